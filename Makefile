@@ -1,0 +1,110 @@
+# scorep: build, set-up, demo and tests.
+#
+#   make demo     set up everything on a fresh Debian 12 machine and measure examples/
+#   make test     set up everything and run the whole test suite (what .ci/run calls)
+#
+# PYTHON is the interpreter scorep is built and installed for (Debian's, which has the
+# python3-* packages the tests read traces with). TEST_PYTHONS are the further
+# interpreters the core tests measure when they are present (pyenv's 3.9-3.13).
+
+PYTHON ?= /usr/bin/python3
+PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
+TEST_PYTHONS ?= $(foreach v,3.9 3.10 3.12 3.13,$(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/$(v).*/bin/python$(v)))))
+
+NATIVE := src/scorep/_native
+CORE_SRC := $(sort $(wildcard $(NATIVE)/core/*.c))
+EXT_SRC := $(CORE_SRC) $(sort $(wildcard $(NATIVE)/substrates/*.c)) \
+           $(sort $(wildcard $(NATIVE)/adapters/*.c)) $(NATIVE)/module.c
+HEADERS := $(sort $(wildcard $(NATIVE)/*.h $(NATIVE)/*/*.h))
+
+CC ?= gcc
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -g -fvisibility=hidden -I$(NATIVE)
+OPT ?= -O2
+OTF2_CFLAGS := $(shell otf2-config --cflags 2>/dev/null)
+OTF2_LIBS := $(shell otf2-config --ldflags 2>/dev/null) $(shell otf2-config --libs 2>/dev/null)
+
+# Debian packages everything needs: build, OTF2, MPI, Jupyter, tests, reports.
+DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3-otf2 \
+  libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy python3-pytest \
+  python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat \
+  python3-jupyter-kernel-test graphviz chromium
+
+.PHONY: all deps build build-all install demo test ctest ctest-sanitize pytest clean ext
+
+all: build
+
+# Installs missing Debian packages; does nothing (and needs no network) when all are there.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+build: deps
+	@$(MAKE) --no-print-directory ext PYTHON=$(PYTHON)
+
+build-all: build
+	@for py in $(TEST_PYTHONS); do $(MAKE) --no-print-directory ext PYTHON=$$py || exit 1; done
+
+# One extension module per interpreter; EXT_SUFFIX keeps them apart in src/scorep/.
+ifneq ($(filter ext,$(MAKECMDGOALS)),)
+PY_TAG := $(shell $(PYTHON) -c "import sys;print('%s%d%d' % (sys.implementation.name, *sys.version_info[:2]))")
+EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig;print(sysconfig.get_config_var('EXT_SUFFIX'))")
+PY_INCLUDE := $(shell $(PYTHON) -c "import sysconfig;print(sysconfig.get_paths()['include'])")
+EXT_OBJDIR := build/$(PY_TAG)
+EXT_OBJS := $(patsubst $(NATIVE)/%.c,$(EXT_OBJDIR)/%.o,$(EXT_SRC))
+EXT_MODULE := src/scorep/_bindings$(EXT_SUFFIX)
+
+ext: $(EXT_MODULE)
+
+$(EXT_OBJDIR)/%.o: $(NATIVE)/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CC  $(PY_TAG) $<"
+	@$(CC) $(CFLAGS_BASE) $(OPT) -isystem $(PY_INCLUDE) $(OTF2_CFLAGS) -c $< -o $@
+
+$(EXT_MODULE): $(EXT_OBJS)
+	@echo "  LD  $@"
+	@$(CC) -shared -o $@ $^ $(OTF2_LIBS) -lpthread
+endif
+
+# C unit tests of the core (no Python): once plain, once under ASan+UBSan.
+CTEST_SRC := $(sort $(wildcard tests/c/test_*.c))
+CTEST_BIN := $(patsubst tests/c/%.c,build/ctest/%,$(CTEST_SRC))
+CTEST_SAN_BIN := $(patsubst tests/c/%.c,build/ctest-san/%,$(CTEST_SRC))
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+build/ctest/%: tests/c/%.c $(CORE_SRC) $(HEADERS) tests/c/ctest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O1 $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CORE_SRC) $(OTF2_LIBS) -lpthread -lm
+
+build/ctest-san/%: tests/c/%.c $(CORE_SRC) $(HEADERS) tests/c/ctest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O1 $(SANITIZE) $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CORE_SRC) $(OTF2_LIBS) -lpthread -lm
+
+ctest: deps $(CTEST_BIN)
+	@for t in $(CTEST_BIN); do $$t || exit 1; done
+
+ctest-sanitize: deps $(CTEST_SAN_BIN)
+	@for t in $(CTEST_SAN_BIN); do ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t || exit 1; done
+
+pytest: build-all
+	SCOREP_TEST_PYTHONS="$(TEST_PYTHONS)" PYTHONPATH=$(CURDIR)/src $(PYTHON) -m pytest -q tests
+
+test: build-all ctest ctest-sanitize pytest
+
+# Makes `python -m scorep` and the console scripts work for $(PYTHON) without PYTHONPATH:
+# a .pth file pointing at this checkout's src/ and small launchers in $(BINDIR).
+BINDIR ?= /usr/local/bin
+install: build
+	$(PYTHON) tools/install.py --bindir $(BINDIR)
+
+demo: install
+	@$(PYTHON) tools/demo.py
+
+clean:
+	rm -rf build src/scorep/_bindings*.so

@@ -1,0 +1,289 @@
+"""The command line: python -m scorep [options] [--] script.py [args] | -m module | -c code.
+
+Command-line mistakes (unknown option, no or unreadable script) exit with status 2, like
+python itself; a bad configuration value or an experiment directory that cannot be used
+exits with status 1. Either way one line starting with "scorep:" goes to stderr.
+Otherwise the measured program's own exit status, output and exceptions pass through.
+"""
+
+import importlib.machinery
+import importlib.util
+import os
+import signal
+import sys
+import types
+
+from scorep import _config, _measurement
+
+USAGE = "usage: python -m scorep [options] [--] script.py [args] | -m module [args] | -c code [args]"
+
+HELP = USAGE + """
+
+Measures a Python program: every Python function call (module[.Class]:function), user
+regions (scorep.user), threads; writes a call-path profile (profile.cubex) and, with
+SCOREP_ENABLE_TRACING=true, an OTF2 trace (traces.otf2) into the experiment directory.
+
+options:
+  -h, --help                 show this help and exit
+  -v, --verbose              report what the measurement does on stderr
+  --noinstrumenter, --nopython
+                             no automatic instrumentation until the program enables it
+                             (scorep.instrumenter.enable() / register()); user regions work
+  --instrumenter-type=TYPE   how Python calls are recorded:
+                               monitoring  sys.monitoring (Python 3.12+); the fastest and
+                                           the default there
+                               cProfile    C-level profile hook; the default before 3.12
+                               profile     same as cProfile
+                               cTrace      C-level trace hook: the same events, slower
+                               trace       same as cTrace
+                               dummy       no automatic instrumentation at all
+  --instrumenter-file=FILE   run FILE after sys.argv and sys.path[0] are set, before
+                             instrumentation starts (e.g. to wrap functions with
+                             scorep.user.region)
+  --keep-files               accepted for compatibility (nothing is generated to keep)
+  --mpp=..., --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
+                             Score-P instrumenter flags, accepted for compatibility
+  --                         end of options: the next argument is the script
+
+environment (Score-P's names and defaults):
+""" + "\n".join("  %-40s %s (default: %s)" % (name, description, default or "''")
+                for name, (default, _parse, description) in _config.VARIABLES.items()) + """
+
+exit status: the program's own; 2 for command-line mistakes, 1 for configuration problems.
+"""
+
+# Score-P instrumenter flags: accepted so that job scripts written for the original keep
+# working. The ones with a value take it after "=".
+SCOREP_FLAGS = {
+    "--compiler", "--nocompiler", "--user", "--nouser", "--mpi", "--cuda", "--nocuda",
+    "--opencl", "--noopencl", "--openacc", "--noopenacc", "--online-access",
+    "--noonline-access", "--pomp", "--nopomp", "--preprocess", "--nopreprocess", "--memory",
+    "--nomemory", "--kokkos", "--nokokkos", "--hip", "--nohip", "--openmp", "--noopenmp",
+    "--static", "--dynamic",
+}
+SCOREP_VALUE_FLAGS = ("--mpp", "--thread", "--io", "--libwrap", "--instrument-filter",
+                      "--memory", "--openmp")
+OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
+             "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "-m", "-c", "--")
+
+
+class UsageError(Exception):
+    pass
+
+
+class Options:
+    def __init__(self):
+        self.verbose = False
+        self.instrument = True
+        self.instrumenter = "default"
+        self.instrumenter_file = None
+        self.mode = None  # "script", "module" or "code"
+        self.target = None
+        self.args = []
+        self.scorep_flags = []
+
+
+def parse_args(argv):
+    opts = Options()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            i += 1
+            if i >= len(argv):
+                raise UsageError("no script given after --")
+            opts.mode, opts.target, opts.args = "script", argv[i], argv[i + 1:]
+            return opts
+        if arg in ("-m", "-c"):
+            if i + 1 >= len(argv):
+                raise UsageError("%s needs an argument" % arg)
+            opts.mode = "module" if arg == "-m" else "code"
+            opts.target, opts.args = argv[i + 1], argv[i + 2:]
+            return opts
+        if not arg.startswith("-") or arg == "-":
+            opts.mode, opts.target, opts.args = "script", arg, argv[i + 1:]
+            return opts
+        name, has_value, value = arg.partition("=")
+        if arg in ("-h", "--help"):
+            sys.stdout.write(HELP)
+            sys.exit(0)
+        elif arg in ("-v", "--verbose"):
+            opts.verbose = True
+        elif arg == "--keep-files":
+            pass
+        elif arg in ("--noinstrumenter", "--nopython"):
+            opts.instrument = False
+        elif name in ("--instrumenter-type", "--instrumenter-file"):
+            if not has_value:
+                if i + 1 >= len(argv):
+                    raise UsageError("%s needs a value" % name)
+                i += 1
+                value = argv[i]
+            if name == "--instrumenter-type":
+                if value not in _measurement.INSTRUMENTERS:
+                    raise UsageError("unknown instrumenter type %r; valid types: %s" % (
+                        value, ", ".join(_measurement.INSTRUMENTERS)))
+                opts.instrumenter = value
+            else:
+                opts.instrumenter_file = value
+        elif arg in SCOREP_FLAGS or (has_value and name in SCOREP_VALUE_FLAGS):
+            opts.scorep_flags.append(arg)
+        else:
+            raise UsageError("unknown option %s; valid options: %s, and the Score-P flags %s" % (
+                arg, " ".join(OWN_FLAGS), " ".join(sorted(SCOREP_FLAGS) +
+                                                   ["%s=..." % f for f in SCOREP_VALUE_FLAGS])))
+        i += 1
+    raise UsageError("no script given (see python -m scorep --help)")
+
+
+def fail(message, status):
+    sys.stderr.write("scorep: %s\n" % message)
+    sys.stderr.flush()
+    sys.exit(status)
+
+
+def read_script(path):
+    try:
+        with open(path, "rb") as source_file:
+            return source_file.read()
+    except OSError as error:
+        fail("can't open file %r: [Errno %d] %s" % (path, error.errno, error.strerror), 2)
+
+
+def _own_frame(tb):
+    filename = tb.tb_frame.f_code.co_filename
+    return filename.startswith(_measurement.PACKAGE_DIR + os.sep)
+
+
+def report_uncaught(exc_type, exc, tb):
+    """Shows an exception of the program as python would: through sys.excepthook, without
+    the frames of this tool."""
+    while tb is not None and _own_frame(tb):
+        tb = tb.tb_next
+    sys.excepthook(exc_type, exc, tb)
+
+
+def exit_code_of(system_exit):
+    code = system_exit.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    return 1
+
+
+def prepare_main(opts):
+    """Sets sys.argv, sys.path[0] and a fresh __main__ module the way python does for the
+    script, module or code; returns (code object or None, module or None)."""
+    if opts.mode == "script":
+        source = read_script(opts.target)
+        path = os.path.abspath(opts.target)
+        code = compile(source, path, "exec", dont_inherit=True)
+        sys.argv[:] = [opts.target] + opts.args
+        sys.path[0] = os.path.dirname(os.path.realpath(opts.target))
+        module = types.ModuleType("__main__")
+        module.__file__ = path
+        module.__cached__ = None
+        module.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+        module.__spec__ = None
+        module.__package__ = None
+        module.__annotations__ = {}
+        module.__builtins__ = __builtins__
+        return code, module
+    if opts.mode == "code":
+        code = compile(opts.target, "<string>", "exec", dont_inherit=True)
+        sys.argv[:] = ["-c"] + opts.args
+        sys.path[0] = ""
+        module = types.ModuleType("__main__")
+        module.__loader__ = importlib.machinery.BuiltinImporter
+        module.__spec__ = None
+        module.__package__ = None
+        module.__annotations__ = {}
+        module.__builtins__ = __builtins__
+        return code, module
+    # -m module: found here so that a missing module fails before measuring
+    try:
+        spec = importlib.util.find_spec(opts.target)
+    except (ImportError, ValueError) as error:
+        fail("Error while finding module specification for %r (%s: %s)" % (
+            opts.target, type(error).__name__, error), 2)
+    if spec is None:
+        fail("No module named %s" % opts.target, 2)
+    sys.argv[:] = [opts.target] + opts.args  # runpy puts the module's path in argv[0]
+    return None, None
+
+
+def run_instrumenter_file(path):
+    source = read_script(path)
+    namespace = {"__name__": "__scorep_instrumenter__", "__file__": os.path.abspath(path),
+                 "__builtins__": __builtins__}
+    exec(compile(source, os.path.abspath(path), "exec", dont_inherit=True), namespace)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        opts = parse_args(argv)
+    except UsageError as error:
+        fail(str(error), 2)
+
+    overrides = {"SCOREP_VERBOSE": "true"} if opts.verbose else None
+    try:
+        config = _config.from_environ(overrides=overrides)
+    except _config.ConfigError as error:
+        fail(str(error), 1)
+
+    try:
+        code, module = prepare_main(opts)
+    except SyntaxError:
+        exc_type, exc, tb = sys.exc_info()
+        report_uncaught(exc_type, exc, None)
+        sys.exit(1)
+
+    if opts.mode == "script":
+        program_name = os.path.basename(opts.target)
+    elif opts.mode == "module":
+        program_name = "python -m " + opts.target
+    else:
+        program_name = "python -c"
+    try:
+        measurement = _measurement.Measurement(config, opts.instrumenter, program_name,
+                                               sys.argv).start(register=False)
+    except (_measurement.MeasurementError, OSError) as error:
+        fail(str(error), 1)
+    measurement.finalize_at_exit()
+    if opts.scorep_flags:
+        measurement.log("accepted Score-P flags without effect: %s" % " ".join(opts.scorep_flags))
+
+    from scorep import instrumenter
+    try:
+        if module is not None:
+            sys.modules["__main__"] = module
+        if opts.instrumenter_file:
+            run_instrumenter_file(opts.instrumenter_file)
+        if opts.instrument:
+            instrumenter.register()
+        if module is not None:
+            exec(code, module.__dict__)
+        else:
+            import runpy
+            measurement.exclude_runpy()
+            runpy._run_module_as_main(opts.target, alter_argv=True)
+    except SystemExit as error:
+        measurement.exit_status = exit_code_of(error)
+        raise
+    except KeyboardInterrupt:
+        exc_type, exc, tb = sys.exc_info()
+        report_uncaught(exc_type, exc, tb)
+        del tb
+        # Like python: the results are written, then the process ends by SIGINT.
+        measurement.finalize(128 + signal.SIGINT, report_errors=True)
+        sys.stdout.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except BaseException:
+        exc_type, exc, tb = sys.exc_info()
+        measurement.exit_status = 1
+        report_uncaught(exc_type, exc, tb)
+        del tb
+        sys.exit(1)

@@ -1,0 +1,156 @@
+"""Measurement configuration: Score-P's environment variables, their defaults and checks.
+
+Every variable is read once, when a measurement starts. An invalid value is a
+`ConfigError` whose message names the variable, the value and what it accepts.
+"""
+
+import os
+import re
+import socket
+
+__all__ = ["ConfigError", "Config", "VARIABLES", "parse_bool", "parse_memory", "from_environ"]
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; str() is the one-line explanation."""
+
+
+_TRUE = {"true", "yes", "on", "1", "t", "y"}
+_FALSE = {"false", "no", "off", "0", "f", "n", ""}
+
+
+def parse_bool(name, text):
+    value = text.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ConfigError("%s=%r is not a boolean (use true/false, yes/no, on/off or 1/0)" % (name, text))
+
+
+_MEMORY = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+MIN_TOTAL_MEMORY = 1 << 20
+
+
+def parse_memory(name, text):
+    match = _MEMORY.match(text)
+    if not match:
+        raise ConfigError(
+            "%s=%r is not a memory size (a number with an optional k, M, G or T suffix, e.g. 16000k)"
+            % (name, text))
+    value = int(match.group(1)) * _UNITS[match.group(2).lower()]
+    if value < MIN_TOTAL_MEMORY:
+        raise ConfigError("%s=%r is too small: the measurement needs at least 1M" % (name, text))
+    return value
+
+
+def parse_positive_int(name, text):
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError("%s=%r is not a positive integer" % (name, text))
+    return value
+
+
+def parse_timer(name, text):
+    value = text.strip().lower()
+    if value in ("tsc", "clock_gettime"):
+        return value
+    if value == "gettimeofday":  # Score-P's name for its wall-clock timer
+        return "clock_gettime"
+    raise ConfigError("%s=%r is not a timer (use tsc or clock_gettime)" % (name, text))
+
+
+def _text(name, text):
+    return text
+
+
+# name -> (default, parser, description). The defaults are Score-P's, except where noted.
+VARIABLES = {
+    "SCOREP_ENABLE_PROFILING": ("true", parse_bool, "write the call-path profile (profile.cubex)"),
+    "SCOREP_ENABLE_TRACING": ("false", parse_bool, "write the OTF2 event trace (traces.otf2)"),
+    "SCOREP_VERBOSE": ("false", parse_bool, "report what the measurement does on stderr"),
+    "SCOREP_TOTAL_MEMORY": ("16000k", parse_memory,
+                            "memory for trace buffers; when used up, buffers are flushed to disk"),
+    "SCOREP_EXPERIMENT_DIRECTORY": ("", _text,
+                                    "where results go (default scorep-YYYYMMDD_HHMM_<unique>)"),
+    "SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY": (
+        "true", parse_bool, "move an existing experiment directory aside instead of stopping"),
+    "SCOREP_MACHINE_NAME": ("Linux", _text, "the machine's name in the system tree"),
+    "SCOREP_TIMER": ("", parse_timer, "tsc or clock_gettime (default: tsc where it is invariant)"),
+    "SCOREP_PROFILING_MAX_CALLPATH_DEPTH": (
+        "30", parse_positive_int, "deepest call path the profile keeps"),
+    "SCOREP_PROFILING_BASE_NAME": ("profile", _text, "file name of the profile, without .cubex"),
+    "SCOREP_FILTERING_FILE": ("", _text, "filter file: regions and files to leave out"),
+}
+
+
+class Config:
+    """The resolved configuration of one measurement."""
+
+    def __init__(self, values):
+        self.values = dict(values)
+
+    def __getitem__(self, name):
+        return self.values[name]
+
+    @property
+    def tracing(self):
+        return self.values["SCOREP_ENABLE_TRACING"]
+
+    @property
+    def profiling(self):
+        return self.values["SCOREP_ENABLE_PROFILING"]
+
+    @property
+    def verbose(self):
+        return self.values["SCOREP_VERBOSE"]
+
+    def as_cfg(self):
+        """The configuration in Score-P's scorep.cfg format (NAME=value, strings quoted)."""
+        lines = []
+        for name in VARIABLES:
+            value = self.values[name]
+            if isinstance(value, bool):
+                text = "true" if value else "false"
+            elif isinstance(value, int):
+                text = str(value)
+            elif name == "SCOREP_TIMER":
+                text = value
+            else:
+                text = "'%s'" % str(value).replace("'", "'\\''")
+            lines.append("%s=%s" % (name, text))
+        return "\n".join(lines) + "\n"
+
+
+def default_timer():
+    try:
+        from scorep import _bindings
+    except ImportError:
+        return "clock_gettime"
+    usable, _why = _bindings.tsc_usable()
+    return "tsc" if usable else "clock_gettime"
+
+
+def from_environ(environ=None, overrides=None):
+    """Reads every SCOREP_* variable this tool knows; `overrides` (from command line options)
+    win over the environment. Raises ConfigError for the first invalid value."""
+    environ = os.environ if environ is None else environ
+    values = {}
+    for name, (default, parse, _description) in VARIABLES.items():
+        if overrides and name in overrides:
+            text = overrides[name]
+        else:
+            text = environ.get(name, default)
+        if name == "SCOREP_TIMER" and not text.strip():
+            values[name] = default_timer()
+            continue
+        values[name] = parse(name, text)
+    return Config(values)
+
+
+def node_name():
+    return socket.gethostname() or "localhost"

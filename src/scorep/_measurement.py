@@ -1,0 +1,271 @@
+"""Starting and finishing a measurement inside the running process.
+
+Used by the command line (`python -m scorep`) and by the Jupyter kernel, which measures
+cell after cell in one process. A measurement owns its experiment directory: it creates
+it (moving an old one aside), writes scorep.cfg at the start, and MANIFEST.md plus
+whatever the substrates produced at the end.
+"""
+
+import atexit
+import datetime
+import os
+import signal
+import sys
+import threading
+import time
+
+from scorep import _config
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# The instrumenter names of the original bindings map onto our implementations.
+INSTRUMENTERS = {
+    "monitoring": "monitoring",  # sys.monitoring, 3.12+: the fastest
+    "cProfile": "profile",       # C-level profile hook
+    "profile": "profile",
+    "cTrace": "trace",           # C-level trace hook: same events, slower (line events)
+    "trace": "trace",
+    "dummy": "none",             # nothing automatic; user regions only
+}
+
+
+def default_instrumenter():
+    return "monitoring" if sys.version_info >= (3, 12) else "cProfile"
+
+
+class MeasurementError(RuntimeError):
+    """Something kept the measurement from starting or from writing its results."""
+
+
+def _bindings():
+    try:
+        from scorep import _bindings as native
+    except ImportError as error:
+        raise MeasurementError(
+            "the measurement core is not built for this Python (%s %d.%d): %s; "
+            "run 'make build PYTHON=%s' in the scorep checkout"
+            % (sys.implementation.name, sys.version_info[0], sys.version_info[1], error,
+               sys.executable)) from None
+    return native
+
+
+def default_experiment_dir(cwd):
+    stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M")
+    unique = "%d%d" % (time.time_ns() // 1000 % 10**9, os.getpid())
+    return os.path.join(cwd, "scorep-%s_%s" % (stamp, unique))
+
+
+def prepare_experiment_dir(path, overwrite):
+    """Creates the experiment directory. An existing empty one is used as it is; a non-empty
+    one is renamed to <path>-<its modification time> (never deleted) when overwriting is
+    allowed. Returns the path it was moved to, or None."""
+    moved_to = None
+    if os.path.lexists(path):
+        if not os.path.isdir(path):
+            raise MeasurementError("experiment directory %s exists and is not a directory" % path)
+        if os.listdir(path):
+            if not overwrite:
+                raise MeasurementError(
+                    "experiment directory %s exists and SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY "
+                    "is false" % path)
+            stamp = datetime.datetime.fromtimestamp(os.path.getmtime(path)).strftime("%Y%m%d_%H%M%S")
+            moved_to = "%s-%s" % (path, stamp)
+            n = 1
+            while os.path.lexists(moved_to):
+                n += 1
+                moved_to = "%s-%s-%d" % (path, stamp, n)
+            os.rename(path, moved_to)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        raise MeasurementError("cannot create experiment directory %s: %s" % (path, error.strerror))
+    return moved_to
+
+
+MANIFEST_ENTRIES = [
+    ("scorep.cfg", "the configuration of this measurement (NAME=value, as Score-P writes it)"),
+    ("traces.otf2", "OTF2 trace anchor: open this with Vampir, otf2-print or the otf2 Python reader"),
+    ("traces.def", "OTF2 global definitions: regions, locations, strings, clock properties"),
+    ("traces", "OTF2 event files, one <location>.evt (and .def) per thread"),
+]
+
+
+def write_manifest(path, extra=()):
+    lines = ["# Experiment directory overview", "",
+             "Written by scorep, the Python measurement tool.", "", "## Files", ""]
+    for name, description in list(MANIFEST_ENTRIES) + list(extra):
+        if os.path.exists(os.path.join(path, name)):
+            lines.append("- `%s`: %s" % (name, description))
+    lines.append("- `MANIFEST.md`: this overview")
+    with open(os.path.join(path, "MANIFEST.md"), "w") as out:
+        out.write("\n".join(lines) + "\n")
+
+
+class Measurement:
+    """One measurement: start() once, finalize() once (explicitly, at exit, or on SIGTERM)."""
+
+    current = None  # the running measurement of this process, if any
+
+    def __init__(self, config, instrumenter="default", program_name="python", program_args=(),
+                 all_threads=True, verbose_stream=None):
+        self.config = config
+        name = default_instrumenter() if instrumenter == "default" else instrumenter
+        self.instrumenter = INSTRUMENTERS[name]
+        if self.instrumenter == "monitoring" and sys.version_info < (3, 12):
+            raise MeasurementError("--instrumenter-type=monitoring needs Python 3.12 or newer")
+        self.program_name = program_name
+        self.program_args = list(program_args)
+        self.all_threads = all_threads
+        self.verbose_stream = verbose_stream or sys.stderr
+        self.experiment_dir = None
+        self.moved_aside = None
+        self.results = None
+        self.exit_status = 0
+        self._native = None
+        self._original_bootstrap = None
+        self._previous_sigterm = None
+
+    def log(self, message):
+        if self.config.verbose:
+            self.verbose_stream.write("scorep: %s\n" % message)
+            self.verbose_stream.flush()
+
+    def start(self, register=True):
+        if Measurement.current is not None:
+            raise MeasurementError("a measurement is already running in this process")
+        native = _bindings()
+        cwd = os.getcwd()
+        path = self.config["SCOREP_EXPERIMENT_DIRECTORY"] or default_experiment_dir(cwd)
+        path = os.path.abspath(path)
+        self.moved_aside = prepare_experiment_dir(
+            path, self.config["SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"])
+        self.experiment_dir = path
+        if self.moved_aside:
+            self.log("moved the existing %s aside to %s" % (path, self.moved_aside))
+        with open(os.path.join(path, "scorep.cfg"), "w") as out:
+            out.write(self.config.as_cfg())
+        try:
+            native.start(
+                path,
+                tracing=self.config.tracing,
+                profiling=self.config.profiling,
+                verbose=self.config.verbose,
+                all_threads=self.all_threads,
+                total_memory=self.config["SCOREP_TOTAL_MEMORY"],
+                timer=self.config["SCOREP_TIMER"],
+                max_callpath_depth=self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"],
+                profile_base_name=self.config["SCOREP_PROFILING_BASE_NAME"],
+                program_name=self.program_name,
+                program_args=self.program_args,
+                machine_name=self.config["SCOREP_MACHINE_NAME"],
+                node_name=_config.node_name(),
+                creator="scorep (Python measurement tool)",
+                package_dir=PACKAGE_DIR,
+                cwd=cwd,
+                instrumenter=self.instrumenter,
+                thread_name=threading.current_thread().name,
+                register=register,
+            )
+        except RuntimeError as error:
+            raise MeasurementError(str(error)) from None
+        self._native = native
+        Measurement.current = self
+        self._hook_threads()
+        self.log("measuring into %s (tracing %s, profiling %s, timer %s, instrumenter %s)" % (
+            path, "on" if self.config.tracing else "off",
+            "on" if self.config.profiling else "off", self.config["SCOREP_TIMER"],
+            self.instrumenter))
+        return self
+
+    def _hook_threads(self):
+        """Threads started during the measurement are measured and named after their
+        threading.Thread (the hook is removed again at the end)."""
+        native = self._native
+        original = threading.Thread._bootstrap_inner
+
+        def _bootstrap_inner(thread):
+            native.thread_begin(thread._name)
+            try:
+                original(thread)
+            finally:
+                native.thread_rename(thread._name)
+
+        self._original_bootstrap = original
+        threading.Thread._bootstrap_inner = _bootstrap_inner
+
+    def _unhook_threads(self):
+        if self._original_bootstrap is not None:
+            threading.Thread._bootstrap_inner = self._original_bootstrap
+            self._original_bootstrap = None
+
+    def exclude_runpy(self):
+        """`-m module` runs through runpy like python does (same tracebacks); its two frames
+        are the tool's, not the program's."""
+        import runpy
+        for function in (runpy._run_module_as_main, runpy._run_code):
+            self._native.exclude_code(function.__code__)
+
+    def finalize_at_exit(self):
+        """Finalize when the interpreter exits (after non-daemon threads ended and the
+        program's own atexit handlers ran) and on SIGTERM."""
+        atexit.register(self._finalize_at_exit)
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and \
+                threading.current_thread() is threading.main_thread():
+            self._previous_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+        os.register_at_fork(after_in_child=self._abandon_in_child)
+
+    def _finalize_at_exit(self):
+        if Measurement.current is self:
+            self.finalize(self.exit_status, report_errors=True)
+
+    def _on_sigterm(self, signum, frame):
+        self.finalize(128 + signum, report_errors=True)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def _abandon_in_child(self):
+        # A forked child must never write into the parent's experiment.
+        if Measurement.current is self and self._native is not None:
+            self._native.abandon()
+            Measurement.current = None
+
+    def finalize(self, exit_status=None, report_errors=False):
+        if Measurement.current is not self:
+            return self.results
+        if exit_status is not None:
+            self.exit_status = exit_status
+        Measurement.current = None
+        self._unhook_threads()
+        try:
+            self.results = self._native.finalize(int(self.exit_status))
+        except RuntimeError as error:
+            if not report_errors:
+                raise MeasurementError("writing the results failed: %s" % error) from None
+            sys.stderr.write("scorep: writing the results into %s failed: %s\n"
+                             % (self.experiment_dir, error))
+            return None
+        write_manifest(self.experiment_dir)
+        self._report()
+        return self.results
+
+    def _report(self):
+        r = self.results
+        if r["trace_flushes"]:
+            # Never silent: a flush is a pause inside the measured program.
+            sys.stderr.write(
+                "scorep: the trace buffers were flushed to disk %d time(s) during the run "
+                "(SCOREP_TOTAL_MEMORY=%d bytes was used up); the flushes are marked in the "
+                "trace. Raise SCOREP_TOTAL_MEMORY or filter regions to avoid them.\n"
+                % (r["trace_flushes"], self.config["SCOREP_TOTAL_MEMORY"]))
+        if not self.config.verbose:
+            return
+        seconds = (r["end_time"] - r["start_time"]) / r["ticks_per_second"]
+        self.log("measurement ended after %.3f s: %d location(s), %d region(s), %d enter(s), "
+                 "deepest call stack %d" % (seconds, r["locations"], r["regions"], r["enters"],
+                                            r["max_depth"]))
+        self.log("trace buffer memory: peak %d bytes of %d" % (
+            r["memory_peak_bytes"], self.config["SCOREP_TOTAL_MEMORY"]))
+        if r["unmatched_leaves"]:
+            self.log("%d return(s) of functions entered before instrumentation started were "
+                     "ignored" % r["unmatched_leaves"])
+        self.log("results are in %s" % self.experiment_dir)

@@ -1,0 +1,715 @@
+#include "adapters/python.h"
+
+#include <frameobject.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/paths.h"
+
+#if PY_VERSION_HEX >= 0x030C0000
+#define SP_HAVE_MONITORING 1
+/* 3.12 renamed the co_extra API (the old names remain, deprecated). */
+#define sp_code_get_extra PyUnstable_Code_GetExtra
+#define sp_code_set_extra PyUnstable_Code_SetExtra
+#define sp_request_code_extra_index PyUnstable_Eval_RequestCodeExtraIndex
+#else
+#define SP_HAVE_MONITORING 0
+#define sp_code_get_extra _PyCode_GetExtra
+#define sp_code_set_extra _PyCode_SetExtra
+#define sp_request_code_extra_index _PyEval_RequestCodeExtraIndex
+#endif
+
+/* The adapter's state. Global because interpreter hooks carry no context of ours, and
+ * there is one interpreter and one measurement per process. */
+static struct {
+    Py_ssize_t code_extra_index; /* our slot in every code object (co_extra) */
+    sp_instrumenter_kind kind;
+    bool registered;
+    char *package_dir;
+    char *cwd;
+    uint32_t generation31; /* the measurement generation, as stored in co_extra */
+#if SP_HAVE_MONITORING
+    int tool_id; /* -1 until we hold a sys.monitoring tool id */
+    PyObject *monitoring;
+    PyObject *disable; /* sys.monitoring.DISABLE */
+    bool disabled_any; /* some event was switched off with DISABLE since the last restart */
+#endif
+} adapter = {.code_extra_index = -1,
+#if SP_HAVE_MONITORING
+             .tool_id = -1
+#endif
+};
+
+/* ---- the code object -> region cache ---------------------------------------------------
+ * co_extra holds [generation:31][filtered:1][region:32]: one load tells whether the code
+ * object was seen in this measurement and what it is. */
+
+#define EXTRA_FILTERED ((uintptr_t)1 << 32)
+
+static inline int cached_region(PyCodeObject *code, uint32_t *region)
+{
+    void *extra = NULL;
+    if (sp_code_get_extra((PyObject *)code, adapter.code_extra_index, &extra) < 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    uintptr_t v = (uintptr_t)extra;
+    if ((uint32_t)(v >> 33) != adapter.generation31)
+        return -1;
+    if (v & EXTRA_FILTERED)
+        return 0;
+    *region = (uint32_t)v;
+    return 1;
+}
+
+static void cache_region(PyCodeObject *code, bool filtered, uint32_t region)
+{
+    uintptr_t v = ((uintptr_t)adapter.generation31 << 33) | (filtered ? EXTRA_FILTERED : 0) | region;
+    if (sp_code_set_extra((PyObject *)code, adapter.code_extra_index, (void *)v) < 0)
+        PyErr_Clear();
+}
+
+/* ---- naming: module[.Class]:function ---------------------------------------------------- */
+
+#if PY_VERSION_HEX < 0x030B0000
+/* Before 3.11 code objects have no qualname: find the function object that owns the code
+ * (in the class of the first argument, or in the module) and take its __qualname__. */
+static PyObject *function_code(PyObject *candidate)
+{
+    if (PyFunction_Check(candidate))
+        return PyFunction_GET_CODE(candidate);
+    if (Py_IS_TYPE(candidate, &PyStaticMethod_Type) || Py_IS_TYPE(candidate, &PyClassMethod_Type)) {
+        PyObject *func = PyObject_GetAttrString(candidate, "__func__");
+        if (!func) {
+            PyErr_Clear();
+            return NULL;
+        }
+        PyObject *code = PyFunction_Check(func) ? PyFunction_GET_CODE(func) : NULL;
+        Py_DECREF(func);
+        return code;
+    }
+    return NULL;
+}
+
+static PyObject *qualname_in_dict(PyObject *dict, PyCodeObject *code, int class_depth)
+{
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (function_code(value) == (PyObject *)code) {
+            PyObject *func = PyFunction_Check(value) ? value : NULL;
+            PyObject *owned = NULL;
+            if (!func) {
+                owned = PyObject_GetAttrString(value, "__func__");
+                func = owned;
+            }
+            PyObject *qualname = func ? PyObject_GetAttrString(func, "__qualname__") : NULL;
+            Py_XDECREF(owned);
+            if (!qualname)
+                PyErr_Clear();
+            return qualname;
+        }
+        if (class_depth > 0 && PyType_Check(value)) {
+            PyObject *class_dict = ((PyTypeObject *)value)->tp_dict;
+            if (class_dict) {
+                PyObject *q = qualname_in_dict(class_dict, code, class_depth - 1);
+                if (q)
+                    return q;
+            }
+        }
+    }
+    return NULL;
+}
+
+static PyObject *legacy_qualname(PyCodeObject *code, PyFrameObject *frame)
+{
+    if (frame && code->co_argcount > 0 && PyTuple_Check(code->co_varnames) &&
+        PyTuple_GET_SIZE(code->co_varnames) > 0) {
+        if (PyFrame_FastToLocalsWithError(frame) < 0) {
+            PyErr_Clear();
+        } else if (frame->f_locals && PyDict_Check(frame->f_locals)) {
+            PyObject *first = PyDict_GetItem(frame->f_locals, PyTuple_GET_ITEM(code->co_varnames, 0));
+            if (first) {
+                PyObject *mro = PyType_Check(first) ? ((PyTypeObject *)first)->tp_mro
+                                                    : Py_TYPE(first)->tp_mro;
+                for (Py_ssize_t i = 0; mro && i < PyTuple_GET_SIZE(mro); i++) {
+                    PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
+                    PyObject *q = dict ? qualname_in_dict(dict, code, 0) : NULL;
+                    if (q)
+                        return q;
+                }
+            }
+        }
+    }
+    if (frame && frame->f_globals && PyDict_Check(frame->f_globals)) {
+        PyObject *q = qualname_in_dict(frame->f_globals, code, 2);
+        if (q)
+            return q;
+    }
+    Py_INCREF(code->co_name);
+    return code->co_name;
+}
+#endif
+
+static PyObject *frame_module_name(PyFrameObject *frame)
+{
+    if (!frame)
+        return NULL;
+#if PY_VERSION_HEX >= 0x030B0000
+    PyObject *globals = PyFrame_GetGlobals(frame);
+#else
+    PyObject *globals = frame->f_globals;
+    Py_XINCREF(globals);
+#endif
+    PyObject *name = NULL;
+    if (globals && PyDict_Check(globals)) {
+        name = PyDict_GetItemString(globals, "__name__");
+        if (name && PyUnicode_Check(name))
+            Py_INCREF(name);
+        else
+            name = NULL;
+    }
+    Py_XDECREF(globals);
+    return name;
+}
+
+/* "module[.Class]:function" from the module name and a qualname such as
+ * "Outer.Inner.method" or "func.<locals>.helper" (the part up to the last <locals> names
+ * no class and is dropped). */
+static char *region_name(const char *module, const char *qualname)
+{
+    const char *q = qualname;
+    const char *locals = NULL;
+    for (const char *p = strstr(q, "<locals>."); p; p = strstr(p + 1, "<locals>."))
+        locals = p;
+    if (locals)
+        q = locals + strlen("<locals>.");
+    const char *last_dot = NULL;
+    /* A dot inside angle brackets ("<genexpr>") is not a separator. */
+    int angle = 0;
+    for (const char *p = q; *p; p++) {
+        if (*p == '<')
+            angle++;
+        else if (*p == '>' && angle)
+            angle--;
+        else if (*p == '.' && !angle)
+            last_dot = p;
+    }
+    size_t mlen = strlen(module);
+    size_t need = mlen + strlen(q) + 3;
+    char *name = malloc(need);
+    if (!name)
+        return NULL;
+    if (last_dot) {
+        snprintf(name, need, "%s.%.*s:%s", module, (int)(last_dot - q), q, last_dot + 1);
+    } else {
+        snprintf(name, need, "%s:%s", module, q);
+    }
+    return name;
+}
+
+static bool define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *module,
+                               PyObject *qualname, uint32_t *region)
+{
+    bool recorded = false;
+    PyObject *own_module = NULL, *own_qualname = NULL;
+    char path[4096];
+    const char *filename = PyUnicode_Check(code->co_filename) ? PyUnicode_AsUTF8(code->co_filename) : NULL;
+    if (!filename) {
+        PyErr_Clear();
+        filename = "";
+    }
+    if (!sp_path_absolute(adapter.cwd, filename, path, sizeof path))
+        snprintf(path, sizeof path, "%s", filename);
+    if (adapter.package_dir && sp_path_is_within(path, adapter.package_dir))
+        goto done; /* the measurement's own code */
+
+    if (!module) {
+        if (!frame)
+            frame = PyEval_GetFrame();
+        module = own_module = frame_module_name(frame);
+    }
+    if (!qualname) {
+#if PY_VERSION_HEX >= 0x030B0000
+        qualname = code->co_qualname;
+#else
+        if (!frame)
+            frame = PyEval_GetFrame();
+        qualname = own_qualname = legacy_qualname(code, frame);
+#endif
+    }
+    const char *module_text = module && PyUnicode_Check(module) ? PyUnicode_AsUTF8(module) : NULL;
+    const char *qualname_text = qualname && PyUnicode_Check(qualname) ? PyUnicode_AsUTF8(qualname) : NULL;
+    if (!module_text || !qualname_text)
+        PyErr_Clear();
+    char *name = region_name(module_text ? module_text : "unknown",
+                             qualname_text ? qualname_text : PyUnicode_AsUTF8(code->co_name));
+    if (name) {
+        char *canonical = malloc(strlen(name) + (qualname_text ? strlen(qualname_text) : 0) + 2);
+        if (canonical)
+            sprintf(canonical, "%s:%s", module_text ? module_text : "unknown",
+                    qualname_text ? qualname_text : "");
+        uint32_t id = sp_defs_new_region(&sp_meas.defs, name, canonical, path,
+                                         code->co_firstlineno, code->co_firstlineno,
+                                         SP_PARADIGM_USER, SP_ROLE_FUNCTION, SP_REGION_PYTHON);
+        free(canonical);
+        free(name);
+        if (id != SP_NO_ID) {
+            *region = id;
+            recorded = true;
+        }
+    }
+done:
+    Py_XDECREF(own_module);
+    Py_XDECREF(own_qualname);
+    if (PyErr_Occurred())
+        PyErr_Clear();
+    cache_region(code, !recorded, recorded ? *region : 0);
+    return recorded;
+}
+
+bool sp_python_code_region(PyCodeObject *code, PyObject *module, PyObject *qualname,
+                           uint32_t *region)
+{
+    int cached = cached_region(code, region);
+    if (cached >= 0)
+        return cached == 1;
+    sp_thread.busy++;
+    bool recorded = define_code_region(code, NULL, module, qualname, region);
+    sp_thread.busy--;
+    return recorded;
+}
+
+void sp_python_exclude_code(PyCodeObject *code)
+{
+    cache_region(code, true, 0);
+}
+
+/* ---- locations ------------------------------------------------------------------------ */
+
+/* The thread's name from threading._active (the main thread, threads started before the
+ * measurement); threads started during it are named by scorep's threading hook. */
+static PyObject *thread_name(unsigned long ident)
+{
+    PyObject *modules = PyImport_GetModuleDict();
+    PyObject *mod = modules ? PyDict_GetItemString(modules, "threading") : NULL;
+    if (!mod)
+        return NULL;
+    PyObject *active = PyObject_GetAttrString(mod, "_active");
+    if (!active) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *key = PyLong_FromUnsignedLong(ident);
+    PyObject *thread = key && PyDict_Check(active) ? PyDict_GetItem(active, key) : NULL;
+    PyObject *name = thread ? PyObject_GetAttrString(thread, "_name") : NULL;
+    Py_XDECREF(key);
+    Py_DECREF(active);
+    if (!name || !PyUnicode_Check(name)) {
+        Py_XDECREF(name);
+        PyErr_Clear();
+        return NULL;
+    }
+    return name;
+}
+
+static sp_location *attach_thread(void)
+{
+    unsigned long ident = PyThread_get_thread_ident();
+    char fallback[64];
+    const char *name = NULL;
+    PyObject *py_name = NULL;
+    sp_thread.busy++;
+    if (sp_measurement_running() && sp_meas.config.all_threads) {
+        py_name = thread_name(ident);
+        name = py_name ? PyUnicode_AsUTF8(py_name) : NULL;
+        if (!name) {
+            PyErr_Clear();
+            snprintf(fallback, sizeof fallback, "Thread %lu", ident);
+            name = fallback;
+        }
+    }
+    sp_location *loc = sp_location_attach(ident, name, false);
+    Py_XDECREF(py_name);
+    sp_thread.busy--;
+    return loc;
+}
+
+sp_location *sp_python_location(void)
+{
+    if (sp_location_cache_valid())
+        return sp_thread.location;
+    return attach_thread();
+}
+
+/* The event path: the thread's location, or NULL when nothing is to be recorded. */
+static inline sp_location *event_location(void)
+{
+    if (sp_thread.busy)
+        return NULL;
+    if (sp_location_cache_valid())
+        return sp_thread.location;
+    return attach_thread();
+}
+
+static inline bool code_region(PyCodeObject *code, PyFrameObject *frame, uint32_t *region)
+{
+    int cached = cached_region(code, region);
+    if (cached >= 0)
+        return cached == 1;
+    sp_thread.busy++;
+    bool recorded = define_code_region(code, frame, NULL, NULL, region);
+    sp_thread.busy--;
+    return recorded;
+}
+
+/* ---- sys.monitoring (3.12+) ------------------------------------------------------------ */
+
+#if SP_HAVE_MONITORING
+static PyObject *switch_off(void)
+{
+    adapter.disabled_any = true;
+    return Py_NewRef(adapter.disable);
+}
+
+/* PY_START, PY_RESUME: a function starts or a generator/coroutine resumes. */
+static PyObject *on_py_enter(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = event_location();
+    if (!loc || nargs < 1)
+        Py_RETURN_NONE;
+    PyCodeObject *code = (PyCodeObject *)args[0];
+    uint32_t region;
+    if (!code_region(code, NULL, &region))
+        return switch_off();
+    sp_enter(loc, region, (uintptr_t)code, time);
+    Py_RETURN_NONE;
+}
+
+/* PY_THROW: resumed by throw(); not a local event, so it may not return DISABLE. */
+static PyObject *on_py_throw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = event_location();
+    if (!loc || nargs < 1)
+        Py_RETURN_NONE;
+    PyCodeObject *code = (PyCodeObject *)args[0];
+    uint32_t region;
+    if (code_region(code, NULL, &region))
+        sp_enter(loc, region, (uintptr_t)code, time);
+    Py_RETURN_NONE;
+}
+
+/* PY_RETURN, PY_YIELD. */
+static PyObject *on_py_leave(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = event_location();
+    if (!loc || nargs < 1)
+        Py_RETURN_NONE;
+    PyObject *code = args[0];
+    if (loc->depth && loc->stack[loc->depth - 1].key == (uintptr_t)code) {
+        sp_leave(loc, (uintptr_t)code, time);
+        Py_RETURN_NONE;
+    }
+    uint32_t region;
+    if (cached_region((PyCodeObject *)code, &region) == 0)
+        return switch_off();
+    sp_leave(loc, (uintptr_t)code, time);
+    Py_RETURN_NONE;
+}
+
+/* PY_UNWIND: an exception leaves the function (not a local event: no DISABLE). */
+static PyObject *on_py_unwind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = event_location();
+    if (!loc || nargs < 1)
+        Py_RETURN_NONE;
+    PyObject *code = args[0];
+    uint32_t region;
+    if ((loc->depth && loc->stack[loc->depth - 1].key == (uintptr_t)code) ||
+        cached_region((PyCodeObject *)code, &region) != 0)
+        sp_leave(loc, (uintptr_t)code, time);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef monitoring_callbacks[] = {
+    {"py_enter", (PyCFunction)(void (*)(void))on_py_enter, METH_FASTCALL, NULL},
+    {"py_throw", (PyCFunction)(void (*)(void))on_py_throw, METH_FASTCALL, NULL},
+    {"py_leave", (PyCFunction)(void (*)(void))on_py_leave, METH_FASTCALL, NULL},
+    {"py_unwind", (PyCFunction)(void (*)(void))on_py_unwind, METH_FASTCALL, NULL},
+};
+
+static const struct {
+    const char *event;
+    int callback;
+} monitoring_events[] = {
+    {"PY_START", 0}, {"PY_RESUME", 0}, {"PY_THROW", 1},
+    {"PY_RETURN", 2}, {"PY_YIELD", 2}, {"PY_UNWIND", 3},
+};
+
+static long event_bit(const char *name)
+{
+    PyObject *events = PyObject_GetAttrString(adapter.monitoring, "events");
+    PyObject *bit = events ? PyObject_GetAttrString(events, name) : NULL;
+    long value = bit ? PyLong_AsLong(bit) : -1;
+    Py_XDECREF(bit);
+    Py_XDECREF(events);
+    return value;
+}
+
+static int monitoring_set_events(long mask)
+{
+    PyObject *r = PyObject_CallMethod(adapter.monitoring, "set_events", "il", adapter.tool_id, mask);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static int monitoring_acquire_tool(void)
+{
+    if (adapter.tool_id >= 0)
+        return 0;
+    /* PROFILER_ID first; cProfile holds it when it runs too, then take a free one. */
+    static const int candidates[] = {2, 3, 4};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        PyObject *r = PyObject_CallMethod(adapter.monitoring, "use_tool_id", "is", candidates[i],
+                                          "scorep");
+        if (r) {
+            Py_DECREF(r);
+            adapter.tool_id = candidates[i];
+            break;
+        }
+        PyErr_Clear();
+    }
+    if (adapter.tool_id < 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "no free sys.monitoring tool id (ids 2-4 are taken by other tools)");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {
+        long bit = event_bit(monitoring_events[i].event);
+        PyObject *fn = PyCFunction_New(&monitoring_callbacks[monitoring_events[i].callback], NULL);
+        PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(adapter.monitoring, "register_callback",
+                                                         "ilO", adapter.tool_id, bit, fn)
+                                     : NULL;
+        Py_XDECREF(fn);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+static void monitoring_release_tool(void)
+{
+    if (adapter.tool_id < 0)
+        return;
+    monitoring_set_events(0);
+    for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {
+        long bit = event_bit(monitoring_events[i].event);
+        PyObject *r = PyObject_CallMethod(adapter.monitoring, "register_callback", "ilO",
+                                          adapter.tool_id, bit, Py_None);
+        Py_XDECREF(r);
+    }
+    PyObject *r = PyObject_CallMethod(adapter.monitoring, "free_tool_id", "i", adapter.tool_id);
+    Py_XDECREF(r);
+    PyErr_Clear();
+    adapter.tool_id = -1;
+}
+
+static int monitoring_register(void)
+{
+    if (monitoring_acquire_tool() != 0)
+        return -1;
+    if (adapter.disabled_any) {
+        /* Events switched off in an earlier measurement may belong to functions that this
+         * one records (another filter, or a new generation of region ids). */
+        PyObject *r = PyObject_CallMethod(adapter.monitoring, "restart_events", NULL);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+        adapter.disabled_any = false;
+    }
+    long mask = 0;
+    for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {
+        long bit = event_bit(monitoring_events[i].event);
+        if (bit < 0)
+            return -1;
+        mask |= bit;
+    }
+    return monitoring_set_events(mask);
+}
+#endif
+
+/* ---- PyEval_SetProfile / PyEval_SetTrace ------------------------------------------------ */
+
+static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)obj;
+    (void)arg;
+    if (what != PyTrace_CALL && what != PyTrace_RETURN)
+        return 0;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = event_location();
+    if (!loc)
+        return 0;
+#if PY_VERSION_HEX >= 0x030B0000
+    PyCodeObject *code = PyFrame_GetCode(frame);
+#else
+    PyCodeObject *code = frame->f_code;
+#endif
+    uint32_t region;
+    if (what == PyTrace_CALL) {
+        if (code_region(code, frame, &region))
+            sp_enter(loc, region, (uintptr_t)code, time);
+    } else if ((loc->depth && loc->stack[loc->depth - 1].key == (uintptr_t)code) ||
+               cached_region(code, &region) != 0) {
+        /* A filtered function's return needs no search through the stack. */
+        sp_leave(loc, (uintptr_t)code, time);
+    }
+#if PY_VERSION_HEX >= 0x030B0000
+    Py_DECREF(code);
+#endif
+    return 0;
+}
+
+static void set_hook_all_threads(bool on)
+{
+    Py_tracefunc func = on ? hook : NULL;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (adapter.kind == SP_INSTRUMENTER_PROFILE)
+        PyEval_SetProfileAllThreads(func, NULL);
+    else
+        PyEval_SetTraceAllThreads(func, NULL);
+#else
+    PyThreadState *self = PyThreadState_Get();
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(self->interp); ts;
+         ts = PyThreadState_Next(ts)) {
+        if (adapter.kind == SP_INSTRUMENTER_PROFILE)
+            _PyEval_SetProfile(ts, func, NULL);
+        else
+            _PyEval_SetTrace(ts, func, NULL);
+    }
+    PyErr_Clear();
+#endif
+}
+
+void sp_python_thread_started(void)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (!adapter.registered)
+        return;
+    if (adapter.kind == SP_INSTRUMENTER_PROFILE)
+        PyEval_SetProfile(hook, NULL);
+    else if (adapter.kind == SP_INSTRUMENTER_TRACE)
+        PyEval_SetTrace(hook, NULL);
+#endif
+}
+
+/* ---- control -------------------------------------------------------------------------- */
+
+int sp_python_adapter_init(void)
+{
+    adapter.code_extra_index = sp_request_code_extra_index(NULL);
+    if (adapter.code_extra_index < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "no code object extra slot left");
+        return -1;
+    }
+#if SP_HAVE_MONITORING
+    PyObject *sys = PyImport_ImportModule("sys");
+    adapter.monitoring = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
+    Py_XDECREF(sys);
+    adapter.disable = adapter.monitoring ? PyObject_GetAttrString(adapter.monitoring, "DISABLE") : NULL;
+    if (!adapter.disable)
+        return -1;
+#endif
+    return 0;
+}
+
+int sp_python_adapter_start(const char *package_dir, const char *cwd, sp_instrumenter_kind kind)
+{
+#if !SP_HAVE_MONITORING
+    if (kind == SP_INSTRUMENTER_MONITORING) {
+        PyErr_SetString(PyExc_ValueError, "sys.monitoring needs Python 3.12 or newer");
+        return -1;
+    }
+#endif
+    free(adapter.package_dir);
+    free(adapter.cwd);
+    adapter.package_dir = package_dir ? strdup(package_dir) : NULL;
+    adapter.cwd = strdup(cwd ? cwd : "/");
+    if ((package_dir && !adapter.package_dir) || !adapter.cwd) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    adapter.kind = kind;
+    adapter.registered = false;
+    adapter.generation31 = atomic_load(&sp_meas.generation) & 0x7fffffffu;
+    return 0;
+}
+
+void sp_python_adapter_stop(void)
+{
+    sp_python_unregister();
+#if SP_HAVE_MONITORING
+    monitoring_release_tool();
+#endif
+    PyErr_Clear();
+}
+
+int sp_python_register(void)
+{
+    if (adapter.registered)
+        return 0;
+    switch (adapter.kind) {
+    case SP_INSTRUMENTER_NONE:
+        return 0;
+    case SP_INSTRUMENTER_MONITORING:
+#if SP_HAVE_MONITORING
+        if (monitoring_register() != 0)
+            return -1;
+        break;
+#else
+        return -1;
+#endif
+    case SP_INSTRUMENTER_PROFILE:
+    case SP_INSTRUMENTER_TRACE:
+        set_hook_all_threads(true);
+        break;
+    }
+    adapter.registered = true;
+    return 0;
+}
+
+int sp_python_unregister(void)
+{
+    if (!adapter.registered)
+        return 0;
+    adapter.registered = false;
+    switch (adapter.kind) {
+    case SP_INSTRUMENTER_NONE:
+        break;
+    case SP_INSTRUMENTER_MONITORING:
+#if SP_HAVE_MONITORING
+        return monitoring_set_events(0);
+#else
+        break;
+#endif
+    case SP_INSTRUMENTER_PROFILE:
+    case SP_INSTRUMENTER_TRACE:
+        set_hook_all_threads(false);
+        break;
+    }
+    return 0;
+}
+
+bool sp_python_registered(void)
+{
+    return adapter.registered;
+}

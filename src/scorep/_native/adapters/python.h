@@ -1,0 +1,48 @@
+/* The Python adapter: turns function calls, returns, yields and resumes of the interpreter
+ * into core events. On 3.12+ through sys.monitoring (a filtered function's events are
+ * switched off for good), before that through the C-level profile (or trace) hook. */
+#ifndef SCOREP_ADAPTERS_PYTHON_H
+#define SCOREP_ADAPTERS_PYTHON_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/measurement.h"
+
+typedef enum {
+    SP_INSTRUMENTER_NONE = 0,   /* "dummy": user regions only */
+    SP_INSTRUMENTER_MONITORING, /* sys.monitoring, 3.12+ */
+    SP_INSTRUMENTER_PROFILE,    /* PyEval_SetProfile */
+    SP_INSTRUMENTER_TRACE,      /* PyEval_SetTrace: the same events plus line events we skip */
+} sp_instrumenter_kind;
+
+/* Once per process, at module import. */
+int sp_python_adapter_init(void);
+
+/* Per measurement: where the scorep package lives (its functions are never recorded) and
+ * the working directory relative source paths are resolved against. */
+int sp_python_adapter_start(const char *package_dir, const char *cwd, sp_instrumenter_kind kind);
+void sp_python_adapter_stop(void);
+
+int sp_python_register(void);
+int sp_python_unregister(void);
+bool sp_python_registered(void);
+
+/* A thread started through threading while registered: hooks of the profile/trace kind are
+ * per thread before 3.12 and are installed in it here. */
+void sp_python_thread_started(void);
+
+/* The calling thread's location (NULL: no measurement, or this thread is not measured). */
+sp_location *sp_python_location(void);
+
+/* The region of a code object; when `module`/`qualname` are NULL they are found from the
+ * running frame. Returns false when the code object is filtered out (or on error). */
+bool sp_python_code_region(PyCodeObject *code, PyObject *module, PyObject *qualname,
+                           uint32_t *region);
+
+/* Marks a code object as never recorded (the tool's own frames around the program). */
+void sp_python_exclude_code(PyCodeObject *code);
+
+#endif

@@ -1,0 +1,150 @@
+#include "core/defs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int sp_defs_init(sp_defs *defs)
+{
+    memset(defs, 0, sizeof *defs);
+    if (pthread_mutex_init(&defs->lock, NULL) != 0)
+        return -1;
+    if (sp_strings_init(&defs->strings) != 0 || sp_u64map_init(&defs->region_by_name, 64) != 0 ||
+        sp_u64map_init(&defs->parameter_by_name, 16) != 0) {
+        sp_defs_free(defs);
+        return -1;
+    }
+    /* String 0 is "" so that optional names can point at it. */
+    if (sp_strings_intern(&defs->strings, "") != 0) {
+        sp_defs_free(defs);
+        return -1;
+    }
+    return 0;
+}
+
+void sp_defs_free(sp_defs *defs)
+{
+    sp_strings_free(&defs->strings);
+    sp_u64map_free(&defs->region_by_name);
+    sp_u64map_free(&defs->parameter_by_name);
+    free(defs->regions);
+    free(defs->parameters);
+    defs->regions = NULL;
+    defs->parameters = NULL;
+    defs->region_count = defs->region_capacity = 0;
+    defs->parameter_count = defs->parameter_capacity = 0;
+    pthread_mutex_destroy(&defs->lock);
+}
+
+uint32_t sp_defs_string(sp_defs *defs, const char *text)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = sp_strings_intern(&defs->strings, text ? text : "");
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+static uint32_t add_region_locked(sp_defs *defs, const char *name, const char *canonical,
+                                  const char *file, int32_t begin_line, int32_t end_line,
+                                  sp_paradigm paradigm, sp_role role, sp_region_kind kind)
+{
+    if (defs->region_count == defs->region_capacity) {
+        uint32_t cap = defs->region_capacity ? defs->region_capacity * 2 : 256;
+        sp_region *regions = realloc(defs->regions, cap * sizeof *regions);
+        if (!regions)
+            return SP_NO_ID;
+        defs->regions = regions;
+        defs->region_capacity = cap;
+    }
+    sp_region r = {
+        .name = sp_strings_intern(&defs->strings, name),
+        .canonical = sp_strings_intern(&defs->strings, canonical ? canonical : name),
+        .file = sp_strings_intern(&defs->strings, file ? file : ""),
+        .begin_line = begin_line,
+        .end_line = end_line,
+        .paradigm = (uint8_t)paradigm,
+        .role = (uint8_t)role,
+        .kind = (uint8_t)kind,
+    };
+    if (r.name == SP_NO_ID || r.canonical == SP_NO_ID || r.file == SP_NO_ID)
+        return SP_NO_ID;
+    defs->regions[defs->region_count] = r;
+    return defs->region_count++;
+}
+
+uint32_t sp_defs_new_region(sp_defs *defs, const char *name, const char *canonical,
+                            const char *file, int32_t begin_line, int32_t end_line,
+                            sp_paradigm paradigm, sp_role role, sp_region_kind kind)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = add_region_locked(defs, name, canonical, file, begin_line, end_line,
+                                    paradigm, role, kind);
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+static uint64_t named_key(uint32_t name, unsigned kind)
+{
+    return ((uint64_t)kind << 32) | name;
+}
+
+uint32_t sp_defs_find_named_region(sp_defs *defs, const char *name, sp_region_kind kind)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = SP_NO_ID;
+    uint32_t name_id = sp_strings_find(&defs->strings, name);
+    if (name_id != SP_NO_ID)
+        id = sp_u64map_get(&defs->region_by_name, named_key(name_id, kind));
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t sp_defs_named_region(sp_defs *defs, const char *name, const char *file,
+                              int32_t begin_line, sp_paradigm paradigm, sp_role role,
+                              sp_region_kind kind)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = SP_NO_ID;
+    uint32_t name_id = sp_strings_intern(&defs->strings, name);
+    if (name_id != SP_NO_ID) {
+        id = sp_u64map_get(&defs->region_by_name, named_key(name_id, kind));
+        if (id == SP_NO_ID) {
+            id = add_region_locked(defs, name, name, file, begin_line, begin_line, paradigm,
+                                   role, kind);
+            if (id != SP_NO_ID &&
+                sp_u64map_put(&defs->region_by_name, named_key(name_id, kind), id) != 0)
+                id = SP_NO_ID;
+        }
+    }
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t sp_defs_parameter(sp_defs *defs, const char *name, sp_param_type type)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = SP_NO_ID;
+    uint32_t name_id = sp_strings_intern(&defs->strings, name);
+    if (name_id == SP_NO_ID)
+        goto out;
+    id = sp_u64map_get(&defs->parameter_by_name, named_key(name_id, type));
+    if (id != SP_NO_ID)
+        goto out;
+    if (defs->parameter_count == defs->parameter_capacity) {
+        uint32_t cap = defs->parameter_capacity ? defs->parameter_capacity * 2 : 16;
+        sp_parameter *params = realloc(defs->parameters, cap * sizeof *params);
+        if (!params)
+            goto out;
+        defs->parameters = params;
+        defs->parameter_capacity = cap;
+    }
+    id = defs->parameter_count;
+    if (sp_u64map_put(&defs->parameter_by_name, named_key(name_id, type), id) != 0) {
+        id = SP_NO_ID;
+        goto out;
+    }
+    defs->parameters[id] = (sp_parameter){.name = name_id, .type = (uint8_t)type};
+    defs->parameter_count++;
+out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}

@@ -1,0 +1,101 @@
+/* Definitions of one measurement: strings, regions and parameters, with dense ids that
+ * events refer to. Adding a definition takes a lock (it happens once per region, not per
+ * event, and MPI wrappers may define from threads that do not hold the GIL). */
+#ifndef SCOREP_CORE_DEFS_H
+#define SCOREP_CORE_DEFS_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "core/tables.h"
+
+typedef enum {
+    SP_PARADIGM_USER = 0,        /* Python functions and user regions (as Score-P does) */
+    SP_PARADIGM_MEASUREMENT = 1, /* the program root and artificial regions */
+    SP_PARADIGM_MPI = 2,
+    SP_PARADIGM_IO = 3,
+} sp_paradigm;
+
+typedef enum {
+    SP_ROLE_FUNCTION = 0,
+    SP_ROLE_ARTIFICIAL,
+    SP_ROLE_WRAPPER,
+    SP_ROLE_POINT2POINT,
+    SP_ROLE_BARRIER,
+    SP_ROLE_COLL_ONE2ALL,
+    SP_ROLE_COLL_ALL2ONE,
+    SP_ROLE_COLL_ALL2ALL,
+    SP_ROLE_COLL_OTHER,
+    SP_ROLE_FILE_IO,
+    SP_ROLE_CODE,
+} sp_role;
+
+/* What created a region; scorep-score and the reports group by it. */
+typedef enum {
+    SP_REGION_PYTHON = 0, /* a Python code object, named module[.Class]:function */
+    SP_REGION_USER,       /* user:<name>, user_instrumenter:<name>, error_region */
+    SP_REGION_MPI,
+    SP_REGION_PROGRAM,    /* the root of every call path */
+} sp_region_kind;
+
+typedef struct {
+    uint32_t name;      /* string ids */
+    uint32_t canonical; /* the name as given (module:qualname), for the mangled name */
+    uint32_t file;      /* absolute source path, or "" */
+    int32_t begin_line; /* -1 when unknown */
+    int32_t end_line;
+    uint8_t paradigm;   /* sp_paradigm */
+    uint8_t role;       /* sp_role */
+    uint8_t kind;       /* sp_region_kind */
+} sp_region;
+
+typedef enum {
+    SP_PARAM_INT64 = 0,
+    SP_PARAM_UINT64 = 1,
+    SP_PARAM_STRING = 2,
+} sp_param_type;
+
+typedef struct {
+    uint32_t name; /* string id */
+    uint8_t type;  /* sp_param_type */
+} sp_parameter;
+
+typedef struct sp_defs {
+    pthread_mutex_t lock;
+    sp_string_table strings;
+    sp_region *regions;
+    uint32_t region_count, region_capacity;
+    sp_u64map region_by_name; /* (kind, name string) -> region, for named regions */
+    sp_parameter *parameters;
+    uint32_t parameter_count, parameter_capacity;
+    sp_u64map parameter_by_name; /* (type, name string) -> parameter */
+} sp_defs;
+
+int sp_defs_init(sp_defs *defs);
+void sp_defs_free(sp_defs *defs);
+
+uint32_t sp_defs_string(sp_defs *defs, const char *text);
+
+/* A new region (every call makes one: Python code objects are distinct regions even when
+ * their names coincide, as in the original bindings). Returns SP_NO_ID when out of memory. */
+uint32_t sp_defs_new_region(sp_defs *defs, const char *name, const char *canonical,
+                            const char *file, int32_t begin_line, int32_t end_line,
+                            sp_paradigm paradigm, sp_role role, sp_region_kind kind);
+
+/* The region of that kind and name, made on first use (user regions, MPI functions). */
+uint32_t sp_defs_named_region(sp_defs *defs, const char *name, const char *file,
+                              int32_t begin_line, sp_paradigm paradigm, sp_role role,
+                              sp_region_kind kind);
+
+/* An existing named region or SP_NO_ID. */
+uint32_t sp_defs_find_named_region(sp_defs *defs, const char *name, sp_region_kind kind);
+
+uint32_t sp_defs_parameter(sp_defs *defs, const char *name, sp_param_type type);
+
+/* Readers for writers at the end of the measurement (no lock: nothing is added then). */
+static inline const char *sp_defs_str(const sp_defs *defs, uint32_t id)
+{
+    return sp_strings_get(&defs->strings, id);
+}
+
+#endif

@@ -1,0 +1,63 @@
+/* A location is one thread of the measured process: its call stack, its clock and the
+ * substrates' per-thread state. Each location is touched only by its own thread while the
+ * measurement runs, so the event path needs no lock. */
+#ifndef SCOREP_CORE_LOCATION_H
+#define SCOREP_CORE_LOCATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The frame's enter reached the substrates (recording was on); only then is its leave
+ * recorded, which keeps every location's enters and leaves balanced. */
+#define SP_FRAME_RECORDED 1u
+
+/* Keys tell frames apart when leaves are matched: adapters push a code object's address;
+ * named regions use their region id with this tag (no object lives that high). */
+#define SP_KEY_NAMED ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
+
+typedef struct sp_frame {
+    uintptr_t key;
+    uint32_t region;
+    uint32_t flags;
+    uint64_t enter_time;
+    void *profile_node;
+} sp_frame;
+
+struct sp_profile_location;
+
+typedef struct sp_location {
+    uint32_t index;        /* dense, in creation order */
+    uint64_t id;           /* the OTF2 location id */
+    char *name;            /* thread name, owned */
+    uint64_t thread_ident; /* the adapter's thread id (Python's threading.get_ident()) */
+    bool is_main;          /* the thread that started the measurement */
+
+    sp_frame *stack;
+    uint32_t depth, capacity;
+    uint32_t max_depth;
+
+    uint64_t last_time;       /* timestamps never decrease within a location */
+    uint32_t recording_epoch; /* the recording on/off state this location last marked */
+    bool recording;           /* that state */
+
+    uint64_t enters;          /* recorded enters (visits) */
+    uint64_t unmatched_leaves; /* leaves that matched no open frame (ignored) */
+    uint32_t trace_flushes;   /* buffer flushes to disk during the run */
+
+    /* Open rewind regions (scorep.user.rewind_begin), innermost last. */
+    struct {
+        uint32_t region;
+        uint32_t depth; /* stack depth before its enter */
+        uint64_t time;
+    } rewind[8];
+    uint32_t rewind_count;
+
+    void *trace_writer;       /* OTF2_EvtWriter of the trace substrate */
+    struct sp_profile_location *profile;
+} sp_location;
+
+/* Grows the stack; the caller has checked depth == capacity. Returns false when out of
+ * memory (the frame is then not recorded). */
+bool sp_location_grow_stack(sp_location *loc);
+
+#endif

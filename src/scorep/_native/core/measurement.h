@@ -1,0 +1,157 @@
+/* The measurement core: one measurement at a time per process, started and finalized as
+ * often as needed (the Jupyter kernel measures cell after cell). Adapters turn what happens
+ * into sp_enter/sp_leave/... on the current thread's location; the core keeps definitions
+ * and locations and hands events to the substrates (trace, profile). */
+#ifndef SCOREP_CORE_MEASUREMENT_H
+#define SCOREP_CORE_MEASUREMENT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/clock.h"
+#include "core/defs.h"
+#include "core/location.h"
+#include "core/memory.h"
+
+typedef struct sp_config {
+    bool tracing;
+    bool profiling;
+    bool verbose;
+    bool all_threads; /* measure every thread that runs code, not only registered ones */
+    const char *experiment_dir; /* exists; the substrates write into it */
+    uint64_t total_memory;
+    sp_timer_kind timer;
+    uint32_t max_callpath_depth;
+    const char *profile_base_name;
+    const char *program_name;
+    const char *const *program_args;
+    uint32_t program_argc;
+    const char *machine_name;
+    const char *node_name;
+    const char *creator;
+} sp_config;
+
+typedef enum {
+    SP_STATE_IDLE = 0,
+    SP_STATE_RUNNING = 1,
+    SP_STATE_FINALIZING = 2,
+} sp_state;
+
+/* What a finished measurement reports to its caller (summary, verbose output). */
+typedef struct sp_results {
+    uint64_t ticks_per_second;
+    uint64_t start_time, end_time;
+    uint64_t realtime_start_ns;
+    uint32_t locations;
+    uint32_t regions;
+    uint64_t enters;
+    uint64_t unmatched_leaves;
+    uint64_t trace_flushes;
+    uint64_t memory_peak_bytes;
+    uint64_t memory_over_budget_bytes;
+    uint32_t max_depth;
+} sp_results;
+
+#define SP_MAX_LOCATIONS 65536
+
+typedef struct sp_measurement {
+    _Atomic int state; /* sp_state */
+    /* Bumped at every start and finalize: a thread whose cached location is of another
+     * generation looks its location up again. */
+    _Atomic uint32_t generation;
+    sp_config config;
+    char *experiment_dir;
+    sp_defs defs;
+    sp_chunk_pool pool;
+    sp_clock_anchor start, end;
+
+    pthread_mutex_t locations_lock; /* taken only when a thread gets its location */
+    sp_location *locations[SP_MAX_LOCATIONS];
+    _Atomic uint32_t location_count;
+
+    /* Recording on/off (scorep.user.enable_recording): every change bumps the epoch; each
+     * location writes its MeasurementOnOff marker at its next event. */
+    _Atomic bool recording;
+    _Atomic uint32_t recording_epoch;
+    _Atomic uint64_t recording_changed_at;
+
+    uint32_t program_region; /* the root of every call path */
+    uint32_t error_region;
+    uint32_t error_parameter;
+    bool error_reported; /* the region-exit-without-enter message is printed once */
+
+    struct sp_trace *trace;
+} sp_measurement;
+
+/* The one measurement of this process. Global because adapters are entered from
+ * interpreter hooks, signal handlers and MPI wrappers that carry no context pointer. */
+extern sp_measurement sp_meas;
+
+/* Thread-local data in the initial-exec model: a plain %fs-relative load on the event
+ * path instead of a __tls_get_addr call (this core lives in a dlopen'ed module). */
+#define SP_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
+typedef struct sp_thread_state {
+    sp_location *location; /* NULL: not measured (valid for `generation` only) */
+    uint32_t generation;
+    uint32_t busy; /* an adapter is already handling an event on this thread */
+} sp_thread_state;
+
+extern SP_TLS sp_thread_state sp_thread;
+
+int sp_measurement_start(const sp_config *config, char *err, size_t errlen);
+
+/* Closes every open frame, writes all outputs and frees the measurement. */
+int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err, size_t errlen);
+
+/* Stops the measurement without writing or freeing anything: for the child of a fork,
+ * whose copy of the parent's buffers must never reach the parent's files. */
+void sp_measurement_abandon(void);
+
+static inline bool sp_measurement_running(void)
+{
+    return atomic_load_explicit(&sp_meas.state, memory_order_acquire) == SP_STATE_RUNNING;
+}
+
+/* Whether the calling thread's cached location (possibly NULL: not measured) belongs to
+ * the current generation. The event path checks this and otherwise calls
+ * sp_location_attach with the thread's identity. */
+static inline bool sp_location_cache_valid(void)
+{
+    return sp_thread.generation == atomic_load_explicit(&sp_meas.generation, memory_order_relaxed);
+}
+
+/* The calling thread's location: created when the measurement runs and either every thread
+ * is measured or `register_thread` is set; otherwise NULL, and NULL is cached too. */
+sp_location *sp_location_attach(uint64_t thread_ident, const char *name, bool register_thread);
+
+void sp_location_set_name(sp_location *loc, const char *name);
+
+/* --- events ---------------------------------------------------------------------------- */
+
+void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time);
+
+/* Leaves the innermost frame with `key`, closing any frames opened inside it first.
+ * Returns false (and records nothing) when no open frame has that key. */
+bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time);
+
+/* A named region's end that matched no begin: recorded as error_region with the parameter
+ * leave-region=<name>; prints the original bindings' two-line message once. */
+void sp_region_exit_without_enter(sp_location *loc, const char *region_name, uint64_t time);
+
+void sp_parameter_int(sp_location *loc, uint32_t parameter, int64_t value, uint64_t time);
+void sp_parameter_uint(sp_location *loc, uint32_t parameter, uint64_t value, uint64_t time);
+void sp_parameter_string(sp_location *loc, uint32_t parameter, uint32_t string, uint64_t time);
+
+void sp_set_recording(bool on, uint64_t time);
+
+/* Rewind: discard everything the location recorded since rewind_begin when rewind_end is
+ * called with discard=true; the trace then shows measurement off/on for that span. */
+void sp_rewind_begin(sp_location *loc, uint32_t region, uint64_t time);
+/* Returns false when the region was not open (nothing done). */
+bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t time);
+
+#endif

@@ -1,0 +1,35 @@
+/* The memory budget (SCOREP_TOTAL_MEMORY): fixed-size chunks handed out until the budget
+ * is used up. Trace buffers take their chunks from here; when none is left, the asking
+ * location flushes its buffer to disk and gets its chunks back. */
+#ifndef SCOREP_CORE_MEMORY_H
+#define SCOREP_CORE_MEMORY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sp_chunk_pool {
+    pthread_mutex_t lock; /* chunks are requested only every few thousand events */
+    size_t chunk_size;
+    size_t budget_chunks; /* how many chunks the budget allows */
+    size_t used_chunks;   /* handed out now */
+    size_t peak_chunks;
+    size_t over_budget_chunks; /* handed out beyond the budget to let a location progress */
+    void *free_list;           /* returned chunks, linked through their first word */
+    size_t free_count;
+} sp_chunk_pool;
+
+/* budget_bytes is rounded down to whole chunks; at least one chunk is allowed. */
+int sp_chunk_pool_init(sp_chunk_pool *pool, uint64_t budget_bytes, size_t chunk_size);
+
+/* A chunk, or NULL when the budget is used up. With `must`, a chunk is handed out even
+ * over budget (counted in over_budget_chunks): a location that owns no chunk at all must
+ * still be able to record. */
+void *sp_chunk_pool_get(sp_chunk_pool *pool, bool must);
+
+void sp_chunk_pool_put(sp_chunk_pool *pool, void *chunk);
+
+void sp_chunk_pool_destroy(sp_chunk_pool *pool);
+
+#endif

@@ -1,0 +1,495 @@
+/* scorep._bindings: the CPython module. Glue only: argument conversion between Python and
+ * the core, the adapters and the substrates. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "adapters/python.h"
+#include "core/measurement.h"
+
+static sp_instrumenter_kind parse_instrumenter(const char *name)
+{
+    if (strcmp(name, "monitoring") == 0)
+        return SP_INSTRUMENTER_MONITORING;
+    if (strcmp(name, "profile") == 0)
+        return SP_INSTRUMENTER_PROFILE;
+    if (strcmp(name, "trace") == 0)
+        return SP_INSTRUMENTER_TRACE;
+    if (strcmp(name, "none") == 0)
+        return SP_INSTRUMENTER_NONE;
+    return (sp_instrumenter_kind)-1;
+}
+
+static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *keywords[] = {"experiment_dir", "tracing", "profiling", "verbose", "all_threads",
+                               "total_memory", "timer", "max_callpath_depth", "profile_base_name",
+                               "program_name", "program_args", "machine_name", "node_name",
+                               "creator", "package_dir", "cwd", "instrumenter", "thread_name",
+                               "register", NULL};
+    sp_config config = {0};
+    int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
+    unsigned long long total_memory = 16000ULL * 1024;
+    const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
+    const char *package_dir = NULL, *cwd = NULL;
+    unsigned int max_depth = 30;
+    PyObject *program_args = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssssssp", keywords,
+                                     &config.experiment_dir, &tracing, &profiling, &verbose,
+                                     &all_threads, &total_memory, &timer, &max_depth,
+                                     &config.profile_base_name, &config.program_name,
+                                     &program_args, &config.machine_name, &config.node_name,
+                                     &config.creator, &package_dir, &cwd, &instrumenter,
+                                     &thread_name, &do_register))
+        return NULL;
+    sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
+    if ((int)kind < 0) {
+        PyErr_Format(PyExc_ValueError, "unknown instrumenter '%s'", instrumenter);
+        return NULL;
+    }
+    if (strcmp(timer, "tsc") == 0) {
+        config.timer = SP_TIMER_TSC;
+    } else if (strcmp(timer, "clock_gettime") == 0) {
+        config.timer = SP_TIMER_CLOCK_GETTIME;
+    } else {
+        PyErr_Format(PyExc_ValueError, "unknown timer '%s'", timer);
+        return NULL;
+    }
+    config.tracing = tracing;
+    config.profiling = profiling;
+    config.verbose = verbose;
+    config.all_threads = all_threads;
+    config.total_memory = total_memory;
+    config.max_callpath_depth = max_depth;
+    if (!config.program_name)
+        config.program_name = "python";
+
+    const char **argv = NULL;
+    PyObject *seq = NULL;
+    if (program_args && program_args != Py_None) {
+        seq = PySequence_Fast(program_args, "program_args must be a sequence of str");
+        if (!seq)
+            return NULL;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        argv = PyMem_Calloc((size_t)n + 1, sizeof *argv);
+        if (!argv) {
+            Py_DECREF(seq);
+            return PyErr_NoMemory();
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            argv[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
+            if (!argv[i]) {
+                PyMem_Free(argv);
+                Py_DECREF(seq);
+                return NULL;
+            }
+        }
+        config.program_args = argv;
+        config.program_argc = (uint32_t)n;
+    }
+
+    char err[512] = "";
+    int status = sp_measurement_start(&config, err, sizeof err);
+    PyMem_Free(argv);
+    Py_XDECREF(seq);
+    if (status != 0) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        return NULL;
+    }
+    if (sp_python_adapter_start(package_dir, cwd, kind) != 0) {
+        sp_measurement_finalize(0, NULL, err, sizeof err);
+        return NULL;
+    }
+    /* The starting thread is location 0; it writes ProgramBegin. */
+    sp_location_attach(PyThread_get_thread_ident(), thread_name, true);
+    if (do_register && sp_python_register() != 0) {
+        sp_python_adapter_stop();
+        sp_measurement_finalize(0, NULL, err, sizeof err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static int set_item(PyObject *dict, const char *key, PyObject *value)
+{
+    if (!value)
+        return -1;
+    int r = PyDict_SetItemString(dict, key, value);
+    Py_DECREF(value);
+    return r;
+}
+
+static PyObject *py_finalize(PyObject *self, PyObject *args)
+{
+    (void)self;
+    long long exit_status = 0;
+    if (!PyArg_ParseTuple(args, "|L", &exit_status))
+        return NULL;
+    if (!sp_measurement_running()) {
+        PyErr_SetString(PyExc_RuntimeError, "no measurement is running");
+        return NULL;
+    }
+    sp_python_adapter_stop();
+    sp_results r;
+    char err[512] = "";
+    int status = sp_measurement_finalize(exit_status, &r, err, sizeof err);
+    if (status != 0) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        return NULL;
+    }
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+    if (set_item(d, "ticks_per_second", PyLong_FromUnsignedLongLong(r.ticks_per_second)) ||
+        set_item(d, "start_time", PyLong_FromUnsignedLongLong(r.start_time)) ||
+        set_item(d, "end_time", PyLong_FromUnsignedLongLong(r.end_time)) ||
+        set_item(d, "realtime_start_ns", PyLong_FromUnsignedLongLong(r.realtime_start_ns)) ||
+        set_item(d, "locations", PyLong_FromUnsignedLong(r.locations)) ||
+        set_item(d, "regions", PyLong_FromUnsignedLong(r.regions)) ||
+        set_item(d, "enters", PyLong_FromUnsignedLongLong(r.enters)) ||
+        set_item(d, "unmatched_leaves", PyLong_FromUnsignedLongLong(r.unmatched_leaves)) ||
+        set_item(d, "trace_flushes", PyLong_FromUnsignedLongLong(r.trace_flushes)) ||
+        set_item(d, "memory_peak_bytes", PyLong_FromUnsignedLongLong(r.memory_peak_bytes)) ||
+        set_item(d, "memory_over_budget_bytes",
+                 PyLong_FromUnsignedLongLong(r.memory_over_budget_bytes)) ||
+        set_item(d, "max_depth", PyLong_FromUnsignedLong(r.max_depth))) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *py_running(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(sp_measurement_running());
+}
+
+static PyObject *py_register(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    if (sp_measurement_running() && sp_python_register() != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_unregister(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    if (sp_python_unregister() != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_registered(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(sp_python_registered());
+}
+
+static PyObject *py_thread_begin(PyObject *self, PyObject *name)
+{
+    (void)self;
+    if (!sp_measurement_running())
+        Py_RETURN_NONE;
+    const char *text = PyUnicode_AsUTF8(name);
+    if (!text)
+        return NULL;
+    sp_location_attach(PyThread_get_thread_ident(), text, true);
+    sp_python_thread_started();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_thread_rename(PyObject *self, PyObject *name)
+{
+    (void)self;
+    const char *text = PyUnicode_AsUTF8(name);
+    if (!text)
+        return NULL;
+    if (sp_measurement_running() && sp_location_cache_valid() && sp_thread.location)
+        sp_location_set_name(sp_thread.location, text);
+    Py_RETURN_NONE;
+}
+
+/* ---- user regions ---------------------------------------------------------------------- */
+
+static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "region_begin(name, file, line)");
+        return NULL;
+    }
+    sp_location *loc = sp_python_location();
+    if (!loc)
+        Py_RETURN_NONE;
+    const char *name = PyUnicode_AsUTF8(args[0]);
+    const char *file = args[1] == Py_None ? "" : PyUnicode_AsUTF8(args[1]);
+    long line = args[2] == Py_None ? -1 : PyLong_AsLong(args[2]);
+    if (!name || !file || (line == -1 && PyErr_Occurred()))
+        return NULL;
+    uint32_t region = sp_defs_named_region(&sp_meas.defs, name, file, (int32_t)line,
+                                           SP_PARADIGM_USER, SP_ROLE_FUNCTION, SP_REGION_USER);
+    if (region != SP_NO_ID)
+        sp_enter(loc, region, SP_KEY_NAMED | region, time);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_region_end(PyObject *self, PyObject *name)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = sp_python_location();
+    if (!loc)
+        Py_RETURN_NONE;
+    const char *text = PyUnicode_AsUTF8(name);
+    if (!text)
+        return NULL;
+    uint32_t region = sp_defs_find_named_region(&sp_meas.defs, text, SP_REGION_USER);
+    if (region == SP_NO_ID || !sp_leave(loc, SP_KEY_NAMED | region, time))
+        sp_region_exit_without_enter(loc, text, time);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_code_region_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    if (nargs != 3 || !PyCode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "code_region_begin(code, module, qualname)");
+        return NULL;
+    }
+    sp_location *loc = sp_python_location();
+    if (!loc)
+        Py_RETURN_NONE;
+    uint32_t region;
+    if (sp_python_code_region((PyCodeObject *)args[0], args[1], args[2], &region))
+        sp_enter(loc, region, (uintptr_t)args[0], time);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_code_region_end(PyObject *self, PyObject *code)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = sp_python_location();
+    if (loc)
+        sp_leave(loc, (uintptr_t)code, time);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_rewind_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "rewind_begin(name, file, line)");
+        return NULL;
+    }
+    sp_location *loc = sp_python_location();
+    if (!loc)
+        Py_RETURN_NONE;
+    const char *name = PyUnicode_AsUTF8(args[0]);
+    const char *file = args[1] == Py_None ? "" : PyUnicode_AsUTF8(args[1]);
+    long line = args[2] == Py_None ? -1 : PyLong_AsLong(args[2]);
+    if (!name || !file || (line == -1 && PyErr_Occurred()))
+        return NULL;
+    uint32_t region = sp_defs_named_region(&sp_meas.defs, name, file, (int32_t)line,
+                                           SP_PARADIGM_USER, SP_ROLE_FUNCTION, SP_REGION_USER);
+    if (region != SP_NO_ID)
+        sp_rewind_begin(loc, region, time);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_rewind_end(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "rewind_end(name, value)");
+        return NULL;
+    }
+    sp_location *loc = sp_python_location();
+    if (!loc)
+        Py_RETURN_NONE;
+    const char *name = PyUnicode_AsUTF8(args[0]);
+    int discard = PyObject_IsTrue(args[1]);
+    if (!name || discard < 0)
+        return NULL;
+    uint32_t region = sp_defs_find_named_region(&sp_meas.defs, name, SP_REGION_USER);
+    if (region == SP_NO_ID || !sp_rewind_end(loc, region, discard, time))
+        sp_region_exit_without_enter(loc, name, time);
+    Py_RETURN_NONE;
+}
+
+/* ---- parameters and recording -------------------------------------------------------- */
+
+static sp_location *parameter_target(PyObject *name, sp_param_type type, uint32_t *parameter)
+{
+    sp_location *loc = sp_python_location();
+    if (!loc)
+        return NULL;
+    const char *text = PyUnicode_AsUTF8(name);
+    if (!text)
+        return NULL;
+    *parameter = sp_defs_parameter(&sp_meas.defs, text, type);
+    return *parameter == SP_NO_ID ? NULL : loc;
+}
+
+static PyObject *py_parameter_int(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "parameter_int(name, value)");
+        return NULL;
+    }
+    long long value = PyLong_AsLongLong(args[1]);
+    if (value == -1 && PyErr_Occurred())
+        return NULL;
+    uint32_t parameter;
+    sp_location *loc = parameter_target(args[0], SP_PARAM_INT64, &parameter);
+    if (loc)
+        sp_parameter_int(loc, parameter, value, time);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_parameter_uint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "parameter_uint(name, value)");
+        return NULL;
+    }
+    unsigned long long value = PyLong_AsUnsignedLongLong(args[1]);
+    if (value == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    uint32_t parameter;
+    sp_location *loc = parameter_target(args[0], SP_PARAM_UINT64, &parameter);
+    if (loc)
+        sp_parameter_uint(loc, parameter, value, time);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_parameter_string(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "parameter_string(name, value)");
+        return NULL;
+    }
+    const char *value = PyUnicode_AsUTF8(args[1]);
+    if (!value)
+        return NULL;
+    uint32_t parameter;
+    sp_location *loc = parameter_target(args[0], SP_PARAM_STRING, &parameter);
+    if (loc) {
+        uint32_t string = sp_defs_string(&sp_meas.defs, value);
+        if (string != SP_NO_ID)
+            sp_parameter_string(loc, parameter, string, time);
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_set_recording(PyObject *self, PyObject *on)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    int value = PyObject_IsTrue(on);
+    if (value < 0)
+        return NULL;
+    if (sp_measurement_running())
+        sp_set_recording(value, time);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_exclude_code(PyObject *self, PyObject *code)
+{
+    (void)self;
+    if (!PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "exclude_code(code object)");
+        return NULL;
+    }
+    if (sp_measurement_running())
+        sp_python_exclude_code((PyCodeObject *)code);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_abandon(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_python_adapter_stop();
+    sp_measurement_abandon();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_tsc_usable(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    char why[256] = "";
+    bool ok = sp_clock_tsc_usable(why, sizeof why);
+    return Py_BuildValue("(Ns)", PyBool_FromLong(ok), why);
+}
+
+static PyMethodDef methods[] = {
+    {"start", (PyCFunction)(void (*)(void))py_start, METH_VARARGS | METH_KEYWORDS,
+     "start(experiment_dir, **config): start a measurement in this process."},
+    {"finalize", py_finalize, METH_VARARGS,
+     "finalize(exit_status=0) -> dict: close the measurement and write its files."},
+    {"running", py_running, METH_NOARGS, "Whether a measurement runs."},
+    {"register", py_register, METH_NOARGS, "Switch automatic instrumentation on."},
+    {"unregister", py_unregister, METH_NOARGS, "Switch automatic instrumentation off."},
+    {"registered", py_registered, METH_NOARGS, "Whether automatic instrumentation is on."},
+    {"thread_begin", py_thread_begin, METH_O, "Measure the calling thread, named as given."},
+    {"thread_rename", py_thread_rename, METH_O, "Rename the calling thread's location."},
+    {"region_begin", (PyCFunction)(void (*)(void))py_region_begin, METH_FASTCALL,
+     "region_begin(name, file, line)"},
+    {"region_end", py_region_end, METH_O, "region_end(name)"},
+    {"code_region_begin", (PyCFunction)(void (*)(void))py_code_region_begin, METH_FASTCALL,
+     "code_region_begin(code, module, qualname)"},
+    {"code_region_end", py_code_region_end, METH_O, "code_region_end(code)"},
+    {"rewind_begin", (PyCFunction)(void (*)(void))py_rewind_begin, METH_FASTCALL,
+     "rewind_begin(name, file, line)"},
+    {"rewind_end", (PyCFunction)(void (*)(void))py_rewind_end, METH_FASTCALL,
+     "rewind_end(name, discard)"},
+    {"parameter_int", (PyCFunction)(void (*)(void))py_parameter_int, METH_FASTCALL, NULL},
+    {"parameter_uint", (PyCFunction)(void (*)(void))py_parameter_uint, METH_FASTCALL, NULL},
+    {"parameter_string", (PyCFunction)(void (*)(void))py_parameter_string, METH_FASTCALL, NULL},
+    {"set_recording", py_set_recording, METH_O, "Switch recording on or off."},
+    {"exclude_code", py_exclude_code, METH_O, "Never record this code object."},
+    {"abandon", py_abandon, METH_NOARGS,
+     "Stop measuring without writing anything (a forked child of a measured process)."},
+    {"tsc_usable", py_tsc_usable, METH_NOARGS, "(usable, reason) for the TSC timer."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "scorep._bindings", "The scorep measurement core.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__bindings(void);
+PyMODINIT_FUNC PyInit__bindings(void)
+{
+    if (sp_python_adapter_init() != 0)
+        return NULL;
+    return PyModule_Create(&module);
+}
