@@ -160,6 +160,8 @@ def report_uncaught(exc_type, exc, tb):
     the frames of this tool."""
     while tb is not None and _own_frame(tb):
         tb = tb.tb_next
+    if exc is not None:
+        exc.__traceback__ = tb  # what the default hook prints, whatever tb it is given
     sys.excepthook(exc_type, exc, tb)
 
 
@@ -210,7 +212,11 @@ def prepare_main(opts):
     if spec is None:
         fail("No module named %s" % opts.target, 2)
     sys.argv[:] = [opts.target] + opts.args  # runpy puts the module's path in argv[0]
-    return None, None
+    # runpy fills the __main__ it finds in sys.modules: give it a pristine one, as python has.
+    module = types.ModuleType("__main__")
+    module.__annotations__ = {}
+    module.__builtins__ = __builtins__
+    return None, module
 
 
 def run_instrumenter_file(path):
@@ -263,7 +269,7 @@ def main(argv=None):
             run_instrumenter_file(opts.instrumenter_file)
         if opts.instrument:
             instrumenter.register()
-        if module is not None:
+        if code is not None:
             exec(code, module.__dict__)
         else:
             import runpy

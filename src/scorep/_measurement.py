@@ -107,7 +107,7 @@ class Measurement:
     current = None  # the running measurement of this process, if any
 
     def __init__(self, config, instrumenter="default", program_name="python", program_args=(),
-                 all_threads=True, verbose_stream=None):
+                 all_threads=True, verbose_stream=None, exclude_dirs=()):
         self.config = config
         name = default_instrumenter() if instrumenter == "default" else instrumenter
         self.instrumenter = INSTRUMENTERS[name]
@@ -116,6 +116,8 @@ class Measurement:
         self.program_name = program_name
         self.program_args = list(program_args)
         self.all_threads = all_threads
+        # Code under these directories is never recorded; scorep's own always.
+        self.exclude_dirs = [PACKAGE_DIR] + [os.path.abspath(d) for d in exclude_dirs]
         self.verbose_stream = verbose_stream or sys.stderr
         self.experiment_dir = None
         self.moved_aside = None
@@ -160,7 +162,7 @@ class Measurement:
                 machine_name=self.config["SCOREP_MACHINE_NAME"],
                 node_name=_config.node_name(),
                 creator="scorep (Python measurement tool)",
-                package_dir=PACKAGE_DIR,
+                exclude_dirs=self.exclude_dirs,
                 cwd=cwd,
                 instrumenter=self.instrumenter,
                 thread_name=threading.current_thread().name,

@@ -28,21 +28,22 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     static char *keywords[] = {"experiment_dir", "tracing", "profiling", "verbose", "all_threads",
                                "total_memory", "timer", "max_callpath_depth", "profile_base_name",
                                "program_name", "program_args", "machine_name", "node_name",
-                               "creator", "package_dir", "cwd", "instrumenter", "thread_name",
+                               "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     unsigned long long total_memory = 16000ULL * 1024;
     const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
-    const char *package_dir = NULL, *cwd = NULL;
+    const char *cwd = NULL;
+    PyObject *exclude_dirs = NULL;
     unsigned int max_depth = 30;
     PyObject *program_args = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssssssp", keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOsssp", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
                                      &program_args, &config.machine_name, &config.node_name,
-                                     &config.creator, &package_dir, &cwd, &instrumenter,
+                                     &config.creator, &exclude_dirs, &cwd, &instrumenter,
                                      &thread_name, &do_register))
         return NULL;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
@@ -99,7 +100,26 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_RuntimeError, err);
         return NULL;
     }
-    if (sp_python_adapter_start(package_dir, cwd, kind) != 0) {
+    PyObject *excluded = exclude_dirs ? PySequence_Fast(exclude_dirs, "exclude_dirs must be a sequence of str") : PyTuple_New(0);
+    if (!excluded) {
+        sp_measurement_finalize(0, NULL, err, sizeof err);
+        return NULL;
+    }
+    Py_ssize_t nexcluded = PySequence_Fast_GET_SIZE(excluded);
+    const char **dirs = PyMem_Calloc((size_t)nexcluded + 1, sizeof *dirs);
+    int started = dirs ? 0 : -1;
+    for (Py_ssize_t i = 0; dirs && i < nexcluded; i++) {
+        dirs[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(excluded, i));
+        if (!dirs[i])
+            started = -1;
+    }
+    if (started == 0)
+        started = sp_python_adapter_start(dirs, (size_t)nexcluded, cwd, kind);
+    PyMem_Free(dirs);
+    Py_DECREF(excluded);
+    if (started != 0) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
         sp_measurement_finalize(0, NULL, err, sizeof err);
         return NULL;
     }

@@ -25,7 +25,8 @@ static struct {
     Py_ssize_t code_extra_index; /* our slot in every code object (co_extra) */
     sp_instrumenter_kind kind;
     bool registered;
-    char *package_dir;
+    char **exclude_dirs; /* code from below these is never recorded (scorep itself, ...) */
+    size_t exclude_count;
     char *cwd;
     uint32_t generation31; /* the measurement generation, as stored in co_extra */
 #if SP_HAVE_MONITORING
@@ -221,8 +222,9 @@ static bool define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObjec
     }
     if (!sp_path_absolute(adapter.cwd, filename, path, sizeof path))
         snprintf(path, sizeof path, "%s", filename);
-    if (adapter.package_dir && sp_path_is_within(path, adapter.package_dir))
-        goto done; /* the measurement's own code */
+    for (size_t i = 0; i < adapter.exclude_count; i++)
+        if (sp_path_is_within(path, adapter.exclude_dirs[i]))
+            goto done; /* the measurement's own code, or code its host excluded */
 
     if (!module) {
         if (!frame)
@@ -632,7 +634,17 @@ int sp_python_adapter_init(void)
     return 0;
 }
 
-int sp_python_adapter_start(const char *package_dir, const char *cwd, sp_instrumenter_kind kind)
+static void free_exclude_dirs(void)
+{
+    for (size_t i = 0; i < adapter.exclude_count; i++)
+        free(adapter.exclude_dirs[i]);
+    free(adapter.exclude_dirs);
+    adapter.exclude_dirs = NULL;
+    adapter.exclude_count = 0;
+}
+
+int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_count,
+                            const char *cwd, sp_instrumenter_kind kind)
 {
 #if !SP_HAVE_MONITORING
     if (kind == SP_INSTRUMENTER_MONITORING) {
@@ -640,13 +652,21 @@ int sp_python_adapter_start(const char *package_dir, const char *cwd, sp_instrum
         return -1;
     }
 #endif
-    free(adapter.package_dir);
+    free_exclude_dirs();
     free(adapter.cwd);
-    adapter.package_dir = package_dir ? strdup(package_dir) : NULL;
     adapter.cwd = strdup(cwd ? cwd : "/");
-    if ((package_dir && !adapter.package_dir) || !adapter.cwd) {
+    adapter.exclude_dirs = calloc(exclude_count ? exclude_count : 1, sizeof *adapter.exclude_dirs);
+    if (!adapter.cwd || !adapter.exclude_dirs) {
         PyErr_NoMemory();
         return -1;
+    }
+    for (size_t i = 0; i < exclude_count; i++) {
+        adapter.exclude_dirs[i] = strdup(exclude_dirs[i]);
+        if (!adapter.exclude_dirs[i]) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        adapter.exclude_count = i + 1;
     }
     adapter.kind = kind;
     adapter.registered = false;

@@ -21,9 +21,11 @@ typedef enum {
 /* Once per process, at module import. */
 int sp_python_adapter_init(void);
 
-/* Per measurement: where the scorep package lives (its functions are never recorded) and
- * the working directory relative source paths are resolved against. */
-int sp_python_adapter_start(const char *package_dir, const char *cwd, sp_instrumenter_kind kind);
+/* Per measurement: directories whose code is never recorded (the scorep package itself, a
+ * Jupyter kernel's machinery) and the working directory relative source paths are resolved
+ * against. */
+int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_count,
+                            const char *cwd, sp_instrumenter_kind kind);
 void sp_python_adapter_stop(void);
 
 int sp_python_register(void);
