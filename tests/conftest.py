@@ -1,0 +1,162 @@
+"""Shared test helpers: running programs under `python -m scorep` and reading what the
+measurement wrote back with the real consumers (the OTF2 library's reader, otf2-print).
+
+pytest itself runs on Debian's python3 (which has python3-otf2); the programs it measures
+run on every interpreter in SCOREP_TEST_PYTHONS as well (the `python` fixture), so the
+core tests cover 3.9-3.13.
+"""
+
+import collections
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+def _measured_pythons():
+    pythons = [sys.executable]
+    for path in os.environ.get("SCOREP_TEST_PYTHONS", "").split():
+        if path and os.path.exists(path) and path not in pythons:
+            pythons.append(path)
+    return pythons
+
+
+MEASURED_PYTHONS = _measured_pythons()
+
+
+def python_id(path):
+    out = subprocess.run([path, "-c", "import sys;print('py%d.%d' % sys.version_info[:2])"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or os.path.basename(path)
+
+
+def python_version(path):
+    out = subprocess.run([path, "-c", "import sys;print(*sys.version_info[:2])"],
+                         capture_output=True, text=True)
+    return tuple(int(x) for x in out.stdout.split())
+
+
+@pytest.fixture(params=MEASURED_PYTHONS, ids=[python_id(p) for p in MEASURED_PYTHONS])
+def python(request):
+    """Each interpreter the core is tested on."""
+    return request.param
+
+
+def scorep_env(experiment_dir=None, **extra):
+    env = dict(os.environ)
+    for name in list(env):
+        if name.startswith("SCOREP_") and name != "SCOREP_TEST_PYTHONS":
+            del env[name]
+    env["PYTHONPATH"] = str(SRC)
+    env.pop("PYTHONHOME", None)
+    if experiment_dir is not None:
+        env["SCOREP_EXPERIMENT_DIRECTORY"] = str(experiment_dir)
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run(args, env=None, cwd=None, timeout=120, input=None):
+    return subprocess.run([str(a) for a in args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, input=input)
+
+
+def run_scorep(python, args, experiment_dir=None, cwd=None, timeout=120, **env_vars):
+    """python -m scorep <args> with a clean SCOREP_* environment plus env_vars."""
+    env = scorep_env(experiment_dir, **env_vars)
+    return run([python, "-m", "scorep"] + list(args), env=env, cwd=cwd, timeout=timeout)
+
+
+def program(name):
+    return str(PROGRAMS / name)
+
+
+# ---- reading traces back -----------------------------------------------------------------
+
+Event = collections.namedtuple("Event", "location kind region time attrs")
+
+
+def otf2_print(archive, *flags):
+    """otf2-print output; the reader must not complain about anything."""
+    out = run(["otf2-print"] + list(flags) + [archive])
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == "", out.stderr
+    return out.stdout
+
+
+class Trace:
+    """An OTF2 archive read with the OTF2 library's Python reader (python3-otf2)."""
+
+    def __init__(self, experiment_dir):
+        import otf2
+
+        self.path = str(Path(experiment_dir) / "traces.otf2")
+        self.events = []
+        with otf2.reader.open(self.path) as reader:
+            defs = reader.definitions
+            self.clock = defs.clock_properties
+            self.regions = {r.name: r for r in defs.regions}
+            self.locations = [loc.name for loc in defs.locations]
+            self.location_groups = [g.name for g in defs.location_groups]
+            self.location_event_counts = {loc.name: loc.number_of_events for loc in defs.locations}
+            for location, event in reader.events:
+                kind = type(event).__name__
+                region = getattr(event, "region", None)
+                attrs = {}
+                for name in ("parameter", "value", "string", "measurement_mode", "exit_status",
+                             "program_name", "program_arguments", "stop_time"):
+                    if hasattr(event, name):
+                        value = getattr(event, name)
+                        attrs[name] = value.name if name == "parameter" else value
+                self.events.append(Event(location.name, kind,
+                                         region.name if region is not None else None,
+                                         event.time, attrs))
+
+    def of(self, kind=None, region=None, location=None):
+        return [e for e in self.events if (kind is None or e.kind == kind) and
+                (region is None or e.region == region) and
+                (location is None or e.location == location)]
+
+    def enters(self, region, location=None):
+        return len(self.of("Enter", region, location))
+
+    def leaves(self, region, location=None):
+        return len(self.of("Leave", region, location))
+
+    def check_nesting(self):
+        """Per location: timestamps never decrease and every leave closes the innermost
+        enter; nothing stays open. Returns the deepest stack seen."""
+        stacks, last, deepest = {}, {}, 0
+        for e in self.events:
+            assert e.time >= last.get(e.location, 0), "time goes backwards on %s" % e.location
+            last[e.location] = e.time
+            stack = stacks.setdefault(e.location, [])
+            if e.kind == "Enter":
+                stack.append(e.region)
+                deepest = max(deepest, len(stack))
+            elif e.kind == "Leave":
+                assert stack, "leave of %s without enter on %s" % (e.region, e.location)
+                top = stack.pop()
+                assert top == e.region, "leave of %s closes %s on %s" % (e.region, top, e.location)
+        for location, stack in stacks.items():
+            assert not stack, "regions left open on %s: %s" % (location, stack)
+        return deepest
+
+    def calls(self, location=None):
+        """(region, depth, enter time, leave time) of every call, in enter order."""
+        result, stacks = [], {}
+        for e in self.events:
+            if location is not None and e.location != location:
+                continue
+            stack = stacks.setdefault(e.location, [])
+            if e.kind == "Enter":
+                stack.append(len(result))
+                result.append([e.region, len(stack) - 1, e.time, None])
+            elif e.kind == "Leave":
+                result[stack.pop()][3] = e.time
+        return [tuple(c) for c in result]

@@ -1,0 +1,5 @@
+def fail():
+    raise RuntimeError("boom")
+
+
+fail()

@@ -1,0 +1,275 @@
+"""The command line of python -m scorep: what the measured program sees, what passes through,
+errors, configuration, the experiment directory, exits by exception and signal."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import PROGRAMS, Trace, otf2_print, program, run, run_scorep, scorep_env
+
+
+def plain(python, args, cwd):
+    return run([python] + list(args), env=scorep_env(), cwd=cwd)
+
+
+def test_help_lists_options_and_fastest_instrumenter(tmp_path):
+    out = run_scorep("python3", ["--help"], cwd=tmp_path)
+    assert out.returncode == 0 and out.stderr == ""
+    assert "--instrumenter-type" in out.stdout and "--noinstrumenter" in out.stdout
+    assert re.search(r"monitoring .*the fastest", out.stdout)
+    assert "SCOREP_TOTAL_MEMORY" in out.stdout
+    assert not list(tmp_path.iterdir())  # nothing measured, nothing created
+
+
+@pytest.mark.parametrize("args,message", [
+    ([], "scorep: no script given (see python -m scorep --help)\n"),
+    (["--frobnicate", "x.py"], None),
+    (["--instrumenter-type=fast", "x.py"], None),
+    (["/nonexistent/x.py"], "scorep: can't open file '/nonexistent/x.py': "
+                            "[Errno 2] No such file or directory\n"),
+    (["-m", "no_such_module_here"], "scorep: No module named no_such_module_here\n"),
+])
+def test_usage_errors(tmp_path, args, message):
+    out = run_scorep("python3", args, cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("scorep: ")
+    if message:
+        assert out.stderr == message
+    if args and args[0] == "--frobnicate":
+        assert "unknown option --frobnicate; valid options:" in out.stderr
+        assert "--noinstrumenter" in out.stderr and "--mpp=..." in out.stderr
+    if args and args[0].startswith("--instrumenter-type"):
+        assert "valid types: monitoring, cProfile, profile, cTrace, trace, dummy" in out.stderr
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("variable,value,expected", [
+    ("SCOREP_TOTAL_MEMORY", "lots", "scorep: SCOREP_TOTAL_MEMORY='lots' is not a memory size"),
+    ("SCOREP_TOTAL_MEMORY", "10k", "scorep: SCOREP_TOTAL_MEMORY='10k' is too small"),
+    ("SCOREP_ENABLE_TRACING", "maybe", "scorep: SCOREP_ENABLE_TRACING='maybe' is not a boolean"),
+    ("SCOREP_TIMER", "sundial", "scorep: SCOREP_TIMER='sundial' is not a timer (use tsc or "
+                                "clock_gettime)"),
+    ("SCOREP_PROFILING_MAX_CALLPATH_DEPTH", "-3", "scorep: SCOREP_PROFILING_MAX_CALLPATH_DEPTH="),
+])
+def test_invalid_configuration(tmp_path, variable, value, expected):
+    out = run_scorep("python3", [program("calls.py")], cwd=tmp_path, **{variable: value})
+    assert out.returncode == 1
+    assert out.stdout == ""
+    assert out.stderr.startswith(expected) and out.stderr.count("\n") == 1
+    assert not list(tmp_path.iterdir())
+
+
+def test_script_sees_what_plain_python_gives(python, tmp_path):
+    (tmp_path / "sub").mkdir()
+    script = tmp_path / "sub" / "probe.py"
+    script.write_text((PROGRAMS / "probe.py").read_text())
+    expected = plain(python, ["sub/probe.py", "a", "-v", "--x"], tmp_path)
+    measured = run_scorep(python, ["sub/probe.py", "a", "-v", "--x"], tmp_path / "exp",
+                          cwd=tmp_path)
+    assert measured.returncode == expected.returncode == 0
+    assert measured.stdout == expected.stdout
+    assert "main is me True" in measured.stdout
+    assert measured.stderr == ""
+
+
+def test_double_dash_ends_options(python, tmp_path):
+    script = tmp_path / "-odd.py"
+    script.write_text("import sys\nprint(sys.argv)\n")
+    out = run_scorep(python, ["--verbose", "--", "-odd.py", "--help"], tmp_path / "exp",
+                     cwd=tmp_path)
+    assert out.returncode == 0
+    assert out.stdout == "['-odd.py', '--help']\n"
+
+
+def test_module_and_code_modes_match_python(python, tmp_path):
+    (tmp_path / "probe.py").write_text((PROGRAMS / "probe.py").read_text())
+    expected = plain(python, ["-m", "probe", "x"], tmp_path)
+    measured = run_scorep(python, ["-m", "probe", "x"], tmp_path / "exp1", cwd=tmp_path)
+    assert measured.stdout == expected.stdout and measured.returncode == 0, measured.stderr
+    code = "import sys; print(sys.argv, repr(sys.path[0]), __name__, sorted(globals()))"
+    expected = plain(python, ["-c", code, "y"], tmp_path)
+    measured = run_scorep(python, ["-c", code, "y"], tmp_path / "exp2", cwd=tmp_path)
+    assert measured.stdout == expected.stdout and measured.returncode == 0, measured.stderr
+
+
+def test_exception_traceback_and_status_pass_through(python, tmp_path):
+    for script in ("raises.py", "syntax_error.py"):
+        expected = plain(python, [program(script)], tmp_path)
+        measured = run_scorep(python, [program(script)], tmp_path / ("exp-" + script),
+                              cwd=tmp_path)
+        assert measured.returncode == expected.returncode == 1
+        assert measured.stdout == expected.stdout
+        assert measured.stderr == expected.stderr
+    assert "RuntimeError: boom" in measured.stderr or "SyntaxError" in measured.stderr
+
+
+def test_exit_status_and_output(python, tmp_path):
+    out = run_scorep(python, [program("calls.py"), "3"], tmp_path / "exp", cwd=tmp_path,
+                     SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 3
+    assert out.stdout == "argv ['3']\n"
+    assert out.stderr == ""
+
+
+def test_pickle_and_multiprocessing_of_main(python, tmp_path):
+    for method in ("fork", "spawn"):
+        exp = tmp_path / ("exp-" + method)
+        out = run_scorep(python, [program("picklable.py"), method], exp, cwd=tmp_path,
+                         SCOREP_ENABLE_TRACING="true")
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == "True 3 16\n[0, 1, 4, 9, 16]\n"
+        trace = Trace(exp)  # a forked child must not have written into it
+        trace.check_nesting()
+        assert trace.enters("__main__.Point:__init__") == 1
+
+
+def test_instrumenter_file_runs_before_the_script(python, tmp_path):
+    exp = tmp_path / "exp"
+    out = run_scorep(python, ["--noinstrumenter", "--instrumenter-file=" + program("external.py"),
+                              program("uses_helper.py")], exp, cwd=tmp_path,
+                     SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0 and out.stdout == "42\n", out.stderr
+    trace = Trace(exp)
+    assert trace.enters("user:wrapped") == 1
+    assert trace.enters("helper:twice") == 0  # --noinstrumenter
+
+
+def test_score_p_flags_are_accepted(tmp_path):
+    out = run_scorep("python3", ["--mpp=mpi", "--thread=pthread", "--io=runtime:posix",
+                                 "--nocompiler", "--compiler", "--user", "--keep-files",
+                                 program("calls.py")], tmp_path / "exp", cwd=tmp_path)
+    assert out.returncode == 0 and out.stderr == "" and out.stdout == "argv []\n"
+
+
+def test_noinstrumenter_midstack_enable_is_balanced(python, tmp_path):
+    exp = tmp_path / "exp"
+    out = run_scorep(python, ["--noinstrumenter", program("midstack.py")], exp, cwd=tmp_path,
+                     SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0 and out.stdout == "midstack done\n", out.stderr
+    trace = Trace(exp)
+    trace.check_nesting()
+    # Registered inside starts_recording: its leaf() and the two in outer() after it
+    # (minus the one under disable()) and the one in stops_recording().
+    assert trace.enters("__main__:leaf") == 4
+    assert trace.enters("__main__:outer") == 0
+    assert trace.enters("user_instrumenter:section") == 1
+
+
+def test_force_finalize(python, tmp_path):
+    exp = tmp_path / "exp"
+    out = run_scorep(python, [program("finalize_early.py")], exp, cwd=tmp_path,
+                     SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0 and out.stdout == "before\nafter\n", out.stderr
+    trace = Trace(exp)
+    trace.check_nesting()
+    assert trace.enters("__main__:before") == 1
+    assert trace.enters("__main__:after") == 0
+
+
+def test_plain_python_api_is_a_silent_noop(python, tmp_path):
+    for script in ("user_api.py", "midstack.py", "finalize_early.py"):
+        out = plain(python, [program(script)], tmp_path)
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_experiment_directory_default_name_cfg_and_manifest(tmp_path):
+    out = run_scorep("python3", [program("calls.py")], None, cwd=tmp_path)
+    assert out.returncode == 0 and out.stderr == ""
+    dirs = list(tmp_path.iterdir())
+    assert len(dirs) == 1 and re.fullmatch(r"scorep-\d{8}_\d{4}_\d+", dirs[0].name)
+    cfg = (dirs[0] / "scorep.cfg").read_text().splitlines()
+    assert "SCOREP_ENABLE_PROFILING=true" in cfg
+    assert "SCOREP_ENABLE_TRACING=false" in cfg
+    assert "SCOREP_TOTAL_MEMORY=16384000" in cfg
+    assert "SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=true" in cfg
+    assert any(re.fullmatch(r"SCOREP_TIMER=(tsc|clock_gettime)", line) for line in cfg)
+    manifest = (dirs[0] / "MANIFEST.md").read_text()
+    assert "`scorep.cfg`" in manifest and "traces.otf2" not in manifest
+
+
+def test_existing_experiment_directory_is_moved_aside(tmp_path):
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    (exp / "old-result.txt").write_text("keep me")
+    out = run_scorep("python3", [program("calls.py")], exp, cwd=tmp_path,
+                     SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0 and out.stderr == ""
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith("exp-")]
+    assert len(moved) == 1 and (moved[0] / "old-result.txt").read_text() == "keep me"
+    assert (exp / "traces.otf2").exists() and not (exp / "old-result.txt").exists()
+    # An empty directory is simply used.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = run_scorep("python3", [program("calls.py")], empty, cwd=tmp_path)
+    assert out.returncode == 0 and (empty / "scorep.cfg").exists()
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith("empty")]) == 1
+
+
+def test_existing_experiment_directory_without_overwrite_is_an_error(tmp_path):
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    (exp / "old").write_text("x")
+    out = run_scorep("python3", [program("calls.py")], exp, cwd=tmp_path,
+                     SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY="false")
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr == ("scorep: experiment directory %s exists and "
+                          "SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY is false\n" % exp)
+    assert sorted(p.name for p in exp.iterdir()) == ["old"]
+
+
+def test_verbose_reports_on_stderr_only(tmp_path):
+    out = run_scorep("python3", ["-v", program("calls.py")], tmp_path / "exp", cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout == "argv []\n"
+    lines = out.stderr.splitlines()
+    assert lines and all(line.startswith("scorep: ") for line in lines)
+    assert any("results are in %s" % (tmp_path / "exp") in line for line in lines)
+
+
+def test_memory_budget_flushes_are_marked_and_reported(python, tmp_path):
+    exp = tmp_path / "exp"
+    out = run_scorep(python, [program("many_calls.py")], exp, cwd=tmp_path,
+                     SCOREP_ENABLE_TRACING="true", SCOREP_TOTAL_MEMORY="1M")
+    assert out.returncode == 0 and out.stdout == "done\n"
+    assert re.fullmatch(r"scorep: the trace buffers were flushed to disk \d+ time\(s\) during "
+                        r"the run \(SCOREP_TOTAL_MEMORY=1048576 bytes was used up\); .*\n",
+                        out.stderr)
+    trace = Trace(exp)
+    trace.check_nesting()
+    assert trace.enters("__main__:tiny") == 200000  # nothing dropped
+    flushes = trace.of("BufferFlush")
+    assert flushes and all(f.attrs["stop_time"] >= f.time for f in flushes)
+
+
+def _run_until_ready(python, tmp_path, exp):
+    env = scorep_env(exp, SCOREP_ENABLE_TRACING="true")
+    proc = subprocess.Popen([python, "-m", "scorep", program("signals.py")], env=env,
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline() == "ready\n"
+    time.sleep(0.2)
+    return proc
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signals_leave_a_readable_experiment(python, tmp_path, signum):
+    exp = tmp_path / "exp"
+    proc = _run_until_ready(python, tmp_path, exp)
+    proc.send_signal(signum)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == -signum  # the process still ends by the signal
+    if signum == signal.SIGINT:
+        assert "KeyboardInterrupt" in stderr
+    else:
+        assert stderr == ""
+    trace = Trace(exp)
+    trace.check_nesting()
+    assert trace.enters("__main__:spin") > 0
+    end, = trace.of("ProgramEnd")
+    assert end.attrs["exit_status"] == 128 + signum
+    otf2_print(str(exp / "traces.otf2"))
