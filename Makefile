@@ -72,19 +72,22 @@ $(EXT_MODULE): $(EXT_OBJS)
 	@$(CC) -shared -o $@ $^ $(OTF2_LIBS) -lpthread
 endif
 
-# C unit tests of the core (no Python): once plain, once under ASan+UBSan.
+# C unit tests of the core and substrates (no Python): once plain, once under ASan+UBSan.
+CORE_TEST_SRC := $(CORE_SRC) $(sort $(wildcard $(NATIVE)/substrates/*.c))
 CTEST_SRC := $(sort $(wildcard tests/c/test_*.c))
 CTEST_BIN := $(patsubst tests/c/%.c,build/ctest/%,$(CTEST_SRC))
 CTEST_SAN_BIN := $(patsubst tests/c/%.c,build/ctest-san/%,$(CTEST_SRC))
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-build/ctest/%: tests/c/%.c $(CORE_SRC) $(HEADERS) tests/c/ctest.h
+build/ctest/%: tests/c/%.c $(CORE_TEST_SRC) $(HEADERS) tests/c/ctest.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -O1 $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CORE_SRC) $(OTF2_LIBS) -lpthread -lm
+	@echo "  CC  $@"
+	@$(CC) $(CFLAGS_BASE) -O1 $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CORE_TEST_SRC) $(OTF2_LIBS) -lpthread -lm
 
-build/ctest-san/%: tests/c/%.c $(CORE_SRC) $(HEADERS) tests/c/ctest.h
+build/ctest-san/%: tests/c/%.c $(CORE_TEST_SRC) $(HEADERS) tests/c/ctest.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -O1 $(SANITIZE) $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CORE_SRC) $(OTF2_LIBS) -lpthread -lm
+	@echo "  CC  $@ (ASan+UBSan)"
+	@$(CC) $(CFLAGS_BASE) -O1 $(SANITIZE) $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CORE_TEST_SRC) $(OTF2_LIBS) -lpthread -lm
 
 ctest: deps $(CTEST_BIN)
 	@for t in $(CTEST_BIN); do $$t || exit 1; done
