@@ -153,13 +153,16 @@ def test_error_region(python, tmp_path):
     assert trace.enters("user:b") == 1
 
 
-@pytest.mark.parametrize("instrumenter", ["cProfile", "profile", "cTrace", "trace", "monitoring"])
+@pytest.mark.parametrize("instrumenter", ["cProfile", "profile", "cTrace", "trace", "monitoring",
+                                          "eval"])
 def test_instrumenter_types_record_the_same(python, tmp_path, instrumenter):
-    if instrumenter == "monitoring" and python_version(python) < (3, 12):
+    modern = python_version(python) >= (3, 12)
+    if (instrumenter == "monitoring" and not modern) or (instrumenter == "eval" and modern):
         out, _ = trace_of(python, tmp_path, "calls.py",
-                          options=["--instrumenter-type=monitoring"])
+                          options=["--instrumenter-type=" + instrumenter])
         assert out.returncode == 1
         assert out.stderr.startswith("scorep: ") and "3.12" in out.stderr
+        assert out.stderr.count("\n") == 1
         return
     out, exp = trace_of(python, tmp_path, "calls.py",
                         options=["--instrumenter-type=" + instrumenter])

@@ -30,9 +30,12 @@ options:
                              no automatic instrumentation until the program enables it
                              (scorep.instrumenter.enable() / register()); user regions work
   --instrumenter-type=TYPE   how Python calls are recorded:
-                               monitoring  sys.monitoring (Python 3.12+); the fastest and
+                               monitoring  sys.monitoring (Python 3.12+): the fastest and
                                            the default there
-                               cProfile    C-level profile hook; the default before 3.12
+                               eval        frame evaluation hook (PEP 523, Python before
+                                           3.12): the fastest and the default there
+                               cProfile    C-level profile hook (slower: it switches the
+                                           interpreter into its tracing mode)
                                profile     same as cProfile
                                cTrace      C-level trace hook: the same events, slower
                                trace       same as cTrace

@@ -20,7 +20,8 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # The instrumenter names of the original bindings map onto our implementations.
 INSTRUMENTERS = {
-    "monitoring": "monitoring",  # sys.monitoring, 3.12+: the fastest
+    "monitoring": "monitoring",  # sys.monitoring, 3.12+: the fastest there
+    "eval": "eval",              # frame evaluation (PEP 523), before 3.12: the fastest there
     "cProfile": "profile",       # C-level profile hook
     "profile": "profile",
     "cTrace": "trace",           # C-level trace hook: same events, slower (line events)
@@ -30,7 +31,7 @@ INSTRUMENTERS = {
 
 
 def default_instrumenter():
-    return "monitoring" if sys.version_info >= (3, 12) else "cProfile"
+    return "monitoring" if sys.version_info >= (3, 12) else "eval"
 
 
 class MeasurementError(RuntimeError):
@@ -112,7 +113,11 @@ class Measurement:
         name = default_instrumenter() if instrumenter == "default" else instrumenter
         self.instrumenter = INSTRUMENTERS[name]
         if self.instrumenter == "monitoring" and sys.version_info < (3, 12):
-            raise MeasurementError("--instrumenter-type=monitoring needs Python 3.12 or newer")
+            raise MeasurementError("--instrumenter-type=monitoring needs Python 3.12 or newer "
+                                   "(use eval, the fastest before 3.12)")
+        if self.instrumenter == "eval" and sys.version_info >= (3, 12):
+            raise MeasurementError("--instrumenter-type=eval is for Python before 3.12 "
+                                   "(use monitoring, the fastest from 3.12 on)")
         self.program_name = program_name
         self.program_args = list(program_args)
         self.all_threads = all_threads

@@ -19,6 +19,8 @@ static sp_instrumenter_kind parse_instrumenter(const char *name)
         return SP_INSTRUMENTER_TRACE;
     if (strcmp(name, "none") == 0)
         return SP_INSTRUMENTER_NONE;
+    if (strcmp(name, "eval") == 0)
+        return SP_INSTRUMENTER_EVAL;
     return (sp_instrumenter_kind)-1;
 }
 

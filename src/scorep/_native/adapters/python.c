@@ -4,6 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+/* 3.11 evaluates _PyInterpreterFrame structs; their layout is only in the internal headers. */
+#define Py_BUILD_CORE
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+#endif
+
 #include "core/paths.h"
 
 #if PY_VERSION_HEX >= 0x030C0000
@@ -152,6 +159,19 @@ static PyObject *legacy_qualname(PyCodeObject *code, PyFrameObject *frame)
 }
 #endif
 
+static PyObject *globals_module_name(PyObject *globals)
+{
+    PyObject *name = NULL;
+    if (globals && PyDict_Check(globals)) {
+        name = PyDict_GetItemString(globals, "__name__");
+        if (name && PyUnicode_Check(name))
+            Py_INCREF(name);
+        else
+            name = NULL;
+    }
+    return name;
+}
+
 static PyObject *frame_module_name(PyFrameObject *frame)
 {
     if (!frame)
@@ -162,14 +182,7 @@ static PyObject *frame_module_name(PyFrameObject *frame)
     PyObject *globals = frame->f_globals;
     Py_XINCREF(globals);
 #endif
-    PyObject *name = NULL;
-    if (globals && PyDict_Check(globals)) {
-        name = PyDict_GetItemString(globals, "__name__");
-        if (name && PyUnicode_Check(name))
-            Py_INCREF(name);
-        else
-            name = NULL;
-    }
+    PyObject *name = globals_module_name(globals);
     Py_XDECREF(globals);
     return name;
 }
@@ -209,8 +222,10 @@ static char *region_name(const char *module, const char *qualname)
     return name;
 }
 
-static bool define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *module,
-                               PyObject *qualname, uint32_t *region)
+/* `frame` (when known) is the frame about to run or running `code`; `globals` those of the
+ * function when there is no frame object yet (frame evaluation on 3.11). */
+static bool define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
+                               PyObject *module, PyObject *qualname, uint32_t *region)
 {
     bool recorded = false;
     PyObject *own_module = NULL, *own_qualname = NULL;
@@ -226,7 +241,9 @@ static bool define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObjec
         if (sp_path_is_within(path, adapter.exclude_dirs[i]))
             goto done; /* the measurement's own code, or code its host excluded */
 
-    if (!module) {
+    if (!module && globals) {
+        module = own_module = globals_module_name(globals);
+    } else if (!module) {
         if (!frame)
             frame = PyEval_GetFrame();
         module = own_module = frame_module_name(frame);
@@ -277,7 +294,7 @@ bool sp_python_code_region(PyCodeObject *code, PyObject *module, PyObject *qualn
     if (cached >= 0)
         return cached == 1;
     sp_thread.busy++;
-    bool recorded = define_code_region(code, NULL, module, qualname, region);
+    bool recorded = define_code_region(code, NULL, NULL, module, qualname, region);
     sp_thread.busy--;
     return recorded;
 }
@@ -354,13 +371,14 @@ static inline sp_location *event_location(void)
     return attach_thread();
 }
 
-static inline bool code_region(PyCodeObject *code, PyFrameObject *frame, uint32_t *region)
+static inline bool code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
+                               uint32_t *region)
 {
     int cached = cached_region(code, region);
     if (cached >= 0)
         return cached == 1;
     sp_thread.busy++;
-    bool recorded = define_code_region(code, frame, NULL, NULL, region);
+    bool recorded = define_code_region(code, frame, globals, NULL, NULL, region);
     sp_thread.busy--;
     return recorded;
 }
@@ -384,7 +402,7 @@ static PyObject *on_py_enter(PyObject *self, PyObject *const *args, Py_ssize_t n
         Py_RETURN_NONE;
     PyCodeObject *code = (PyCodeObject *)args[0];
     uint32_t region;
-    if (!code_region(code, NULL, &region))
+    if (!code_region(code, NULL, NULL, &region))
         return switch_off();
     sp_enter(loc, region, (uintptr_t)code, time);
     Py_RETURN_NONE;
@@ -400,7 +418,7 @@ static PyObject *on_py_throw(PyObject *self, PyObject *const *args, Py_ssize_t n
         Py_RETURN_NONE;
     PyCodeObject *code = (PyCodeObject *)args[0];
     uint32_t region;
-    if (code_region(code, NULL, &region))
+    if (code_region(code, NULL, NULL, &region))
         sp_enter(loc, region, (uintptr_t)code, time);
     Py_RETURN_NONE;
 }
@@ -568,7 +586,7 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 #endif
     uint32_t region;
     if (what == PyTrace_CALL) {
-        if (code_region(code, frame, &region))
+        if (code_region(code, frame, NULL, &region))
             sp_enter(loc, region, (uintptr_t)code, time);
     } else if ((loc->depth && loc->stack[loc->depth - 1].key == (uintptr_t)code) ||
                cached_region(code, &region) != 0) {
@@ -614,6 +632,77 @@ void sp_python_thread_started(void)
 #endif
 }
 
+/* ---- PEP 523: wrapping frame evaluation (before 3.12) ------------------------------------
+ * One call of ours per evaluation of a frame: a function call, or a generator/coroutine
+ * resuming; the evaluation returns at return, yield/await and exception. Unlike the profile
+ * hook this leaves the interpreter's fast paths on. */
+
+#if PY_VERSION_HEX < 0x030C0000
+#define SP_HAVE_EVAL 1
+#if PY_VERSION_HEX >= 0x030B0000
+typedef struct _PyInterpreterFrame sp_eval_frame;
+#define EVAL_FRAME_CODE(f) ((f)->f_code)
+/* Calling a generator function evaluates its frame once to create the generator
+ * (RETURN_GENERATOR): that is no visit of the function. */
+#define EVAL_FRAME_CREATES_GENERATOR(f)                                                          \
+    (((f)->f_code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) &&              \
+     (f)->owner == FRAME_OWNED_BY_THREAD)
+#define EVAL_FRAME_OBJECT(f) NULL
+#define EVAL_FRAME_GLOBALS(f) ((f)->f_globals)
+#else
+typedef PyFrameObject sp_eval_frame;
+#define EVAL_FRAME_CODE(f) ((f)->f_code)
+#define EVAL_FRAME_CREATES_GENERATOR(f) 0
+#define EVAL_FRAME_OBJECT(f) (f)
+#define EVAL_FRAME_GLOBALS(f) ((f)->f_globals)
+#endif
+
+static _PyFrameEvalFunction previous_eval_frame;
+
+static PyObject *eval_frame(PyThreadState *tstate, sp_eval_frame *frame, int throwflag)
+{
+    uint64_t time = sp_clock_now();
+    sp_location *loc = event_location();
+    PyCodeObject *code = EVAL_FRAME_CODE(frame);
+    uint32_t region;
+    if (!loc || EVAL_FRAME_CREATES_GENERATOR(frame) ||
+        !code_region(code, EVAL_FRAME_OBJECT(frame), EVAL_FRAME_GLOBALS(frame), &region))
+        return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
+    sp_enter(loc, region, (uintptr_t)code, time);
+    PyObject *result = _PyEval_EvalFrameDefault(tstate, frame, throwflag);
+    time = sp_clock_now();
+    /* The location may have gone (the measurement finalized inside this call). */
+    loc = event_location();
+    if (loc)
+        sp_leave(loc, (uintptr_t)code, time);
+    return result;
+}
+
+static int eval_register(void)
+{
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    _PyFrameEvalFunction current = _PyInterpreterState_GetEvalFrameFunc(interp);
+    if (current != _PyEval_EvalFrameDefault && current != (_PyFrameEvalFunction)eval_frame) {
+        /* Another tool (a debugger) evaluates frames: fall back to the profile hook. */
+        adapter.kind = SP_INSTRUMENTER_PROFILE;
+        set_hook_all_threads(true);
+        return 0;
+    }
+    previous_eval_frame = current;
+    _PyInterpreterState_SetEvalFrameFunc(interp, (_PyFrameEvalFunction)eval_frame);
+    return 0;
+}
+
+static void eval_unregister(void)
+{
+    _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(),
+                                         previous_eval_frame ? previous_eval_frame
+                                                             : _PyEval_EvalFrameDefault);
+}
+#else
+#define SP_HAVE_EVAL 0
+#endif
+
 /* ---- control -------------------------------------------------------------------------- */
 
 int sp_python_adapter_init(void)
@@ -649,6 +738,13 @@ int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_coun
 #if !SP_HAVE_MONITORING
     if (kind == SP_INSTRUMENTER_MONITORING) {
         PyErr_SetString(PyExc_ValueError, "sys.monitoring needs Python 3.12 or newer");
+        return -1;
+    }
+#endif
+#if !SP_HAVE_EVAL
+    if (kind == SP_INSTRUMENTER_EVAL) {
+        PyErr_SetString(PyExc_ValueError, "the frame evaluation instrumenter is for Python "
+                                          "before 3.12; use monitoring");
         return -1;
     }
 #endif
@@ -702,6 +798,14 @@ int sp_python_register(void)
     case SP_INSTRUMENTER_TRACE:
         set_hook_all_threads(true);
         break;
+    case SP_INSTRUMENTER_EVAL:
+#if SP_HAVE_EVAL
+        if (eval_register() != 0)
+            return -1;
+        break;
+#else
+        return -1;
+#endif
     }
     adapter.registered = true;
     return 0;
@@ -724,6 +828,11 @@ int sp_python_unregister(void)
     case SP_INSTRUMENTER_PROFILE:
     case SP_INSTRUMENTER_TRACE:
         set_hook_all_threads(false);
+        break;
+    case SP_INSTRUMENTER_EVAL:
+#if SP_HAVE_EVAL
+        eval_unregister();
+#endif
         break;
     }
     return 0;

@@ -1,6 +1,8 @@
 /* The Python adapter: turns function calls, returns, yields and resumes of the interpreter
  * into core events. On 3.12+ through sys.monitoring (a filtered function's events are
- * switched off for good), before that through the C-level profile (or trace) hook. */
+ * switched off for good), before that by wrapping frame evaluation (PEP 523), which keeps
+ * the interpreter out of its slow tracing mode; the C-level profile and trace hooks remain
+ * as the original bindings' instrumenter types. */
 #ifndef SCOREP_ADAPTERS_PYTHON_H
 #define SCOREP_ADAPTERS_PYTHON_H
 
@@ -16,6 +18,7 @@ typedef enum {
     SP_INSTRUMENTER_MONITORING, /* sys.monitoring, 3.12+ */
     SP_INSTRUMENTER_PROFILE,    /* PyEval_SetProfile */
     SP_INSTRUMENTER_TRACE,      /* PyEval_SetTrace: the same events plus line events we skip */
+    SP_INSTRUMENTER_EVAL,       /* the frame evaluation API of PEP 523, before 3.12 */
 } sp_instrumenter_kind;
 
 /* Once per process, at module import. */

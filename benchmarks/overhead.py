@@ -1,0 +1,118 @@
+"""Overhead of scorep against the uninstrumented run and cProfile, measured in the same run.
+
+    python3 benchmarks/overhead.py [--repeat N] [--python PATH ...] [--workload NAME ...]
+
+For every interpreter and workload it runs, alternating, R times each:
+  plain            python workload.py
+  cProfile         python -m cProfile -o /dev/null workload.py
+  scorep:hooks     python -m scorep, profiling and tracing off: the instrumentation and the
+                   core's call stack, nothing recorded
+  scorep:profile   python -m scorep (profiling, the default)
+  scorep:trace     python -m scorep with SCOREP_ENABLE_TRACING=true, profiling off
+and prints the best work time (measured inside the program, without interpreter start-up
+and without writing results), the ratio to plain and to cProfile, and the extra ns per
+call+return (calls counted by a traced run).
+"""
+
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(os.path.dirname(HERE), "src")
+
+WORKLOADS = {
+    "fib": ["fib.py", "25"],
+    "tiny_loop": ["tiny_loop.py", "1000000"],
+    "numeric_loop": ["numeric_loop.py", "3000000"],
+    "realistic": ["realistic.py", "3"],
+}
+
+MODES = ["plain", "cProfile", "scorep:hooks", "scorep:profile", "scorep:trace"]
+
+
+def default_pythons():
+    pythons = ["/usr/bin/python3"]
+    for version in ("3.12", "3.13"):
+        found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/%s.*/bin/python%s"
+                                                    % (version, version))))
+        if found:
+            pythons.append(found[-1])
+    return pythons
+
+
+def command(python, mode, workload, experiment):
+    script = [os.path.join(HERE, "workloads", workload[0])] + workload[1:]
+    env = dict(os.environ, PYTHONPATH=SRC, SCOREP_EXPERIMENT_DIRECTORY=experiment)
+    for name in list(env):
+        if name.startswith("SCOREP_") and name != "SCOREP_EXPERIMENT_DIRECTORY":
+            del env[name]
+    if mode == "plain":
+        return [python] + script, env
+    if mode == "cProfile":
+        return [python, "-m", "cProfile", "-o", os.devnull] + script, env
+    if mode == "scorep:hooks":
+        env.update(SCOREP_ENABLE_PROFILING="false", SCOREP_ENABLE_TRACING="false")
+    elif mode == "scorep:profile":
+        env.update(SCOREP_ENABLE_PROFILING="true", SCOREP_ENABLE_TRACING="false")
+    elif mode == "scorep:trace":
+        env.update(SCOREP_ENABLE_PROFILING="false", SCOREP_ENABLE_TRACING="true",
+                   SCOREP_TOTAL_MEMORY="1G")
+    return [python, "-m", "scorep", "--verbose"] + script, env
+
+
+def run_once(python, mode, workload, tmp):
+    experiment = tempfile.mkdtemp(dir=tmp)
+    args, env = command(python, mode, workload, experiment)
+    out = subprocess.run(args, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit("benchmark run failed: %s\n%s" % (" ".join(args), out.stderr))
+    seconds = float(re.search(r"WORK_SECONDS ([0-9.e-]+)", out.stdout).group(1))
+    calls = re.search(r"(\d+) enter\(s\)", out.stderr)
+    subprocess.run(["rm", "-rf", experiment])
+    return seconds, int(calls.group(1)) if calls else None
+
+
+def version_of(python):
+    return subprocess.run([python, "-c", "import platform;print(platform.python_version())"],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--python", action="append")
+    parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS))
+    args = parser.parse_args()
+    pythons = args.python or default_pythons()
+    workloads = args.workload or list(WORKLOADS)
+    tmp = tempfile.mkdtemp(prefix="scorep-bench-")
+    print("%-8s %-13s %9s %-15s %9s %8s %9s %9s" % (
+        "python", "workload", "calls", "mode", "best[s]", "x plain", "x cProf", "ns/call"))
+    for python in pythons:
+        version = version_of(python)
+        for name in workloads:
+            best = {mode: float("inf") for mode in MODES}
+            calls = None
+            for _ in range(args.repeat):
+                for mode in MODES:  # alternating, so that drift hits all modes alike
+                    seconds, counted = run_once(python, mode, WORKLOADS[name], tmp)
+                    best[mode] = min(best[mode], seconds)
+                    if counted and mode == "scorep:trace":
+                        calls = counted
+            for mode in MODES:
+                ratio = best[mode] / best["plain"]
+                vs_cprofile = best[mode] / best["cProfile"]
+                ns = ((best[mode] - best["plain"]) / calls * 1e9) if calls else float("nan")
+                print("%-8s %-13s %9s %-15s %9.4f %8.2f %9.2f %9.1f" % (
+                    version, name, calls or "?", mode, best[mode], ratio, vs_cprofile, ns))
+            sys.stdout.flush()
+    subprocess.run(["rm", "-rf", tmp])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,13 @@
+"""Call-heavy: recursive Fibonacci (fib(25) makes 242785 calls)."""
+import sys
+import time
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 25
+start = time.perf_counter()
+fib(n)
+print("WORK_SECONDS", time.perf_counter() - start)
