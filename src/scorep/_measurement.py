@@ -264,6 +264,9 @@ class Measurement:
                 "(SCOREP_TOTAL_MEMORY=%d bytes was used up); the flushes are marked in the "
                 "trace. Raise SCOREP_TOTAL_MEMORY or filter regions to avoid them.\n"
                 % (r["trace_flushes"], self.config["SCOREP_TOTAL_MEMORY"]))
+        if r["trace_lost_records"]:
+            sys.stderr.write("scorep: %d trace record(s) were lost: memory for trace buffers "
+                             "could not be allocated\n" % r["trace_lost_records"])
         if not self.config.verbose:
             return
         seconds = (r["end_time"] - r["start_time"]) / r["ticks_per_second"]

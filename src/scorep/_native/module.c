@@ -174,6 +174,7 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "enters", PyLong_FromUnsignedLongLong(r.enters)) ||
         set_item(d, "unmatched_leaves", PyLong_FromUnsignedLongLong(r.unmatched_leaves)) ||
         set_item(d, "trace_flushes", PyLong_FromUnsignedLongLong(r.trace_flushes)) ||
+        set_item(d, "trace_lost_records", PyLong_FromUnsignedLongLong(r.trace_lost_records)) ||
         set_item(d, "memory_peak_bytes", PyLong_FromUnsignedLongLong(r.memory_peak_bytes)) ||
         set_item(d, "memory_over_budget_bytes",
                  PyLong_FromUnsignedLongLong(r.memory_over_budget_bytes)) ||

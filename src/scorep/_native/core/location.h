@@ -43,16 +43,25 @@ typedef struct sp_location {
     uint64_t enters;          /* recorded enters (visits) */
     uint64_t unmatched_leaves; /* leaves that matched no open frame (ignored) */
     uint32_t trace_flushes;   /* buffer flushes to disk during the run */
+    uint64_t trace_lost_records; /* not even an over-budget chunk could be allocated */
 
     /* Open rewind regions (scorep.user.rewind_begin), innermost last. */
     struct {
         uint32_t region;
         uint32_t depth; /* stack depth before its enter */
         uint64_t time;
+        void *trace_chunk; /* where the trace stood: rewinding goes back there */
+        void *trace_pos;
+        uint32_t trace_flushes;
     } rewind[8];
     uint32_t rewind_count;
 
-    void *trace_writer;       /* OTF2_EvtWriter of the trace substrate */
+    /* Trace substrate: the event path appends raw records at trace_pos; full chunks wait
+     * in a list until they are encoded into OTF2 (at a flush or at the end). */
+    struct sp_trace_record *trace_pos, *trace_end;
+    void *trace_chunk;
+    void *trace_full_first, *trace_full_last;
+    void *trace_writer;       /* OTF2_EvtWriter */
     struct sp_profile_location *profile;
 } sp_location;
 

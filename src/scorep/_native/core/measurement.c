@@ -352,12 +352,13 @@ void sp_rewind_begin(sp_location *loc, uint32_t region, uint64_t time)
     if (time < loc->last_time)
         time = loc->last_time;
     if (loc->rewind_count < sizeof loc->rewind / sizeof loc->rewind[0]) {
-        loc->rewind[loc->rewind_count].region = region;
-        loc->rewind[loc->rewind_count].depth = loc->depth;
-        loc->rewind[loc->rewind_count].time = time;
-        loc->rewind_count++;
+        __typeof__(loc->rewind[0]) *point = &loc->rewind[loc->rewind_count++];
+        point->region = region;
+        point->depth = loc->depth;
+        point->time = time;
+        point->trace_chunk = point->trace_pos = NULL;
         if (sp_meas.trace)
-            sp_trace_store_rewind_point(sp_meas.trace, loc, region);
+            sp_trace_mark(loc, &point->trace_chunk, &point->trace_pos, &point->trace_flushes);
     }
     sp_enter(loc, region, SP_KEY_NAMED | region, time);
 }
@@ -369,19 +370,18 @@ bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t tim
         r--;
     if (r == 0)
         return sp_leave(loc, SP_KEY_NAMED | region, time);
-    uint32_t depth = loc->rewind[r - 1].depth;
-    uint64_t begin_time = loc->rewind[r - 1].time;
+    __typeof__(loc->rewind[0]) point = loc->rewind[r - 1];
     loc->rewind_count = r - 1;
+    uint32_t depth = point.depth;
+    uint64_t begin_time = point.time;
     if (time < loc->last_time)
         time = loc->last_time;
     sync_recording(loc, time);
-    bool rewound = discard && loc->recording && depth < loc->depth &&
-                   sp_meas.trace && sp_trace_rewind(sp_meas.trace, loc, region);
-    if (!rewound) {
-        if (sp_meas.trace)
-            sp_trace_clear_rewind_point(sp_meas.trace, loc, region);
+    bool rewound = discard && loc->recording && depth < loc->depth && sp_meas.trace &&
+                   sp_trace_rewind(sp_meas.trace, loc, point.trace_chunk, point.trace_pos,
+                                   point.trace_flushes);
+    if (!rewound)
         return sp_leave(loc, SP_KEY_NAMED | region, time);
-    }
     /* The trace forgot every event since the rewind point; the frames opened since then
      * must not be left in it either. */
     loc->depth = depth;
@@ -442,8 +442,10 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
         status = sp_trace_close(m->trace, err, errlen);
         m->trace = NULL;
     }
-    for (uint32_t i = 0; i < nlocs; i++)
+    for (uint32_t i = 0; i < nlocs; i++) {
         r.trace_flushes += m->locations[i]->trace_flushes;
+        r.trace_lost_records += m->locations[i]->trace_lost_records;
+    }
     r.memory_peak_bytes = (uint64_t)m->pool.peak_chunks * m->pool.chunk_size;
     r.memory_over_budget_bytes = (uint64_t)m->pool.over_budget_chunks * m->pool.chunk_size;
     if (results)

@@ -50,6 +50,7 @@ typedef struct sp_results {
     uint64_t enters;
     uint64_t unmatched_leaves;
     uint64_t trace_flushes;
+    uint64_t trace_lost_records;
     uint64_t memory_peak_bytes;
     uint64_t memory_over_budget_bytes;
     uint32_t max_depth;

@@ -6,12 +6,224 @@
 
 #include <otf2/OTF2_Pthread_Locks.h>
 
-/* ---- memory: event chunks come out of the measurement's budget ------------------------ */
+/* ---- raw chunks ---------------------------------------------------------------------- */
+
+typedef struct raw_chunk {
+    struct raw_chunk *next;
+    sp_trace_record *used_end; /* set when the chunk is full */
+} raw_chunk;
+
+#define CHUNK_RECORDS(c) ((sp_trace_record *)((char *)(c) + sizeof(raw_chunk)))
+#define CHUNK_END(c) ((sp_trace_record *)((char *)(c) + SP_TRACE_CHUNK_SIZE))
+
+/* Where records go when not even an over-budget chunk could be allocated: they are lost
+ * (counted), and the next record tries again. Per thread, so that no two locations share
+ * it. */
+static SP_TLS sp_trace_record lost_records[4];
+
+static void use_chunk(sp_location *loc, raw_chunk *chunk)
+{
+    chunk->next = NULL;
+    chunk->used_end = NULL;
+    loc->trace_chunk = chunk;
+    loc->trace_pos = CHUNK_RECORDS(chunk);
+    loc->trace_end = CHUNK_END(chunk);
+}
+
+static void retire_current_chunk(sp_location *loc)
+{
+    raw_chunk *chunk = loc->trace_chunk;
+    if (!chunk)
+        return;
+    chunk->used_end = loc->trace_pos;
+    chunk->next = NULL;
+    if (loc->trace_full_last)
+        ((raw_chunk *)loc->trace_full_last)->next = chunk;
+    else
+        loc->trace_full_first = chunk;
+    loc->trace_full_last = chunk;
+    loc->trace_chunk = NULL;
+    loc->trace_pos = loc->trace_end = NULL;
+}
+
+/* ---- encoding raw records into OTF2 -------------------------------------------------- */
+
+static inline void check(sp_trace *trace, OTF2_ErrorCode status, const char *what)
+{
+    if (status == OTF2_SUCCESS)
+        return;
+    if (trace->errors++ == 0)
+        snprintf(trace->first_error, sizeof trace->first_error, "%s: %s", what,
+                 OTF2_Error_GetName(status));
+}
+
+static OTF2_ErrorCode program_begin(sp_trace *trace, OTF2_EvtWriter *writer, uint64_t time)
+{
+    sp_measurement *m = trace->meas;
+    uint32_t name = sp_defs_string(&m->defs, m->config.program_name);
+    uint32_t argc = m->config.program_argc;
+    OTF2_StringRef *args = argc ? calloc(argc, sizeof *args) : NULL;
+    if (argc && !args)
+        argc = 0;
+    for (uint32_t i = 0; i < argc; i++)
+        args[i] = sp_defs_string(&m->defs, m->config.program_args[i]);
+    OTF2_ErrorCode s = OTF2_EvtWriter_ProgramBegin(writer, NULL, time, name, argc, args);
+    free(args);
+    return s;
+}
+
+static void encode_records(sp_trace *trace, sp_location *loc, const sp_trace_record *r,
+                           const sp_trace_record *end)
+{
+    OTF2_EvtWriter *w = loc->trace_writer;
+    while (r < end) {
+        const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
+        switch (r->kind) {
+        case SP_REC_ENTER:
+            check(trace, OTF2_EvtWriter_Enter(w, NULL, r->time, r->ref), "Enter");
+            r++;
+            break;
+        case SP_REC_LEAVE:
+            check(trace, OTF2_EvtWriter_Leave(w, NULL, r->time, r->ref), "Leave");
+            r++;
+            break;
+        case SP_REC_PARAMETER_INT:
+            check(trace, OTF2_EvtWriter_ParameterInt(w, NULL, r->time, r->ref, (int64_t)p->value),
+                  "ParameterInt");
+            r += 2;
+            break;
+        case SP_REC_PARAMETER_UINT:
+            check(trace, OTF2_EvtWriter_ParameterUnsignedInt(w, NULL, r->time, r->ref, p->value),
+                  "ParameterUnsignedInt");
+            r += 2;
+            break;
+        case SP_REC_PARAMETER_STRING:
+            check(trace, OTF2_EvtWriter_ParameterString(w, NULL, r->time, r->ref,
+                                                        (OTF2_StringRef)p->value),
+                  "ParameterString");
+            r += 2;
+            break;
+        case SP_REC_MEASUREMENT_ON:
+        case SP_REC_MEASUREMENT_OFF:
+            check(trace, OTF2_EvtWriter_MeasurementOnOff(w, NULL, r->time,
+                                                         r->kind == SP_REC_MEASUREMENT_ON
+                                                             ? OTF2_MEASUREMENT_ON
+                                                             : OTF2_MEASUREMENT_OFF),
+                  "MeasurementOnOff");
+            r++;
+            break;
+        case SP_REC_PROGRAM_BEGIN:
+            check(trace, program_begin(trace, w, r->time), "ProgramBegin");
+            r++;
+            break;
+        case SP_REC_PROGRAM_END:
+            check(trace, OTF2_EvtWriter_ProgramEnd(w, NULL, r->time, (int64_t)p->value),
+                  "ProgramEnd");
+            r += 2;
+            break;
+        case SP_REC_BUFFER_FLUSH:
+            check(trace, OTF2_EvtWriter_BufferFlush(w, NULL, r->time, p->value), "BufferFlush");
+            r += 2;
+            break;
+        default:
+            check(trace, OTF2_ERROR_INVALID_DATA, "unknown raw record");
+            return;
+        }
+    }
+}
+
+/* Encodes the location's full chunks and gives them back to the budget. */
+static void encode_full_chunks(sp_trace *trace, sp_location *loc)
+{
+    raw_chunk *chunk = loc->trace_full_first;
+    while (chunk) {
+        raw_chunk *next = chunk->next;
+        encode_records(trace, loc, CHUNK_RECORDS(chunk), chunk->used_end);
+        sp_chunk_pool_put(&trace->meas->pool, chunk);
+        chunk = next;
+    }
+    loc->trace_full_first = loc->trace_full_last = NULL;
+}
+
+sp_trace_record *sp_trace_next_chunk(sp_trace *trace, sp_location *loc, unsigned count)
+{
+    sp_chunk_pool *pool = &trace->meas->pool;
+    if (!loc->trace_chunk)
+        loc->trace_lost_records++; /* it wrote into the sink */
+    else
+        retire_current_chunk(loc);
+    raw_chunk *chunk = sp_chunk_pool_get(pool, false);
+    uint64_t flush_begin = 0;
+    if (!chunk) {
+        /* The budget is used up: this location's records go to disk now. The pause is
+         * real (the program waits), so the trace shows it. */
+        flush_begin = loc->last_time;
+        encode_full_chunks(trace, loc);
+        loc->trace_flushes++;
+        chunk = sp_chunk_pool_get(pool, true);
+    }
+    if (!chunk) {
+        loc->trace_pos = lost_records;
+        loc->trace_end = lost_records + 4;
+        return lost_records; /* count <= 2 always fits */
+    }
+    use_chunk(loc, chunk);
+    if (flush_begin) {
+        sp_trace_record *r = loc->trace_pos;
+        r->time = flush_begin;
+        r->kind = SP_REC_BUFFER_FLUSH;
+        r->ref = 0;
+        ((sp_trace_payload *)(r + 1))->value = sp_clock_now();
+        loc->trace_pos = r + 2;
+    }
+    (void)count; /* a fresh chunk holds far more than any record needs */
+    return loc->trace_pos;
+}
+
+void sp_trace_mark(sp_location *loc, void **chunk, void **pos, uint32_t *flushes)
+{
+    *chunk = loc->trace_chunk;
+    *pos = loc->trace_pos;
+    *flushes = loc->trace_flushes;
+}
+
+bool sp_trace_rewind(sp_trace *trace, sp_location *loc, void *chunk, void *pos, uint32_t flushes)
+{
+    if (flushes != loc->trace_flushes || !chunk)
+        return false;
+    if (chunk == loc->trace_chunk) {
+        loc->trace_pos = pos;
+        return true;
+    }
+    raw_chunk *prev = NULL, *c = loc->trace_full_first;
+    while (c && c != chunk) {
+        prev = c;
+        c = c->next;
+    }
+    if (!c)
+        return false;
+    for (raw_chunk *x = c->next; x;) {
+        raw_chunk *next = x->next;
+        sp_chunk_pool_put(&trace->meas->pool, x);
+        x = next;
+    }
+    sp_chunk_pool_put(&trace->meas->pool, loc->trace_chunk);
+    if (prev)
+        prev->next = NULL;
+    else
+        loc->trace_full_first = NULL;
+    loc->trace_full_last = prev;
+    use_chunk(loc, c);
+    loc->trace_pos = pos;
+    return true;
+}
+
+/* ---- OTF2 memory: each event writer streams through one chunk of the budget ---------- */
 
 /* The chunks one OTF2 buffer holds, so that free_all can hand them all back. */
 typedef struct {
-    void **chunks;
-    size_t count, capacity;
+    void *chunks[2];
+    size_t count;
 } buffer_chunks;
 
 static void *allocate_chunk(void *user, OTF2_FileType type, OTF2_LocationRef location,
@@ -19,6 +231,8 @@ static void *allocate_chunk(void *user, OTF2_FileType type, OTF2_LocationRef loc
 {
     (void)location;
     sp_trace *trace = user;
+    if (type != OTF2_FILETYPE_EVENTS || chunk_size != SP_TRACE_CHUNK_SIZE)
+        return malloc(chunk_size); /* definitions: small, written once; freed by free_all */
     buffer_chunks *held = *per_buffer;
     if (!held) {
         held = calloc(1, sizeof *held);
@@ -26,23 +240,10 @@ static void *allocate_chunk(void *user, OTF2_FileType type, OTF2_LocationRef loc
             return NULL;
         *per_buffer = held;
     }
-    if (held->count == held->capacity) {
-        size_t cap = held->capacity ? held->capacity * 2 : 8;
-        void **chunks = realloc(held->chunks, cap * sizeof *chunks);
-        if (!chunks)
-            return NULL;
-        held->chunks = chunks;
-        held->capacity = cap;
-    }
-    void *chunk;
-    if (type == OTF2_FILETYPE_EVENTS && chunk_size == trace->meas->pool.chunk_size) {
-        /* NULL makes OTF2 flush this buffer to disk and ask again; a buffer that holds
-         * nothing must get a chunk or its location could never record again. */
-        chunk = sp_chunk_pool_get(&trace->meas->pool, held->count == 0);
-    } else {
-        /* Definition buffers are small and written once, at the end. */
-        chunk = malloc(chunk_size);
-    }
+    /* NULL makes OTF2 write its buffer to disk and ask again: encoding streams. */
+    if (held->count >= 1)
+        return NULL;
+    void *chunk = sp_chunk_pool_get(&trace->meas->pool, true);
     if (chunk)
         held->chunks[held->count++] = chunk;
     return chunk;
@@ -54,50 +255,33 @@ static void free_all_chunks(void *user, OTF2_FileType type, OTF2_LocationRef loc
     (void)location;
     sp_trace *trace = user;
     buffer_chunks *held = *per_buffer;
+    if (type != OTF2_FILETYPE_EVENTS) {
+        /* Definition buffers are not chunked: OTF2 allocates one and frees it here. */
+        return;
+    }
     if (!held)
         return;
-    bool pooled = type == OTF2_FILETYPE_EVENTS;
-    for (size_t i = 0; i < held->count; i++) {
-        if (pooled)
-            sp_chunk_pool_put(&trace->meas->pool, held->chunks[i]);
-        else
-            free(held->chunks[i]);
-    }
+    for (size_t i = 0; i < held->count; i++)
+        sp_chunk_pool_put(&trace->meas->pool, held->chunks[i]);
     held->count = 0;
     if (final) {
-        free(held->chunks);
         free(held);
         *per_buffer = NULL;
     }
 }
 
-/* ---- flushes: count the ones during the run, stamp their end ---------------------------- */
-
 static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef location,
                                 void *caller, bool final)
 {
-    (void)caller;
-    sp_trace *trace = user;
-    if (type == OTF2_FILETYPE_EVENTS && !final && location < SP_MAX_LOCATIONS) {
-        /* Location ids are the locations' indexes within this process. */
-        sp_location *loc = trace->meas->locations[location];
-        if (loc)
-            loc->trace_flushes++;
-    }
+    (void)user, (void)type, (void)location, (void)caller, (void)final;
     return OTF2_FLUSH;
 }
 
-static OTF2_TimeStamp post_flush(void *user, OTF2_FileType type, OTF2_LocationRef location)
-{
-    (void)user;
-    (void)type;
-    (void)location;
-    return sp_clock_now();
-}
-
+/* No post-flush callback: OTF2 would mark every encoding-time flush as a pause of the
+ * program; the real pauses are recorded as BufferFlush records of our own. */
 static const OTF2_FlushCallbacks flush_callbacks = {
     .otf2_pre_flush = pre_flush,
-    .otf2_post_flush = post_flush,
+    .otf2_post_flush = NULL,
 };
 
 static const OTF2_MemoryCallbacks memory_callbacks = {
@@ -147,86 +331,14 @@ int sp_trace_open(sp_trace *trace, sp_measurement *meas, char *err, size_t errle
 int sp_trace_location_open(sp_trace *trace, sp_location *loc)
 {
     loc->trace_writer = OTF2_Archive_GetEvtWriter(trace->archive, loc->id);
-    if (!loc->trace_writer) {
-        sp_trace_check(trace, OTF2_ERROR_MEM_ALLOC_FAILED, "GetEvtWriter");
+    raw_chunk *chunk = sp_chunk_pool_get(&trace->meas->pool, true);
+    if (!loc->trace_writer || !chunk) {
+        sp_chunk_pool_put(&trace->meas->pool, chunk);
+        check(trace, OTF2_ERROR_MEM_ALLOC_FAILED, "GetEvtWriter");
         return -1;
     }
+    use_chunk(loc, chunk);
     return 0;
-}
-
-void sp_trace_program_begin(sp_trace *trace, sp_location *loc, uint64_t time)
-{
-    sp_measurement *m = trace->meas;
-    uint32_t name = sp_defs_string(&m->defs, m->config.program_name);
-    uint32_t argc = m->config.program_argc;
-    OTF2_StringRef *args = argc ? calloc(argc, sizeof *args) : NULL;
-    if (argc && !args)
-        argc = 0;
-    for (uint32_t i = 0; i < argc; i++)
-        args[i] = sp_defs_string(&m->defs, m->config.program_args[i]);
-    sp_trace_check(trace, OTF2_EvtWriter_ProgramBegin(loc->trace_writer, NULL, time, name, argc, args),
-                   "ProgramBegin");
-    free(args);
-}
-
-void sp_trace_program_end(sp_trace *trace, sp_location *loc, uint64_t time, int64_t exit_status)
-{
-    sp_trace_check(trace, OTF2_EvtWriter_ProgramEnd(loc->trace_writer, NULL, time, exit_status),
-                   "ProgramEnd");
-}
-
-void sp_trace_measurement_on_off(sp_trace *trace, sp_location *loc, uint64_t time, bool on)
-{
-    sp_trace_check(trace,
-                   OTF2_EvtWriter_MeasurementOnOff(loc->trace_writer, NULL, time,
-                                                   on ? OTF2_MEASUREMENT_ON : OTF2_MEASUREMENT_OFF),
-                   "MeasurementOnOff");
-}
-
-void sp_trace_parameter_int(sp_trace *trace, sp_location *loc, uint64_t time, uint32_t parameter,
-                            int64_t value)
-{
-    sp_trace_check(trace, OTF2_EvtWriter_ParameterInt(loc->trace_writer, NULL, time, parameter, value),
-                   "ParameterInt");
-}
-
-void sp_trace_parameter_uint(sp_trace *trace, sp_location *loc, uint64_t time, uint32_t parameter,
-                             uint64_t value)
-{
-    sp_trace_check(trace,
-                   OTF2_EvtWriter_ParameterUnsignedInt(loc->trace_writer, NULL, time, parameter, value),
-                   "ParameterUnsignedInt");
-}
-
-void sp_trace_parameter_string(sp_trace *trace, sp_location *loc, uint64_t time,
-                               uint32_t parameter, uint32_t string)
-{
-    sp_trace_check(trace,
-                   OTF2_EvtWriter_ParameterString(loc->trace_writer, NULL, time, parameter, string),
-                   "ParameterString");
-}
-
-void sp_trace_store_rewind_point(sp_trace *trace, sp_location *loc, uint32_t id)
-{
-    sp_trace_check(trace, OTF2_EvtWriter_StoreRewindPoint(loc->trace_writer, id), "StoreRewindPoint");
-}
-
-bool sp_trace_rewind(sp_trace *trace, sp_location *loc, uint32_t id)
-{
-    /* Fails when the buffer was flushed since the point was stored (the events are on
-     * disk already); the caller then keeps them. */
-    (void)trace;
-    if (OTF2_EvtWriter_Rewind(loc->trace_writer, id) != OTF2_SUCCESS)
-        return false;
-    OTF2_EvtWriter_ClearRewindPoint(loc->trace_writer, id);
-    return true;
-}
-
-void sp_trace_clear_rewind_point(sp_trace *trace, sp_location *loc, uint32_t id)
-{
-    (void)trace;
-    /* A flush may already have cleared it; that is not an error. */
-    OTF2_EvtWriter_ClearRewindPoint(loc->trace_writer, id);
 }
 
 /* ---- closing: event files, local and global definitions -------------------------------- */
@@ -292,6 +404,8 @@ int sp_trace_close(sp_trace *trace, char *err, size_t errlen)
     }
     for (uint32_t i = 0; i < nlocs; i++) {
         sp_location *loc = m->locations[i];
+        retire_current_chunk(loc);
+        encode_full_chunks(trace, loc);
         location_names[i] = sp_defs_string(defs, loc->name);
         CHECK_OTF2(OTF2_EvtWriter_GetNumberOfEvents(loc->trace_writer, &events[i]),
                    "GetNumberOfEvents");
