@@ -220,9 +220,10 @@ bool sp_trace_rewind(sp_trace *trace, sp_location *loc, void *chunk, void *pos, 
 
 /* ---- OTF2 memory: each event writer streams through one chunk of the budget ---------- */
 
-/* The chunks one OTF2 buffer holds, so that free_all can hand them all back. */
+/* The chunks one OTF2 buffer holds, so that free_all can hand them all back. An event
+ * writer holds at most one (see allocate_chunk); a definition writer one per flush. */
 typedef struct {
-    void *chunks[2];
+    void *chunks[4];
     size_t count;
 } buffer_chunks;
 
@@ -231,8 +232,6 @@ static void *allocate_chunk(void *user, OTF2_FileType type, OTF2_LocationRef loc
 {
     (void)location;
     sp_trace *trace = user;
-    if (type != OTF2_FILETYPE_EVENTS || chunk_size != SP_TRACE_CHUNK_SIZE)
-        return malloc(chunk_size); /* definitions: small, written once; freed by free_all */
     buffer_chunks *held = *per_buffer;
     if (!held) {
         held = calloc(1, sizeof *held);
@@ -240,10 +239,12 @@ static void *allocate_chunk(void *user, OTF2_FileType type, OTF2_LocationRef loc
             return NULL;
         *per_buffer = held;
     }
-    /* NULL makes OTF2 write its buffer to disk and ask again: encoding streams. */
-    if (held->count >= 1)
+    bool pooled = type == OTF2_FILETYPE_EVENTS && chunk_size == SP_TRACE_CHUNK_SIZE;
+    /* NULL makes OTF2 write its buffer to disk and ask again: event encoding streams
+     * through one chunk of the budget. */
+    if ((pooled && held->count >= 1) || held->count == sizeof held->chunks / sizeof held->chunks[0])
         return NULL;
-    void *chunk = sp_chunk_pool_get(&trace->meas->pool, true);
+    void *chunk = pooled ? sp_chunk_pool_get(&trace->meas->pool, true) : malloc(chunk_size);
     if (chunk)
         held->chunks[held->count++] = chunk;
     return chunk;
@@ -255,14 +256,14 @@ static void free_all_chunks(void *user, OTF2_FileType type, OTF2_LocationRef loc
     (void)location;
     sp_trace *trace = user;
     buffer_chunks *held = *per_buffer;
-    if (type != OTF2_FILETYPE_EVENTS) {
-        /* Definition buffers are not chunked: OTF2 allocates one and frees it here. */
-        return;
-    }
     if (!held)
         return;
-    for (size_t i = 0; i < held->count; i++)
-        sp_chunk_pool_put(&trace->meas->pool, held->chunks[i]);
+    for (size_t i = 0; i < held->count; i++) {
+        if (type == OTF2_FILETYPE_EVENTS)
+            sp_chunk_pool_put(&trace->meas->pool, held->chunks[i]);
+        else
+            free(held->chunks[i]);
+    }
     held->count = 0;
     if (final) {
         free(held);
