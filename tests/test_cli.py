@@ -190,7 +190,8 @@ def test_experiment_directory_default_name_cfg_and_manifest(tmp_path):
     assert "SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=true" in cfg
     assert any(re.fullmatch(r"SCOREP_TIMER=(tsc|clock_gettime)", line) for line in cfg)
     manifest = (dirs[0] / "MANIFEST.md").read_text()
-    assert "`scorep.cfg`" in manifest and "traces.otf2" not in manifest
+    assert "`scorep.cfg`" in manifest and "`profile.cubex`" in manifest
+    assert "traces.otf2" not in manifest  # tracing is off by default
 
 
 def test_existing_experiment_directory_is_moved_aside(tmp_path):

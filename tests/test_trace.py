@@ -179,4 +179,4 @@ def test_dummy_instrumenter_creates_experiment(python, tmp_path):
     trace = Trace(exp)
     assert not [e for e in trace.events if e.kind == "Enter"]
     assert sorted(p.name for p in exp.iterdir()) == [
-        "MANIFEST.md", "scorep.cfg", "traces", "traces.def", "traces.otf2"]
+        "MANIFEST.md", "profile.cubex", "scorep.cfg", "traces", "traces.def", "traces.otf2"]

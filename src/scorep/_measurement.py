@@ -91,10 +91,13 @@ MANIFEST_ENTRIES = [
 ]
 
 
-def write_manifest(path, extra=()):
+def write_manifest(path, profile_name="profile"):
     lines = ["# Experiment directory overview", "",
              "Written by scorep, the Python measurement tool.", "", "## Files", ""]
-    for name, description in list(MANIFEST_ENTRIES) + list(extra):
+    entries = [(profile_name + ".cubex",
+                "call-path profile in CUBE4 format: open it with Cube, pycubexr, "
+                "scorep-score or `python -m scorep.report`")] + MANIFEST_ENTRIES
+    for name, description in entries:
         if os.path.exists(os.path.join(path, name)):
             lines.append("- `%s`: %s" % (name, description))
     lines.append("- `MANIFEST.md`: this overview")
@@ -251,7 +254,7 @@ class Measurement:
             sys.stderr.write("scorep: writing the results into %s failed: %s\n"
                              % (self.experiment_dir, error))
             return None
-        write_manifest(self.experiment_dir)
+        write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"])
         self._report()
         return self.results
 

@@ -178,7 +178,11 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "memory_peak_bytes", PyLong_FromUnsignedLongLong(r.memory_peak_bytes)) ||
         set_item(d, "memory_over_budget_bytes",
                  PyLong_FromUnsignedLongLong(r.memory_over_budget_bytes)) ||
-        set_item(d, "max_depth", PyLong_FromUnsignedLong(r.max_depth))) {
+        set_item(d, "max_depth", PyLong_FromUnsignedLong(r.max_depth)) ||
+        set_item(d, "profile_folded_calls", PyLong_FromUnsignedLongLong(r.profile_folded_calls)) ||
+        set_item(d, "profile_dropped_calls", PyLong_FromUnsignedLongLong(r.profile_dropped_calls)) ||
+        set_item(d, "profile_folded_parameters",
+                 PyLong_FromUnsignedLongLong(r.profile_folded_parameters))) {
         Py_DECREF(d);
         return NULL;
     }

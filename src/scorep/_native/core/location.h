@@ -14,16 +14,22 @@
 /* Keys tell frames apart when leaves are matched: adapters push a code object's address;
  * named regions use their region id with this tag (no object lives that high). */
 #define SP_KEY_NAMED ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
+/* The key of a parameter's profile-only frame: no leave ever asks for it by name. */
+#define SP_KEY_PARAMETER (SP_KEY_NAMED | ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 2)))
+
+/* The frame belongs to the profile only (a parameter's split of the call path). */
+#define SP_FRAME_PROFILE_ONLY 2u
 
 typedef struct sp_frame {
     uintptr_t key;
     uint32_t region;
     uint32_t flags;
     uint64_t enter_time;
-    void *profile_node;
+    uint32_t profile_node; /* SP_PROFILE_NO_NODE when not in the profile */
 } sp_frame;
 
 struct sp_profile_location;
+struct sp_trace_record;
 
 typedef struct sp_location {
     uint32_t index;        /* dense, in creation order */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "substrates/profile.h"
 #include "substrates/trace.h"
 
 sp_measurement sp_meas;
@@ -70,6 +71,7 @@ static void free_locations(void)
         sp_location *loc = sp_meas.locations[i];
         if (!loc)
             continue;
+        sp_profile_location_free(loc);
         free(loc->stack);
         free(loc->name);
         free(loc);
@@ -118,8 +120,10 @@ static sp_location *create_location(uint64_t thread_ident, const char *name)
     loc->index = index;
     loc->id = index;
     loc->is_main = index == 0;
-    if (sp_meas.trace && sp_trace_location_open(sp_meas.trace, loc) != 0) {
+    if ((sp_meas.trace && sp_trace_location_open(sp_meas.trace, loc) != 0) ||
+        (sp_meas.config.profiling && sp_profile_location_init(loc, sp_meas.program_region) != 0)) {
         pthread_mutex_unlock(&sp_meas.locations_lock);
+        sp_profile_location_free(loc);
         free(loc->stack);
         free(loc->name);
         free(loc);
@@ -143,7 +147,7 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
     memset(m, 0, sizeof *m);
     atomic_store(&m->generation, generation);
     if (pthread_mutex_init(&m->locations_lock, NULL) != 0 || sp_defs_init(&m->defs) != 0 ||
-        sp_chunk_pool_init(&m->pool, config->total_memory, SP_TRACE_CHUNK_SIZE) != 0 ||
+        sp_chunk_pool_init(&m->pool, config->total_memory, SP_CHUNK_SIZE) != 0 ||
         copy_config(&m->config, config) != 0) {
         snprintf(err, errlen, "out of memory while starting the measurement");
         release_measurement();
@@ -241,25 +245,31 @@ void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
     frame->key = key;
     frame->region = region;
     frame->enter_time = time;
-    frame->profile_node = NULL;
     if (loc->depth > loc->max_depth)
         loc->max_depth = loc->depth;
+    uint32_t parent_node = loc->depth > 1 ? frame[-1].profile_node : 0;
     if (!loc->recording) {
         frame->flags = 0;
+        /* Calls made inside it while recording is on again belong to its caller. */
+        frame->profile_node = parent_node;
         return;
     }
     frame->flags = SP_FRAME_RECORDED;
     loc->enters++;
     if (sp_meas.trace)
         sp_trace_enter(sp_meas.trace, loc, time, region);
+    frame->profile_node = sp_meas.config.profiling ? sp_profile_enter(loc, parent_node, region)
+                                                   : SP_PROFILE_NO_NODE;
 }
 
 static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t time)
 {
     if (!(frame->flags & SP_FRAME_RECORDED))
         return;
-    if (sp_meas.trace)
+    if (sp_meas.trace && !(frame->flags & SP_FRAME_PROFILE_ONLY))
         sp_trace_leave(sp_meas.trace, loc, time, frame->region);
+    if (sp_meas.config.profiling)
+        sp_profile_leave(loc, frame->profile_node, time - frame->enter_time);
 }
 
 bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time)
@@ -320,22 +330,55 @@ static inline bool begin_parameter(sp_location *loc, uint64_t *time)
     return loc->recording;
 }
 
+/* The rest of the enclosing region's visit goes into a call-path node for the value: a
+ * frame of the profile only, closed together with the region. */
+static void split_call_path(sp_location *loc, sp_profile_node_kind kind, uint32_t parameter,
+                            int64_t value, uint64_t time)
+{
+    if (!sp_meas.config.profiling)
+        return;
+    sp_frame *top = loc->depth ? &loc->stack[loc->depth - 1] : NULL;
+    uint32_t parent = top ? top->profile_node : 0;
+    uint32_t region = top ? top->region : sp_meas.program_region;
+    uint32_t node = sp_profile_parameter(loc, parent, region, kind, parameter, value);
+    if (node == SP_PROFILE_NO_NODE)
+        return;
+    if (loc->depth == loc->capacity && !sp_location_grow_stack(loc))
+        return;
+    sp_frame *frame = &loc->stack[loc->depth++];
+    frame->key = SP_KEY_PARAMETER;
+    frame->region = region;
+    frame->flags = SP_FRAME_RECORDED | SP_FRAME_PROFILE_ONLY;
+    frame->enter_time = time;
+    frame->profile_node = node;
+}
+
 void sp_parameter_int(sp_location *loc, uint32_t parameter, int64_t value, uint64_t time)
 {
-    if (begin_parameter(loc, &time) && sp_meas.trace)
+    if (!begin_parameter(loc, &time))
+        return;
+    if (sp_meas.trace)
         sp_trace_parameter_int(sp_meas.trace, loc, time, parameter, value);
+    split_call_path(loc, SP_NODE_PARAMETER_INT, parameter, value, time);
 }
 
 void sp_parameter_uint(sp_location *loc, uint32_t parameter, uint64_t value, uint64_t time)
 {
-    if (begin_parameter(loc, &time) && sp_meas.trace)
+    if (!begin_parameter(loc, &time))
+        return;
+    if (sp_meas.trace)
         sp_trace_parameter_uint(sp_meas.trace, loc, time, parameter, value);
+    /* CUBE's numeric parameters are signed 64-bit, as Score-P writes them. */
+    split_call_path(loc, SP_NODE_PARAMETER_INT, parameter, (int64_t)value, time);
 }
 
 void sp_parameter_string(sp_location *loc, uint32_t parameter, uint32_t string, uint64_t time)
 {
-    if (begin_parameter(loc, &time) && sp_meas.trace)
+    if (!begin_parameter(loc, &time))
+        return;
+    if (sp_meas.trace)
         sp_trace_parameter_string(sp_meas.trace, loc, time, parameter, string);
+    split_call_path(loc, SP_NODE_PARAMETER_STRING, parameter, string, time);
 }
 
 void sp_set_recording(bool on, uint64_t time)
@@ -383,7 +426,11 @@ bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t tim
     if (!rewound)
         return sp_leave(loc, SP_KEY_NAMED | region, time);
     /* The trace forgot every event since the rewind point; the frames opened since then
-     * must not be left in it either. */
+     * must not be left in it either. The profile keeps them (it cannot take visits back). */
+    if (sp_meas.config.profiling)
+        for (uint32_t i = loc->depth; i-- > depth;)
+            if (loc->stack[i].flags & SP_FRAME_RECORDED)
+                sp_profile_leave(loc, loc->stack[i].profile_node, time - loc->stack[i].enter_time);
     loc->depth = depth;
     loc->last_time = time;
     sp_trace_measurement_on_off(sp_meas.trace, loc, begin_time, false);
@@ -437,10 +484,24 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
             r.max_depth = loc->max_depth;
     }
 
+    for (uint32_t i = 0; i < nlocs && m->config.profiling; i++) {
+        r.profile_folded_calls += m->locations[i]->profile->folded_calls;
+        r.profile_dropped_calls += m->locations[i]->profile->dropped_calls;
+        r.profile_folded_parameters += m->locations[i]->profile->folded_parameters;
+    }
+
     int status = 0;
     if (m->trace) {
         status = sp_trace_close(m->trace, err, errlen);
         m->trace = NULL;
+    }
+    if (m->config.profiling) {
+        char profile_err[512] = "";
+        if (sp_profile_write(m, r.ticks_per_second, profile_err, sizeof profile_err) != 0 &&
+            status == 0) {
+            snprintf(err, errlen, "%s", profile_err);
+            status = -1;
+        }
     }
     for (uint32_t i = 0; i < nlocs; i++) {
         r.trace_flushes += m->locations[i]->trace_flushes;

@@ -51,6 +51,9 @@ typedef struct sp_results {
     uint64_t unmatched_leaves;
     uint64_t trace_flushes;
     uint64_t trace_lost_records;
+    uint64_t profile_folded_calls;      /* deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH */
+    uint64_t profile_dropped_calls;     /* no memory left for their call-path node */
+    uint64_t profile_folded_parameters; /* values beyond the per-call-path limit */
     uint64_t memory_peak_bytes;
     uint64_t memory_over_budget_bytes;
     uint32_t max_depth;

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Every chunk of the budget has this size: OTF2's smallest event chunk, so that trace
+ * buffers, OTF2 writers and profile node blocks all draw from one pool. */
+#define SP_CHUNK_SIZE (256 * 1024)
+
 typedef struct sp_chunk_pool {
     pthread_mutex_t lock; /* chunks are requested only every few thousand events */
     size_t chunk_size;

@@ -145,6 +145,16 @@ static void encode_full_chunks(sp_trace *trace, sp_location *loc)
     loc->trace_full_first = loc->trace_full_last = NULL;
 }
 
+void sp_trace_flush_location(sp_trace *trace, sp_location *loc)
+{
+    if (!loc->trace_full_first)
+        return;
+    uint64_t begin = loc->last_time;
+    encode_full_chunks(trace, loc);
+    loc->trace_flushes++;
+    sp_trace_record_put_value(trace, loc, begin, SP_REC_BUFFER_FLUSH, 0, sp_clock_now());
+}
+
 sp_trace_record *sp_trace_next_chunk(sp_trace *trace, sp_location *loc, unsigned count)
 {
     sp_chunk_pool *pool = &trace->meas->pool;

@@ -19,8 +19,8 @@
 
 #include "core/measurement.h"
 
-/* Raw chunks and the OTF2 writers' buffers both have this size (OTF2's smallest). */
-#define SP_TRACE_CHUNK_SIZE (256 * 1024)
+/* Raw chunks and the OTF2 writers' buffers are chunks of the budget. */
+#define SP_TRACE_CHUNK_SIZE SP_CHUNK_SIZE
 
 enum sp_trace_record_kind {
     SP_REC_ENTER = 1,
@@ -138,6 +138,10 @@ static inline void sp_trace_parameter_string(sp_trace *trace, sp_location *loc, 
 {
     sp_trace_record_put_value(trace, loc, time, SP_REC_PARAMETER_STRING, parameter, string);
 }
+
+/* Encodes the location's full chunks now, giving their memory back to the budget (when
+ * the profile needs memory); the pause shows in the trace as a BufferFlush. */
+void sp_trace_flush_location(sp_trace *trace, sp_location *loc);
 
 /* Rewind points: where the location's trace stands now, and going back there. */
 void sp_trace_mark(sp_location *loc, void **chunk, void **pos, uint32_t *flushes);

@@ -1,0 +1,111 @@
+/* The profile substrate: a call-path tree per location, updated on every enter and leave
+ * without allocation once a node exists, written at the end as one CUBE4 profile.cubex
+ * whose call tree unifies all locations.
+ *
+ * Per node: visits, inclusive time, minimum and maximum inclusive time of one visit.
+ * Parameters (scorep.user.parameter_*) split the call path: the rest of the enclosing
+ * region's visit goes into a child node per parameter value, as in Score-P. Nodes come
+ * out of the SCOREP_TOTAL_MEMORY budget; deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH a
+ * call is folded into its deepest ancestor (its time stays in that node's inclusive time).
+ */
+#ifndef SCOREP_SUBSTRATES_PROFILE_H
+#define SCOREP_SUBSTRATES_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/measurement.h"
+#include "core/tables.h"
+
+#define SP_PROFILE_NO_NODE UINT32_MAX
+/* Distinct values one parameter may take under one call path; more go into the parent. */
+#define SP_PROFILE_MAX_PARAMETER_VALUES 256
+
+typedef enum {
+    SP_NODE_REGION = 0,
+    SP_NODE_PARAMETER_INT,
+    SP_NODE_PARAMETER_STRING,
+} sp_profile_node_kind;
+
+typedef struct sp_profile_node {
+    uint32_t region;       /* the callee; for a parameter node its enclosing region */
+    uint32_t parent;       /* SP_PROFILE_NO_NODE for the root */
+    uint32_t first_child;
+    uint32_t next_sibling;
+    uint32_t last_child_hit; /* the child found last: loops call the same callee */
+    uint32_t parameter;
+    int64_t value;           /* parameter value, or string id */
+    uint64_t visits;
+    uint64_t time; /* inclusive, ticks */
+    uint64_t min_time, max_time;
+    uint16_t parameter_children;
+    uint8_t kind; /* sp_profile_node_kind */
+} sp_profile_node;
+
+#define SP_PROFILE_BLOCK_NODES 2048
+
+typedef struct sp_profile_location {
+    sp_profile_node **blocks; /* node i is blocks[i / BLOCK][i % BLOCK]; nodes never move */
+    uint32_t block_count, block_capacity;
+    uint32_t count;
+    sp_u64map children; /* (parent << 32 | region) -> child, for region children */
+    uint64_t folded_calls;      /* deeper than the depth limit */
+    uint64_t dropped_calls;     /* no node: the memory budget was used up */
+    uint64_t folded_parameters; /* beyond SP_PROFILE_MAX_PARAMETER_VALUES */
+} sp_profile_location;
+
+static inline sp_profile_node *sp_profile_node_at(sp_profile_location *p, uint32_t index)
+{
+    return &p->blocks[index / SP_PROFILE_BLOCK_NODES][index % SP_PROFILE_BLOCK_NODES];
+}
+
+int sp_profile_location_init(sp_location *loc, uint32_t root_region);
+void sp_profile_location_free(sp_location *loc);
+
+/* Creates the child when it does not exist yet (the slow path). */
+uint32_t sp_profile_child_slow(sp_location *loc, uint32_t parent, uint32_t region);
+
+/* The node of a call to `region` from `parent`, visited once more. */
+static inline uint32_t sp_profile_enter(sp_location *loc, uint32_t parent, uint32_t region)
+{
+    if (parent == SP_PROFILE_NO_NODE)
+        return SP_PROFILE_NO_NODE;
+    if (loc->depth > sp_meas.config.max_callpath_depth) {
+        loc->profile->folded_calls++;
+        return SP_PROFILE_NO_NODE;
+    }
+    sp_profile_location *p = loc->profile;
+    sp_profile_node *pn = sp_profile_node_at(p, parent);
+    uint32_t child = pn->last_child_hit;
+    if (child == SP_PROFILE_NO_NODE || sp_profile_node_at(p, child)->region != region ||
+        sp_profile_node_at(p, child)->kind != SP_NODE_REGION) {
+        child = sp_profile_child_slow(loc, parent, region);
+        if (child == SP_PROFILE_NO_NODE)
+            return child;
+        pn->last_child_hit = child;
+    }
+    sp_profile_node_at(p, child)->visits++;
+    return child;
+}
+
+static inline void sp_profile_leave(sp_location *loc, uint32_t node, uint64_t duration)
+{
+    if (node == SP_PROFILE_NO_NODE)
+        return;
+    sp_profile_node *n = sp_profile_node_at(loc->profile, node);
+    n->time += duration;
+    if (duration < n->min_time)
+        n->min_time = duration;
+    if (duration > n->max_time)
+        n->max_time = duration;
+}
+
+/* The node for a parameter value under `parent` (SP_PROFILE_NO_NODE: not split). */
+uint32_t sp_profile_parameter(sp_location *loc, uint32_t parent, uint32_t region,
+                              sp_profile_node_kind kind, uint32_t parameter, int64_t value);
+
+/* Writes <experiment>/<base name>.cubex from every location's tree. */
+int sp_profile_write(sp_measurement *meas, uint64_t ticks_per_second, char *err, size_t errlen);
+
+#endif
