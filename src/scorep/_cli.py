@@ -43,6 +43,10 @@ options:
   --instrumenter-file=FILE   run FILE after sys.argv and sys.path[0] are set, before
                              instrumentation starts (e.g. to wrap functions with
                              scorep.user.region)
+  --filter=FILE              leave out the regions a Score-P filter file excludes (sets
+                             SCOREP_FILTERING_FILE; see scorep-score -g)
+  --summary                  print the end-of-run summary even when stderr is not a
+                             terminal (it is printed when it is one)
   --keep-files               accepted for compatibility (nothing is generated to keep)
   --mpp=..., --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
                              Score-P instrumenter flags, accepted for compatibility
@@ -67,7 +71,8 @@ SCOREP_FLAGS = {
 SCOREP_VALUE_FLAGS = ("--mpp", "--thread", "--io", "--libwrap", "--instrument-filter",
                       "--memory", "--openmp")
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
-             "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "-m", "-c", "--")
+             "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE",
+             "--summary", "-m", "-c", "--")
 
 
 class UsageError(Exception):
@@ -80,6 +85,8 @@ class Options:
         self.instrument = True
         self.instrumenter = "default"
         self.instrumenter_file = None
+        self.filter_file = None
+        self.summary = False
         self.mode = None  # "script", "module" or "code"
         self.target = None
         self.args = []
@@ -116,13 +123,17 @@ def parse_args(argv):
             pass
         elif arg in ("--noinstrumenter", "--nopython"):
             opts.instrument = False
-        elif name in ("--instrumenter-type", "--instrumenter-file"):
+        elif arg == "--summary":
+            opts.summary = True
+        elif name in ("--instrumenter-type", "--instrumenter-file", "--filter"):
             if not has_value:
                 if i + 1 >= len(argv):
                     raise UsageError("%s needs a value" % name)
                 i += 1
                 value = argv[i]
-            if name == "--instrumenter-type":
+            if name == "--filter":
+                opts.filter_file = value
+            elif name == "--instrumenter-type":
                 if value not in _measurement.INSTRUMENTERS:
                     raise UsageError("unknown instrumenter type %r; valid types: %s" % (
                         value, ", ".join(_measurement.INSTRUMENTERS)))
@@ -236,7 +247,11 @@ def main(argv=None):
     except UsageError as error:
         fail(str(error), 2)
 
-    overrides = {"SCOREP_VERBOSE": "true"} if opts.verbose else None
+    overrides = {}
+    if opts.verbose:
+        overrides["SCOREP_VERBOSE"] = "true"
+    if opts.filter_file is not None:
+        overrides["SCOREP_FILTERING_FILE"] = opts.filter_file
     try:
         config = _config.from_environ(overrides=overrides)
     except _config.ConfigError as error:

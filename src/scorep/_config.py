@@ -68,6 +68,21 @@ def _text(name, text):
     return text
 
 
+def parse_filter_file(name, text):
+    """An absolute path to a filter file that parses (checked now, before anything runs)."""
+    if not text.strip():
+        return ""
+    path = os.path.abspath(text)
+    try:
+        from scorep import _filter
+        _filter.Filter(path)
+    except ImportError:
+        return path  # no core for this interpreter: the measurement will say so
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    return path
+
+
 # name -> (default, parser, description). The defaults are Score-P's, except where noted.
 VARIABLES = {
     "SCOREP_ENABLE_PROFILING": ("true", parse_bool, "write the call-path profile (profile.cubex)"),
@@ -84,7 +99,8 @@ VARIABLES = {
     "SCOREP_PROFILING_MAX_CALLPATH_DEPTH": (
         "30", parse_positive_int, "deepest call path the profile keeps"),
     "SCOREP_PROFILING_BASE_NAME": ("profile", _text, "file name of the profile, without .cubex"),
-    "SCOREP_FILTERING_FILE": ("", _text, "filter file: regions and files to leave out"),
+    "SCOREP_FILTERING_FILE": ("", parse_filter_file,
+                              "filter file: regions and files to leave out (Score-P syntax)"),
 }
 
 

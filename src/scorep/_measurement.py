@@ -175,6 +175,7 @@ class Measurement:
                 instrumenter=self.instrumenter,
                 thread_name=threading.current_thread().name,
                 register=register,
+                filter_file=self.config["SCOREP_FILTERING_FILE"] or None,
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None

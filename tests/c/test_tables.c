@@ -59,8 +59,8 @@ static void test_defs_named_regions_and_parameters(void)
     CHECK_EQ_U64(defs.region_count, 4);
     CHECK_STR(sp_defs_str(&defs, defs.regions[a].file), "/x.py");
     CHECK_EQ_U64(defs.regions[a].begin_line, 3);
-    CHECK_EQ_U64(sp_defs_find_named_region(&defs, "user:a", SP_REGION_USER), a);
-    CHECK_EQ_U64(sp_defs_find_named_region(&defs, "user:b", SP_REGION_USER), SP_NO_ID);
+    CHECK_EQ_U64(sp_defs_find_named_region(&defs, "user:a", SP_REGION_USER, NULL), a);
+    CHECK_EQ_U64(sp_defs_find_named_region(&defs, "user:b", SP_REGION_USER, NULL), SP_NO_ID);
     uint32_t p1 = sp_defs_parameter(&defs, "n", SP_PARAM_INT64);
     uint32_t p2 = sp_defs_parameter(&defs, "m", SP_PARAM_INT64);
     uint32_t p3 = sp_defs_parameter(&defs, "n", SP_PARAM_UINT64);

@@ -31,7 +31,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "total_memory", "timer", "max_callpath_depth", "profile_base_name",
                                "program_name", "program_args", "machine_name", "node_name",
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
-                               "register", NULL};
+                               "register", "filter_file", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     unsigned long long total_memory = 16000ULL * 1024;
@@ -40,13 +40,13 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *exclude_dirs = NULL;
     unsigned int max_depth = 30;
     PyObject *program_args = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOsssp", keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspz", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
                                      &program_args, &config.machine_name, &config.node_name,
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
-                                     &thread_name, &do_register))
+                                     &thread_name, &do_register, &config.filter_file))
         return NULL;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
     if ((int)kind < 0) {
@@ -263,9 +263,11 @@ static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize
     long line = args[2] == Py_None ? -1 : PyLong_AsLong(args[2]);
     if (!name || !file || (line == -1 && PyErr_Occurred()))
         return NULL;
-    uint32_t region = sp_defs_named_region(&sp_meas.defs, name, file, (int32_t)line,
-                                           SP_PARADIGM_USER, SP_ROLE_FUNCTION, SP_REGION_USER);
-    if (region != SP_NO_ID)
+    bool excluded;
+    uint32_t region = sp_defs_named_region_filtered(&sp_meas.defs, name, file, (int32_t)line,
+                                                    SP_PARADIGM_USER, SP_ROLE_FUNCTION,
+                                                    SP_REGION_USER, sp_meas.filter, &excluded);
+    if (region != SP_NO_ID && !excluded)
         sp_enter(loc, region, SP_KEY_NAMED | region, time);
     Py_RETURN_NONE;
 }
@@ -280,7 +282,10 @@ static PyObject *py_region_end(PyObject *self, PyObject *name)
     const char *text = PyUnicode_AsUTF8(name);
     if (!text)
         return NULL;
-    uint32_t region = sp_defs_find_named_region(&sp_meas.defs, text, SP_REGION_USER);
+    bool excluded;
+    uint32_t region = sp_defs_find_named_region(&sp_meas.defs, text, SP_REGION_USER, &excluded);
+    if (excluded)
+        Py_RETURN_NONE;
     if (region == SP_NO_ID || !sp_leave(loc, SP_KEY_NAMED | region, time))
         sp_region_exit_without_enter(loc, text, time);
     Py_RETURN_NONE;
@@ -329,9 +334,11 @@ static PyObject *py_rewind_begin(PyObject *self, PyObject *const *args, Py_ssize
     long line = args[2] == Py_None ? -1 : PyLong_AsLong(args[2]);
     if (!name || !file || (line == -1 && PyErr_Occurred()))
         return NULL;
-    uint32_t region = sp_defs_named_region(&sp_meas.defs, name, file, (int32_t)line,
-                                           SP_PARADIGM_USER, SP_ROLE_FUNCTION, SP_REGION_USER);
-    if (region != SP_NO_ID)
+    bool excluded;
+    uint32_t region = sp_defs_named_region_filtered(&sp_meas.defs, name, file, (int32_t)line,
+                                                    SP_PARADIGM_USER, SP_ROLE_FUNCTION,
+                                                    SP_REGION_USER, sp_meas.filter, &excluded);
+    if (region != SP_NO_ID && !excluded)
         sp_rewind_begin(loc, region, time);
     Py_RETURN_NONE;
 }
@@ -351,7 +358,10 @@ static PyObject *py_rewind_end(PyObject *self, PyObject *const *args, Py_ssize_t
     int discard = PyObject_IsTrue(args[1]);
     if (!name || discard < 0)
         return NULL;
-    uint32_t region = sp_defs_find_named_region(&sp_meas.defs, name, SP_REGION_USER);
+    bool excluded;
+    uint32_t region = sp_defs_find_named_region(&sp_meas.defs, name, SP_REGION_USER, &excluded);
+    if (excluded)
+        Py_RETURN_NONE;
     if (region == SP_NO_ID || !sp_rewind_end(loc, region, discard, time))
         sp_region_exit_without_enter(loc, name, time);
     Py_RETURN_NONE;
@@ -467,6 +477,55 @@ static PyObject *py_abandon(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* ---- filter files, for the command line's checks and scorep-score ------------------- */
+
+static void free_filter_capsule(PyObject *capsule)
+{
+    sp_filter_free(PyCapsule_GetPointer(capsule, "scorep.filter"));
+}
+
+static PyObject *py_filter_load(PyObject *self, PyObject *path)
+{
+    (void)self;
+    PyObject *bytes = NULL;
+    if (!PyUnicode_FSConverter(path, &bytes))
+        return NULL;
+    sp_filter *filter = NULL;
+    char err[1024];
+    int status = sp_filter_load(PyBytes_AS_STRING(bytes), &filter, err, sizeof err);
+    Py_DECREF(bytes);
+    if (status != 0) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New(filter, "scorep.filter", free_filter_capsule);
+    if (!capsule)
+        sp_filter_free(filter);
+    return capsule;
+}
+
+static PyObject *py_filter_excludes(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule;
+    const char *name, *mangled = NULL, *file = NULL;
+    if (!PyArg_ParseTuple(args, "Os|zz", &capsule, &name, &mangled, &file))
+        return NULL;
+    sp_filter *filter = PyCapsule_GetPointer(capsule, "scorep.filter");
+    if (!filter)
+        return NULL;
+    return PyBool_FromLong(sp_filter_excludes(filter, name, mangled, file));
+}
+
+static PyObject *py_filter_rule_count(PyObject *self, PyObject *capsule)
+{
+    (void)self;
+    sp_filter *filter = PyCapsule_GetPointer(capsule, "scorep.filter");
+    if (!filter)
+        return NULL;
+    return PyLong_FromSize_t(sp_filter_rule_count(filter));
+}
+
 static PyObject *py_tsc_usable(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -501,6 +560,11 @@ static PyMethodDef methods[] = {
     {"parameter_uint", (PyCFunction)(void (*)(void))py_parameter_uint, METH_FASTCALL, NULL},
     {"parameter_string", (PyCFunction)(void (*)(void))py_parameter_string, METH_FASTCALL, NULL},
     {"set_recording", py_set_recording, METH_O, "Switch recording on or off."},
+    {"filter_load", py_filter_load, METH_O,
+     "filter_load(path) -> filter: parse a Score-P filter file (ValueError: file:line: why)."},
+    {"filter_excludes", py_filter_excludes, METH_VARARGS,
+     "filter_excludes(filter, name, mangled=None, file=None) -> bool"},
+    {"filter_rule_count", py_filter_rule_count, METH_O, "Number of patterns of a filter."},
     {"exclude_code", py_exclude_code, METH_O, "Never record this code object."},
     {"abandon", py_abandon, METH_NOARGS,
      "Stop measuring without writing anything (a forked child of a measured process)."},

@@ -268,9 +268,13 @@ static bool define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObjec
         if (canonical)
             sprintf(canonical, "%s:%s", module_text ? module_text : "unknown",
                     qualname_text ? qualname_text : "");
-        uint32_t id = sp_defs_new_region(&sp_meas.defs, name, canonical, path,
-                                         code->co_firstlineno, code->co_firstlineno,
-                                         SP_PARADIGM_USER, SP_ROLE_FUNCTION, SP_REGION_PYTHON);
+        uint32_t id = SP_NO_ID;
+        /* A filtered function is decided here, once: on 3.12+ its events are then switched
+         * off for good, before that it costs a cache lookup per call. */
+        if (!sp_filter_excludes(sp_meas.filter, name, canonical, path))
+            id = sp_defs_new_region(&sp_meas.defs, name, canonical, path, code->co_firstlineno,
+                                    code->co_firstlineno, SP_PARADIGM_USER, SP_ROLE_FUNCTION,
+                                    SP_REGION_PYTHON);
         free(canonical);
         free(name);
         if (id != SP_NO_ID) {

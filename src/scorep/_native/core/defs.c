@@ -1,5 +1,7 @@
 #include "core/defs.h"
 
+#include "core/filter.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +66,7 @@ static uint32_t add_region_locked(sp_defs *defs, const char *name, const char *c
         .paradigm = (uint8_t)paradigm,
         .role = (uint8_t)role,
         .kind = (uint8_t)kind,
+        .excluded = 0,
     };
     if (r.name == SP_NO_ID || r.canonical == SP_NO_ID || r.file == SP_NO_ID)
         return SP_NO_ID;
@@ -87,20 +90,24 @@ static uint64_t named_key(uint32_t name, unsigned kind)
     return ((uint64_t)kind << 32) | name;
 }
 
-uint32_t sp_defs_find_named_region(sp_defs *defs, const char *name, sp_region_kind kind)
+uint32_t sp_defs_find_named_region(sp_defs *defs, const char *name, sp_region_kind kind,
+                                   bool *excluded)
 {
     pthread_mutex_lock(&defs->lock);
     uint32_t id = SP_NO_ID;
     uint32_t name_id = sp_strings_find(&defs->strings, name);
     if (name_id != SP_NO_ID)
         id = sp_u64map_get(&defs->region_by_name, named_key(name_id, kind));
+    if (excluded)
+        *excluded = id != SP_NO_ID && defs->regions[id].excluded;
     pthread_mutex_unlock(&defs->lock);
     return id;
 }
 
-uint32_t sp_defs_named_region(sp_defs *defs, const char *name, const char *file,
-                              int32_t begin_line, sp_paradigm paradigm, sp_role role,
-                              sp_region_kind kind)
+uint32_t sp_defs_named_region_filtered(sp_defs *defs, const char *name, const char *file,
+                                       int32_t begin_line, sp_paradigm paradigm, sp_role role,
+                                       sp_region_kind kind, const struct sp_filter *filter,
+                                       bool *excluded)
 {
     pthread_mutex_lock(&defs->lock);
     uint32_t id = SP_NO_ID;
@@ -113,10 +120,22 @@ uint32_t sp_defs_named_region(sp_defs *defs, const char *name, const char *file,
             if (id != SP_NO_ID &&
                 sp_u64map_put(&defs->region_by_name, named_key(name_id, kind), id) != 0)
                 id = SP_NO_ID;
+            if (id != SP_NO_ID)
+                defs->regions[id].excluded = sp_filter_excludes(filter, name, name, file);
         }
     }
+    *excluded = id != SP_NO_ID && defs->regions[id].excluded;
     pthread_mutex_unlock(&defs->lock);
     return id;
+}
+
+uint32_t sp_defs_named_region(sp_defs *defs, const char *name, const char *file,
+                              int32_t begin_line, sp_paradigm paradigm, sp_role role,
+                              sp_region_kind kind)
+{
+    bool excluded;
+    return sp_defs_named_region_filtered(defs, name, file, begin_line, paradigm, role, kind,
+                                         NULL, &excluded);
 }
 
 uint32_t sp_defs_parameter(sp_defs *defs, const char *name, sp_param_type type)

@@ -5,6 +5,7 @@
 #define SCOREP_CORE_DEFS_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/tables.h"
@@ -47,6 +48,7 @@ typedef struct {
     uint8_t paradigm;   /* sp_paradigm */
     uint8_t role;       /* sp_role */
     uint8_t kind;       /* sp_region_kind */
+    uint8_t excluded;   /* left out by the filter (named regions; decided when defined) */
 } sp_region;
 
 typedef enum {
@@ -87,8 +89,19 @@ uint32_t sp_defs_named_region(sp_defs *defs, const char *name, const char *file,
                               int32_t begin_line, sp_paradigm paradigm, sp_role role,
                               sp_region_kind kind);
 
-/* An existing named region or SP_NO_ID. */
-uint32_t sp_defs_find_named_region(sp_defs *defs, const char *name, sp_region_kind kind);
+struct sp_filter;
+
+/* The same, deciding once, when the region is made, whether `filter` leaves it out;
+ * `excluded` tells. */
+uint32_t sp_defs_named_region_filtered(sp_defs *defs, const char *name, const char *file,
+                                       int32_t begin_line, sp_paradigm paradigm, sp_role role,
+                                       sp_region_kind kind, const struct sp_filter *filter,
+                                       bool *excluded);
+
+/* An existing named region or SP_NO_ID; `excluded` (may be NULL) tells whether the
+ * filter left it out. */
+uint32_t sp_defs_find_named_region(sp_defs *defs, const char *name, sp_region_kind kind,
+                                   bool *excluded);
 
 uint32_t sp_defs_parameter(sp_defs *defs, const char *name, sp_param_type type);
 

@@ -27,6 +27,7 @@ static void free_config_copies(sp_config *c)
     free((char *)c->machine_name);
     free((char *)c->node_name);
     free((char *)c->creator);
+    free((char *)c->filter_file);
     if (c->program_args) {
         for (uint32_t i = 0; i < c->program_argc; i++)
             free((char *)c->program_args[i]);
@@ -44,6 +45,7 @@ static int copy_config(sp_config *dst, const sp_config *src)
     dst->machine_name = copy_string(src->machine_name ? src->machine_name : "Linux");
     dst->node_name = copy_string(src->node_name ? src->node_name : "localhost");
     dst->creator = copy_string(src->creator ? src->creator : "scorep");
+    dst->filter_file = copy_string(src->filter_file);
     dst->program_args = NULL;
     dst->program_argc = 0;
     if (src->program_argc) {
@@ -59,7 +61,7 @@ static int copy_config(sp_config *dst, const sp_config *src)
         }
     }
     if (!dst->experiment_dir || !dst->profile_base_name || !dst->program_name ||
-        !dst->machine_name || !dst->node_name || !dst->creator)
+        !dst->machine_name || !dst->node_name || !dst->creator || !dst->filter_file)
         return -1;
     return 0;
 }
@@ -87,6 +89,8 @@ static void release_measurement(void)
         sp_trace_abort(sp_meas.trace);
     sp_meas.trace = NULL;
     free_locations();
+    sp_filter_free(sp_meas.filter);
+    sp_meas.filter = NULL;
     sp_defs_free(&sp_meas.defs);
     sp_chunk_pool_destroy(&sp_meas.pool);
     pthread_mutex_destroy(&sp_meas.locations_lock);
@@ -150,6 +154,11 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
         sp_chunk_pool_init(&m->pool, config->total_memory, SP_CHUNK_SIZE) != 0 ||
         copy_config(&m->config, config) != 0) {
         snprintf(err, errlen, "out of memory while starting the measurement");
+        release_measurement();
+        return -1;
+    }
+    if (m->config.filter_file[0] &&
+        sp_filter_load(m->config.filter_file, &m->filter, err, errlen) != 0) {
         release_measurement();
         return -1;
     }

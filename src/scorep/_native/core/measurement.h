@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/defs.h"
+#include "core/filter.h"
 #include "core/location.h"
 #include "core/memory.h"
 
@@ -32,6 +33,7 @@ typedef struct sp_config {
     const char *machine_name;
     const char *node_name;
     const char *creator;
+    const char *filter_file; /* SCOREP_FILTERING_FILE; NULL or "" for none */
 } sp_config;
 
 typedef enum {
@@ -87,6 +89,7 @@ typedef struct sp_measurement {
     uint32_t error_parameter;
     bool error_reported; /* the region-exit-without-enter message is printed once */
 
+    struct sp_filter *filter; /* NULL: nothing is filtered */
     struct sp_trace *trace;
 } sp_measurement;
 

@@ -1,0 +1,522 @@
+"""Measuring IPython cells in the running process, and the `%load_ext scorep` magics.
+
+    %load_ext scorep
+    %%scorep [binding arguments]      measure this cell
+    %scorep [binding arguments] stmt  measure one statement
+    %scorep --help
+
+The cell runs in the shell's own namespace; nothing is copied or pickled. Automatic
+instrumentation is switched on only while the cell's own code runs, and the shell's machinery
+(IPython, ipykernel, traitlets, zmq, tornado, ...) lives in directories that the measurement
+excludes, so what is recorded is the cell's code and what it calls.
+"""
+
+import ast
+import builtins
+import importlib.util
+import os
+import shlex
+import sys
+import threading
+
+from scorep import _cli, _config, _measurement
+
+__all__ = ["Settings", "CellMeasurement", "ScorepMagics", "load_ipython_extension",
+           "machinery_dirs", "results_line"]
+
+# Packages of the interactive machinery: their code is never part of what a cell measures.
+MACHINERY_PACKAGES = (
+    "IPython", "ipykernel", "ipython_genutils", "traitlets", "zmq", "tornado",
+    "jupyter_client", "jupyter_core", "comm", "debugpy", "matplotlib_inline", "stack_data",
+    "executing", "pure_eval", "asttokens", "prompt_toolkit", "pexpect", "ptyprocess",
+    "nest_asyncio", "backcall", "pickleshare", "jedi", "parso", "decorator",
+)
+
+_machinery_dirs = None
+
+
+def machinery_dirs():
+    global _machinery_dirs
+    if _machinery_dirs is None:
+        dirs = []
+        for name in MACHINERY_PACKAGES:
+            module = sys.modules.get(name)
+            origin = getattr(module, "__file__", None) if module is not None else None
+            if origin is None:
+                try:
+                    spec = importlib.util.find_spec(name)
+                except (ImportError, ValueError):
+                    spec = None
+                origin = spec.origin if spec is not None else None
+            # Only packages (a directory of their own): a single module file's directory
+            # would be all of site-packages.
+            if origin and os.path.basename(origin) == "__init__.py":
+                dirs.append(os.path.dirname(os.path.realpath(origin)))
+        _machinery_dirs = dirs
+    return list(_machinery_dirs)
+
+
+class SettingsError(ValueError):
+    """Binding arguments or environment lines that cannot be used."""
+
+
+def parse_binding_args(args):
+    """The binding arguments as the command line parses them (without a script)."""
+    if any(a in ("-h", "--help") for a in args):
+        raise SettingsError("--help is not a binding argument here")
+    try:
+        opts = _cli.parse_args(list(args) + ["-c", ""])
+    except _cli.UsageError as error:
+        raise SettingsError(str(error)) from None
+    if opts.target != "" or opts.args:
+        raise SettingsError("binding arguments may not name a script, -m or -c: %s"
+                            % " ".join(args))
+    return opts
+
+
+def parse_env_lines(lines):
+    """KEY=VALUE lines (an optional `export ` prefix, optional quotes; blank lines and
+    # comments skipped) as a list of (key, value)."""
+    pairs = []
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export "):].strip()
+        key, sep, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not key.replace("_", "a").isalnum() or key[0].isdigit():
+            raise SettingsError("not a KEY=VALUE line: %r" % raw)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        pairs.append((key, value))
+    return pairs
+
+
+class Settings:
+    """Binding arguments and environment for the measured cells of one shell.
+
+    `%%scorep_env` values live here, not in os.environ, so that they do not leak into
+    processes the notebook starts outside measured cells. `%env SCOREP_...` sets os.environ
+    as IPython always does; whichever was set last wins."""
+
+    def __init__(self):
+        self.binding_args = []
+        self._env = {}  # key -> (value, os.environ's value when it was set)
+
+    def set_binding_args(self, args):
+        parse_binding_args(args)
+        self.binding_args = list(args)
+
+    def set_env(self, pairs):
+        for key, value in pairs:
+            self._env[key] = (value, os.environ.get(key))
+
+    @property
+    def env(self):
+        """The %%scorep_env values still in force (not overridden by a later %env)."""
+        return {key: value for key, (value, seen) in self._env.items()
+                if os.environ.get(key) == seen}
+
+    def environ(self):
+        environ = {k: v for k, v in os.environ.items() if k.startswith("SCOREP_")}
+        environ.update(self.env)
+        return environ
+
+
+class _Output:
+    """Calls into the shell's output machinery with automatic instrumentation switched off:
+    what a print or a display does inside ipykernel is no part of the cell."""
+
+    def __init__(self, run, function):
+        self._run = run
+        self._function = function
+
+    def __call__(self, *args, **kwargs):
+        run = self._run
+        if not run.live or threading.get_ident() != run.thread:
+            return self._function(*args, **kwargs)
+        run.switch_off()
+        try:
+            return self._function(*args, **kwargs)
+        finally:
+            run.switch_on()
+
+
+class CellMeasurement:
+    """One measurement around the execution of one or more cells in an IPython shell.
+
+    start() / finalize() bracket it; in between, every code object the shell executes (each
+    run_code) runs with automatic instrumentation on (unless --noinstrumenter), everything
+    else the shell does with it off."""
+
+    def __init__(self, shell, settings, binding_args=None, program_args=()):
+        self.shell = shell
+        args = settings.binding_args if binding_args is None else binding_args
+        self.options = parse_binding_args(args)
+        self.environ = settings.environ()
+        self.env = settings.env
+        self.config = _config.from_environ(self.environ)  # ConfigError for a bad value
+        self.measurement = _measurement.Measurement(
+            self.config, self.options.instrumenter, program_name="scorep_jupyter",
+            program_args=list(args) + list(program_args), all_threads=False,
+            exclude_dirs=machinery_dirs())
+        # Whether the cell's code wants instrumentation on: --noinstrumenter starts off, and
+        # register()/unregister() in a cell carry over to its later statements.
+        self.wanted = self.options.instrument
+        self.live = False  # the cell's own code is running now
+        self.thread = None
+        self._native = None
+        self._saved = []
+        self._environ_saved = {}
+
+    # ---- the switch -------------------------------------------------------------------------
+
+    def switch_on(self):
+        native = self._native
+        if native is not None and native.running():
+            if self.wanted:
+                native.register()
+            else:
+                native.unregister()
+        self.live = True
+
+    def switch_off(self):
+        native = self._native
+        if not self.live:
+            return
+        self.live = False
+        if native is not None and native.running():
+            self.wanted = native.registered()
+            native.unregister()
+
+    # ---- start / finish -----------------------------------------------------------------------
+
+    @property
+    def experiment_dir(self):
+        return self.measurement.experiment_dir
+
+    @property
+    def display_dir(self):
+        """The experiment directory as the user named it, else the absolute generated one."""
+        return self.config["SCOREP_EXPERIMENT_DIRECTORY"] or self.measurement.experiment_dir
+
+    def start(self):
+        self._apply_environ()
+        try:
+            self.measurement.start(register=False)
+        except BaseException:
+            self._restore_environ()
+            raise
+        from scorep import _bindings
+        self._native = _bindings
+        self.thread = threading.get_ident()
+        if self.options.instrumenter_file:
+            self._run_instrumenter_file(self.options.instrumenter_file)
+        self._install()
+        return self
+
+    def finalize(self, exit_status=0):
+        try:
+            self.switch_off()
+            self._uninstall()
+        finally:
+            self._restore_environ()
+            results = self.measurement.finalize(exit_status, report_errors=True)
+        return results
+
+    def _run_instrumenter_file(self, path):
+        with open(path, "rb") as source:
+            code = compile(source.read(), os.path.abspath(path), "exec", dont_inherit=True)
+        namespace = {"__name__": "__scorep_instrumenter__", "__file__": os.path.abspath(path),
+                     "__builtins__": builtins}
+        exec(code, namespace)
+
+    def _apply_environ(self):
+        # The measured cells see the environment they were configured with, as the
+        # original kernel's measured subprocess did; it is put back afterwards.
+        for key, value in self.env.items():
+            self._environ_saved[key] = (os.environ.get(key), value)
+            os.environ[key] = value
+
+    def _restore_environ(self):
+        for key, (old, ours) in self._environ_saved.items():
+            if os.environ.get(key) != ours:
+                continue  # the cell set it itself: keep the cell's value
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+        self._environ_saved = {}
+
+    # ---- hooks into the shell ----------------------------------------------------------------
+
+    def _patch(self, owner, name, value):
+        had = name in vars(owner) if hasattr(owner, "__dict__") else False
+        self._saved.append((owner, name, had, vars(owner).get(name) if had else None))
+        setattr(owner, name, value)
+
+    def _install(self):
+        shell = self.shell
+        original_run_code = shell.run_code
+
+        async def run_code(code_obj, result=None, *, async_=False):
+            # The cell's top-level code is the notebook's, not a function: its calls are
+            # recorded, it itself is not (one code object per statement would each show as
+            # a <module> region).
+            if self._native.running():
+                self._native.exclude_code(code_obj)
+            self.switch_on()
+            try:
+                return await original_run_code(code_obj, result, async_=async_)
+            finally:
+                self.switch_off()
+
+        self._patch(shell, "run_code", run_code)
+        for name in ("showtraceback", "CustomTB"):
+            self._patch(shell, name, self._off_during(getattr(shell, name)))
+        display_pub = getattr(shell, "display_pub", None)
+        if display_pub is not None and hasattr(display_pub, "__dict__"):
+            self._patch(display_pub, "publish", _Output(self, display_pub.publish))
+        for stream in {id(s): s for s in (sys.stdout, sys.stderr)}.values():
+            if hasattr(stream, "__dict__"):
+                for name in ("write", "writelines", "flush"):
+                    if hasattr(stream, name):
+                        self._patch(stream, name, _Output(self, getattr(stream, name)))
+        kernel = getattr(shell, "kernel", None)
+        if kernel is not None:
+            for name in ("raw_input", "getpass"):
+                if hasattr(kernel, name):
+                    self._patch(kernel, name, _Output(self, getattr(kernel, name)))
+        self._displayhook = sys.displayhook
+        sys.displayhook = _Output(self, sys.displayhook)
+        if shell.ast_node_interactivity in ("last_expr", "last_expr_or_assign"):
+            self._merger = _MergeStatements()
+            shell.ast_transformers.append(self._merger)
+        else:
+            self._merger = None
+
+    def _off_during(self, function):
+        def call(*args, **kwargs):
+            self.switch_off()
+            return function(*args, **kwargs)
+        return call
+
+    def _uninstall(self):
+        if self._merger is not None and self._merger in self.shell.ast_transformers:
+            self.shell.ast_transformers.remove(self._merger)
+        self._merger = None
+        if isinstance(sys.displayhook, _Output) and sys.displayhook._run is self:
+            sys.displayhook = self._displayhook
+        for owner, name, had, value in reversed(self._saved):
+            if had:
+                setattr(owner, name, value)
+            else:
+                try:
+                    delattr(owner, name)
+                except AttributeError:
+                    pass
+        self._saved = []
+
+
+class _MergeStatements(ast.NodeTransformer):
+    """All statements of a cell but the last as one `if True:` block.
+
+    IPython executes every top-level statement as its own code object; in between, its own
+    machinery runs (compilation, context managers of the standard library), with the
+    instrumentation off. Threads the cell started would miss their calls in those gaps.
+    One block keeps the cell's code in one piece; the last statement stays separate so that
+    its value is displayed as IPython does."""
+
+    def visit_Module(self, node):
+        body = node.body
+        first = 0
+        while first < len(body) and isinstance(body[first], ast.ImportFrom) and \
+                body[first].module == "__future__":
+            first += 1
+        block = body[first:-1]
+        if len(block) < 2:
+            return node
+        merged = ast.If(test=ast.Constant(True), body=block, orelse=[])
+        ast.copy_location(merged, block[0])
+        merged.end_lineno = block[-1].end_lineno
+        merged.end_col_offset = block[-1].end_col_offset
+        node.body = body[:first] + [merged, body[-1]]
+        return node
+
+
+def results_line(run):
+    return "Instrumentation results can be found in %s" % run.display_dir
+
+
+def summary_html(experiment_dir, top=10):
+    """A short table of the regions with the most time, from profile.cubex (None when
+    there is no profile)."""
+    path = os.path.join(experiment_dir, "profile.cubex")
+    if not os.path.exists(path):
+        return None
+    try:
+        from scorep import cube
+        profile = cube.read(path)
+        time_metric = profile.metric("time")
+        visits_metric = profile.metric("visits")
+        exclusive = profile.values(time_metric, inclusive=False)
+        inclusive = profile.values(time_metric, inclusive=True)
+        visits = profile.values(visits_metric, inclusive=False)
+    except Exception:  # a summary is a convenience: the experiment itself is what counts
+        return None
+    per_region = {}
+    for cnode in profile.cnodes:
+        name = cnode.region.name
+        entry = per_region.setdefault(name, [0, 0.0, 0.0])
+        entry[0] += sum(visits[cnode.id])
+        entry[1] += sum(exclusive[cnode.id])
+        # Inclusive time counts a recursive region once: only outermost cnodes add.
+        outer = cnode.parent
+        while outer is not None and outer.region.name != name:
+            outer = outer.parent
+        if outer is None:
+            entry[2] += sum(inclusive[cnode.id])
+    rows = sorted(per_region.items(), key=lambda item: -item[1][2])[:top]
+    if not rows:
+        return None
+    import html
+    lines = ["<table>", "<thead><tr><th style=\"text-align:left\">region</th><th>visits</th>"
+             "<th>inclusive time (s)</th><th>exclusive time (s)</th></tr></thead>", "<tbody>"]
+    for name, (count, excl, incl) in rows:
+        lines.append("<tr><td style=\"text-align:left\"><code>%s</code></td><td>%d</td>"
+                     "<td>%.6f</td><td>%.6f</td></tr>" % (html.escape(name), count, incl, excl))
+    lines += ["</tbody>", "</table>"]
+    return "\n".join(lines)
+
+
+def show_summary(shell, experiment_dir):
+    table = summary_html(experiment_dir)
+    if table is None:
+        return
+    from IPython.display import HTML, display
+    display(HTML("<details><summary>Top regions by time</summary>\n%s\n</details>" % table))
+
+
+# ---- %load_ext scorep ------------------------------------------------------------------------
+
+HELP = """Measure IPython code with scorep, in this process and namespace.
+
+  %%scorep [binding arguments]       (first line of a cell) measure the rest of the cell
+  %scorep [binding arguments] stmt   measure one statement; its value is the result
+  %scorep --help                     this help
+
+Binding arguments are those of `python -m scorep`, e.g. --noinstrumenter or
+--instrumenter-type=cProfile. The configuration comes from the SCOREP_* environment
+variables (set them with %env, e.g. %env SCOREP_ENABLE_TRACING=true). Every measurement
+writes one experiment directory and ends with the line
+
+  Instrumentation results can be found in <experiment directory>
+"""
+
+
+def _split_options(line):
+    """Leading --options of a magic line, and the rest."""
+    try:
+        words = shlex.split(line)
+    except ValueError as error:
+        raise SettingsError("cannot split the arguments: %s" % error) from None
+    options = []
+    rest = line.strip()
+    for word in words:
+        if not word.startswith("-"):
+            break
+        options.append(word)
+        index = rest.find(word)
+        rest = rest[index + len(word):].lstrip() if index >= 0 else rest
+    return options, rest
+
+
+def _magics_class():
+    from IPython.core.error import UsageError
+    from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+    @magics_class
+    class ScorepMagics(Magics):
+        """%%scorep / %scorep: measure a cell or a statement in place."""
+
+        def __init__(self, shell, settings=None):
+            super().__init__(shell)
+            self.settings = settings if settings is not None else Settings()
+
+        @line_cell_magic
+        def scorep(self, line, cell=None):
+            try:
+                options, rest = _split_options(line)
+            except SettingsError as error:
+                raise UsageError(str(error)) from None
+            if any(o in ("-h", "--help") for o in options):
+                sys.stdout.write(HELP)
+                return None
+            if cell is None:
+                source = rest
+            else:
+                if rest:
+                    raise UsageError("%%scorep takes only binding arguments on its line, "
+                                     "not %r" % rest)
+                source = cell
+            if not source.strip():
+                raise UsageError("nothing to measure (see %scorep --help)")
+            return self._measure(source, options or None)
+
+        def _measure(self, source, options):
+            shell = self.shell
+            transformed = shell.transform_cell(source)
+            filename = shell.compile.cache(transformed, shell.execution_count, raw_code=source)
+            tree = shell.compile.ast_parse(transformed, filename=filename)
+            tree = shell.transform_ast(tree)
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            block = shell.compile(tree, filename, "exec")
+            value_code = shell.compile(last, filename, "eval") if last is not None else None
+            try:
+                run = CellMeasurement(shell, self.settings, options,
+                                      program_args=["In [%d]" % shell.execution_count])
+                run.start()
+            except (SettingsError, _config.ConfigError, _measurement.MeasurementError,
+                    OSError) as error:
+                raise UsageError("scorep: %s" % error) from None
+            status = 1
+            try:
+                value = self._run(run, block, value_code)
+                status = 0
+            finally:
+                run.finalize(status)
+                sys.stdout.write(results_line(run) + "\n")
+                sys.stdout.flush()
+                show_summary(shell, run.experiment_dir)
+            return value
+
+        def _run(self, run, block, value_code):
+            __tracebackhide__ = True  # noqa: F841  (IPython hides this frame)
+            ns_globals, ns_locals = self.shell.user_global_ns, self.shell.user_ns
+            run._native.exclude_code(block)
+            run.switch_on()
+            try:
+                exec(block, ns_globals, ns_locals)
+                if value_code is None:
+                    return None
+                run._native.exclude_code(value_code)
+                return eval(value_code, ns_globals, ns_locals)
+            finally:
+                run.switch_off()
+
+    return ScorepMagics
+
+
+def load_ipython_extension(ipython, settings=None):
+    """`%load_ext scorep`: registers %%scorep and %scorep."""
+    magics = _magics_class()(ipython, settings)
+    ipython.register_magics(magics)
+    return magics
+
+
+def ScorepMagics(shell, settings=None):  # noqa: N802  (the class is built on first use)
+    return _magics_class()(shell, settings)
