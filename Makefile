@@ -15,6 +15,10 @@ NATIVE := src/scorep/_native
 CORE_SRC := $(sort $(wildcard $(NATIVE)/core/*.c))
 EXT_SRC := $(CORE_SRC) $(sort $(wildcard $(NATIVE)/substrates/*.c)) \
            $(sort $(wildcard $(NATIVE)/adapters/*.c)) $(NATIVE)/module.c
+# The reports' fast OTF2 reader: a module of its own (scorep._reader), built when present.
+READER_SRC := $(sort $(wildcard $(NATIVE)/reader/*.c))
+# JavaScript of the HTML report: npm packages, installed (never committed) when listed.
+JS_DIR := src/scorep/report/js
 HEADERS := $(sort $(wildcard $(NATIVE)/*.h $(NATIVE)/*/*.h))
 
 CC ?= gcc
@@ -30,7 +34,7 @@ DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3
   python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat \
   python3-jupyter-kernel-test graphviz chromium
 
-.PHONY: all deps build build-all install demo test ctest ctest-sanitize pytest clean ext
+.PHONY: all deps build build-all install demo test ctest ctest-sanitize pytest clean ext js
 
 all: build
 
@@ -45,8 +49,14 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-build: deps
+build: deps js
 	@$(MAKE) --no-print-directory ext PYTHON=$(PYTHON)
+
+js:
+	@if [ -f $(JS_DIR)/package.json ] && [ ! -f $(JS_DIR)/node_modules/.package-lock.json -o $(JS_DIR)/package-lock.json -nt $(JS_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "installing the report's npm packages"; \
+	  (cd $(JS_DIR) && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
+	fi
 
 build-all: build
 	@for py in $(TEST_PYTHONS); do $(MAKE) --no-print-directory ext PYTHON=$$py || exit 1; done
@@ -60,7 +70,14 @@ EXT_OBJDIR := build/$(PY_TAG)
 EXT_OBJS := $(patsubst $(NATIVE)/%.c,$(EXT_OBJDIR)/%.o,$(EXT_SRC))
 EXT_MODULE := src/scorep/_bindings$(EXT_SUFFIX)
 
-ext: $(EXT_MODULE)
+READER_OBJS := $(patsubst $(NATIVE)/%.c,$(EXT_OBJDIR)/%.o,$(READER_SRC))
+READER_MODULE := $(if $(READER_SRC),src/scorep/_reader$(EXT_SUFFIX))
+
+ext: $(EXT_MODULE) $(READER_MODULE)
+
+$(READER_MODULE): $(READER_OBJS)
+	@echo "  LD  $@"
+	@$(CC) -shared -o $@ $^ $(OTF2_LIBS) -lpthread
 
 $(EXT_OBJDIR)/%.o: $(NATIVE)/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -110,4 +127,4 @@ demo: install
 	@$(PYTHON) tools/demo.py
 
 clean:
-	rm -rf build src/scorep/_bindings*.so
+	rm -rf build src/scorep/_bindings*.so src/scorep/_reader*.so
