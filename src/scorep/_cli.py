@@ -271,8 +271,9 @@ def main(argv=None):
     else:
         program_name = "python -c"
     try:
+        summary = opts.summary or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
         measurement = _measurement.Measurement(config, opts.instrumenter, program_name,
-                                               sys.argv).start(register=False)
+                                               sys.argv, summary=summary).start(register=False)
     except (_measurement.MeasurementError, OSError) as error:
         fail(str(error), 1)
     measurement.finalize_at_exit()

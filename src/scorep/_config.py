@@ -96,8 +96,11 @@ VARIABLES = {
         "true", parse_bool, "move an existing experiment directory aside instead of stopping"),
     "SCOREP_MACHINE_NAME": ("Linux", _text, "the machine's name in the system tree"),
     "SCOREP_TIMER": ("", parse_timer, "tsc or clock_gettime (default: tsc where it is invariant)"),
+    # Score-P's default is 30; Python call stacks run deeper (a framework, the program and
+    # its libraries easily exceed 60 frames), so the profile keeps up to 128.
     "SCOREP_PROFILING_MAX_CALLPATH_DEPTH": (
-        "30", parse_positive_int, "deepest call path the profile keeps"),
+        "128", parse_positive_int, "deepest call path the profile keeps; deeper calls fold "
+        "into it"),
     "SCOREP_PROFILING_BASE_NAME": ("profile", _text, "file name of the profile, without .cubex"),
     "SCOREP_FILTERING_FILE": ("", parse_filter_file,
                               "filter file: regions and files to leave out (Score-P syntax)"),

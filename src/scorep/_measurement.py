@@ -111,7 +111,7 @@ class Measurement:
     current = None  # the running measurement of this process, if any
 
     def __init__(self, config, instrumenter="default", program_name="python", program_args=(),
-                 all_threads=True, verbose_stream=None, exclude_dirs=()):
+                 all_threads=True, verbose_stream=None, exclude_dirs=(), summary=False):
         self.config = config
         name = default_instrumenter() if instrumenter == "default" else instrumenter
         self.instrumenter = INSTRUMENTERS[name]
@@ -131,6 +131,7 @@ class Measurement:
         self.moved_aside = None
         self.results = None
         self.exit_status = 0
+        self.summary = summary  # print the end-of-run summary on stderr
         self._native = None
         self._original_bootstrap = None
         self._previous_sigterm = None
@@ -247,6 +248,7 @@ class Measurement:
             self.exit_status = exit_status
         Measurement.current = None
         self._unhook_threads()
+        started = time.perf_counter()
         try:
             self.results = self._native.finalize(int(self.exit_status))
         except RuntimeError as error:
@@ -257,6 +259,14 @@ class Measurement:
             return None
         write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"])
         self._report()
+        if self.summary:
+            from scorep import _summary
+            try:
+                text = _summary.format_summary(self, time.perf_counter() - started)
+            except Exception as error:  # the results are written; the summary is a courtesy
+                text = "scorep: no summary: %s\n" % error
+            sys.stderr.write(text)
+            sys.stderr.flush()
         return self.results
 
     def _report(self):
@@ -268,6 +278,20 @@ class Measurement:
                 "(SCOREP_TOTAL_MEMORY=%d bytes was used up); the flushes are marked in the "
                 "trace. Raise SCOREP_TOTAL_MEMORY or filter regions to avoid them.\n"
                 % (r["trace_flushes"], self.config["SCOREP_TOTAL_MEMORY"]))
+        if r["profile_folded_calls"]:
+            sys.stderr.write(
+                "scorep: %d call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=%d were folded "
+                "into their deepest call path in the profile\n"
+                % (r["profile_folded_calls"], self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"]))
+        if r["profile_dropped_calls"]:
+            sys.stderr.write(
+                "scorep: %d call(s) got no call path of their own in the profile: "
+                "SCOREP_TOTAL_MEMORY=%d bytes was used up (their time counts in their callers)\n"
+                % (r["profile_dropped_calls"], self.config["SCOREP_TOTAL_MEMORY"]))
+        if r["profile_folded_parameters"]:
+            sys.stderr.write(
+                "scorep: %d parameter value(s) beyond %d distinct ones per call path were not "
+                "split out in the profile\n" % (r["profile_folded_parameters"], 256))
         if r["trace_lost_records"]:
             sys.stderr.write("scorep: %d trace record(s) were lost: memory for trace buffers "
                              "could not be allocated\n" % r["trace_lost_records"])

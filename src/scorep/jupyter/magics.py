@@ -21,7 +21,7 @@ import threading
 
 from scorep import _cli, _config, _measurement
 
-__all__ = ["Settings", "CellMeasurement", "ScorepMagics", "load_ipython_extension",
+__all__ = ["Settings", "CellMeasurement", "magics_class", "load_ipython_extension",
            "machinery_dirs", "results_line"]
 
 # Packages of the interactive machinery: their code is never part of what a cell measures.
@@ -48,10 +48,14 @@ def machinery_dirs():
                 except (ImportError, ValueError):
                     spec = None
                 origin = spec.origin if spec is not None else None
-            # Only packages (a directory of their own): a single module file's directory
-            # would be all of site-packages.
-            if origin and os.path.basename(origin) == "__init__.py":
+            if not origin or not origin.endswith(".py"):
+                continue
+            # A package's directory; a single-module package its file (its directory is
+            # all of site-packages).
+            if os.path.basename(origin) == "__init__.py":
                 dirs.append(os.path.dirname(os.path.realpath(origin)))
+            else:
+                dirs.append(os.path.realpath(origin))
         _machinery_dirs = dirs
     return list(_machinery_dirs)
 
@@ -68,7 +72,7 @@ def parse_binding_args(args):
         opts = _cli.parse_args(list(args) + ["-c", ""])
     except _cli.UsageError as error:
         raise SettingsError(str(error)) from None
-    if opts.target != "" or opts.args:
+    if opts.mode != "code" or opts.target != "" or opts.args:
         raise SettingsError("binding arguments may not name a script, -m or -c: %s"
                             % " ".join(args))
     return opts
@@ -157,7 +161,8 @@ class CellMeasurement:
         self.options = parse_binding_args(args)
         self.environ = settings.environ()
         self.env = settings.env
-        self.config = _config.from_environ(self.environ)  # ConfigError for a bad value
+        overrides = {"SCOREP_VERBOSE": "true"} if self.options.verbose else None
+        self.config = _config.from_environ(self.environ, overrides)  # ConfigError if bad
         self.measurement = _measurement.Measurement(
             self.config, self.options.instrumenter, program_name="scorep_jupyter",
             program_args=list(args) + list(program_args), all_threads=False,
@@ -253,8 +258,15 @@ class CellMeasurement:
     # ---- hooks into the shell ----------------------------------------------------------------
 
     def _patch(self, owner, name, value):
-        had = name in vars(owner) if hasattr(owner, "__dict__") else False
+        """Sets an instance attribute that _uninstall removes again (the class's method
+        shows through then, as before)."""
+        had = name in vars(owner)
         self._saved.append((owner, name, had, vars(owner).get(name) if had else None))
+        setattr(owner, name, value)
+
+    def _patch_value(self, owner, name, value):
+        """Sets an attribute (a trait, say) that _uninstall sets back to its old value."""
+        self._saved.append((owner, name, True, getattr(owner, name)))
         setattr(owner, name, value)
 
     def _install(self):
@@ -276,6 +288,9 @@ class CellMeasurement:
         self._patch(shell, "run_code", run_code)
         for name in ("showtraceback", "CustomTB"):
             self._patch(shell, name, self._off_during(getattr(shell, name)))
+        formatter = getattr(shell, "display_formatter", None)
+        if formatter is not None and hasattr(formatter, "__dict__"):
+            self._patch(formatter, "format", _Output(self, formatter.format))
         display_pub = getattr(shell, "display_pub", None)
         if display_pub is not None and hasattr(display_pub, "__dict__"):
             self._patch(display_pub, "publish", _Output(self, display_pub.publish))
@@ -289,6 +304,10 @@ class CellMeasurement:
             for name in ("raw_input", "getpass"):
                 if hasattr(kernel, name):
                     self._patch(kernel, name, _Output(self, getattr(kernel, name)))
+        # IPython installs its display hook for each cell (display_trap), after this.
+        display_trap = getattr(shell, "display_trap", None)
+        if display_trap is not None and getattr(display_trap, "hook", None) is not None:
+            self._patch_value(display_trap, "hook", _Output(self, display_trap.hook))
         self._displayhook = sys.displayhook
         sys.displayhook = _Output(self, sys.displayhook)
         if shell.ast_node_interactivity in ("last_expr", "last_expr_or_assign"):
@@ -433,7 +452,19 @@ def _split_options(line):
     return options, rest
 
 
-def _magics_class():
+_MAGICS_CLASS = None
+
+
+def magics_class():
+    """The IPython Magics class (built on first use: importing this module must stay cheap,
+    `import scorep` re-exports load_ipython_extension)."""
+    global _MAGICS_CLASS
+    if _MAGICS_CLASS is None:
+        _MAGICS_CLASS = _build_magics_class()
+    return _MAGICS_CLASS
+
+
+def _build_magics_class():
     from IPython.core.error import UsageError
     from IPython.core.magic import Magics, line_cell_magic, magics_class
 
@@ -447,6 +478,7 @@ def _magics_class():
 
         @line_cell_magic
         def scorep(self, line, cell=None):
+            __tracebackhide__ = True  # noqa: F841  (IPython leaves these frames out)
             try:
                 options, rest = _split_options(line)
             except SettingsError as error:
@@ -466,6 +498,7 @@ def _magics_class():
             return self._measure(source, options or None)
 
         def _measure(self, source, options):
+            __tracebackhide__ = True  # noqa: F841
             shell = self.shell
             transformed = shell.transform_cell(source)
             filename = shell.compile.cache(transformed, shell.execution_count, raw_code=source)
@@ -495,7 +528,7 @@ def _magics_class():
             return value
 
         def _run(self, run, block, value_code):
-            __tracebackhide__ = True  # noqa: F841  (IPython hides this frame)
+            __tracebackhide__ = True  # noqa: F841
             ns_globals, ns_locals = self.shell.user_global_ns, self.shell.user_ns
             run._native.exclude_code(block)
             run.switch_on()
@@ -513,10 +546,10 @@ def _magics_class():
 
 def load_ipython_extension(ipython, settings=None):
     """`%load_ext scorep`: registers %%scorep and %scorep."""
-    magics = _magics_class()(ipython, settings)
+    cls = magics_class()
+    loaded = ipython.magics_manager.registry.get(cls.__name__)
+    if loaded is not None and settings is None:
+        return loaded  # loaded before (the Score-P kernel does at start): keep its settings
+    magics = cls(ipython, settings)
     ipython.register_magics(magics)
     return magics
-
-
-def ScorepMagics(shell, settings=None):  # noqa: N802  (the class is built on first use)
-    return _magics_class()(shell, settings)

@@ -69,12 +69,13 @@ uint32_t sp_profile_child_slow(sp_location *loc, uint32_t parent, uint32_t regio
 /* The node of a call to `region` from `parent`, visited once more. */
 static inline uint32_t sp_profile_enter(sp_location *loc, uint32_t parent, uint32_t region)
 {
-    if (parent == SP_PROFILE_NO_NODE)
-        return SP_PROFILE_NO_NODE;
-    if (loc->depth > sp_meas.config.max_callpath_depth) {
+    /* The tree has at most max_callpath_depth levels, the program root being the first. */
+    if (loc->depth >= sp_meas.config.max_callpath_depth) {
         loc->profile->folded_calls++;
         return SP_PROFILE_NO_NODE;
     }
+    if (parent == SP_PROFILE_NO_NODE)
+        return SP_PROFILE_NO_NODE;
     sp_profile_location *p = loc->profile;
     sp_profile_node *pn = sp_profile_node_at(p, parent);
     uint32_t child = pn->last_child_hit;
