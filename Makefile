@@ -13,8 +13,18 @@ TEST_PYTHONS ?= $(foreach v,3.9 3.10 3.12 3.13,$(lastword $(sort $(wildcard $(PY
 
 NATIVE := src/scorep/_native
 CORE_SRC := $(sort $(wildcard $(NATIVE)/core/*.c))
-EXT_SRC := $(CORE_SRC) $(sort $(wildcard $(NATIVE)/substrates/*.c)) \
-           $(sort $(wildcard $(NATIVE)/adapters/*.c)) $(NATIVE)/module.c
+# The measurement core and substrates: one shared library for every interpreter and for the
+# MPI wrappers, so that they all record into the same measurement.
+CORE_LIB_SRC := $(CORE_SRC) $(sort $(wildcard $(NATIVE)/substrates/*.c))
+CORE_LIB := src/scorep/libscorep_core.so
+CORE_OBJS := $(patsubst $(NATIVE)/%.c,build/core/%.o,$(CORE_LIB_SRC))
+# The CPython module (per interpreter): the Python adapter and the glue.
+EXT_SRC := $(sort $(wildcard $(NATIVE)/adapters/*.c)) $(NATIVE)/module.c
+# The MPI adapter: PMPI wrappers, built with the MPI compiler wrapper when MPI is there.
+MPI_SRC := $(sort $(wildcard $(NATIVE)/adapters/mpi/*.c))
+MPI_LIB := src/scorep/libscorep_mpi.so
+MPI_OBJS := $(patsubst $(NATIVE)/%.c,build/mpi/%.o,$(MPI_SRC))
+MPICC ?= mpicc
 # The reports' fast OTF2 reader: a module of its own (scorep._reader), built when present.
 READER_SRC := $(sort $(wildcard $(NATIVE)/reader/*.c))
 # JavaScript of the HTML report: npm packages, installed (never committed) when listed.
@@ -23,7 +33,8 @@ HEADERS := $(sort $(wildcard $(NATIVE)/*.h $(NATIVE)/*/*.h))
 
 CC ?= gcc
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -g -fvisibility=hidden -I$(NATIVE)
+CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -g -I$(NATIVE)
+CFLAGS_BASE := $(CFLAGS_COMMON) -fvisibility=hidden
 OPT ?= -O2
 OTF2_CFLAGS := $(shell otf2-config --cflags 2>/dev/null)
 OTF2_LIBS := $(shell otf2-config --ldflags 2>/dev/null) $(shell otf2-config --libs 2>/dev/null)
@@ -49,8 +60,27 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-build: deps js
+build: deps js $(CORE_LIB) $(if $(MPI_SRC),$(MPI_LIB))
 	@$(MAKE) --no-print-directory ext PYTHON=$(PYTHON)
+
+build/core/%.o: $(NATIVE)/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CC  core $<"
+	@$(CC) $(CFLAGS_COMMON) $(OPT) $(OTF2_CFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	@echo "  LD  $@"
+	@$(CC) -shared -Wl,-soname,libscorep_core.so -o $@ $^ $(OTF2_LIBS) -lpthread
+
+build/mpi/%.o: $(NATIVE)/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CC  mpi $<"
+	@$(MPICC) $(CFLAGS_BASE) $(OPT) $(OTF2_CFLAGS) -c $< -o $@
+
+$(MPI_LIB): $(MPI_OBJS) $(CORE_LIB)
+	@echo "  LD  $@"
+	@$(MPICC) -shared -o $@ $(MPI_OBJS) -Lsrc/scorep -lscorep_core -Wl,-rpath,'$$ORIGIN' \
+	  $(OTF2_LIBS) -lpthread
 
 js:
 	@if [ -f $(JS_DIR)/package.json ] && [ ! -f $(JS_DIR)/node_modules/.package-lock.json -o $(JS_DIR)/package-lock.json -nt $(JS_DIR)/node_modules/.package-lock.json ]; then \
@@ -73,7 +103,7 @@ EXT_MODULE := src/scorep/_bindings$(EXT_SUFFIX)
 READER_OBJS := $(patsubst $(NATIVE)/%.c,$(EXT_OBJDIR)/%.o,$(READER_SRC))
 READER_MODULE := $(if $(READER_SRC),src/scorep/_reader$(EXT_SUFFIX))
 
-ext: $(EXT_MODULE) $(READER_MODULE)
+ext: $(CORE_LIB) $(EXT_MODULE) $(READER_MODULE)
 
 $(READER_MODULE): $(READER_OBJS)
 	@echo "  LD  $@"
@@ -84,13 +114,14 @@ $(EXT_OBJDIR)/%.o: $(NATIVE)/%.c $(HEADERS)
 	@echo "  CC  $(PY_TAG) $<"
 	@$(CC) $(CFLAGS_BASE) $(OPT) -isystem $(PY_INCLUDE) $(OTF2_CFLAGS) -c $< -o $@
 
-$(EXT_MODULE): $(EXT_OBJS)
+$(EXT_MODULE): $(EXT_OBJS) $(CORE_LIB)
 	@echo "  LD  $@"
-	@$(CC) -shared -o $@ $^ $(OTF2_LIBS) -lpthread
+	@$(CC) -shared -o $@ $(EXT_OBJS) -Lsrc/scorep -lscorep_core -Wl,-rpath,'$$ORIGIN' \
+	  $(OTF2_LIBS) -lpthread
 endif
 
 # C unit tests of the core and substrates (no Python): once plain, once under ASan+UBSan.
-CORE_TEST_SRC := $(CORE_SRC) $(sort $(wildcard $(NATIVE)/substrates/*.c))
+CORE_TEST_SRC := $(CORE_LIB_SRC)
 CTEST_SRC := $(sort $(wildcard tests/c/test_*.c))
 CTEST_BIN := $(patsubst tests/c/%.c,build/ctest/%,$(CTEST_SRC))
 CTEST_SAN_BIN := $(patsubst tests/c/%.c,build/ctest-san/%,$(CTEST_SRC))
@@ -127,4 +158,4 @@ demo: install
 	@$(PYTHON) tools/demo.py
 
 clean:
-	rm -rf build src/scorep/_bindings*.so src/scorep/_reader*.so
+	rm -rf build src/scorep/_bindings*.so src/scorep/_reader*.so src/scorep/libscorep_*.so
