@@ -8,6 +8,7 @@
 
 #include "adapters/python.h"
 #include "core/measurement.h"
+#include "substrates/trace.h"
 
 static sp_instrumenter_kind parse_instrumenter(const char *name)
 {
@@ -31,22 +32,26 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "total_memory", "timer", "max_callpath_depth", "profile_base_name",
                                "program_name", "program_args", "machine_name", "node_name",
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
-                               "register", "filter_file", NULL};
+                               "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
+                               NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
+    int mpi = 0, overwrite = 1;
+    double mpi_timeout = 60.0;
     unsigned long long total_memory = 16000ULL * 1024;
     const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
     const char *cwd = NULL;
     PyObject *exclude_dirs = NULL;
     unsigned int max_depth = 30;
     PyObject *program_args = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspz", keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppd", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
                                      &program_args, &config.machine_name, &config.node_name,
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
-                                     &thread_name, &do_register, &config.filter_file))
+                                     &thread_name, &do_register, &config.filter_file, &mpi,
+                                     &overwrite, &mpi_timeout))
         return NULL;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
     if ((int)kind < 0) {
@@ -67,6 +72,9 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     config.all_threads = all_threads;
     config.total_memory = total_memory;
     config.max_callpath_depth = max_depth;
+    config.mpi = mpi;
+    config.overwrite = overwrite;
+    config.mpi_timeout = mpi_timeout;
     if (!config.program_name)
         config.program_name = "python";
 
@@ -179,6 +187,10 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "memory_over_budget_bytes",
                  PyLong_FromUnsignedLongLong(r.memory_over_budget_bytes)) ||
         set_item(d, "max_depth", PyLong_FromUnsignedLong(r.max_depth)) ||
+        set_item(d, "experiment_dir", PyUnicode_DecodeFSDefault(r.output_dir)) ||
+        set_item(d, "mpi_rank", PyLong_FromLong(r.mpi_rank)) ||
+        set_item(d, "mpi_size", PyLong_FromLong(r.mpi_size)) ||
+        set_item(d, "mpi_collective", PyBool_FromLong(r.mpi_collective)) ||
         set_item(d, "profile_folded_calls", PyLong_FromUnsignedLongLong(r.profile_folded_calls)) ||
         set_item(d, "profile_dropped_calls", PyLong_FromUnsignedLongLong(r.profile_dropped_calls)) ||
         set_item(d, "profile_folded_parameters",
@@ -526,6 +538,45 @@ static PyObject *py_filter_rule_count(PyObject *self, PyObject *capsule)
     return PyLong_FromSize_t(sp_filter_rule_count(filter));
 }
 
+static PyObject *py_experiment_dir(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    if (!sp_measurement_running())
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(sp_meas.config.experiment_dir);
+}
+
+/* Before the end of an MPI-mode measurement whose ranks never initialized MPI: the
+ * directory Python prepared for this process alone. */
+static PyObject *py_set_experiment_dir(PyObject *self, PyObject *path)
+{
+    (void)self;
+    PyObject *bytes = NULL;
+    if (!PyUnicode_FSConverter(path, &bytes))
+        return NULL;
+    if (sp_measurement_running() && !sp_meas.mpi.ops) {
+        char *copy = strdup(PyBytes_AS_STRING(bytes));
+        if (copy) {
+            free((char *)sp_meas.config.experiment_dir);
+            sp_meas.config.experiment_dir = copy;
+            if (sp_meas.trace)
+                sp_trace_set_spill_dir(sp_meas.trace, copy);
+        }
+    }
+    Py_DECREF(bytes);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_mpi_info(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    if (!sp_measurement_running() || !sp_meas.mpi.ops)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(II)", sp_meas.mpi.rank, sp_meas.mpi.size);
+}
+
 static PyObject *py_tsc_usable(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -565,6 +616,10 @@ static PyMethodDef methods[] = {
     {"filter_excludes", py_filter_excludes, METH_VARARGS,
      "filter_excludes(filter, name, mangled=None, file=None) -> bool"},
     {"filter_rule_count", py_filter_rule_count, METH_O, "Number of patterns of a filter."},
+    {"experiment_dir", py_experiment_dir, METH_NOARGS, "The running measurement's directory."},
+    {"set_experiment_dir", py_set_experiment_dir, METH_O,
+     "Where an MPI-mode measurement without MPI writes."},
+    {"mpi_info", py_mpi_info, METH_NOARGS, "(rank, size) once MPI is initialized, else None."},
     {"exclude_code", py_exclude_code, METH_O, "Never record this code object."},
     {"abandon", py_abandon, METH_NOARGS,
      "Stop measuring without writing anything (a forked child of a measured process)."},

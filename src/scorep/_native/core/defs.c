@@ -11,7 +11,8 @@ int sp_defs_init(sp_defs *defs)
     if (pthread_mutex_init(&defs->lock, NULL) != 0)
         return -1;
     if (sp_strings_init(&defs->strings) != 0 || sp_u64map_init(&defs->region_by_name, 64) != 0 ||
-        sp_u64map_init(&defs->parameter_by_name, 16) != 0) {
+        sp_u64map_init(&defs->parameter_by_name, 16) != 0 ||
+        sp_u64map_init(&defs->comm_by_key, 16) != 0) {
         sp_defs_free(defs);
         return -1;
     }
@@ -28,6 +29,12 @@ void sp_defs_free(sp_defs *defs)
     sp_strings_free(&defs->strings);
     sp_u64map_free(&defs->region_by_name);
     sp_u64map_free(&defs->parameter_by_name);
+    sp_u64map_free(&defs->comm_by_key);
+    for (uint32_t i = 0; i < defs->comm_count; i++)
+        free(defs->comms[i].members);
+    free(defs->comms);
+    defs->comms = NULL;
+    defs->comm_count = defs->comm_capacity = 0;
     free(defs->regions);
     free(defs->parameters);
     defs->regions = NULL;
@@ -163,6 +170,43 @@ uint32_t sp_defs_parameter(sp_defs *defs, const char *name, sp_param_type type)
     }
     defs->parameters[id] = (sp_parameter){.name = name_id, .type = (uint8_t)type};
     defs->parameter_count++;
+out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t sp_defs_comm(sp_defs *defs, uint64_t key, sp_comm_kind kind, uint32_t size,
+                      const uint32_t *members, const char *name)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = sp_u64map_get(&defs->comm_by_key, key);
+    if (id != SP_NO_ID)
+        goto out;
+    if (defs->comm_count == defs->comm_capacity) {
+        uint32_t cap = defs->comm_capacity ? defs->comm_capacity * 2 : 8;
+        sp_comm *comms = realloc(defs->comms, cap * sizeof *comms);
+        if (!comms)
+            goto out;
+        defs->comms = comms;
+        defs->comm_capacity = cap;
+    }
+    uint32_t *copy = malloc((size ? size : 1) * sizeof *copy);
+    uint32_t name_id = sp_strings_intern(&defs->strings, name ? name : "");
+    if (!copy || name_id == SP_NO_ID) {
+        free(copy);
+        goto out;
+    }
+    if (size)
+        memcpy(copy, members, size * sizeof *copy);
+    id = defs->comm_count;
+    if (sp_u64map_put(&defs->comm_by_key, key, id) != 0) {
+        free(copy);
+        id = SP_NO_ID;
+        goto out;
+    }
+    defs->comms[id] = (sp_comm){.key = key, .size = size, .members = copy, .name = name_id,
+                                .kind = (uint8_t)kind};
+    defs->comm_count++;
 out:
     pthread_mutex_unlock(&defs->lock);
     return id;

@@ -62,6 +62,25 @@ typedef struct {
     uint8_t type;  /* sp_param_type */
 } sp_parameter;
 
+typedef enum {
+    SP_COMM_WORLD = 0,
+    SP_COMM_SELF = 1,
+    SP_COMM_OTHER = 2,
+} sp_comm_kind;
+
+/* Communicators are told apart across ranks by their key: 0 world, 1 self, otherwise
+ * chosen by the communicator's first member when it is created. */
+#define SP_COMM_KEY_WORLD 0
+#define SP_COMM_KEY_SELF 1
+
+typedef struct {
+    uint64_t key;
+    uint32_t size;
+    uint32_t *members; /* world ranks, in communicator rank order */
+    uint32_t name;     /* string id */
+    uint8_t kind;      /* sp_comm_kind */
+} sp_comm;
+
 typedef struct sp_defs {
     pthread_mutex_t lock;
     sp_string_table strings;
@@ -71,6 +90,9 @@ typedef struct sp_defs {
     sp_parameter *parameters;
     uint32_t parameter_count, parameter_capacity;
     sp_u64map parameter_by_name; /* (type, name string) -> parameter */
+    sp_comm *comms;
+    uint32_t comm_count, comm_capacity;
+    sp_u64map comm_by_key;
 } sp_defs;
 
 int sp_defs_init(sp_defs *defs);
@@ -104,6 +126,10 @@ uint32_t sp_defs_find_named_region(sp_defs *defs, const char *name, sp_region_ki
                                    bool *excluded);
 
 uint32_t sp_defs_parameter(sp_defs *defs, const char *name, sp_param_type type);
+
+/* The communicator with that key, defined on first use; `members` (world ranks) is copied. */
+uint32_t sp_defs_comm(sp_defs *defs, uint64_t key, sp_comm_kind kind, uint32_t size,
+                      const uint32_t *members, const char *name);
 
 /* Readers for writers at the end of the measurement (no lock: nothing is added then). */
 static inline const char *sp_defs_str(const sp_defs *defs, uint32_t id)

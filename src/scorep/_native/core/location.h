@@ -4,6 +4,7 @@
 #ifndef SCOREP_CORE_LOCATION_H
 #define SCOREP_CORE_LOCATION_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -43,6 +44,7 @@ typedef struct sp_location {
     uint32_t max_depth;
 
     uint64_t last_time;       /* timestamps never decrease within a location */
+    _Atomic int busy;         /* inside an event section (sp_event_section_begin) */
     uint32_t recording_epoch; /* the recording on/off state this location last marked */
     bool recording;           /* that state */
 
@@ -67,7 +69,9 @@ typedef struct sp_location {
     struct sp_trace_record *trace_pos, *trace_end;
     void *trace_chunk;
     void *trace_full_first, *trace_full_last;
-    void *trace_writer;       /* OTF2_EvtWriter */
+    void *trace_writer;       /* OTF2_EvtWriter, at the end */
+    void *trace_spill;        /* FILE of the chunks flushed to disk during the run */
+    uint64_t trace_events;    /* OTF2 events written for it */
     struct sp_profile_location *profile;
 } sp_location;
 

@@ -1,8 +1,15 @@
 #include "core/measurement.h"
 
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/unify.h"
 
 #include "substrates/profile.h"
 #include "substrates/trace.h"
@@ -89,6 +96,8 @@ static void release_measurement(void)
         sp_trace_abort(sp_meas.trace);
     sp_meas.trace = NULL;
     free_locations();
+    free(sp_meas.output_dir);
+    sp_meas.output_dir = NULL;
     sp_filter_free(sp_meas.filter);
     sp_meas.filter = NULL;
     sp_defs_free(&sp_meas.defs);
@@ -180,12 +189,11 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
     atomic_store(&m->recording, true);
 
     if (m->config.tracing) {
-        memset(&trace_substrate, 0, sizeof trace_substrate);
-        if (sp_trace_open(&trace_substrate, m, err, errlen) != 0) {
-            release_measurement();
-            return -1;
-        }
+        sp_trace_init(&trace_substrate, m);
         m->trace = &trace_substrate;
+        /* With MPI the directory exists only once the ranks agreed on it. */
+        if (!m->config.mpi)
+            sp_trace_set_spill_dir(m->trace, m->config.experiment_dir);
     }
     atomic_store(&m->state, SP_STATE_RUNNING);
     atomic_fetch_add(&m->generation, 1);
@@ -460,15 +468,303 @@ static void close_location(sp_location *loc, uint64_t time, int64_t exit_status)
         sp_trace_program_end(sp_meas.trace, loc, time, exit_status);
 }
 
+/* ---- sections of threads that record without the GIL ------------------------------- */
+
+sp_location *sp_event_section_begin(void)
+{
+    sp_location *loc = sp_location_cache_valid() ? sp_thread.location : NULL;
+    if (!loc)
+        return NULL;
+    atomic_store(&loc->busy, 1);
+    /* Checked after announcing the section: the end of the measurement either sees the
+     * section and waits for it, or the section sees that the measurement ended. */
+    if (!sp_measurement_running() || !sp_location_cache_valid()) {
+        atomic_store(&loc->busy, 0);
+        return NULL;
+    }
+    return loc;
+}
+
+void sp_event_section_end(sp_location *loc)
+{
+    atomic_store(&loc->busy, 0);
+}
+
+static void wait_for_sections(sp_measurement *m)
+{
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs; i++)
+        while (atomic_load(&m->locations[i]->busy))
+            sched_yield();
+}
+
+/* ---- MPI --------------------------------------------------------------------------- */
+
+static int make_directories(const char *path)
+{
+    char buffer[4096];
+    if (snprintf(buffer, sizeof buffer, "%s", path) >= (int)sizeof buffer)
+        return -1;
+    for (char *p = buffer + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buffer, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buffer, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Rank 0's part of MPI_Init: the experiment directory, as the single-process tool prepares
+ * it (an existing non-empty one is moved aside, never deleted). */
+static int prepare_experiment_dir(const char *path, bool overwrite, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "experiment directory %s exists and is not a directory", path);
+            return -1;
+        }
+        bool empty = rmdir(path) == 0; /* an empty one goes and is made again below */
+        if (!empty) {
+            if (!overwrite) {
+                snprintf(err, errlen,
+                         "experiment directory %s exists and SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY "
+                         "is false", path);
+                return -1;
+            }
+            struct tm tm;
+            time_t when = st.st_mtime;
+            localtime_r(&when, &tm);
+            char aside[4200];
+            size_t n = (size_t)snprintf(aside, sizeof aside, "%s-", path);
+            strftime(aside + n, sizeof aside - n, "%Y%m%d_%H%M%S", &tm);
+            char candidate[4300];
+            snprintf(candidate, sizeof candidate, "%s", aside);
+            for (int k = 2; access(candidate, F_OK) == 0; k++)
+                snprintf(candidate, sizeof candidate, "%s-%d", aside, k);
+            if (rename(path, candidate) != 0) {
+                snprintf(err, errlen, "cannot move %s aside: %s", path, strerror(errno));
+                return -1;
+            }
+        }
+    }
+    if (make_directories(path) != 0) {
+        snprintf(err, errlen, "cannot create experiment directory %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int sp_mpi_initialized(uint32_t rank, uint32_t size, const sp_mpi_ops *ops, int requested,
+                       int provided, char *err, size_t errlen)
+{
+    sp_measurement *m = &sp_meas;
+    if (!sp_measurement_running() || !m->config.mpi)
+        return 0;
+    m->mpi.rank = rank;
+    m->mpi.size = size;
+    m->mpi.thread_requested = requested;
+    m->mpi.thread_provided = provided;
+    /* Rank 0 prepares the directory; everyone adopts its path (a default name carries a
+     * time and would differ between ranks). */
+    struct {
+        int32_t status;
+        char path[4096];
+        char error[8192]; /* room for the path and the reason */
+    } agreed;
+    memset(&agreed, 0, sizeof agreed);
+    if (rank == 0) {
+        snprintf(agreed.path, sizeof agreed.path, "%s", m->config.experiment_dir);
+        agreed.status = prepare_experiment_dir(agreed.path, m->config.overwrite, agreed.error,
+                                               sizeof agreed.error);
+    }
+    if (ops->bcast(&agreed, sizeof agreed) != 0) {
+        snprintf(err, errlen, "agreeing on the experiment directory failed");
+        return -1;
+    }
+    if (agreed.status != 0) {
+        snprintf(err, errlen, "%s", agreed.error);
+        return -1;
+    }
+    char *path = strdup(agreed.path);
+    if (!path) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    free((char *)m->config.experiment_dir);
+    m->config.experiment_dir = path;
+    if (m->trace)
+        sp_trace_set_spill_dir(m->trace, path);
+    int64_t offset = 0;
+    ops->clock_offset(&offset);
+    m->mpi.offset_begin_ns = offset;
+    m->mpi.sync_begin_ns = sp_clock_monotonic_ns();
+    m->mpi.ops = ops;
+    return 0;
+}
+
+void sp_mpi_finalizing(void)
+{
+    sp_measurement *m = &sp_meas;
+    if (!sp_measurement_running() || !m->mpi.ops)
+        return;
+    /* The program's exit status is not known yet when it finalizes MPI itself. */
+    m->mpi.status = sp_measurement_finalize(0, &m->mpi.results, m->mpi.error, sizeof m->mpi.error);
+    m->mpi.finalized = true;
+}
+
+static void mpi_record_bytes(sp_location *loc, uint64_t sent, uint64_t received)
+{
+    if (!sp_meas.config.profiling || !loc->depth)
+        return;
+    uint32_t node = loc->stack[loc->depth - 1].profile_node;
+    if (node == SP_PROFILE_NO_NODE)
+        return;
+    sp_profile_node *n = sp_profile_node_at(loc->profile, node);
+    n->bytes_sent += sent;
+    n->bytes_received += received;
+}
+
+static inline bool begin_mpi_event(sp_location *loc, uint64_t *time)
+{
+    if (*time < loc->last_time)
+        *time = loc->last_time;
+    sync_recording(loc, *time);
+    loc->last_time = *time;
+    return loc->recording;
+}
+
+void sp_mpi_send(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
+                 uint32_t tag, uint64_t bytes)
+{
+    if (!begin_mpi_event(loc, &time))
+        return;
+    if (sp_meas.trace)
+        sp_trace_record_put_value(sp_meas.trace, loc, time, SP_REC_MPI_SEND, comm, bytes,
+                                  (uint64_t)receiver << 32 | tag);
+    mpi_record_bytes(loc, bytes, 0);
+}
+
+void sp_mpi_recv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
+                 uint64_t bytes)
+{
+    if (!begin_mpi_event(loc, &time))
+        return;
+    if (sp_meas.trace)
+        sp_trace_record_put_value(sp_meas.trace, loc, time, SP_REC_MPI_RECV, comm, bytes,
+                                  (uint64_t)sender << 32 | tag);
+    mpi_record_bytes(loc, 0, bytes);
+}
+
+void sp_mpi_isend(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
+                  uint32_t tag, uint64_t bytes, uint64_t request)
+{
+    if (!begin_mpi_event(loc, &time))
+        return;
+    if (sp_meas.trace)
+        sp_trace_record_put_values(sp_meas.trace, loc, time, SP_REC_MPI_ISEND, comm, bytes,
+                                   (uint64_t)receiver << 32 | tag, request, 0);
+    mpi_record_bytes(loc, bytes, 0);
+}
+
+void sp_mpi_isend_complete(sp_location *loc, uint64_t time, uint64_t request)
+{
+    if (begin_mpi_event(loc, &time) && sp_meas.trace)
+        sp_trace_record_put_value(sp_meas.trace, loc, time, SP_REC_MPI_ISEND_COMPLETE, 0, request, 0);
+}
+
+void sp_mpi_irecv_request(sp_location *loc, uint64_t time, uint64_t request)
+{
+    if (begin_mpi_event(loc, &time) && sp_meas.trace)
+        sp_trace_record_put_value(sp_meas.trace, loc, time, SP_REC_MPI_IRECV_REQUEST, 0, request, 0);
+}
+
+void sp_mpi_irecv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
+                  uint64_t bytes, uint64_t request)
+{
+    if (!begin_mpi_event(loc, &time))
+        return;
+    if (sp_meas.trace)
+        sp_trace_record_put_values(sp_meas.trace, loc, time, SP_REC_MPI_IRECV, comm, bytes,
+                                   (uint64_t)sender << 32 | tag, request, 0);
+    mpi_record_bytes(loc, 0, bytes);
+}
+
+void sp_mpi_request_test(sp_location *loc, uint64_t time, uint64_t request)
+{
+    if (begin_mpi_event(loc, &time) && sp_meas.trace)
+        sp_trace_record_put_value(sp_meas.trace, loc, time, SP_REC_MPI_REQUEST_TEST, 0, request, 0);
+}
+
+void sp_mpi_collective_begin(sp_location *loc, uint64_t time)
+{
+    if (begin_mpi_event(loc, &time) && sp_meas.trace)
+        sp_trace_record_put(sp_meas.trace, loc, time, SP_REC_MPI_COLLECTIVE_BEGIN, 0);
+}
+
+void sp_mpi_collective_end(sp_location *loc, uint64_t time, uint32_t op, uint32_t comm,
+                           uint32_t root, uint64_t sent, uint64_t received)
+{
+    if (!begin_mpi_event(loc, &time))
+        return;
+    if (sp_meas.trace)
+        sp_trace_record_put_values(sp_meas.trace, loc, time, SP_REC_MPI_COLLECTIVE_END, comm, sent,
+                                   received, op, root);
+    mpi_record_bytes(loc, sent, received);
+}
+
+/* ---- the end --------------------------------------------------------------------------- */
+
+/* Where this rank writes: the experiment, or its own part of it when not every rank
+ * reached the end in time (the ranks cannot write one experiment together then). */
+static char *choose_output_dir(sp_measurement *m)
+{
+    m->mpi.collective = false;
+    if (!m->mpi.ops)
+        return strdup(m->config.experiment_dir);
+    if (m->mpi.ops->agree(m->config.mpi_timeout) == 0) {
+        m->mpi.collective = true;
+        int64_t offset = 0;
+        m->mpi.ops->clock_offset(&offset);
+        m->mpi.offset_end_ns = offset;
+        m->mpi.sync_end_ns = sp_clock_monotonic_ns();
+        return strdup(m->config.experiment_dir);
+    }
+    size_t len = strlen(m->config.experiment_dir) + 32;
+    char *dir = malloc(len);
+    if (!dir)
+        return NULL;
+    snprintf(dir, len, "%s/rank-%u", m->config.experiment_dir, m->mpi.rank);
+    make_directories(dir);
+    fprintf(stderr,
+            "scorep: rank %u: not all ranks reached the end of the measurement within %g s; "
+            "this rank's results are in %s\n",
+            m->mpi.rank, m->config.mpi_timeout, dir);
+    fflush(stderr);
+    return dir;
+}
+
 int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err, size_t errlen)
 {
+    sp_measurement *m = &sp_meas;
+    if (m->mpi.finalized && atomic_load(&m->state) == SP_STATE_IDLE) {
+        /* The MPI_Finalize wrapper wrote everything already. */
+        m->mpi.finalized = false;
+        if (results)
+            *results = m->mpi.results;
+        if (m->mpi.status != 0)
+            snprintf(err, errlen, "%s", m->mpi.error);
+        return m->mpi.status;
+    }
     int expected = SP_STATE_RUNNING;
-    if (!atomic_compare_exchange_strong(&sp_meas.state, &expected, SP_STATE_FINALIZING)) {
+    if (!atomic_compare_exchange_strong(&m->state, &expected, SP_STATE_FINALIZING)) {
         snprintf(err, errlen, "no measurement is running");
         return -1;
     }
-    sp_measurement *m = &sp_meas;
     atomic_fetch_add(&m->generation, 1);
+    wait_for_sections(m);
     sp_clock_take_anchor(&m->end);
     uint64_t end_time = m->end.ticks;
     uint32_t nlocs = atomic_load(&m->location_count);
@@ -478,48 +774,92 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
     for (uint32_t i = 0; i < nlocs; i++)
         close_location(m->locations[i], end_time, exit_status);
 
-    sp_results r = {0};
+    sp_results r;
+    memset(&r, 0, sizeof r);
     r.ticks_per_second = sp_clock_ticks_per_second(&m->start, &m->end);
     r.start_time = m->start.ticks;
     r.end_time = end_time;
     r.realtime_start_ns = m->start.realtime_ns;
     r.locations = nlocs;
     r.regions = m->defs.region_count;
+    r.mpi_rank = m->mpi.ops ? (int32_t)m->mpi.rank : -1;
+    r.mpi_size = m->mpi.ops ? (int32_t)m->mpi.size : 0;
     for (uint32_t i = 0; i < nlocs; i++) {
         sp_location *loc = m->locations[i];
         r.enters += loc->enters;
         r.unmatched_leaves += loc->unmatched_leaves;
         if (loc->max_depth > r.max_depth)
             r.max_depth = loc->max_depth;
-    }
-
-    for (uint32_t i = 0; i < nlocs && m->config.profiling; i++) {
-        r.profile_folded_calls += m->locations[i]->profile->folded_calls;
-        r.profile_dropped_calls += m->locations[i]->profile->dropped_calls;
-        r.profile_folded_parameters += m->locations[i]->profile->folded_parameters;
+        if (m->config.profiling) {
+            r.profile_folded_calls += loc->profile->folded_calls;
+            r.profile_dropped_calls += loc->profile->dropped_calls;
+            r.profile_folded_parameters += loc->profile->folded_parameters;
+        }
     }
 
     int status = 0;
-    if (m->trace) {
-        status = sp_trace_close(m->trace, err, errlen);
-        m->trace = NULL;
+    sp_unified u;
+    memset(&u, 0, sizeof u);
+    m->output_dir = choose_output_dir(m);
+    if (!m->output_dir) {
+        snprintf(err, errlen, "out of memory");
+        status = -1;
     }
-    if (m->config.profiling) {
-        char profile_err[512] = "";
-        if (sp_profile_write(m, r.ticks_per_second, profile_err, sizeof profile_err) != 0 &&
-            status == 0) {
-            snprintf(err, errlen, "%s", profile_err);
+    r.mpi_collective = m->mpi.collective;
+    if (status == 0 && m->trace) {
+        for (uint32_t i = 0; i < nlocs; i++)
+            m->locations[i]->id = m->mpi.collective
+                                      ? ((uint64_t)m->locations[i]->index << 32) | m->mpi.rank
+                                      : m->locations[i]->index;
+        status = sp_trace_encode(m->trace, m->output_dir, m->mpi.collective, err, errlen);
+    }
+    if (status == 0) {
+        sp_unified_rank mine = {
+            .rank = m->mpi.collective ? m->mpi.rank : 0,
+            .host = sp_defs_string(&m->defs, m->config.node_name),
+            .thread_requested = m->mpi.ops ? m->mpi.thread_requested : -1,
+            .thread_provided = m->mpi.ops ? m->mpi.thread_provided : -1,
+            .start_ns = (uint64_t)((int64_t)m->start.monotonic_ns + m->mpi.offset_begin_ns),
+            .end_ns = (uint64_t)((int64_t)m->end.monotonic_ns + m->mpi.offset_end_ns),
+            .realtime_start_ns = m->start.realtime_ns,
+            .location_count = nlocs,
+            .locations = calloc(nlocs ? nlocs : 1, sizeof(sp_unified_location)),
+        };
+        if (!mine.locations) {
+            snprintf(err, errlen, "out of memory");
             status = -1;
+        } else {
+            for (uint32_t i = 0; i < nlocs; i++) {
+                mine.locations[i].id = m->locations[i]->id;
+                mine.locations[i].name = sp_defs_string(&m->defs, m->locations[i]->name);
+                mine.locations[i].events = m->locations[i]->trace_events;
+            }
+            status = sp_unify(m, &mine, &u, err, errlen);
+            free(mine.locations);
         }
     }
+    if (status == 0 && m->trace)
+        status = sp_trace_finish(m->trace, &u, err, errlen);
+    if (m->trace)
+        sp_trace_abort(m->trace); /* nothing left to write; removes spill files */
+    m->trace = NULL;
+    if (status == 0 && m->config.profiling)
+        status = sp_profile_write(m, &u, m->output_dir, r.ticks_per_second, err, errlen);
+    sp_unified_free(&u);
+
     for (uint32_t i = 0; i < nlocs; i++) {
         r.trace_flushes += m->locations[i]->trace_flushes;
         r.trace_lost_records += m->locations[i]->trace_lost_records;
     }
     r.memory_peak_bytes = (uint64_t)m->pool.peak_chunks * m->pool.chunk_size;
     r.memory_over_budget_bytes = (uint64_t)m->pool.over_budget_chunks * m->pool.chunk_size;
+    if (m->output_dir)
+        snprintf(r.output_dir, sizeof r.output_dir, "%s", m->output_dir);
+    r.clock_offset_ns_abs = (uint32_t)(llabs(m->mpi.offset_end_ns) > UINT32_MAX
+                                           ? UINT32_MAX : llabs(m->mpi.offset_end_ns));
     if (results)
         *results = r;
+    m->mpi.ops = NULL;
     release_measurement();
     atomic_store(&m->state, SP_STATE_IDLE);
     return status;

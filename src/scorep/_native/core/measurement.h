@@ -22,7 +22,12 @@ typedef struct sp_config {
     bool profiling;
     bool verbose;
     bool all_threads; /* measure every thread that runs code, not only registered ones */
-    const char *experiment_dir; /* exists; the substrates write into it */
+    /* Where the results go. It exists when the measurement starts, except with `mpi`: then
+     * rank 0 prepares it (or another one its ranks agree on) when MPI is initialized. */
+    const char *experiment_dir;
+    bool mpi;                /* the MPI adapter may take part (--mpp=mpi) */
+    bool overwrite;          /* SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY, for rank 0's preparation */
+    double mpi_timeout;      /* seconds to wait for all ranks at the end */
     uint64_t total_memory;
     sp_timer_kind timer;
     uint32_t max_callpath_depth;
@@ -59,7 +64,30 @@ typedef struct sp_results {
     uint64_t memory_peak_bytes;
     uint64_t memory_over_budget_bytes;
     uint32_t max_depth;
+    int32_t mpi_rank, mpi_size; /* -1, 0 without MPI */
+    bool mpi_collective;        /* all ranks wrote one experiment together */
+    uint32_t clock_offset_ns_abs; /* |this rank's clock - rank 0's| at the end (capped) */
+    char output_dir[4096];      /* where the results are */
 } sp_results;
+
+/* What the MPI adapter lends the core for the end of the measurement: collectives over
+ * MPI_COMM_WORLD through PMPI (the core itself does not link MPI). All return 0 on
+ * success and are called by every rank in the same order. */
+typedef struct sp_mpi_ops {
+    /* 0 when every rank reached the end within `timeout` seconds (and agreed on it). */
+    int (*agree)(double timeout);
+    /* Rank 0 gets all ranks' bytes, concatenated in rank order (*all: malloc'ed, sizes[r]). */
+    int (*gather)(const void *data, uint64_t size, void **all, uint64_t *sizes);
+    /* Rank 0 sends parts[r] to rank r; every rank gets its own (*mine: malloc'ed). */
+    int (*scatter)(void *const *parts, const uint64_t *sizes, void **mine, uint64_t *size);
+    /* Rank 0's bytes to every rank. */
+    int (*bcast)(void *data, uint64_t size);
+    /* Rank 0's CLOCK_MONOTONIC minus this rank's, in ns (0 on rank 0). */
+    int (*clock_offset)(int64_t *offset_ns);
+    /* OTF2_CollectiveCallbacks for the archive, and their user data. */
+    const void *otf2_collectives;
+    void *otf2_data;
+} sp_mpi_ops;
 
 #define SP_MAX_LOCATIONS 65536
 
@@ -91,6 +119,21 @@ typedef struct sp_measurement {
 
     struct sp_filter *filter; /* NULL: nothing is filtered */
     struct sp_trace *trace;
+
+    struct {
+        const sp_mpi_ops *ops; /* set when MPI is initialized */
+        bool collective;       /* decided at the end: all ranks write together */
+        uint32_t rank, size;
+        int32_t thread_requested, thread_provided;
+        int64_t offset_begin_ns, offset_end_ns; /* rank 0's clock minus ours */
+        uint64_t sync_begin_ns, sync_end_ns;   /* when they were measured (our clock) */
+        bool finalized;     /* the MPI_Finalize wrapper wrote the results already */
+        sp_results results; /* what it wrote, for the caller that finalizes next */
+        int status;
+        char error[512];
+    } mpi;
+    char *output_dir; /* where this measurement writes (a rank's own part when ranks failed) */
+    _Atomic uint32_t busy_locations; /* event sections of threads without the GIL */
 } sp_measurement;
 
 /* The one measurement of this process. Global because adapters are entered from
@@ -113,6 +156,38 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen);
 
 /* Closes every open frame, writes all outputs and frees the measurement. */
 int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err, size_t errlen);
+
+/* Called by the MPI adapter right after MPI_Init: the rank, the collectives for the end,
+ * the thread levels. Rank 0 prepares the experiment directory and all ranks adopt it.
+ * Returns 0, or -1 with one line in err (the measurement then stays rank-local). */
+int sp_mpi_initialized(uint32_t rank, uint32_t size, const sp_mpi_ops *ops, int requested,
+                       int provided, char *err, size_t errlen);
+
+/* Called by the MPI_Finalize wrapper before PMPI_Finalize: writes everything while MPI
+ * still works; the next sp_measurement_finalize returns what was written. */
+void sp_mpi_finalizing(void);
+
+/* MPI events of the calling thread's location (the frame of the MPI call is open). */
+void sp_mpi_send(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
+                 uint32_t tag, uint64_t bytes);
+void sp_mpi_recv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
+                 uint64_t bytes);
+void sp_mpi_isend(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
+                  uint32_t tag, uint64_t bytes, uint64_t request);
+void sp_mpi_isend_complete(sp_location *loc, uint64_t time, uint64_t request);
+void sp_mpi_irecv_request(sp_location *loc, uint64_t time, uint64_t request);
+void sp_mpi_irecv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
+                  uint64_t bytes, uint64_t request);
+void sp_mpi_request_test(sp_location *loc, uint64_t time, uint64_t request);
+void sp_mpi_collective_begin(sp_location *loc, uint64_t time);
+void sp_mpi_collective_end(sp_location *loc, uint64_t time, uint32_t op, uint32_t comm,
+                           uint32_t root, uint64_t sent, uint64_t received);
+
+/* Threads that record without the GIL (MPI wrappers) bracket each recording section so
+ * that the end of the measurement never pulls their location away mid-event. Returns
+ * the location to record into, or NULL (then do not call sp_event_section_end). */
+sp_location *sp_event_section_begin(void);
+void sp_event_section_end(sp_location *loc);
 
 /* Stops the measurement without writing or freeing anything: for the child of a fork,
  * whose copy of the parent's buffers must never reach the parent's files. */

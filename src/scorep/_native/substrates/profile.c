@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/cube_writer.h"
+#include "core/serial.h"
 #include "substrates/trace.h"
 
 _Static_assert(SP_PROFILE_BLOCK_NODES * sizeof(sp_profile_node) <= SP_CHUNK_SIZE,
@@ -138,29 +139,98 @@ uint32_t sp_profile_parameter(sp_location *loc, uint32_t parent, uint32_t region
     return child;
 }
 
-/* ---- writing: one call tree for all locations ------------------------------------------ */
+/* ---- writing: one call tree for all locations of all ranks ------------------------------
+ * Every rank reports its locations' trees with unified ids; rank 0 (or the process alone)
+ * merges them by call path and writes profile.cubex. */
+
+typedef struct {
+    uint32_t parent, region, kind, parameter;
+    int64_t value; /* int value, or global string id */
+    uint64_t visits, bytes_sent, bytes_received;
+    double time, min_time, max_time; /* seconds */
+} flat_node;
+
+typedef struct {
+    uint32_t rank_index; /* into the unified ranks */
+    uint32_t name;       /* global string */
+    uint32_t count;
+    flat_node *nodes;
+} column;
+
+static void finish_root(sp_location *loc, uint64_t duration)
+{
+    sp_profile_location *p = loc->profile;
+    sp_profile_node *root = sp_profile_node_at(p, 0);
+    if (loc->is_main) {
+        /* The program's visit and duration on the location that ran it; other threads
+         * have no visit of it and the time of their top-level calls. */
+        root->visits = 1;
+        root->time = root->min_time = root->max_time = duration;
+        return;
+    }
+    root->visits = 0;
+    root->time = 0;
+    for (uint32_t c = root->first_child; c != SP_PROFILE_NO_NODE;
+         c = sp_profile_node_at(p, c)->next_sibling)
+        root->time += sp_profile_node_at(p, c)->time;
+    root->min_time = UINT64_MAX;
+    root->max_time = 0;
+}
+
+static void serialize_trees(sp_measurement *m, const sp_unified *u, double seconds_per_tick,
+                            sp_buffer *b)
+{
+    uint32_t nlocs = atomic_load(&m->location_count);
+    sp_buffer_u32(b, nlocs);
+    for (uint32_t l = 0; l < nlocs; l++) {
+        sp_location *loc = m->locations[l];
+        sp_profile_location *p = loc->profile;
+        sp_buffer_u32(b, sp_unified_string(u, sp_defs_string(&m->defs, loc->name)));
+        sp_buffer_u32(b, p->count);
+        for (uint32_t i = 0; i < p->count; i++) {
+            const sp_profile_node *n = sp_profile_node_at(p, i);
+            sp_buffer_u32(b, n->parent);
+            sp_buffer_u32(b, n->region < u->region_count ? u->region_map[n->region] : 0);
+            sp_buffer_u32(b, n->kind);
+            uint32_t parameter = 0;
+            int64_t value = n->value;
+            if (n->kind != SP_NODE_REGION) {
+                parameter = n->parameter < u->parameter_count ? u->parameter_map[n->parameter] : 0;
+                if (n->kind == SP_NODE_PARAMETER_STRING)
+                    value = sp_unified_string(u, (uint32_t)n->value);
+            }
+            sp_buffer_u32(b, parameter);
+            sp_buffer_u64(b, (uint64_t)value);
+            sp_buffer_u64(b, n->visits);
+            sp_buffer_u64(b, n->bytes_sent);
+            sp_buffer_u64(b, n->bytes_received);
+            bool visited = n->visits > 0;
+            sp_buffer_f64(b, (double)n->time * seconds_per_tick);
+            sp_buffer_f64(b, visited && n->min_time != UINT64_MAX ? (double)n->min_time * seconds_per_tick : 0.0);
+            sp_buffer_f64(b, visited ? (double)n->max_time * seconds_per_tick : 0.0);
+        }
+    }
+}
 
 typedef struct {
     cube_cnode *cnodes;
     size_t count, capacity;
     sp_u64map index; /* hashed node identity -> unified node (probing past collisions) */
-    uint32_t **local_to_unified;      /* per location */
-    uint32_t *unified_to_local;       /* [cnode * nlocs + loc], SP_PROFILE_NO_NODE = none */
-    uint32_t nlocs;
-    double seconds_per_tick;
-    sp_measurement *meas;
+    column *columns;
+    uint32_t ncolumns;
+    uint32_t *unified_to_local; /* [cnode * ncolumns + column], SP_PROFILE_NO_NODE = none */
+    const sp_defs *global;
 } unified_tree;
 
-static uint64_t identity_hash(int64_t parent, const sp_profile_node *n)
+static uint64_t identity_hash(int64_t parent, const flat_node *n)
 {
     uint64_t h = sp_hash_mix((uint64_t)(parent + 1) * 0x9e3779b97f4a7c15ULL ^ n->region);
     h = sp_hash_mix(h ^ ((uint64_t)n->kind << 56) ^ n->parameter);
     return sp_hash_mix(h ^ (uint64_t)n->value);
 }
 
-static bool same_identity(const unified_tree *u, uint32_t c, int64_t parent,
-                          const sp_profile_node *n, const char *param_name,
-                          const char *param_string)
+static bool same_identity(const unified_tree *u, uint32_t c, int64_t parent, const flat_node *n,
+                          const char *param_name, const char *param_string)
 {
     const cube_cnode *x = &u->cnodes[c];
     if (x->parent != parent || x->region != n->region)
@@ -178,14 +248,15 @@ static bool same_identity(const unified_tree *u, uint32_t c, int64_t parent,
                                   : strcmp(x->param_string, param_string) == 0;
 }
 
-static int64_t unify_node(unified_tree *u, int64_t parent, const sp_profile_node *n)
+static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 {
-    const sp_defs *defs = &u->meas->defs;
+    const sp_defs *g = u->global;
     const char *param_name = NULL, *param_string = NULL;
     if (n->kind != SP_NODE_REGION) {
-        param_name = sp_defs_str(defs, defs->parameters[n->parameter].name);
+        param_name = n->parameter < g->parameter_count
+                         ? sp_defs_str(g, g->parameters[n->parameter].name) : "";
         if (n->kind == SP_NODE_PARAMETER_STRING)
-            param_string = sp_defs_str(defs, (uint32_t)n->value);
+            param_string = sp_defs_str(g, (uint32_t)n->value);
     }
     uint64_t key = identity_hash(parent, n);
     for (;; key++) {
@@ -221,32 +292,23 @@ static int64_t unify_node(unified_tree *u, int64_t parent, const sp_profile_node
     return (int64_t)u->count++;
 }
 
-enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME };
+enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTES_SENT,
+       METRIC_BYTES_RECEIVED };
 
 static int fill_row(void *user, uint32_t metric, uint32_t cnode, void *out)
 {
     unified_tree *u = user;
-    for (uint32_t l = 0; l < u->nlocs; l++) {
-        uint32_t local = u->unified_to_local[(size_t)cnode * u->nlocs + l];
-        const sp_profile_node *n =
-            local == SP_PROFILE_NO_NODE ? NULL
-                                        : sp_profile_node_at(u->meas->locations[l]->profile, local);
-        if (metric == METRIC_VISITS) {
-            ((uint64_t *)out)[l] = n ? n->visits : 0;
-            continue;
+    for (uint32_t l = 0; l < u->ncolumns; l++) {
+        uint32_t local = u->unified_to_local[(size_t)cnode * u->ncolumns + l];
+        const flat_node *n = local == SP_PROFILE_NO_NODE ? NULL : &u->columns[l].nodes[local];
+        switch (metric) {
+        case METRIC_VISITS: ((uint64_t *)out)[l] = n ? n->visits : 0; break;
+        case METRIC_BYTES_SENT: ((uint64_t *)out)[l] = n ? n->bytes_sent : 0; break;
+        case METRIC_BYTES_RECEIVED: ((uint64_t *)out)[l] = n ? n->bytes_received : 0; break;
+        case METRIC_TIME: ((double *)out)[l] = n ? n->time : 0.0; break;
+        case METRIC_MIN_TIME: ((double *)out)[l] = n ? n->min_time : 0.0; break;
+        default: ((double *)out)[l] = n ? n->max_time : 0.0; break;
         }
-        uint64_t ticks = 0;
-        if (n && n->visits) {
-            if (metric == METRIC_TIME)
-                ticks = n->time;
-            else if (metric == METRIC_MIN_TIME)
-                ticks = n->min_time == UINT64_MAX ? 0 : n->min_time;
-            else
-                ticks = n->max_time;
-        } else if (n && metric == METRIC_TIME) {
-            ticks = n->time; /* a root without visits: the time of its children */
-        }
-        ((double *)out)[l] = (double)ticks * u->seconds_per_tick;
     }
     return 0;
 }
@@ -280,86 +342,104 @@ static const char *role_name(uint8_t role)
     return "unknown";
 }
 
-/* The root's numbers: the program's visit and duration on the location that ran it; on
- * other threads no visit and the time of their top-level calls. */
-static void finish_root(sp_location *loc, uint64_t duration)
+/* Reads every rank's report into columns (rank-major, as the location ids go). */
+static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes, uint32_t nranks)
 {
-    sp_profile_location *p = loc->profile;
-    sp_profile_node *root = sp_profile_node_at(p, 0);
-    if (loc->is_main) {
-        root->visits = 1;
-        root->time = root->min_time = root->max_time = duration;
-        return;
+    uint64_t offset = 0;
+    for (uint32_t r = 0; r < nranks; r++) {
+        sp_reader rd;
+        sp_reader_init(&rd, (const unsigned char *)all + offset, sizes[r]);
+        offset += sizes[r];
+        uint32_t nlocs = sp_reader_u32(&rd);
+        if (rd.failed || nlocs > SP_MAX_LOCATIONS)
+            return -1;
+        column *cols = realloc(t->columns, (t->ncolumns + nlocs + 1) * sizeof *cols);
+        if (!cols)
+            return -1;
+        t->columns = cols;
+        for (uint32_t l = 0; l < nlocs; l++) {
+            column *col = &t->columns[t->ncolumns];
+            col->rank_index = r;
+            col->name = sp_reader_u32(&rd);
+            col->count = sp_reader_u32(&rd);
+            if (rd.failed || col->count > rd.size / 8)
+                return -1;
+            col->nodes = calloc(col->count ? col->count : 1, sizeof *col->nodes);
+            if (!col->nodes)
+                return -1;
+            t->ncolumns++;
+            for (uint32_t i = 0; i < col->count; i++) {
+                flat_node *n = &col->nodes[i];
+                n->parent = sp_reader_u32(&rd);
+                n->region = sp_reader_u32(&rd);
+                n->kind = sp_reader_u32(&rd);
+                n->parameter = sp_reader_u32(&rd);
+                n->value = (int64_t)sp_reader_u64(&rd);
+                n->visits = sp_reader_u64(&rd);
+                n->bytes_sent = sp_reader_u64(&rd);
+                n->bytes_received = sp_reader_u64(&rd);
+                n->time = sp_reader_f64(&rd);
+                n->min_time = sp_reader_f64(&rd);
+                n->max_time = sp_reader_f64(&rd);
+                if (n->parent != SP_PROFILE_NO_NODE && n->parent >= i)
+                    return -1; /* parents come before their children */
+            }
+            if (rd.failed)
+                return -1;
+        }
     }
-    root->visits = 0;
-    root->time = 0;
-    for (uint32_t c = root->first_child; c != SP_PROFILE_NO_NODE;
-         c = sp_profile_node_at(p, c)->next_sibling)
-        root->time += sp_profile_node_at(p, c)->time;
-    root->min_time = UINT64_MAX;
-    root->max_time = 0;
+    return 0;
 }
 
-int sp_profile_write(sp_measurement *m, uint64_t ticks_per_second, char *err, size_t errlen)
+static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, const char *dir,
+                      char *err, size_t errlen)
 {
-    uint32_t nlocs = atomic_load(&m->location_count);
-    unified_tree u = {.nlocs = nlocs, .meas = m,
-                      .seconds_per_tick = 1.0 / (double)(ticks_per_second ? ticks_per_second : 1)};
+    const sp_defs *g = &u->global;
     int status = -1;
-    cube_region *regions = calloc(m->defs.region_count ? m->defs.region_count : 1, sizeof *regions);
-    cube_location *locations = calloc(nlocs ? nlocs : 1, sizeof *locations);
-    u.local_to_unified = calloc(nlocs ? nlocs : 1, sizeof *u.local_to_unified);
+    cube_region *regions = calloc(g->region_count ? g->region_count : 1, sizeof *regions);
+    cube_location *locations = calloc(t->ncolumns ? t->ncolumns : 1, sizeof *locations);
+    cube_location_group *groups = calloc(u->rank_count ? u->rank_count : 1, sizeof *groups);
+    cube_system_node *nodes = calloc(u->rank_count ? u->rank_count : 1, sizeof *nodes);
+    uint32_t *node_of_rank = calloc(u->rank_count ? u->rank_count : 1, sizeof *node_of_rank);
+    char (*group_names)[32] = calloc(u->rank_count ? u->rank_count : 1, sizeof *group_names);
     char *path = NULL;
-    if (!regions || !locations || !u.local_to_unified || sp_u64map_init(&u.index, 256) != 0) {
-        snprintf(err, errlen, "out of memory while writing the profile");
+    if (!regions || !locations || !groups || !nodes || !node_of_rank || !group_names)
         goto out;
-    }
-    for (uint32_t l = 0; l < nlocs; l++) {
-        sp_location *loc = m->locations[l];
-        sp_profile_location *p = loc->profile;
-        finish_root(loc, m->end.ticks > m->start.ticks ? loc->last_time - m->start.ticks : 0);
-        uint32_t *map = malloc((p->count ? p->count : 1) * sizeof *map);
-        if (!map) {
-            snprintf(err, errlen, "out of memory while writing the profile");
-            goto out;
-        }
-        u.local_to_unified[l] = map;
-        /* Parents have smaller indexes than their children: one pass in index order. */
-        for (uint32_t i = 0; i < p->count; i++) {
-            const sp_profile_node *n = sp_profile_node_at(p, i);
-            int64_t parent = n->parent == SP_PROFILE_NO_NODE ? -1 : (int64_t)map[n->parent];
-            int64_t c = unify_node(&u, parent, n);
-            if (c < 0) {
-                snprintf(err, errlen, "out of memory while writing the profile");
-                goto out;
-            }
-            map[i] = (uint32_t)c;
-        }
-        locations[l].name = loc->name;
-        locations[l].group = 0;
-    }
-    u.unified_to_local = malloc(u.count * nlocs * sizeof *u.unified_to_local + 1);
-    if (!u.unified_to_local) {
-        snprintf(err, errlen, "out of memory while writing the profile");
-        goto out;
-    }
-    memset(u.unified_to_local, 0xff, u.count * nlocs * sizeof *u.unified_to_local);
-    for (uint32_t l = 0; l < nlocs; l++)
-        for (uint32_t i = 0; i < m->locations[l]->profile->count; i++)
-            u.unified_to_local[(size_t)u.local_to_unified[l][i] * nlocs + l] = i;
-
-    const sp_defs *defs = &m->defs;
-    for (uint32_t r = 0; r < defs->region_count; r++) {
-        const sp_region *reg = &defs->regions[r];
+    for (uint32_t r = 0; r < g->region_count; r++) {
+        const sp_region *reg = &g->regions[r];
         regions[r] = (cube_region){
-            .name = sp_defs_str(defs, reg->name),
-            .canonical = sp_defs_str(defs, reg->canonical),
-            .file = sp_defs_str(defs, reg->file),
+            .name = sp_defs_str(g, reg->name),
+            .canonical = sp_defs_str(g, reg->canonical),
+            .file = sp_defs_str(g, reg->file),
             .begin_line = reg->begin_line,
             .end_line = reg->end_line,
             .paradigm = paradigm_name(reg->paradigm),
             .role = role_name(reg->role),
         };
+    }
+    uint32_t nnodes = 0;
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        uint32_t found = UINT32_MAX;
+        for (uint32_t q = 0; q < r && found == UINT32_MAX; q++)
+            if (u->ranks[q].host == u->ranks[r].host)
+                found = node_of_rank[q];
+        if (found == UINT32_MAX) {
+            found = nnodes++;
+            nodes[found].name = sp_defs_str(g, u->ranks[r].host);
+        }
+        node_of_rank[r] = found;
+        if (m->mpi.collective)
+            snprintf(group_names[r], sizeof group_names[r], "MPI Rank %u", u->ranks[r].rank);
+        else
+            snprintf(group_names[r], sizeof group_names[r], "Process");
+        groups[r] = (cube_location_group){group_names[r], u->ranks[r].rank, found};
+    }
+    bool communication = false;
+    for (uint32_t l = 0; l < t->ncolumns; l++) {
+        locations[l].name = sp_defs_str(g, t->columns[l].name);
+        locations[l].group = t->columns[l].rank_index;
+        for (uint32_t i = 0; i < t->columns[l].count && !communication; i++)
+            communication = t->columns[l].nodes[i].bytes_sent || t->columns[l].nodes[i].bytes_received;
     }
     static const cube_metric metrics[] = {
         {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits", "Number of visits",
@@ -370,9 +450,10 @@ int sp_profile_write(sp_measurement *m, uint64_t ticks_per_second, char *err, si
          "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE},
         {"max_time", "Maximum Inclusive Time", "sec", "@mirror@scorep_metrics.html#time_max_incl",
          "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE},
+        {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+        {"bytes_received", "bytes_received", "bytes", "", "Bytes received", CUBE_DTYPE_UINT64,
+         CUBE_EXCLUSIVE},
     };
-    cube_system_node node = {m->config.node_name};
-    cube_location_group group = {"Process", 0, 0};
     char depth_text[32];
     snprintf(depth_text, sizeof depth_text, "%u", m->config.max_callpath_depth);
     cube_attr attrs[] = {
@@ -385,38 +466,129 @@ int sp_profile_write(sp_measurement *m, uint64_t ticks_per_second, char *err, si
         .attrs = attrs,
         .nattrs = sizeof attrs / sizeof attrs[0],
         .regions = regions,
-        .nregions = defs->region_count,
-        .cnodes = u.cnodes,
-        .ncnodes = u.count,
+        .nregions = g->region_count,
+        .cnodes = t->cnodes,
+        .ncnodes = t->count,
         .metrics = metrics,
-        .nmetrics = sizeof metrics / sizeof metrics[0],
-        .nodes = &node,
-        .nnodes = 1,
-        .groups = &group,
-        .ngroups = 1,
+        /* bytes_sent / bytes_received only when there was communication, as Score-P */
+        .nmetrics = communication ? 6 : 4,
+        .nodes = nodes,
+        .nnodes = nnodes,
+        .groups = groups,
+        .ngroups = u->rank_count,
         .locations = locations,
-        .nlocations = nlocs,
+        .nlocations = t->ncolumns,
         .row = fill_row,
-        .row_user = &u,
+        .row_user = t,
     };
-    size_t len = strlen(m->config.experiment_dir) + strlen(m->config.profile_base_name) + 8;
+    size_t len = strlen(dir) + strlen(m->config.profile_base_name) + 8;
     path = malloc(len);
-    if (!path) {
+    if (!path)
+        goto out;
+    snprintf(path, len, "%s/%s.cubex", dir, m->config.profile_base_name);
+    status = cube_write(path, &profile, err, errlen);
+out:
+    if (status != 0 && err[0] == '\0')
+        snprintf(err, errlen, "out of memory while writing the profile");
+    free(path);
+    free(regions);
+    free(locations);
+    free(groups);
+    free(nodes);
+    free(node_of_rank);
+    free(group_names);
+    return status;
+}
+
+int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
+                     uint64_t ticks_per_second, char *err, size_t errlen)
+{
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t l = 0; l < nlocs; l++)
+        finish_root(m->locations[l], m->locations[l]->last_time - m->start.ticks);
+    double seconds_per_tick = 1.0 / (double)(ticks_per_second ? ticks_per_second : 1);
+    sp_buffer mine;
+    sp_buffer_init(&mine);
+    serialize_trees(m, u, seconds_per_tick, &mine);
+    bool collective = m->mpi.ops && m->mpi.collective;
+    bool root = !collective || m->mpi.rank == 0;
+    uint32_t nranks = collective ? m->mpi.size : 1;
+    void *all = NULL;
+    uint64_t *sizes = calloc(nranks, sizeof *sizes);
+    int status = -1;
+    unified_tree t = {.global = &u->global};
+    if (mine.failed || !sizes) {
         snprintf(err, errlen, "out of memory while writing the profile");
         goto out;
     }
-    snprintf(path, len, "%s/%s.cubex", m->config.experiment_dir, m->config.profile_base_name);
-    status = cube_write(path, &profile, err, errlen);
+    if (collective) {
+        if (m->mpi.ops->gather(mine.data, mine.size, &all, sizes) != 0) {
+            snprintf(err, errlen, "collecting the profiles of all ranks failed");
+            goto out;
+        }
+    } else {
+        all = mine.data;
+        sizes[0] = mine.size;
+        mine.data = NULL;
+    }
+    if (!root) {
+        status = 0;
+        goto out;
+    }
+    if (sp_u64map_init(&t.index, 256) != 0 || read_columns(&t, all, sizes, nranks) != 0) {
+        snprintf(err, errlen, "the profiles of the ranks arrived damaged");
+        goto out;
+    }
+    /* Parents come before their children in every column: one pass per column. */
+    uint32_t **maps = calloc(t.ncolumns ? t.ncolumns : 1, sizeof *maps);
+    if (!maps)
+        goto out;
+    for (uint32_t l = 0; l < t.ncolumns && status != -2; l++) {
+        column *col = &t.columns[l];
+        maps[l] = malloc((col->count ? col->count : 1) * sizeof *maps[l]);
+        if (!maps[l]) {
+            status = -2;
+            break;
+        }
+        for (uint32_t i = 0; i < col->count; i++) {
+            const flat_node *n = &col->nodes[i];
+            int64_t parent = n->parent == SP_PROFILE_NO_NODE ? -1 : (int64_t)maps[l][n->parent];
+            int64_t c = unify_node(&t, parent, n);
+            if (c < 0) {
+                status = -2;
+                break;
+            }
+            maps[l][i] = (uint32_t)c;
+        }
+    }
+    if (status != -2) {
+        t.ncolumns = t.ncolumns;
+        t.unified_to_local = malloc(t.count * t.ncolumns * sizeof *t.unified_to_local + 1);
+        if (t.unified_to_local) {
+            memset(t.unified_to_local, 0xff, t.count * t.ncolumns * sizeof *t.unified_to_local);
+            for (uint32_t l = 0; l < t.ncolumns; l++)
+                for (uint32_t i = 0; i < t.columns[l].count; i++)
+                    t.unified_to_local[(size_t)maps[l][i] * t.ncolumns + l] = i;
+            status = write_cube(m, u, &t, dir, err, errlen);
+        }
+    }
+    for (uint32_t l = 0; l < t.ncolumns; l++)
+        free(maps[l]);
+    free(maps);
+    if (status == -2)
+        snprintf(err, errlen, "out of memory while writing the profile");
 out:
-    free(path);
-    if (u.local_to_unified)
-        for (uint32_t l = 0; l < nlocs; l++)
-            free(u.local_to_unified[l]);
-    free(u.local_to_unified);
-    free(u.unified_to_local);
-    free(u.cnodes);
-    sp_u64map_free(&u.index);
-    free(regions);
-    free(locations);
-    return status;
+    if (status != 0 && err[0] == '\0')
+        snprintf(err, errlen, "writing the profile failed");
+    for (uint32_t l = 0; l < t.ncolumns; l++)
+        free(t.columns[l].nodes);
+    free(t.columns);
+    free(t.cnodes);
+    free(t.unified_to_local);
+    if (t.index.keys)
+        sp_u64map_free(&t.index);
+    free(all);
+    free(sizes);
+    sp_buffer_free(&mine);
+    return status == 0 ? 0 : -1;
 }

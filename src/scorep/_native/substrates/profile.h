@@ -17,6 +17,7 @@
 
 #include "core/measurement.h"
 #include "core/tables.h"
+#include "core/unify.h"
 
 #define SP_PROFILE_NO_NODE UINT32_MAX
 /* Distinct values one parameter may take under one call path; more go into the parent. */
@@ -39,6 +40,7 @@ typedef struct sp_profile_node {
     uint64_t visits;
     uint64_t time; /* inclusive, ticks */
     uint64_t min_time, max_time;
+    uint64_t bytes_sent, bytes_received; /* MPI */
     uint16_t parameter_children;
     uint8_t kind; /* sp_profile_node_kind */
 } sp_profile_node;
@@ -106,7 +108,9 @@ static inline void sp_profile_leave(sp_location *loc, uint32_t node, uint64_t du
 uint32_t sp_profile_parameter(sp_location *loc, uint32_t parent, uint32_t region,
                               sp_profile_node_kind kind, uint32_t parameter, int64_t value);
 
-/* Writes <experiment>/<base name>.cubex from every location's tree. */
-int sp_profile_write(sp_measurement *meas, uint64_t ticks_per_second, char *err, size_t errlen);
+/* Writes <dir>/<base name>.cubex from every location's tree of every rank (collective
+ * when the ranks write together: rank 0 writes). */
+int sp_profile_write(sp_measurement *meas, const sp_unified *u, const char *dir,
+                     uint64_t ticks_per_second, char *err, size_t errlen);
 
 #endif

@@ -1,8 +1,10 @@
 #include "substrates/trace.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <otf2/OTF2_Pthread_Locks.h>
 
@@ -72,40 +74,56 @@ static OTF2_ErrorCode program_begin(sp_trace *trace, OTF2_EvtWriter *writer, uin
     return s;
 }
 
+/* Ticks of the recording timer to CLOCK_MONOTONIC nanoseconds. */
+static inline uint64_t to_ns(const sp_trace *trace, uint64_t ticks)
+{
+    const sp_measurement *m = trace->meas;
+    if (sp_clock_timer == SP_TIMER_CLOCK_GETTIME)
+        return ticks;
+    int64_t delta = (int64_t)(ticks - m->start.ticks);
+    return m->start.monotonic_ns + (uint64_t)((double)delta * trace->ns_per_tick + 0.5);
+}
+
+static OTF2_CollectiveOp collective_op(uint64_t op)
+{
+    return (OTF2_CollectiveOp)op;
+}
+
 static void encode_records(sp_trace *trace, sp_location *loc, const sp_trace_record *r,
                            const sp_trace_record *end)
 {
     OTF2_EvtWriter *w = loc->trace_writer;
     while (r < end) {
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
+        const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
+        uint64_t t = to_ns(trace, r->time);
         switch (r->kind) {
         case SP_REC_ENTER:
-            check(trace, OTF2_EvtWriter_Enter(w, NULL, r->time, r->ref), "Enter");
+            check(trace, OTF2_EvtWriter_Enter(w, NULL, t, r->ref), "Enter");
             r++;
             break;
         case SP_REC_LEAVE:
-            check(trace, OTF2_EvtWriter_Leave(w, NULL, r->time, r->ref), "Leave");
+            check(trace, OTF2_EvtWriter_Leave(w, NULL, t, r->ref), "Leave");
             r++;
             break;
         case SP_REC_PARAMETER_INT:
-            check(trace, OTF2_EvtWriter_ParameterInt(w, NULL, r->time, r->ref, (int64_t)p->value),
+            check(trace, OTF2_EvtWriter_ParameterInt(w, NULL, t, r->ref, (int64_t)p->a),
                   "ParameterInt");
             r += 2;
             break;
         case SP_REC_PARAMETER_UINT:
-            check(trace, OTF2_EvtWriter_ParameterUnsignedInt(w, NULL, r->time, r->ref, p->value),
+            check(trace, OTF2_EvtWriter_ParameterUnsignedInt(w, NULL, t, r->ref, p->a),
                   "ParameterUnsignedInt");
             r += 2;
             break;
         case SP_REC_PARAMETER_STRING:
-            check(trace, OTF2_EvtWriter_ParameterString(w, NULL, r->time, r->ref,
-                                                        (OTF2_StringRef)p->value),
+            check(trace, OTF2_EvtWriter_ParameterString(w, NULL, t, r->ref, (OTF2_StringRef)p->a),
                   "ParameterString");
             r += 2;
             break;
         case SP_REC_MEASUREMENT_ON:
         case SP_REC_MEASUREMENT_OFF:
-            check(trace, OTF2_EvtWriter_MeasurementOnOff(w, NULL, r->time,
+            check(trace, OTF2_EvtWriter_MeasurementOnOff(w, NULL, t,
                                                          r->kind == SP_REC_MEASUREMENT_ON
                                                              ? OTF2_MEASUREMENT_ON
                                                              : OTF2_MEASUREMENT_OFF),
@@ -113,17 +131,62 @@ static void encode_records(sp_trace *trace, sp_location *loc, const sp_trace_rec
             r++;
             break;
         case SP_REC_PROGRAM_BEGIN:
-            check(trace, program_begin(trace, w, r->time), "ProgramBegin");
+            check(trace, program_begin(trace, w, t), "ProgramBegin");
             r++;
             break;
         case SP_REC_PROGRAM_END:
-            check(trace, OTF2_EvtWriter_ProgramEnd(w, NULL, r->time, (int64_t)p->value),
-                  "ProgramEnd");
+            check(trace, OTF2_EvtWriter_ProgramEnd(w, NULL, t, (int64_t)p->a), "ProgramEnd");
             r += 2;
             break;
         case SP_REC_BUFFER_FLUSH:
-            check(trace, OTF2_EvtWriter_BufferFlush(w, NULL, r->time, p->value), "BufferFlush");
+            check(trace, OTF2_EvtWriter_BufferFlush(w, NULL, t, to_ns(trace, p->a)), "BufferFlush");
             r += 2;
+            break;
+        case SP_REC_MPI_SEND:
+            check(trace, OTF2_EvtWriter_MpiSend(w, NULL, t, (uint32_t)(p->b >> 32), r->ref,
+                                                (uint32_t)p->b, p->a),
+                  "MpiSend");
+            r += 2;
+            break;
+        case SP_REC_MPI_RECV:
+            check(trace, OTF2_EvtWriter_MpiRecv(w, NULL, t, (uint32_t)(p->b >> 32), r->ref,
+                                                (uint32_t)p->b, p->a),
+                  "MpiRecv");
+            r += 2;
+            break;
+        case SP_REC_MPI_ISEND:
+            check(trace, OTF2_EvtWriter_MpiIsend(w, NULL, t, (uint32_t)(p->b >> 32), r->ref,
+                                                 (uint32_t)p->b, p->a, q->a),
+                  "MpiIsend");
+            r += 3;
+            break;
+        case SP_REC_MPI_IRECV:
+            check(trace, OTF2_EvtWriter_MpiIrecv(w, NULL, t, (uint32_t)(p->b >> 32), r->ref,
+                                                 (uint32_t)p->b, p->a, q->a),
+                  "MpiIrecv");
+            r += 3;
+            break;
+        case SP_REC_MPI_ISEND_COMPLETE:
+            check(trace, OTF2_EvtWriter_MpiIsendComplete(w, NULL, t, p->a), "MpiIsendComplete");
+            r += 2;
+            break;
+        case SP_REC_MPI_IRECV_REQUEST:
+            check(trace, OTF2_EvtWriter_MpiIrecvRequest(w, NULL, t, p->a), "MpiIrecvRequest");
+            r += 2;
+            break;
+        case SP_REC_MPI_REQUEST_TEST:
+            check(trace, OTF2_EvtWriter_MpiRequestTest(w, NULL, t, p->a), "MpiRequestTest");
+            r += 2;
+            break;
+        case SP_REC_MPI_COLLECTIVE_BEGIN:
+            check(trace, OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t), "MpiCollectiveBegin");
+            r++;
+            break;
+        case SP_REC_MPI_COLLECTIVE_END:
+            check(trace, OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, collective_op(q->a), r->ref,
+                                                         (uint32_t)q->b, p->a, p->b),
+                  "MpiCollectiveEnd");
+            r += 3;
             break;
         default:
             check(trace, OTF2_ERROR_INVALID_DATA, "unknown raw record");
@@ -132,27 +195,58 @@ static void encode_records(sp_trace *trace, sp_location *loc, const sp_trace_rec
     }
 }
 
-/* Encodes the location's full chunks and gives them back to the budget. */
-static void encode_full_chunks(sp_trace *trace, sp_location *loc)
+/* ---- flushes: full chunks go to a spill file during the run ---------------------------- */
+
+static bool can_spill(const sp_trace *trace)
 {
+    return trace->spill_prefix[0] != '\0';
+}
+
+static void spill_path(const sp_trace *trace, const sp_location *loc, char *path, size_t size)
+{
+    snprintf(path, size, "%s%u.raw", trace->spill_prefix, loc->index);
+}
+
+/* Writes the location's full chunks to its spill file and gives them back to the budget.
+ * Returns false when the file cannot be written (the chunks stay in memory). */
+static bool spill_full_chunks(sp_trace *trace, sp_location *loc)
+{
+    if (!loc->trace_spill) {
+        char path[4200];
+        spill_path(trace, loc, path, sizeof path);
+        loc->trace_spill = fopen(path, "w+b");
+        if (!loc->trace_spill) {
+            check(trace, OTF2_ERROR_FILE_INTERACTION, "creating a spill file");
+            return false;
+        }
+    }
+    FILE *f = loc->trace_spill;
     raw_chunk *chunk = loc->trace_full_first;
     while (chunk) {
         raw_chunk *next = chunk->next;
-        encode_records(trace, loc, CHUNK_RECORDS(chunk), chunk->used_end);
+        uint64_t bytes = (uint64_t)((char *)chunk->used_end - (char *)CHUNK_RECORDS(chunk));
+        if (fwrite(&bytes, sizeof bytes, 1, f) != 1 ||
+            fwrite(CHUNK_RECORDS(chunk), 1, bytes, f) != bytes) {
+            check(trace, OTF2_ERROR_FILE_INTERACTION, "writing a spill file");
+            loc->trace_full_first = chunk;
+            return false;
+        }
         sp_chunk_pool_put(&trace->meas->pool, chunk);
         chunk = next;
     }
     loc->trace_full_first = loc->trace_full_last = NULL;
+    return true;
 }
 
 void sp_trace_flush_location(sp_trace *trace, sp_location *loc)
 {
-    if (!loc->trace_full_first)
+    if (!loc->trace_full_first || !can_spill(trace))
         return;
     uint64_t begin = loc->last_time;
-    encode_full_chunks(trace, loc);
+    if (!spill_full_chunks(trace, loc))
+        return;
     loc->trace_flushes++;
-    sp_trace_record_put_value(trace, loc, begin, SP_REC_BUFFER_FLUSH, 0, sp_clock_now());
+    sp_trace_record_put_value(trace, loc, begin, SP_REC_BUFFER_FLUSH, 0, sp_clock_now(), 0);
 }
 
 sp_trace_record *sp_trace_next_chunk(sp_trace *trace, sp_location *loc, unsigned count)
@@ -166,16 +260,21 @@ sp_trace_record *sp_trace_next_chunk(sp_trace *trace, sp_location *loc, unsigned
     uint64_t flush_begin = 0;
     if (!chunk) {
         /* The budget is used up: this location's records go to disk now. The pause is
-         * real (the program waits), so the trace shows it. */
-        flush_begin = loc->last_time;
-        encode_full_chunks(trace, loc);
-        loc->trace_flushes++;
+         * real (the program waits), so the trace shows it. Until the experiment directory
+         * exists (MPI not initialized yet) the chunk is taken over budget instead. */
+        if (can_spill(trace)) {
+            flush_begin = loc->last_time;
+            if (spill_full_chunks(trace, loc))
+                loc->trace_flushes++;
+            else
+                flush_begin = 0;
+        }
         chunk = sp_chunk_pool_get(pool, true);
     }
     if (!chunk) {
         loc->trace_pos = lost_records;
         loc->trace_end = lost_records + 4;
-        return lost_records; /* count <= 2 always fits */
+        return lost_records; /* count <= 3 always fits */
     }
     use_chunk(loc, chunk);
     if (flush_begin) {
@@ -183,7 +282,7 @@ sp_trace_record *sp_trace_next_chunk(sp_trace *trace, sp_location *loc, unsigned
         r->time = flush_begin;
         r->kind = SP_REC_BUFFER_FLUSH;
         r->ref = 0;
-        ((sp_trace_payload *)(r + 1))->value = sp_clock_now();
+        ((sp_trace_payload *)(r + 1))->a = sp_clock_now();
         loc->trace_pos = r + 2;
     }
     (void)count; /* a fresh chunk holds far more than any record needs */
@@ -288,7 +387,7 @@ static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef
     return OTF2_FLUSH;
 }
 
-/* No post-flush callback: OTF2 would mark every encoding-time flush as a pause of the
+/* No post-flush callback: OTF2 would mark its encoding-time flushes as pauses of the
  * program; the real pauses are recorded as BufferFlush records of our own. */
 static const OTF2_FlushCallbacks flush_callbacks = {
     .otf2_pre_flush = pre_flush,
@@ -300,59 +399,141 @@ static const OTF2_MemoryCallbacks memory_callbacks = {
     .otf2_free_all = free_all_chunks,
 };
 
-static int fail(sp_trace *trace, OTF2_ErrorCode status, const char *what, char *err,
-                size_t errlen)
+static int fail(OTF2_ErrorCode status, const char *what, char *err, size_t errlen)
 {
     snprintf(err, errlen, "OTF2 %s failed: %s (%s)", what, OTF2_Error_GetName(status),
              OTF2_Error_GetDescription(status));
-    (void)trace;
     return -1;
 }
 
-int sp_trace_open(sp_trace *trace, sp_measurement *meas, char *err, size_t errlen)
+int sp_trace_init(sp_trace *trace, sp_measurement *meas)
 {
+    memset(trace, 0, sizeof *trace);
     trace->meas = meas;
-    trace->errors = 0;
-    trace->first_error[0] = '\0';
-    trace->archive = OTF2_Archive_Open(meas->config.experiment_dir, "traces", OTF2_FILEMODE_WRITE,
-                                       SP_TRACE_CHUNK_SIZE, OTF2_CHUNK_SIZE_DEFINITIONS_DEFAULT,
-                                       OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-    if (!trace->archive) {
-        snprintf(err, errlen, "could not create the OTF2 archive in %s",
-                 meas->config.experiment_dir);
-        return -1;
-    }
-    OTF2_ErrorCode s;
-    if ((s = OTF2_Archive_SetFlushCallbacks(trace->archive, &flush_callbacks, trace)) != OTF2_SUCCESS)
-        return fail(trace, s, "SetFlushCallbacks", err, errlen);
-    if ((s = OTF2_Archive_SetMemoryCallbacks(trace->archive, &memory_callbacks, trace)) != OTF2_SUCCESS)
-        return fail(trace, s, "SetMemoryCallbacks", err, errlen);
-    if ((s = OTF2_Archive_SetSerialCollectiveCallbacks(trace->archive)) != OTF2_SUCCESS)
-        return fail(trace, s, "SetSerialCollectiveCallbacks", err, errlen);
-    if ((s = OTF2_Pthread_Archive_SetLockingCallbacks(trace->archive, NULL)) != OTF2_SUCCESS)
-        return fail(trace, s, "SetLockingCallbacks", err, errlen);
-    OTF2_Archive_SetCreator(trace->archive, meas->config.creator);
-    OTF2_Archive_SetMachineName(trace->archive, meas->config.machine_name);
-    OTF2_Archive_SetDescription(trace->archive, meas->config.program_name);
-    if ((s = OTF2_Archive_OpenEvtFiles(trace->archive)) != OTF2_SUCCESS)
-        return fail(trace, s, "OpenEvtFiles", err, errlen);
     return 0;
+}
+
+void sp_trace_set_spill_dir(sp_trace *trace, const char *dir)
+{
+    char host[256] = "host";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    snprintf(trace->spill_prefix, sizeof trace->spill_prefix, "%s/.scorep-spill-%s-%ld-", dir,
+             host, (long)getpid());
 }
 
 int sp_trace_location_open(sp_trace *trace, sp_location *loc)
 {
-    loc->trace_writer = OTF2_Archive_GetEvtWriter(trace->archive, loc->id);
     raw_chunk *chunk = sp_chunk_pool_get(&trace->meas->pool, true);
-    if (!loc->trace_writer || !chunk) {
-        sp_chunk_pool_put(&trace->meas->pool, chunk);
-        check(trace, OTF2_ERROR_MEM_ALLOC_FAILED, "GetEvtWriter");
+    if (!chunk)
         return -1;
-    }
     use_chunk(loc, chunk);
     return 0;
 }
 
-/* ---- closing: event files, local and global definitions -------------------------------- */
+/* ---- the end: encoding ------------------------------------------------------------------- */
+
+static void encode_spill(sp_trace *trace, sp_location *loc, void *buffer)
+{
+    FILE *f = loc->trace_spill;
+    if (!f)
+        return;
+    rewind(f);
+    uint64_t bytes;
+    while (fread(&bytes, sizeof bytes, 1, f) == 1) {
+        if (bytes > SP_TRACE_CHUNK_SIZE || fread(buffer, 1, bytes, f) != bytes) {
+            check(trace, OTF2_ERROR_FILE_INTERACTION, "reading a spill file");
+            break;
+        }
+        encode_records(trace, loc, buffer, (sp_trace_record *)((char *)buffer + bytes));
+    }
+    fclose(f);
+    loc->trace_spill = NULL;
+    char path[4200];
+    spill_path(trace, loc, path, sizeof path);
+    unlink(path);
+}
+
+#define CHECK_OTF2(call, what)                                                                 \
+    do {                                                                                       \
+        OTF2_ErrorCode status_ = (call);                                                       \
+        if (status_ != OTF2_SUCCESS) {                                                         \
+            fail(status_, what, err, errlen);                                                  \
+            goto failed;                                                                       \
+        }                                                                                      \
+    } while (0)
+
+int sp_trace_encode(sp_trace *trace, const char *dir, bool collective, char *err, size_t errlen)
+{
+    sp_measurement *m = trace->meas;
+    trace->collective = collective;
+    uint64_t ticks = m->end.ticks - m->start.ticks;
+    uint64_t ns = m->end.monotonic_ns - m->start.monotonic_ns;
+    trace->ns_per_tick = ticks ? (double)ns / (double)ticks : 1.0;
+    void *buffer = NULL;
+    trace->archive = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE, SP_TRACE_CHUNK_SIZE,
+                                       OTF2_CHUNK_SIZE_DEFINITIONS_DEFAULT, OTF2_SUBSTRATE_POSIX,
+                                       OTF2_COMPRESSION_NONE);
+    if (!trace->archive) {
+        snprintf(err, errlen, "could not create the OTF2 archive in %s", dir);
+        return -1;
+    }
+    CHECK_OTF2(OTF2_Archive_SetFlushCallbacks(trace->archive, &flush_callbacks, trace),
+               "SetFlushCallbacks");
+    CHECK_OTF2(OTF2_Archive_SetMemoryCallbacks(trace->archive, &memory_callbacks, trace),
+               "SetMemoryCallbacks");
+    if (collective)
+        CHECK_OTF2(OTF2_Archive_SetCollectiveCallbacks(
+                       trace->archive, (const OTF2_CollectiveCallbacks *)m->mpi.ops->otf2_collectives,
+                       m->mpi.ops->otf2_data, NULL, NULL),
+                   "SetCollectiveCallbacks");
+    else
+        CHECK_OTF2(OTF2_Archive_SetSerialCollectiveCallbacks(trace->archive),
+                   "SetSerialCollectiveCallbacks");
+    CHECK_OTF2(OTF2_Pthread_Archive_SetLockingCallbacks(trace->archive, NULL),
+               "SetLockingCallbacks");
+    OTF2_Archive_SetCreator(trace->archive, m->config.creator);
+    OTF2_Archive_SetMachineName(trace->archive, m->config.machine_name);
+    OTF2_Archive_SetDescription(trace->archive, m->config.program_name);
+    CHECK_OTF2(OTF2_Archive_OpenEvtFiles(trace->archive), "OpenEvtFiles");
+    buffer = malloc(SP_TRACE_CHUNK_SIZE);
+    if (!buffer) {
+        snprintf(err, errlen, "out of memory while writing the trace");
+        goto failed;
+    }
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs; i++) {
+        sp_location *loc = m->locations[i];
+        loc->trace_writer = OTF2_Archive_GetEvtWriter(trace->archive, loc->id);
+        if (!loc->trace_writer) {
+            snprintf(err, errlen, "OTF2 GetEvtWriter failed");
+            goto failed;
+        }
+        retire_current_chunk(loc);
+        encode_spill(trace, loc, buffer);
+        for (raw_chunk *chunk = loc->trace_full_first; chunk;) {
+            raw_chunk *next = chunk->next;
+            encode_records(trace, loc, CHUNK_RECORDS(chunk), chunk->used_end);
+            sp_chunk_pool_put(&m->pool, chunk);
+            chunk = next;
+        }
+        loc->trace_full_first = loc->trace_full_last = NULL;
+        CHECK_OTF2(OTF2_EvtWriter_GetNumberOfEvents(loc->trace_writer, &loc->trace_events),
+                   "GetNumberOfEvents");
+        CHECK_OTF2(OTF2_Archive_CloseEvtWriter(trace->archive, loc->trace_writer), "CloseEvtWriter");
+        loc->trace_writer = NULL;
+    }
+    free(buffer);
+    buffer = NULL;
+    CHECK_OTF2(OTF2_Archive_CloseEvtFiles(trace->archive), "CloseEvtFiles");
+    return 0;
+failed:
+    free(buffer);
+    sp_trace_abort(trace);
+    return -1;
+}
+
+/* ---- the end: definitions ------------------------------------------------------------- */
 
 static OTF2_RegionRole otf2_role(uint8_t role)
 {
@@ -393,39 +574,24 @@ static OTF2_ParameterType otf2_parameter_type(uint8_t type)
     return OTF2_PARAMETER_TYPE_STRING;
 }
 
-#define CHECK_OTF2(call, what)                                                                 \
-    do {                                                                                       \
-        OTF2_ErrorCode status_ = (call);                                                       \
-        if (status_ != OTF2_SUCCESS) {                                                         \
-            fail(trace, status_, what, err, errlen);                                           \
-            goto failed;                                                                       \
-        }                                                                                      \
-    } while (0)
+static OTF2_ErrorCode write_map(OTF2_DefWriter *dw, OTF2_MappingType type, const uint32_t *map,
+                                uint32_t count)
+{
+    if (!count)
+        return OTF2_SUCCESS;
+    OTF2_IdMap *id_map = OTF2_IdMap_CreateFromUint32Array(count, map, true);
+    if (!id_map)
+        return OTF2_SUCCESS; /* the identity: nothing to write */
+    OTF2_ErrorCode s = OTF2_DefWriter_WriteMappingTable(dw, type, id_map);
+    OTF2_IdMap_Free(id_map);
+    return s;
+}
 
-int sp_trace_close(sp_trace *trace, char *err, size_t errlen)
+static int write_local_definitions(sp_trace *trace, const sp_unified *u, char *err,
+                                   size_t errlen)
 {
     sp_measurement *m = trace->meas;
-    sp_defs *defs = &m->defs;
     uint32_t nlocs = atomic_load(&m->location_count);
-    uint64_t *events = calloc(nlocs ? nlocs : 1, sizeof *events);
-    uint32_t *location_names = calloc(nlocs ? nlocs : 1, sizeof *location_names);
-    if (!events || !location_names) {
-        snprintf(err, errlen, "out of memory while writing the trace");
-        goto failed;
-    }
-    for (uint32_t i = 0; i < nlocs; i++) {
-        sp_location *loc = m->locations[i];
-        retire_current_chunk(loc);
-        encode_full_chunks(trace, loc);
-        location_names[i] = sp_defs_string(defs, loc->name);
-        CHECK_OTF2(OTF2_EvtWriter_GetNumberOfEvents(loc->trace_writer, &events[i]),
-                   "GetNumberOfEvents");
-        CHECK_OTF2(OTF2_Archive_CloseEvtWriter(trace->archive, loc->trace_writer), "CloseEvtWriter");
-        loc->trace_writer = NULL;
-    }
-    CHECK_OTF2(OTF2_Archive_CloseEvtFiles(trace->archive), "CloseEvtFiles");
-
-    /* Empty local definition files keep readers from warning about missing ones. */
     CHECK_OTF2(OTF2_Archive_OpenDefFiles(trace->archive), "OpenDefFiles");
     for (uint32_t i = 0; i < nlocs; i++) {
         OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(trace->archive, m->locations[i]->id);
@@ -433,74 +599,215 @@ int sp_trace_close(sp_trace *trace, char *err, size_t errlen)
             snprintf(err, errlen, "OTF2 GetDefWriter failed");
             goto failed;
         }
+        if (!u->identity) {
+            CHECK_OTF2(write_map(dw, OTF2_MAPPING_STRING, u->string_map, u->string_count),
+                       "WriteMappingTable");
+            CHECK_OTF2(write_map(dw, OTF2_MAPPING_REGION, u->region_map, u->region_count),
+                       "WriteMappingTable");
+            CHECK_OTF2(write_map(dw, OTF2_MAPPING_PARAMETER, u->parameter_map, u->parameter_count),
+                       "WriteMappingTable");
+            CHECK_OTF2(write_map(dw, OTF2_MAPPING_COMM, u->comm_map, u->comm_count),
+                       "WriteMappingTable");
+        }
+        if (trace->collective) {
+            /* Readers interpolate between the two offsets to put every rank on rank 0's
+             * clock: without them a message could arrive before it was sent. */
+            CHECK_OTF2(OTF2_DefWriter_WriteClockOffset(dw, m->mpi.sync_begin_ns,
+                                                       m->mpi.offset_begin_ns, 0.0),
+                       "WriteClockOffset");
+            CHECK_OTF2(OTF2_DefWriter_WriteClockOffset(dw, m->mpi.sync_end_ns,
+                                                       m->mpi.offset_end_ns, 0.0),
+                       "WriteClockOffset");
+        }
         CHECK_OTF2(OTF2_Archive_CloseDefWriter(trace->archive, dw), "CloseDefWriter");
     }
     CHECK_OTF2(OTF2_Archive_CloseDefFiles(trace->archive), "CloseDefFiles");
+    return 0;
+failed:
+    return -1;
+}
 
-    uint32_t machine = sp_defs_string(defs, m->config.machine_name);
-    uint32_t machine_class = sp_defs_string(defs, "machine");
-    uint32_t node = sp_defs_string(defs, m->config.node_name);
-    uint32_t node_class = sp_defs_string(defs, "node");
-    uint32_t group_name = sp_defs_string(defs, "Process");
+static const char *thread_level_name(int32_t level)
+{
+    static const char *const names[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                        "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+    return level >= 0 && level < 4 ? names[level] : NULL;
+}
 
-    OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(trace->archive);
-    if (!g) {
-        snprintf(err, errlen, "OTF2 GetGlobalDefWriter failed");
-        goto failed;
+static int write_global_definitions(sp_trace *trace, sp_unified *u, char *err, size_t errlen)
+{
+    sp_measurement *m = trace->meas;
+    sp_defs *g = &u->global;
+    uint32_t *node_of_host = NULL;
+    uint64_t *members = NULL;
+    int status = -1;
+    bool mpi = trace->collective;
+
+    /* Strings the definitions below need, interned before the strings are written. */
+    uint32_t machine = sp_defs_string(g, m->config.machine_name);
+    uint32_t machine_class = sp_defs_string(g, "machine");
+    uint32_t node_class = sp_defs_string(g, "node");
+    uint32_t world_name = sp_defs_string(g, "MPI_COMM_WORLD");
+    uint32_t empty = sp_defs_string(g, "");
+    uint32_t level_requested = sp_defs_string(g, "MPI thread level requested");
+    uint32_t level_provided = sp_defs_string(g, "MPI thread level provided");
+    uint32_t *group_names = calloc(u->rank_count, sizeof *group_names);
+    uint32_t *level_strings = calloc(2 * (size_t)u->rank_count, sizeof *level_strings);
+    node_of_host = calloc(u->rank_count, sizeof *node_of_host);
+    if (!group_names || !level_strings || !node_of_host)
+        goto out;
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        char name[64];
+        if (mpi)
+            snprintf(name, sizeof name, "MPI Rank %u", u->ranks[r].rank);
+        else
+            snprintf(name, sizeof name, "Process");
+        group_names[r] = sp_defs_string(g, name);
+        const char *req = thread_level_name(u->ranks[r].thread_requested);
+        const char *prov = thread_level_name(u->ranks[r].thread_provided);
+        level_strings[2 * r] = req ? sp_defs_string(g, req) : SP_NO_ID;
+        level_strings[2 * r + 1] = prov ? sp_defs_string(g, prov) : SP_NO_ID;
     }
-    uint64_t start = m->start.ticks;
-    uint64_t length = 1;
-    for (uint32_t i = 0; i < nlocs; i++)
-        if (m->locations[i]->last_time - start + 1 > length)
-            length = m->locations[i]->last_time - start + 1;
-    sp_clock_anchor end_anchor = m->end;
-    CHECK_OTF2(OTF2_GlobalDefWriter_WriteClockProperties(
-                   g, sp_clock_ticks_per_second(&m->start, &end_anchor), start, length,
-                   m->start.realtime_ns),
+
+    OTF2_GlobalDefWriter *gw = OTF2_Archive_GetGlobalDefWriter(trace->archive);
+    if (!gw) {
+        snprintf(err, errlen, "OTF2 GetGlobalDefWriter failed");
+        goto out;
+    }
+    uint64_t begin = UINT64_MAX, end = 0, realtime = 0;
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        if (u->ranks[r].start_ns < begin) {
+            begin = u->ranks[r].start_ns;
+            realtime = u->ranks[r].realtime_start_ns;
+        }
+        if (u->ranks[r].end_ns > end)
+            end = u->ranks[r].end_ns;
+    }
+    CHECK_OTF2(OTF2_GlobalDefWriter_WriteClockProperties(gw, 1000000000u, begin,
+                                                         end > begin ? end - begin + 1 : 1,
+                                                         realtime),
                "WriteClockProperties");
-    for (uint32_t i = 0; i < defs->strings.count; i++)
-        CHECK_OTF2(OTF2_GlobalDefWriter_WriteString(g, i, sp_defs_str(defs, i)), "WriteString");
-    CHECK_OTF2(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, machine, machine_class,
+    for (uint32_t i = 0; i < g->strings.count; i++)
+        CHECK_OTF2(OTF2_GlobalDefWriter_WriteString(gw, i, sp_defs_str(g, i)), "WriteString");
+    CHECK_OTF2(OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, 0, machine, machine_class,
                                                         OTF2_UNDEFINED_SYSTEM_TREE_NODE),
                "WriteSystemTreeNode");
-    CHECK_OTF2(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 1, node, node_class, 0),
-               "WriteSystemTreeNode");
-    CHECK_OTF2(OTF2_GlobalDefWriter_WriteLocationGroup(g, 0, group_name,
-                                                       OTF2_LOCATION_GROUP_TYPE_PROCESS, 1,
-                                                       OTF2_UNDEFINED_LOCATION_GROUP),
-               "WriteLocationGroup");
-    for (uint32_t i = 0; i < nlocs; i++)
-        CHECK_OTF2(OTF2_GlobalDefWriter_WriteLocation(g, m->locations[i]->id, location_names[i],
-                                                      OTF2_LOCATION_TYPE_CPU_THREAD, events[i], 0),
-                   "WriteLocation");
-    for (uint32_t i = 0; i < defs->region_count; i++) {
-        const sp_region *r = &defs->regions[i];
+    /* One system tree node per host, in the order the hosts first appear. */
+    uint32_t nodes = 0;
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        uint32_t found = UINT32_MAX;
+        for (uint32_t q = 0; q < r && found == UINT32_MAX; q++)
+            if (u->ranks[q].host == u->ranks[r].host)
+                found = node_of_host[q];
+        if (found == UINT32_MAX) {
+            found = ++nodes;
+            CHECK_OTF2(OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, found, u->ranks[r].host,
+                                                                node_class, 0),
+                       "WriteSystemTreeNode");
+        }
+        node_of_host[r] = found;
+    }
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        CHECK_OTF2(OTF2_GlobalDefWriter_WriteLocationGroup(gw, u->ranks[r].rank, group_names[r],
+                                                           OTF2_LOCATION_GROUP_TYPE_PROCESS,
+                                                           node_of_host[r],
+                                                           OTF2_UNDEFINED_LOCATION_GROUP),
+                   "WriteLocationGroup");
+        for (int k = 0; k < 2; k++) {
+            if (level_strings[2 * r + k] == SP_NO_ID)
+                continue;
+            OTF2_AttributeValue value;
+            value.stringRef = level_strings[2 * r + k];
+            CHECK_OTF2(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
+                           gw, u->ranks[r].rank, k ? level_provided : level_requested,
+                           OTF2_TYPE_STRING, value),
+                       "WriteLocationGroupProperty");
+        }
+    }
+    for (uint32_t r = 0; r < u->rank_count; r++)
+        for (uint32_t i = 0; i < u->ranks[r].location_count; i++) {
+            const sp_unified_location *l = &u->ranks[r].locations[i];
+            CHECK_OTF2(OTF2_GlobalDefWriter_WriteLocation(gw, l->id, l->name,
+                                                          OTF2_LOCATION_TYPE_CPU_THREAD, l->events,
+                                                          u->ranks[r].rank),
+                       "WriteLocation");
+        }
+    for (uint32_t i = 0; i < g->region_count; i++) {
+        const sp_region *reg = &g->regions[i];
         CHECK_OTF2(OTF2_GlobalDefWriter_WriteRegion(
-                       g, i, r->name, r->canonical, 0, otf2_role(r->role),
-                       otf2_paradigm(r->paradigm), OTF2_REGION_FLAG_NONE, r->file,
-                       r->begin_line < 0 ? 0 : (uint32_t)r->begin_line,
-                       r->end_line < 0 ? 0 : (uint32_t)r->end_line),
+                       gw, i, reg->name, reg->canonical, 0, otf2_role(reg->role),
+                       otf2_paradigm(reg->paradigm), OTF2_REGION_FLAG_NONE, reg->file,
+                       reg->begin_line < 0 ? 0 : (uint32_t)reg->begin_line,
+                       reg->end_line < 0 ? 0 : (uint32_t)reg->end_line),
                    "WriteRegion");
     }
-    for (uint32_t i = 0; i < defs->parameter_count; i++)
-        CHECK_OTF2(OTF2_GlobalDefWriter_WriteParameter(g, i, defs->parameters[i].name,
-                                                       otf2_parameter_type(defs->parameters[i].type)),
+    for (uint32_t i = 0; i < g->parameter_count; i++)
+        CHECK_OTF2(OTF2_GlobalDefWriter_WriteParameter(gw, i, g->parameters[i].name,
+                                                       otf2_parameter_type(g->parameters[i].type)),
                    "WriteParameter");
-    CHECK_OTF2(OTF2_Archive_CloseGlobalDefWriter(trace->archive, g), "CloseGlobalDefWriter");
+    if (g->comm_count) {
+        /* Group 0 lists every rank's first location; communicator groups index into it. */
+        members = calloc(u->rank_count + 1, sizeof *members);
+        if (!members)
+            goto out;
+        for (uint32_t r = 0; r < u->rank_count; r++)
+            members[u->ranks[r].rank] = u->ranks[r].location_count ? u->ranks[r].locations[0].id : 0;
+        CHECK_OTF2(OTF2_GlobalDefWriter_WriteGroup(gw, 0, empty, OTF2_GROUP_TYPE_COMM_LOCATIONS,
+                                                   OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                                   u->rank_count, members),
+                   "WriteGroup");
+        for (uint32_t c = 0; c < g->comm_count; c++) {
+            const sp_comm *comm = &g->comms[c];
+            uint64_t *ranks = calloc(comm->size + 1, sizeof *ranks);
+            if (!ranks)
+                goto out;
+            for (uint32_t k = 0; k < comm->size; k++)
+                ranks[k] = comm->members[k];
+            OTF2_ErrorCode s = OTF2_GlobalDefWriter_WriteGroup(
+                gw, c + 1, empty,
+                comm->kind == SP_COMM_SELF ? OTF2_GROUP_TYPE_COMM_SELF : OTF2_GROUP_TYPE_COMM_GROUP,
+                OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                comm->kind == SP_COMM_SELF ? 0 : comm->size, ranks);
+            free(ranks);
+            CHECK_OTF2(s, "WriteGroup");
+            CHECK_OTF2(OTF2_GlobalDefWriter_WriteComm(gw, c,
+                                                      comm->kind == SP_COMM_WORLD ? world_name
+                                                                                  : comm->name,
+                                                      c + 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
+                       "WriteComm");
+        }
+    }
+    CHECK_OTF2(OTF2_Archive_CloseGlobalDefWriter(trace->archive, gw), "CloseGlobalDefWriter");
+    status = 0;
+    goto out;
+failed:
+out:
+    if (status != 0 && err[0] == '\0')
+        snprintf(err, errlen, "out of memory while writing the trace definitions");
+    free(group_names);
+    free(level_strings);
+    free(node_of_host);
+    free(members);
+    return status;
+}
+
+int sp_trace_finish(sp_trace *trace, const sp_unified *u, char *err, size_t errlen)
+{
+    sp_measurement *m = trace->meas;
+    if (write_local_definitions(trace, u, err, errlen) != 0)
+        goto failed;
+    if (!trace->collective || m->mpi.rank == 0)
+        if (write_global_definitions(trace, (sp_unified *)u, err, errlen) != 0)
+            goto failed;
     CHECK_OTF2(OTF2_Archive_Close(trace->archive), "Close");
     trace->archive = NULL;
-    free(events);
-    free(location_names);
     if (trace->errors) {
         snprintf(err, errlen, "%llu OTF2 event write(s) failed, the first: %s",
                  (unsigned long long)trace->errors, trace->first_error);
         return -1;
     }
     return 0;
-
 failed:
-    free(events);
-    free(location_names);
     sp_trace_abort(trace);
     return -1;
 }
@@ -510,4 +817,18 @@ void sp_trace_abort(sp_trace *trace)
     if (trace->archive)
         OTF2_Archive_Close(trace->archive);
     trace->archive = NULL;
+    sp_measurement *m = trace->meas;
+    if (!m)
+        return;
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs; i++) {
+        sp_location *loc = m->locations[i];
+        if (loc && loc->trace_spill) {
+            fclose(loc->trace_spill);
+            loc->trace_spill = NULL;
+            char path[4200];
+            spill_path(trace, loc, path, sizeof path);
+            unlink(path);
+        }
+    }
 }

@@ -1,0 +1,323 @@
+#include "core/unify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/measurement.h"
+#include "core/serial.h"
+
+/* ---- transport: MPI collectives, or this process alone ------------------------------- */
+
+static bool collective(const sp_measurement *m)
+{
+    return m->mpi.ops != NULL && m->mpi.collective;
+}
+
+/* Rank 0 receives every rank's buffer (all, sizes[rank]); other ranks get NULL. */
+static int gather(sp_measurement *m, const sp_buffer *mine, void **all, uint64_t *sizes)
+{
+    if (collective(m))
+        return m->mpi.ops->gather(mine->data, mine->size, all, sizes);
+    *all = malloc(mine->size ? mine->size : 1);
+    if (!*all)
+        return -1;
+    memcpy(*all, mine->data, mine->size);
+    sizes[0] = mine->size;
+    return 0;
+}
+
+/* Rank 0 sends parts[rank] to every rank; each gets its own part. */
+static int scatter(sp_measurement *m, void *const *parts, const uint64_t *sizes, void **mine,
+                   uint64_t *size)
+{
+    if (collective(m))
+        return m->mpi.ops->scatter(parts, sizes, mine, size);
+    *mine = malloc(sizes[0] ? sizes[0] : 1);
+    if (!*mine)
+        return -1;
+    memcpy(*mine, parts[0], sizes[0]);
+    *size = sizes[0];
+    return 0;
+}
+
+/* ---- what a rank reports -------------------------------------------------------------- */
+
+static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_buffer *b)
+{
+    sp_buffer_u32(b, (uint32_t)d->strings.count);
+    for (size_t i = 0; i < d->strings.count; i++)
+        sp_buffer_str(b, d->strings.strings[i]);
+    sp_buffer_u32(b, d->region_count);
+    for (uint32_t i = 0; i < d->region_count; i++) {
+        const sp_region *r = &d->regions[i];
+        sp_buffer_u32(b, r->name);
+        sp_buffer_u32(b, r->canonical);
+        sp_buffer_u32(b, r->file);
+        sp_buffer_u32(b, (uint32_t)r->begin_line);
+        sp_buffer_u32(b, (uint32_t)r->end_line);
+        sp_buffer_u32(b, (uint32_t)r->paradigm | (uint32_t)r->role << 8 | (uint32_t)r->kind << 16);
+    }
+    sp_buffer_u32(b, d->parameter_count);
+    for (uint32_t i = 0; i < d->parameter_count; i++) {
+        sp_buffer_u32(b, d->parameters[i].name);
+        sp_buffer_u32(b, d->parameters[i].type);
+    }
+    sp_buffer_u32(b, d->comm_count);
+    for (uint32_t i = 0; i < d->comm_count; i++) {
+        const sp_comm *c = &d->comms[i];
+        sp_buffer_u64(b, c->key);
+        sp_buffer_u32(b, c->kind);
+        sp_buffer_u32(b, c->name);
+        sp_buffer_u32(b, c->size);
+        sp_buffer_put(b, c->members, c->size * sizeof *c->members);
+    }
+    sp_buffer_u32(b, mine->rank);
+    sp_buffer_u32(b, mine->host);
+    sp_buffer_u32(b, (uint32_t)mine->thread_requested);
+    sp_buffer_u32(b, (uint32_t)mine->thread_provided);
+    sp_buffer_u64(b, mine->start_ns);
+    sp_buffer_u64(b, mine->end_ns);
+    sp_buffer_u64(b, mine->realtime_start_ns);
+    sp_buffer_u32(b, mine->location_count);
+    for (uint32_t i = 0; i < mine->location_count; i++) {
+        sp_buffer_u64(b, mine->locations[i].id);
+        sp_buffer_u32(b, mine->locations[i].name);
+        sp_buffer_u64(b, mine->locations[i].events);
+    }
+}
+
+/* ---- rank 0: merging ------------------------------------------------------------------- */
+
+typedef struct {
+    sp_u64map region_index; /* hash of a region's identity -> global region (probed) */
+} merge_state;
+
+static uint64_t region_hash(const sp_region *r)
+{
+    uint64_t h = sp_hash_mix(((uint64_t)r->name << 32) | r->canonical);
+    h = sp_hash_mix(h ^ (((uint64_t)r->file << 32) | (uint32_t)r->begin_line));
+    return sp_hash_mix(h ^ ((uint64_t)(uint32_t)r->end_line << 24) ^
+                       ((uint64_t)r->paradigm << 16) ^ ((uint64_t)r->role << 8) ^ r->kind);
+}
+
+static bool same_region(const sp_region *a, const sp_region *b)
+{
+    return a->name == b->name && a->canonical == b->canonical && a->file == b->file &&
+           a->begin_line == b->begin_line && a->end_line == b->end_line &&
+           a->paradigm == b->paradigm && a->role == b->role && a->kind == b->kind;
+}
+
+static uint32_t global_string(const uint32_t *map, uint32_t count, uint32_t local)
+{
+    return local < count ? map[local] : 0;
+}
+
+/* Merges one rank's report into the global definitions; its maps go into `maps`. */
+static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *maps,
+                      sp_unified_rank *rank_out)
+{
+    sp_defs *g = &u->global;
+    uint32_t nstrings = sp_reader_u32(r);
+    uint32_t *smap = calloc(nstrings ? nstrings : 1, sizeof *smap);
+    if (!smap)
+        return -1;
+    for (uint32_t i = 0; i < nstrings && !r->failed; i++)
+        smap[i] = sp_strings_intern(&g->strings, sp_reader_str(r));
+#define GLOBAL_STRING(x) global_string(smap, nstrings, (x))
+    sp_buffer_u32(maps, nstrings);
+    sp_buffer_put(maps, smap, nstrings * sizeof *smap);
+
+    uint32_t nregions = sp_reader_u32(r);
+    sp_buffer_u32(maps, nregions);
+    for (uint32_t i = 0; i < nregions && !r->failed; i++) {
+        sp_region local = {0};
+        local.name = GLOBAL_STRING(sp_reader_u32(r));
+        local.canonical = GLOBAL_STRING(sp_reader_u32(r));
+        local.file = GLOBAL_STRING(sp_reader_u32(r));
+        local.begin_line = (int32_t)sp_reader_u32(r);
+        local.end_line = (int32_t)sp_reader_u32(r);
+        uint32_t bits = sp_reader_u32(r);
+        local.paradigm = bits & 0xff;
+        local.role = (bits >> 8) & 0xff;
+        local.kind = (bits >> 16) & 0xff;
+        uint32_t id = SP_NO_ID;
+        uint64_t key = region_hash(&local);
+        for (;; key++) {
+            id = sp_u64map_get(&st->region_index, key);
+            if (id == SP_NO_ID || same_region(&g->regions[id], &local))
+                break;
+        }
+        if (id == SP_NO_ID) {
+            id = sp_defs_new_region(g, sp_defs_str(g, local.name), sp_defs_str(g, local.canonical),
+                                    sp_defs_str(g, local.file), local.begin_line, local.end_line,
+                                    local.paradigm, local.role, local.kind);
+            if (id == SP_NO_ID || sp_u64map_put(&st->region_index, key, id) != 0) {
+                free(smap);
+                return -1;
+            }
+        }
+        sp_buffer_u32(maps, id);
+    }
+
+    uint32_t nparams = sp_reader_u32(r);
+    sp_buffer_u32(maps, nparams);
+    for (uint32_t i = 0; i < nparams && !r->failed; i++) {
+        uint32_t name = GLOBAL_STRING(sp_reader_u32(r));
+        uint32_t type = sp_reader_u32(r);
+        sp_buffer_u32(maps, sp_defs_parameter(g, sp_defs_str(g, name), (sp_param_type)type));
+    }
+
+    uint32_t ncomms = sp_reader_u32(r);
+    sp_buffer_u32(maps, ncomms);
+    for (uint32_t i = 0; i < ncomms && !r->failed; i++) {
+        uint64_t key = sp_reader_u64(r);
+        uint32_t kind = sp_reader_u32(r);
+        uint32_t name = GLOBAL_STRING(sp_reader_u32(r));
+        uint32_t size = sp_reader_u32(r);
+        uint32_t *members = malloc((size ? size : 1) * sizeof *members);
+        if (!members) {
+            free(smap);
+            return -1;
+        }
+        for (uint32_t k = 0; k < size; k++)
+            members[k] = sp_reader_u32(r);
+        sp_buffer_u32(maps, sp_defs_comm(g, key, (sp_comm_kind)kind, size, members,
+                                         sp_defs_str(g, name)));
+        free(members);
+    }
+
+    rank_out->rank = sp_reader_u32(r);
+    rank_out->host = GLOBAL_STRING(sp_reader_u32(r));
+    rank_out->thread_requested = (int32_t)sp_reader_u32(r);
+    rank_out->thread_provided = (int32_t)sp_reader_u32(r);
+    rank_out->start_ns = sp_reader_u64(r);
+    rank_out->end_ns = sp_reader_u64(r);
+    rank_out->realtime_start_ns = sp_reader_u64(r);
+    rank_out->location_count = sp_reader_u32(r);
+    if (r->failed || rank_out->location_count > SP_MAX_LOCATIONS) {
+        free(smap);
+        return -1;
+    }
+    rank_out->locations = calloc(rank_out->location_count ? rank_out->location_count : 1,
+                                 sizeof *rank_out->locations);
+    if (!rank_out->locations) {
+        free(smap);
+        return -1;
+    }
+    for (uint32_t i = 0; i < rank_out->location_count; i++) {
+        rank_out->locations[i].id = sp_reader_u64(r);
+        rank_out->locations[i].name = GLOBAL_STRING(sp_reader_u32(r));
+        rank_out->locations[i].events = sp_reader_u64(r);
+    }
+#undef GLOBAL_STRING
+    free(smap);
+    return r->failed || maps->failed ? -1 : 0;
+}
+
+/* ---- every rank: its maps ---------------------------------------------------------------- */
+
+static uint32_t *read_map(sp_reader *r, uint32_t *count)
+{
+    *count = sp_reader_u32(r);
+    uint32_t *map = malloc((*count ? *count : 1) * sizeof *map);
+    if (!map)
+        return NULL;
+    for (uint32_t i = 0; i < *count; i++)
+        map[i] = sp_reader_u32(r);
+    return map;
+}
+
+int sp_unify(sp_measurement *m, const sp_unified_rank *mine, sp_unified *u, char *err,
+             size_t errlen)
+{
+    memset(u, 0, sizeof *u);
+    uint32_t nranks = collective(m) ? m->mpi.size : 1;
+    bool root = !collective(m) || m->mpi.rank == 0;
+    int status = -1;
+    sp_buffer local, *maps = NULL;
+    sp_buffer_init(&local);
+    void *all = NULL, *my_maps = NULL;
+    uint64_t *sizes = calloc(nranks, sizeof *sizes);
+    uint64_t *map_sizes = calloc(nranks, sizeof *map_sizes);
+    void **map_parts = calloc(nranks, sizeof *map_parts);
+    merge_state st;
+    bool st_ready = false;
+    if (sp_defs_init(&u->global) != 0 || !sizes || !map_sizes || !map_parts)
+        goto out;
+
+    serialize_local(&m->defs, mine, &local);
+    if (local.failed || gather(m, &local, &all, sizes) != 0) {
+        snprintf(err, errlen, "collecting the definitions of all ranks failed");
+        goto out;
+    }
+    if (root) {
+        if (sp_u64map_init(&st.region_index, 256) != 0)
+            goto out;
+        st_ready = true;
+        maps = calloc(nranks, sizeof *maps);
+        u->ranks = calloc(nranks, sizeof *u->ranks);
+        if (!maps || !u->ranks)
+            goto out;
+        u->rank_count = nranks;
+        uint64_t offset = 0;
+        for (uint32_t r = 0; r < nranks; r++) {
+            sp_reader reader;
+            sp_reader_init(&reader, (unsigned char *)all + offset, sizes[r]);
+            offset += sizes[r];
+            sp_buffer_init(&maps[r]);
+            if (merge_rank(u, &st, &reader, &maps[r], &u->ranks[r]) != 0) {
+                snprintf(err, errlen, "merging the definitions of rank %u failed", r);
+                goto out;
+            }
+            map_parts[r] = maps[r].data;
+            map_sizes[r] = maps[r].size;
+        }
+    }
+    uint64_t my_size = 0;
+    if (scatter(m, map_parts, map_sizes, &my_maps, &my_size) != 0) {
+        snprintf(err, errlen, "sending the unified definitions to all ranks failed");
+        goto out;
+    }
+    sp_reader reader;
+    sp_reader_init(&reader, my_maps, my_size);
+    u->string_map = read_map(&reader, &u->string_count);
+    u->region_map = read_map(&reader, &u->region_count);
+    u->parameter_map = read_map(&reader, &u->parameter_count);
+    u->comm_map = read_map(&reader, &u->comm_count);
+    if (reader.failed || !u->string_map || !u->region_map || !u->parameter_map || !u->comm_map) {
+        snprintf(err, errlen, "the unified definitions arrived damaged");
+        goto out;
+    }
+    u->identity = !collective(m);
+    status = 0;
+out:
+    if (status != 0 && err[0] == '\0')
+        snprintf(err, errlen, "out of memory while unifying the definitions");
+    if (maps)
+        for (uint32_t r = 0; r < nranks; r++)
+            sp_buffer_free(&maps[r]);
+    free(maps);
+    if (st_ready)
+        sp_u64map_free(&st.region_index);
+    sp_buffer_free(&local);
+    free(all);
+    free(my_maps);
+    free(sizes);
+    free(map_sizes);
+    free(map_parts);
+    return status;
+}
+
+void sp_unified_free(sp_unified *u)
+{
+    sp_defs_free(&u->global);
+    for (uint32_t r = 0; r < u->rank_count; r++)
+        free(u->ranks[r].locations);
+    free(u->ranks);
+    free(u->string_map);
+    free(u->region_map);
+    free(u->parameter_map);
+    free(u->comm_map);
+    memset(u, 0, sizeof *u);
+}

@@ -1,0 +1,57 @@
+/* Unified definitions: at the end of a measurement every rank's strings, regions,
+ * parameters and communicators get global ids (rank 0 merges what all ranks report, as
+ * Score-P does), and each rank learns the mapping from its local ids. Without MPI the
+ * global ids are the local ones.
+ *
+ * Events keep their local ids: the trace maps them through OTF2 mapping tables, the
+ * profile translates them when its call trees are merged. */
+#ifndef SCOREP_CORE_UNIFY_H
+#define SCOREP_CORE_UNIFY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/defs.h"
+
+/* What one rank reports about itself besides its definitions. */
+typedef struct {
+    uint64_t id;        /* the OTF2 location id */
+    uint32_t name;      /* string id (local while reporting, global once merged) */
+    uint64_t events;    /* OTF2 events written for it */
+} sp_unified_location;
+
+typedef struct {
+    uint32_t rank;
+    uint32_t host;      /* string id */
+    int32_t thread_requested, thread_provided; /* MPI_Init_thread levels, -1 unknown */
+    uint64_t start_ns, end_ns;  /* on rank 0's clock */
+    uint64_t realtime_start_ns;
+    uint32_t location_count;
+    sp_unified_location *locations;
+} sp_unified_rank;
+
+typedef struct sp_unified {
+    /* The global definitions: complete on rank 0 (and without MPI), empty elsewhere. */
+    sp_defs global;
+    sp_unified_rank *ranks;
+    uint32_t rank_count;
+    /* This rank's local -> global maps. */
+    uint32_t *string_map, *region_map, *parameter_map, *comm_map;
+    uint32_t string_count, region_count, parameter_count, comm_count;
+    bool identity; /* no MPI: every map is the identity */
+} sp_unified;
+
+struct sp_measurement;
+
+/* Collective over all ranks when MPI is in use. `mine` is this rank's report (its
+ * string ids are local). Returns 0, or -1 with one line in err. */
+int sp_unify(struct sp_measurement *m, const sp_unified_rank *mine, sp_unified *u, char *err,
+             size_t errlen);
+void sp_unified_free(sp_unified *u);
+
+static inline uint32_t sp_unified_string(const sp_unified *u, uint32_t local)
+{
+    return local < u->string_count ? u->string_map[local] : 0;
+}
+
+#endif
