@@ -7,6 +7,7 @@ measurement (plain `python`) all of it costs next to nothing.
 """
 
 from scorep import instrumenter, user
+from scorep.jupyter.magics import load_ipython_extension  # noqa: F401  (%load_ext scorep)
 
 __version__ = "0.1.0"
 

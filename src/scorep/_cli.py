@@ -79,6 +79,10 @@ class UsageError(Exception):
     pass
 
 
+class HelpRequested(Exception):
+    """-h/--help: the caller prints HELP (a library caller such as the kernel decides)."""
+
+
 class Options:
     def __init__(self):
         self.verbose = False
@@ -115,8 +119,7 @@ def parse_args(argv):
             return opts
         name, has_value, value = arg.partition("=")
         if arg in ("-h", "--help"):
-            sys.stdout.write(HELP)
-            sys.exit(0)
+            raise HelpRequested()
         elif arg in ("-v", "--verbose"):
             opts.verbose = True
         elif arg == "--keep-files":
@@ -244,6 +247,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         opts = parse_args(argv)
+    except HelpRequested:
+        sys.stdout.write(HELP)
+        sys.exit(0)
     except UsageError as error:
         fail(str(error), 2)
 

@@ -78,10 +78,15 @@ def install(argv):
 
 
 def _clean_pythonpath():
+    """Drops the kernelspec's ${PYTHONPATH} where Jupyter had nothing to fill in, and the
+    repetition where it filled in the same directory."""
     value = os.environ.get("PYTHONPATH")
-    if value is None or _UNSET_PYTHONPATH not in value:
+    if value is None:
         return
-    parts = [p for p in value.split(os.pathsep) if p and p != _UNSET_PYTHONPATH]
+    parts = []
+    for part in value.split(os.pathsep):
+        if part and part != _UNSET_PYTHONPATH and part not in parts:
+            parts.append(part)
     if parts:
         os.environ["PYTHONPATH"] = os.pathsep.join(parts)
     else:

@@ -54,6 +54,17 @@ def split_cell_magic(code):
     return None, None, code
 
 
+def comment_out_measured_magic(lines):
+    """IPython cleanup transform for the cells the kernel measures: their first line
+    (%%execute_with_scorep, or %%scorep in a multicell block) becomes a comment, so that
+    IPython runs the rest as the cell, with line numbers and history as the user wrote it."""
+    if lines:
+        match = _MAGIC_LINE.match(lines[0].rstrip("\n"))
+        if match and match.group(1) in MEASURED_MAGICS:
+            lines = ["# " + lines[0]] + lines[1:]
+    return lines
+
+
 def indent_code(code, prefix="    "):
     """The code as the body of a block; lines that continue a multi-line string stay as
     they are (indenting them would change the string)."""
@@ -70,7 +81,9 @@ def indent_code(code, prefix="    "):
         out.append(line if number in inside_string or not line.strip() else prefix + line)
     while out and not out[-1].strip():
         out.pop()
-    return "\n".join(out) if any(l.strip() for l in out) else prefix + "pass"
+    if not any(line.strip() and not line.strip().startswith("#") for line in out):
+        out.append(prefix + "pass")  # a block of comments alone is no block
+    return "\n".join(out)
 
 
 def source_dir():
@@ -90,7 +103,7 @@ class ScriptWriter:
         "import scorep\n\n")
 
     def __init__(self, name):
-        name = name or "jupyter_to_script"
+        name = os.path.expanduser(name or "jupyter_to_script")
         if name.endswith(".py"):
             name = name[:-3]
         self.script = os.path.abspath(name + ".py")
@@ -226,10 +239,9 @@ class ScorePKernel(IPythonKernel):
                 "payload": [], "user_expressions": self.shell.user_expressions(
                     user_expressions or {})}
 
-    def _error_reply(self, code, store_history, ename, evalue, show=True):
+    def _error_reply(self, code, store_history, ename, evalue):
         """An error of the kernel's own magics, shown as IPython shows a UsageError."""
-        if show:
-            self._err("%s: %s" % (ename, evalue))
+        self._err("%s: %s" % (ename, evalue))
         return {"status": "error", "execution_count": self._count(code, store_history),
                 "ename": ename, "evalue": evalue, "traceback": []}
 
@@ -275,16 +287,16 @@ class ScorePKernel(IPythonKernel):
             self._warn_mode()
             return self._reply(code, store_history)
         if self.mode == MULTICELL:
-            cell = body if magic in MEASURED_MAGICS else code
-            if magic == "scorep":  # its own binding arguments do not apply in a block
-                cell = body
-            self.multicell_cells.append(cell)
+            # A measured cell's magic line (with any %%scorep arguments) has no say in a
+            # block: the block is one measurement with the kernel's settings.
+            self.multicell_cells.append(code)
             self._out("Cell marked for multicell mode. It will be executed at position %d"
                       % (len(self.multicell_cells) - 1))
             return self._reply(code, store_history)
         if magic == "execute_with_scorep":
-            return await self._execute_measured(code, [body], silent, store_history,
-                                                user_expressions, allow_stdin, kwargs)
+            return await self._execute_measured(code, [code], silent, store_history,
+                                                user_expressions, allow_stdin, kwargs,
+                                                single=True)
         return await super().do_execute(code, silent, store_history, user_expressions,
                                          allow_stdin, **kwargs)
 
@@ -309,7 +321,7 @@ class ScorePKernel(IPythonKernel):
         except (_magics.SettingsError, _config.ConfigError) as error:
             return self._error_reply(code, store_history, "UsageError", str(error))
         self.scorep_settings.set_env(pairs)
-        self._out("Score-P environment set successfully: %r" % (dict(pairs),))
+        self._out("Score-P environment set successfully: %r" % (self.scorep_settings.env,))
         return self._reply(code, store_history)
 
     def _magic_marshalling_settings(self, code, line, body, store_history):
@@ -347,9 +359,10 @@ class ScorePKernel(IPythonKernel):
     # ---- measured execution ------------------------------------------------------------------
 
     async def _execute_measured(self, code, cells, silent, store_history, user_expressions,
-                                allow_stdin, kwargs):
+                                allow_stdin, kwargs, single=False):
         """Runs the cells one after the other as IPython runs cells, inside one
-        measurement; stops at the first that fails."""
+        measurement; stops at the first that fails. `single`: the cell is `code` itself
+        (%%execute_with_scorep), not the cells of a multicell block."""
         shell = self.shell
         try:
             run = _magics.CellMeasurement(shell, self.scorep_settings,
@@ -357,10 +370,10 @@ class ScorePKernel(IPythonKernel):
             run.start()
         except (_magics.SettingsError, _config.ConfigError, _measurement.MeasurementError,
                 OSError) as error:
-            return self._error_reply(code, store_history, "MeasurementError",
-                                     "scorep: %s" % error)
+            return self._error_reply(code, store_history, "UsageError", "scorep: %s" % error)
         reply = None
-        single = len(cells) == 1
+        cleanup = shell.input_transformers_cleanup
+        cleanup.append(comment_out_measured_magic)
         try:
             for cell in cells:
                 reply = await super().do_execute(
@@ -370,9 +383,11 @@ class ScorePKernel(IPythonKernel):
                 if reply.get("status") != "ok":
                     break
         finally:
+            if comment_out_measured_magic in cleanup:
+                cleanup.remove(comment_out_measured_magic)
             run.finalize(0 if reply is not None and reply.get("status") == "ok" else 1)
             self._out(_magics.results_line(run))
-            _magics.show_summary(shell, run.experiment_dir)
+            _magics.show_summary(run.experiment_dir)
         if single:
             return reply
         result = dict(reply) if reply is not None else {"status": "ok"}

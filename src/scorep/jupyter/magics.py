@@ -11,15 +11,13 @@ instrumentation is switched on only while the cell's own code runs, and the shel
 excludes, so what is recorded is the cell's code and what it calls.
 """
 
-import ast
 import builtins
-import importlib.util
 import os
-import shlex
 import sys
 import threading
 
-from scorep import _cli, _config, _measurement
+# `import scorep` re-exports load_ipython_extension from here: everything else this module
+# needs (IPython above all) is imported when it is used, so that importing it costs nothing.
 
 __all__ = ["Settings", "CellMeasurement", "magics_class", "load_ipython_extension",
            "machinery_dirs", "results_line"]
@@ -43,6 +41,7 @@ def machinery_dirs():
             module = sys.modules.get(name)
             origin = getattr(module, "__file__", None) if module is not None else None
             if origin is None:
+                import importlib.util
                 try:
                     spec = importlib.util.find_spec(name)
                 except (ImportError, ValueError):
@@ -53,9 +52,11 @@ def machinery_dirs():
             # A package's directory; a single-module package its file (its directory is
             # all of site-packages).
             if os.path.basename(origin) == "__init__.py":
-                dirs.append(os.path.dirname(os.path.realpath(origin)))
-            else:
-                dirs.append(os.path.realpath(origin))
+                origin = os.path.dirname(origin)
+            # Code objects carry the path they were imported by, which may be a symlink.
+            for path in (os.path.abspath(origin), os.path.realpath(origin)):
+                if path not in dirs:
+                    dirs.append(path)
         _machinery_dirs = dirs
     return list(_machinery_dirs)
 
@@ -66,6 +67,7 @@ class SettingsError(ValueError):
 
 def parse_binding_args(args):
     """The binding arguments as the command line parses them (without a script)."""
+    from scorep import _cli
     if any(a in ("-h", "--help") for a in args):
         raise SettingsError("--help is not a binding argument here")
     try:
@@ -75,6 +77,11 @@ def parse_binding_args(args):
     if opts.mode != "code" or opts.target != "" or opts.args:
         raise SettingsError("binding arguments may not name a script, -m or -c: %s"
                             % " ".join(args))
+    from scorep import _config, _measurement
+    try:  # an instrumenter this Python lacks is said now, not at the next measured cell
+        _measurement.Measurement(_config.Config({}), opts.instrumenter)
+    except _measurement.MeasurementError as error:
+        raise SettingsError(str(error)) from None
     return opts
 
 
@@ -139,7 +146,9 @@ class _Output:
 
     def __call__(self, *args, **kwargs):
         run = self._run
-        if not run.live or threading.get_ident() != run.thread:
+        # The switch is process-wide: while threads the cell started run, switching off
+        # would lose their calls, so the output machinery's are recorded then instead.
+        if not run.live or threading.get_ident() != run.thread or run.cell_threads_alive():
             return self._function(*args, **kwargs)
         run.switch_off()
         try:
@@ -156,6 +165,7 @@ class CellMeasurement:
     else the shell does with it off."""
 
     def __init__(self, shell, settings, binding_args=None, program_args=()):
+        from scorep import _config, _measurement
         self.shell = shell
         args = settings.binding_args if binding_args is None else binding_args
         self.options = parse_binding_args(args)
@@ -175,6 +185,9 @@ class CellMeasurement:
         self._native = None
         self._saved = []
         self._environ_saved = {}
+        self._merger = None
+        self._displayhook = None
+        self._threads_before = set()
 
     # ---- the switch -------------------------------------------------------------------------
 
@@ -195,6 +208,11 @@ class CellMeasurement:
         if native is not None and native.running():
             self.wanted = native.registered()
             native.unregister()
+
+    def cell_threads_alive(self):
+        # sys._current_frames is C: asking costs no recorded calls (threading.enumerate
+        # would be recorded, being Python).
+        return not self._threads_before.issuperset(sys._current_frames())
 
     # ---- start / finish -----------------------------------------------------------------------
 
@@ -217,9 +235,14 @@ class CellMeasurement:
         from scorep import _bindings
         self._native = _bindings
         self.thread = threading.get_ident()
-        if self.options.instrumenter_file:
-            self._run_instrumenter_file(self.options.instrumenter_file)
-        self._install()
+        self._threads_before = set(sys._current_frames())
+        try:
+            if self.options.instrumenter_file:
+                self._run_instrumenter_file(self.options.instrumenter_file)
+            self._install()
+        except BaseException:
+            self.finalize(1)
+            raise
         return self
 
     def finalize(self, exit_status=0):
@@ -274,9 +297,10 @@ class CellMeasurement:
         original_run_code = shell.run_code
 
         async def run_code(code_obj, result=None, *, async_=False):
+            if self.live:  # a cell run from inside the cell's code: already switched on
+                return await original_run_code(code_obj, result, async_=async_)
             # The cell's top-level code is the notebook's, not a function: its calls are
-            # recorded, it itself is not (one code object per statement would each show as
-            # a <module> region).
+            # recorded, it itself is not (each statement would show as a <module> region).
             if self._native.running():
                 self._native.exclude_code(code_obj)
             self.switch_on()
@@ -311,7 +335,7 @@ class CellMeasurement:
         self._displayhook = sys.displayhook
         sys.displayhook = _Output(self, sys.displayhook)
         if shell.ast_node_interactivity in ("last_expr", "last_expr_or_assign"):
-            self._merger = _MergeStatements()
+            self._merger = merge_statements_transformer()
             shell.ast_transformers.append(self._merger)
         else:
             self._merger = None
@@ -339,83 +363,97 @@ class CellMeasurement:
         self._saved = []
 
 
-class _MergeStatements(ast.NodeTransformer):
-    """All statements of a cell but the last as one `if True:` block.
+_MERGE_CLASS = None
 
-    IPython executes every top-level statement as its own code object; in between, its own
-    machinery runs (compilation, context managers of the standard library), with the
-    instrumentation off. Threads the cell started would miss their calls in those gaps.
-    One block keeps the cell's code in one piece; the last statement stays separate so that
-    its value is displayed as IPython does."""
 
-    def visit_Module(self, node):
-        body = node.body
-        first = 0
-        while first < len(body) and isinstance(body[first], ast.ImportFrom) and \
-                body[first].module == "__future__":
-            first += 1
-        block = body[first:-1]
-        if len(block) < 2:
-            return node
-        merged = ast.If(test=ast.Constant(True), body=block, orelse=[])
-        ast.copy_location(merged, block[0])
-        merged.end_lineno = block[-1].end_lineno
-        merged.end_col_offset = block[-1].end_col_offset
-        node.body = body[:first] + [merged, body[-1]]
-        return node
+def merge_statements_transformer():
+    global _MERGE_CLASS
+    if _MERGE_CLASS is None:
+        import ast
+
+        class MergeStatements(ast.NodeTransformer):
+            """All statements of a cell but the last as one `if True:` block.
+
+            IPython executes every top-level statement as its own code object; in between,
+            its own machinery runs (compilation, standard-library context managers) with
+            the instrumentation off, and threads the cell started would miss their calls in
+            those gaps. One block keeps the cell's code in one piece; the last statement
+            stays separate so that its value is displayed as IPython does."""
+
+            def visit_Module(self, node):
+                body = node.body
+                first = 0
+                while first < len(body) and isinstance(body[first], ast.ImportFrom) and \
+                        body[first].module == "__future__":
+                    first += 1
+                block = body[first:-1]
+                if len(block) < 2:
+                    return node
+                merged = ast.If(test=ast.Constant(True), body=block, orelse=[])
+                ast.copy_location(merged, block[0])
+                merged.end_lineno = block[-1].end_lineno
+                merged.end_col_offset = block[-1].end_col_offset
+                node.body = body[:first] + [merged, body[-1]]
+                return node
+
+        _MERGE_CLASS = MergeStatements
+    return _MERGE_CLASS()
 
 
 def results_line(run):
     return "Instrumentation results can be found in %s" % run.display_dir
 
 
-def summary_html(experiment_dir, top=10):
-    """A short table of the regions with the most time, from profile.cubex (None when
-    there is no profile)."""
+def top_regions(experiment_dir, top=10):
+    """[(region, visits, inclusive s, exclusive s)] of the regions with the most time, from
+    profile.cubex; [] when there is no readable profile."""
     path = os.path.join(experiment_dir, "profile.cubex")
     if not os.path.exists(path):
-        return None
+        return []
     try:
         from scorep import cube
         profile = cube.read(path)
-        time_metric = profile.metric("time")
-        visits_metric = profile.metric("visits")
-        exclusive = profile.values(time_metric, inclusive=False)
-        inclusive = profile.values(time_metric, inclusive=True)
-        visits = profile.values(visits_metric, inclusive=False)
+        exclusive = profile.values("time", inclusive=False)
+        inclusive = profile.values("time", inclusive=True)
+        visits = profile.values("visits", inclusive=False)
     except Exception:  # a summary is a convenience: the experiment itself is what counts
-        return None
+        return []
     per_region = {}
     for cnode in profile.cnodes:
+        if cnode.parent is None:
+            continue  # the program itself (the measurement's root), not one of its regions
         name = cnode.region.name
         entry = per_region.setdefault(name, [0, 0.0, 0.0])
         entry[0] += sum(visits[cnode.id])
         entry[1] += sum(exclusive[cnode.id])
-        # Inclusive time counts a recursive region once: only outermost cnodes add.
+        # A recursive region's inclusive time counts once: at its outermost call paths.
         outer = cnode.parent
         while outer is not None and outer.region.name != name:
             outer = outer.parent
         if outer is None:
             entry[2] += sum(inclusive[cnode.id])
-    rows = sorted(per_region.items(), key=lambda item: -item[1][2])[:top]
+    rows = sorted(per_region.items(), key=lambda item: (-item[1][2], item[0]))[:top]
+    return [(name, count, incl, excl) for name, (count, excl, incl) in rows]
+
+
+def show_summary(experiment_dir):
+    """The top regions as rich output (an HTML table) after the results line."""
+    rows = top_regions(experiment_dir)
     if not rows:
-        return None
-    import html
-    lines = ["<table>", "<thead><tr><th style=\"text-align:left\">region</th><th>visits</th>"
-             "<th>inclusive time (s)</th><th>exclusive time (s)</th></tr></thead>", "<tbody>"]
-    for name, (count, excl, incl) in rows:
-        lines.append("<tr><td style=\"text-align:left\"><code>%s</code></td><td>%d</td>"
-                     "<td>%.6f</td><td>%.6f</td></tr>" % (html.escape(name), count, incl, excl))
-    lines += ["</tbody>", "</table>"]
-    return "\n".join(lines)
-
-
-def show_summary(shell, experiment_dir):
-    table = summary_html(experiment_dir)
-    if table is None:
         return
-    from IPython.display import HTML, display
-    display(HTML("<details><summary>Top regions by time</summary>\n%s\n</details>" % table))
+    import html
+
+    from IPython.display import display
+    table = ["<details><summary>scorep: top regions by inclusive time</summary>",
+             "<table><thead><tr><th style=\"text-align:left\">region</th><th>visits</th>"
+             "<th>inclusive time (s)</th><th>exclusive time (s)</th></tr></thead><tbody>"]
+    for name, count, incl, excl in rows:
+        table.append("<tr><td style=\"text-align:left\"><code>%s</code></td><td>%d</td>"
+                     "<td>%.6f</td><td>%.6f</td></tr>" % (html.escape(name), count, incl, excl))
+    table.append("</tbody></table></details>")
+    plain = "scorep: top regions by inclusive time: " + ", ".join(
+        "%s %.6f s" % (name, incl) for name, _count, incl, _excl in rows[:3])
+    display({"text/html": "\n".join(table), "text/plain": plain}, raw=True)
 
 
 # ---- %load_ext scorep ------------------------------------------------------------------------
@@ -437,6 +475,7 @@ writes one experiment directory and ends with the line
 
 def _split_options(line):
     """Leading --options of a magic line, and the rest."""
+    import shlex
     try:
         words = shlex.split(line)
     except ValueError as error:
@@ -465,8 +504,12 @@ def magics_class():
 
 
 def _build_magics_class():
+    import ast
+
     from IPython.core.error import UsageError
     from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+    from scorep import _config, _measurement
 
     @magics_class
     class ScorepMagics(Magics):
@@ -524,7 +567,7 @@ def _build_magics_class():
                 run.finalize(status)
                 sys.stdout.write(results_line(run) + "\n")
                 sys.stdout.flush()
-                show_summary(shell, run.experiment_dir)
+                show_summary(run.experiment_dir)
             return value
 
         def _run(self, run, block, value_code):

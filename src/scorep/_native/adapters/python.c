@@ -41,6 +41,7 @@ static struct {
     PyObject *monitoring;
     PyObject *disable; /* sys.monitoring.DISABLE */
     bool disabled_any; /* some event was switched off with DISABLE since the last restart */
+    uint32_t disabled_generation; /* the measurement in which that happened */
 #endif
 } adapter = {.code_extra_index = -1,
 #if SP_HAVE_MONITORING
@@ -393,6 +394,7 @@ static inline bool code_region(PyCodeObject *code, PyFrameObject *frame, PyObjec
 static PyObject *switch_off(void)
 {
     adapter.disabled_any = true;
+    adapter.disabled_generation = adapter.generation31;
     return Py_NewRef(adapter.disable);
 }
 
@@ -551,9 +553,10 @@ static int monitoring_register(void)
 {
     if (monitoring_acquire_tool() != 0)
         return -1;
-    if (adapter.disabled_any) {
+    if (adapter.disabled_any && adapter.disabled_generation != adapter.generation31) {
         /* Events switched off in an earlier measurement may belong to functions that this
-         * one records (another filter, or a new generation of region ids). */
+         * one records (another filter, or a new generation of region ids). Within one
+         * measurement they stay off: its filter decisions do not change. */
         PyObject *r = PyObject_CallMethod(adapter.monitoring, "restart_events", NULL);
         if (!r)
             return -1;
