@@ -48,7 +48,10 @@ options:
   --summary                  print the end-of-run summary even when stderr is not a
                              terminal (it is printed when it is one)
   --keep-files               accepted for compatibility (nothing is generated to keep)
-  --mpp=..., --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
+  --mpp=mpi                  record MPI calls and messages; all ranks write one
+                             experiment (default under mpirun/srun: on when the program
+                             imports mpi4py); --mpp=none switches it off
+  --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
                              Score-P instrumenter flags, accepted for compatibility
   --                         end of options: the next argument is the script
 
@@ -68,11 +71,11 @@ SCOREP_FLAGS = {
     "--nomemory", "--kokkos", "--nokokkos", "--hip", "--nohip", "--openmp", "--noopenmp",
     "--static", "--dynamic",
 }
-SCOREP_VALUE_FLAGS = ("--mpp", "--thread", "--io", "--libwrap", "--instrument-filter",
+SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
                       "--memory", "--openmp")
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
              "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE",
-             "--summary", "-m", "-c", "--")
+             "--summary", "--mpp=mpi|none", "-m", "-c", "--")
 
 
 class UsageError(Exception):
@@ -91,6 +94,7 @@ class Options:
         self.instrumenter_file = None
         self.filter_file = None
         self.summary = False
+        self.mpp = None  # None: decided by the launcher environment
         self.mode = None  # "script", "module" or "code"
         self.target = None
         self.args = []
@@ -143,6 +147,12 @@ def parse_args(argv):
                 opts.instrumenter = value
             else:
                 opts.instrumenter_file = value
+        elif name == "--mpp" and has_value:
+            if value not in ("mpi", "none", "shmem"):
+                raise UsageError("unknown --mpp=%s; valid: mpi, none" % value)
+            opts.mpp = value
+        elif arg == "--mpi":  # the first bindings' flag
+            opts.mpp = "mpi"
         elif arg in SCOREP_FLAGS or (has_value and name in SCOREP_VALUE_FLAGS):
             opts.scorep_flags.append(arg)
         else:
@@ -276,11 +286,18 @@ def main(argv=None):
         program_name = "python -m " + opts.target
     else:
         program_name = "python -c"
+    from scorep import _mpi
+    mpi = opts.mpp == "mpi" or (opts.mpp is None and _mpi.under_launcher())
     try:
+        if opts.mpp == "mpi":
+            _mpi.load_wrappers()
+        elif mpi:
+            _mpi.load_on_import()
         summary = opts.summary or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
         measurement = _measurement.Measurement(config, opts.instrumenter, program_name,
-                                               sys.argv, summary=summary).start(register=False)
-    except (_measurement.MeasurementError, OSError) as error:
+                                               sys.argv, summary=summary,
+                                               mpi=mpi).start(register=False)
+    except (_measurement.MeasurementError, _mpi.MPIError, OSError) as error:
         fail(str(error), 1)
     measurement.finalize_at_exit()
     if opts.scorep_flags:

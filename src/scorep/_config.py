@@ -102,6 +102,10 @@ VARIABLES = {
         "128", parse_positive_int, "deepest call path the profile keeps; deeper calls fold "
         "into it"),
     "SCOREP_PROFILING_BASE_NAME": ("profile", _text, "file name of the profile, without .cubex"),
+    # Not a Score-P variable: how long the ranks wait for each other at the end before each
+    # writes its own part (a rank may have died or hang).
+    "SCOREP_MPI_FINALIZE_TIMEOUT": (
+        "60", parse_positive_int, "seconds MPI ranks wait for each other at the end"),
     "SCOREP_FILTERING_FILE": ("", parse_filter_file,
                               "filter file: regions and files to leave out (Score-P syntax)"),
 }

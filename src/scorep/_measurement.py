@@ -111,7 +111,8 @@ class Measurement:
     current = None  # the running measurement of this process, if any
 
     def __init__(self, config, instrumenter="default", program_name="python", program_args=(),
-                 all_threads=True, verbose_stream=None, exclude_dirs=(), summary=False):
+                 all_threads=True, verbose_stream=None, exclude_dirs=(), summary=False,
+                 mpi=False):
         self.config = config
         name = default_instrumenter() if instrumenter == "default" else instrumenter
         self.instrumenter = INSTRUMENTERS[name]
@@ -132,6 +133,9 @@ class Measurement:
         self.results = None
         self.exit_status = 0
         self.summary = summary  # print the end-of-run summary on stderr
+        # MPI mode: rank 0 prepares the directory at MPI_Init and the ranks write one
+        # experiment together at the end.
+        self.mpi = mpi
         self._native = None
         self._original_bootstrap = None
         self._previous_sigterm = None
@@ -148,13 +152,26 @@ class Measurement:
         cwd = os.getcwd()
         path = self.config["SCOREP_EXPERIMENT_DIRECTORY"] or default_experiment_dir(cwd)
         path = os.path.abspath(path)
-        self.moved_aside = prepare_experiment_dir(
-            path, self.config["SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"])
+        overwrite = self.config["SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"]
+        if self.mpi:
+            # Checked by every rank now (so none starts the program in vain), prepared by
+            # rank 0 once MPI is initialized.
+            if os.path.isdir(path) and os.listdir(path) and not overwrite:
+                raise MeasurementError(
+                    "experiment directory %s exists and SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY "
+                    "is false" % path)
+        else:
+            from scorep import _mpi
+            rank, size = _mpi.launcher_rank(), _mpi.launcher_size()
+            if self.config["SCOREP_EXPERIMENT_DIRECTORY"] and rank is not None and (size or 1) > 1:
+                # Several processes of a launcher measuring without MPI (--mpp=none): one
+                # directory each instead of one they would all write into.
+                path = "%s-rank%d" % (path, rank)
+            self.moved_aside = prepare_experiment_dir(path, overwrite)
+            if self.moved_aside:
+                self.log("moved the existing %s aside to %s" % (path, self.moved_aside))
+            self._write_cfg(path)
         self.experiment_dir = path
-        if self.moved_aside:
-            self.log("moved the existing %s aside to %s" % (path, self.moved_aside))
-        with open(os.path.join(path, "scorep.cfg"), "w") as out:
-            out.write(self.config.as_cfg())
         try:
             native.start(
                 path,
@@ -177,6 +194,9 @@ class Measurement:
                 thread_name=threading.current_thread().name,
                 register=register,
                 filter_file=self.config["SCOREP_FILTERING_FILE"] or None,
+                mpi=self.mpi,
+                overwrite=overwrite,
+                mpi_timeout=float(self.config["SCOREP_MPI_FINALIZE_TIMEOUT"]),
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None
@@ -188,6 +208,23 @@ class Measurement:
             "on" if self.config.profiling else "off", self.config["SCOREP_TIMER"],
             self.instrumenter))
         return self
+
+    def _write_cfg(self, path):
+        with open(os.path.join(path, "scorep.cfg"), "w") as out:
+            out.write(self.config.as_cfg())
+
+    def _prepare_without_mpi(self):
+        """MPI mode, but MPI was never initialized: this process writes alone; under a
+        launcher with several ranks each one in a directory of its own."""
+        from scorep import _mpi
+        path = self.experiment_dir
+        rank, size = _mpi.launcher_rank(), _mpi.launcher_size()
+        if rank is not None and (size or 1) > 1:
+            path = "%s-rank%d" % (path, rank)
+        self.moved_aside = prepare_experiment_dir(
+            path, self.config["SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"])
+        self.experiment_dir = path
+        self._native.set_experiment_dir(path)
 
     def _hook_threads(self):
         """Threads started during the measurement are measured and named after their
@@ -250,6 +287,8 @@ class Measurement:
         self._unhook_threads()
         started = time.perf_counter()
         try:
+            if self.mpi and self._native.running() and self._native.mpi_info() is None:
+                self._prepare_without_mpi()
             self.results = self._native.finalize(int(self.exit_status))
         except RuntimeError as error:
             if not report_errors:
@@ -257,9 +296,17 @@ class Measurement:
             sys.stderr.write("scorep: writing the results into %s failed: %s\n"
                              % (self.experiment_dir, error))
             return None
-        write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"])
+        r = self.results
+        self.experiment_dir = r["experiment_dir"]
+        # In an MPI experiment rank 0 speaks for all; a rank that wrote its own part (not
+        # all ranks reached the end) describes that part.
+        self.speaker = r["mpi_rank"] <= 0 or not r["mpi_collective"]
+        if self.speaker:
+            if self.mpi:
+                self._write_cfg(self.experiment_dir)
+            write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"])
         self._report()
-        if self.summary:
+        if self.summary and self.speaker:
             from scorep import _summary
             try:
                 text = _summary.format_summary(self, time.perf_counter() - started)
@@ -271,29 +318,33 @@ class Measurement:
 
     def _report(self):
         r = self.results
+        if r["mpi_size"] > 1:
+            who = "scorep: rank %d: " % r["mpi_rank"]
+        else:
+            who = "scorep: "
         if r["trace_flushes"]:
             # Never silent: a flush is a pause inside the measured program.
             sys.stderr.write(
-                "scorep: the trace buffers were flushed to disk %d time(s) during the run "
+                who + "the trace buffers were flushed to disk %d time(s) during the run "
                 "(SCOREP_TOTAL_MEMORY=%d bytes was used up); the flushes are marked in the "
                 "trace. Raise SCOREP_TOTAL_MEMORY or filter regions to avoid them.\n"
                 % (r["trace_flushes"], self.config["SCOREP_TOTAL_MEMORY"]))
         if r["profile_folded_calls"]:
             sys.stderr.write(
-                "scorep: %d call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=%d were folded "
+                who + "%d call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=%d were folded "
                 "into their deepest call path in the profile\n"
                 % (r["profile_folded_calls"], self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"]))
         if r["profile_dropped_calls"]:
             sys.stderr.write(
-                "scorep: %d call(s) got no call path of their own in the profile: "
+                who + "%d call(s) got no call path of their own in the profile: "
                 "SCOREP_TOTAL_MEMORY=%d bytes was used up (their time counts in their callers)\n"
                 % (r["profile_dropped_calls"], self.config["SCOREP_TOTAL_MEMORY"]))
         if r["profile_folded_parameters"]:
             sys.stderr.write(
-                "scorep: %d parameter value(s) beyond %d distinct ones per call path were not "
+                who + "%d parameter value(s) beyond %d distinct ones per call path were not "
                 "split out in the profile\n" % (r["profile_folded_parameters"], 256))
         if r["trace_lost_records"]:
-            sys.stderr.write("scorep: %d trace record(s) were lost: memory for trace buffers "
+            sys.stderr.write(who + "%d trace record(s) were lost: memory for trace buffers "
                              "could not be allocated\n" % r["trace_lost_records"])
         if not self.config.verbose:
             return

@@ -97,6 +97,15 @@ static void encode_records(sp_trace *trace, sp_location *loc, const sp_trace_rec
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
         uint64_t t = to_ns(trace, r->time);
+        if (r->kind >= SP_REC_MPI_SEND && !trace->collective) {
+            /* A rank's own part of an experiment cannot define its peers: its messages
+             * and collectives refer to them, so only its MPI calls (regions) remain. */
+            r += r->kind == SP_REC_MPI_ISEND || r->kind == SP_REC_MPI_IRECV ||
+                         r->kind == SP_REC_MPI_COLLECTIVE_END
+                     ? 3
+                     : r->kind == SP_REC_MPI_COLLECTIVE_BEGIN ? 1 : 2;
+            continue;
+        }
         switch (r->kind) {
         case SP_REC_ENTER:
             check(trace, OTF2_EvtWriter_Enter(w, NULL, t, r->ref), "Enter");
@@ -745,7 +754,7 @@ static int write_global_definitions(sp_trace *trace, sp_unified *u, char *err, s
         CHECK_OTF2(OTF2_GlobalDefWriter_WriteParameter(gw, i, g->parameters[i].name,
                                                        otf2_parameter_type(g->parameters[i].type)),
                    "WriteParameter");
-    if (g->comm_count) {
+    if (g->comm_count && trace->collective) {
         /* Group 0 lists every rank's first location; communicator groups index into it. */
         members = calloc(u->rank_count + 1, sizeof *members);
         if (!members)

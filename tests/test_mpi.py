@@ -1,0 +1,254 @@
+"""MPI programs under real mpirun (Open MPI, mpi4py from Debian) with 2 and 4 ranks: one
+experiment for all ranks, MPI calls as regions, messages and collectives in the trace,
+every rank in the profile."""
+
+import collections
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SRC, Trace, otf2_print, program, scorep_env
+from scorep import cube
+
+pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun is not installed")
+
+
+def mpirun(ranks, args, tmp_path, timeout=180, **env_vars):
+    env = scorep_env(tmp_path / "exp", **env_vars)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    command = ["mpirun", "--oversubscribe", "-np", str(ranks), sys.executable, "-m", "scorep"]
+    return subprocess.run(command + [str(a) for a in args], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def world_ranks(event_comm):
+    """Communicator rank -> world rank, from the communicator's group in the trace."""
+    return {i: int(loc.group.name.split()[-1]) for i, loc in enumerate(event_comm.group.members)}
+
+
+class MpiTrace:
+    """The MPI records of a trace, read with the OTF2 library's Python reader."""
+
+    def __init__(self, exp):
+        import otf2
+        self.sends, self.recvs, self.isends, self.irecvs = [], [], [], []
+        self.isend_completes, self.irecv_requests = [], []
+        self.collectives = collections.defaultdict(list)  # (rank, op, comm) -> [begin, end]
+        self.enters = collections.Counter()  # (rank, region) -> count
+        open_collective = {}
+        with otf2.reader.open(str(exp / "traces.otf2")) as reader:
+            defs = reader.definitions
+            self.groups = sorted(g.name for g in defs.location_groups)
+            self.regions = {r.name: r for r in defs.regions}
+            self.comms = {c.name: c for c in defs.comms}
+            self.locations = [(l.group.name, l.name) for l in defs.locations]
+            for location, event in reader.events:
+                rank = int(location.group.name.split()[-1])
+                kind = type(event).__name__
+                if kind == "Enter":
+                    self.enters[(rank, event.region.name)] += 1
+                elif kind in ("MpiSend", "MpiIsend"):
+                    to = world_ranks(event.communicator)[event.receiver]
+                    item = (rank, to, event.communicator.name, event.msg_tag, event.msg_length,
+                            event.time)
+                    (self.sends if kind == "MpiSend" else self.isends).append(item)
+                elif kind in ("MpiRecv", "MpiIrecv"):
+                    source = world_ranks(event.communicator)[event.sender]
+                    item = (source, rank, event.communicator.name, event.msg_tag,
+                            event.msg_length, event.time)
+                    (self.recvs if kind == "MpiRecv" else self.irecvs).append(item)
+                elif kind == "MpiIsendComplete":
+                    self.isend_completes.append(rank)
+                elif kind == "MpiIrecvRequest":
+                    self.irecv_requests.append(rank)
+                elif kind == "MpiCollectiveBegin":
+                    open_collective[location] = event.time
+                elif kind == "MpiCollectiveEnd":
+                    op = str(event.collective_op).rsplit(".", 1)[-1]
+                    self.collectives[(rank, op, event.communicator.name)].append(
+                        (open_collective.pop(location), event.time, event.root))
+
+
+def match_messages(sends, recvs):
+    """Every send has exactly one receive with the same sender, receiver, communicator,
+    tag and size, and no receive happens before its send. Returns the number matched."""
+    key = lambda m: m[:5]
+    pending = collections.defaultdict(list)
+    for s in sorted(sends, key=lambda m: m[5]):
+        pending[key(s)].append(s[5])
+    for r in sorted(recvs, key=lambda m: m[5]):
+        assert pending[key(r)], "receive without a send: %r" % (r,)
+        sent_at = pending[key(r)].pop(0)
+        assert sent_at <= r[5], "message %r received before it was sent" % (r,)
+    left = [k for k, v in pending.items() if v]
+    assert not left, "sends without a receive: %r" % left
+    return len(recvs)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_patterns_one_experiment_messages_and_collectives(tmp_path, ranks):
+    out = mpirun(ranks, ["--mpp=mpi", program("mpi_patterns.py")], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    for r in range(ranks):  # mpirun interleaves the ranks' output
+        half = sum(q for q in range(ranks) if q % 2 == r % 2)
+        assert "rank %d of %d: half sum %g" % (r, ranks, half) in out.stdout
+    exp = tmp_path / "exp"
+    assert sorted(p.name for p in exp.iterdir()) == [
+        "MANIFEST.md", "profile.cubex", "scorep.cfg", "traces", "traces.def", "traces.otf2"]
+    assert not [p for p in (exp / "traces").iterdir() if not p.name.endswith((".evt", ".def"))]
+    otf2_print(str(exp / "traces.otf2"))
+
+    t = MpiTrace(exp)
+    assert t.groups == ["MPI Rank %d" % r for r in range(ranks)]
+    for name, role in [("MPI_Send", "POINT2POINT"), ("MPI_Recv", "POINT2POINT"),
+                       ("MPI_Isend", "POINT2POINT"), ("MPI_Bcast", "COLL_ONE2ALL"),
+                       ("MPI_Reduce", "COLL_ALL2ONE"), ("MPI_Allreduce", "COLL_ALL2ALL"),
+                       ("MPI_Gather", "COLL_ALL2ONE"), ("MPI_Alltoall", "COLL_ALL2ALL"),
+                       ("MPI_Barrier", "BARRIER")]:
+        assert str(t.regions[name].paradigm).endswith("MPI")
+        assert str(t.regions[name].region_role).endswith(role), name
+    # ping-pong: 3 round trips between ranks 0 and 1 on MPI_COMM_WORLD, 800 bytes each way.
+    blocking = [s for s in t.sends if s[2] == "MPI_COMM_WORLD" and s[3] in (7, 8)]
+    assert sorted(s[:5] for s in blocking) == sorted(
+        [(0, 1, "MPI_COMM_WORLD", 7, 800)] * 3 + [(1, 0, "MPI_COMM_WORLD", 8, 800)] * 3)
+    assert match_messages(t.sends, t.recvs) >= 6
+    # the ring, twice: one Isend and one Irecv of 40 bytes per rank each time
+    assert sorted(s[:5] for s in t.isends) == sorted(
+        [(r, (r + 1) % ranks, "MPI_COMM_WORLD", 11, 40) for r in range(ranks)] * 2)
+    assert match_messages(t.isends, t.irecvs) == 2 * ranks
+    assert sorted(t.isend_completes) == sorted(list(range(ranks)) * 2)
+    assert sorted(t.irecv_requests) == sorted(list(range(ranks)) * 2)
+    assert all(t.enters[(r, "MPI_Testall")] >= 1 for r in range(ranks))
+    # collectives: on every member, once each, root 0 where there is one
+    for op, count in [("BCAST", 1), ("REDUCE", 1), ("GATHER", 1), ("ALLTOALL", 1),
+                      ("BARRIER", 1)]:
+        for r in range(ranks):
+            records = t.collectives[(r, op, "MPI_COMM_WORLD")]
+            assert len(records) == count, (op, r)
+            begin, end, root = records[0]
+            assert begin <= end
+            if op in ("BCAST", "REDUCE", "GATHER"):
+                assert root == 0
+    # the split communicators: one Allreduce per rank on its half; sizes are in the defs
+    halves = [name for name, c in t.comms.items() if name.startswith("MPI communicator")]
+    split_members = sorted(len(t.comms[h].group.members) for h in halves)
+    assert [ranks // 2, ranks // 2] == split_members[-2:]
+    for r in range(ranks):
+        on_half = [k for k in t.collectives if k[0] == r and k[1] == "ALLREDUCE"
+                   and k[2] in halves]
+        assert len(on_half) == 1
+    assert "MPI_COMM_WORLD" in t.comms and "MPI_COMM_SELF" in t.comms
+
+    # The profile: every rank's location, MPI regions with their visits and bytes.
+    p = cube.read(str(exp))
+    assert [g.name for g in p.location_groups] == ["MPI Rank %d" % r for r in range(ranks)]
+    assert [l.group.name for l in p.locations] == ["MPI Rank %d" % r for r in range(ranks)]
+    visits = p.values(p.metric("visits"), inclusive=False)
+    sent = p.values(p.metric("bytes_sent"), inclusive=False)
+    received = p.values(p.metric("bytes_received"), inclusive=False)
+    per_rank = collections.Counter()
+    sent_by = collections.Counter()
+    received_by = collections.Counter()
+    for c in p.cnodes:
+        for r in range(ranks):
+            per_rank[(r, c.region.name)] += visits[c.id][r]
+            if c.region.name == "MPI_Send":
+                sent_by[r] += sent[c.id][r]
+            if c.region.name == "MPI_Recv":
+                received_by[r] += received[c.id][r]
+    assert per_rank[(0, "MPI_Send")] == t.enters[(0, "MPI_Send")] >= 3
+    assert per_rank[(1, "MPI_Recv")] == t.enters[(1, "MPI_Recv")] >= 3
+    assert sent_by[0] >= 2400 and received_by[1] >= 2400
+    assert per_rank[(ranks - 1, "MPI_Barrier")] == 1
+    assert per_rank[(0, "__main__:ping_pong")] == 1
+
+
+def test_thread_levels_and_threads(tmp_path):
+    out = mpirun(2, ["--mpp=mpi", program("mpi_threads.py")], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    for r in (0, 1):
+        assert "threads of rank %d done; thread level 3" % r in out.stdout
+    exp = tmp_path / "exp"
+    t = MpiTrace(exp)
+    assert sorted(t.locations) == sorted(
+        (g, n) for g in ("MPI Rank 0", "MPI Rank 1") for n in ("MainThread", "talker-1",
+                                                              "talker-2"))
+    assert match_messages(t.sends, t.recvs) == 20
+    defs = otf2_print(str(exp / "traces.otf2"), "-G")
+    assert defs.count('"MPI thread level requested"') >= 2
+    assert "MPI_THREAD_MULTIPLE" in defs
+
+
+def test_auto_detection_under_mpirun_without_mpp(tmp_path):
+    out = mpirun(2, [program("mpi_patterns.py")], tmp_path)
+    assert out.returncode == 0, out.stderr
+    p = cube.read(str(tmp_path / "exp"))
+    assert [g.name for g in p.location_groups] == ["MPI Rank 0", "MPI Rank 1"]
+    assert any(r.name == "MPI_Send" for r in p.regions)
+
+
+def test_program_without_mpi_under_mpirun(tmp_path):
+    out = mpirun(2, ["--mpp=mpi", program("no_mpi.py")], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "42\n42\n"
+    made = sorted(p.name for p in tmp_path.iterdir())
+    assert made == ["exp-rank0", "exp-rank1"]
+    for name in made:
+        p = cube.read(str(tmp_path / name))
+        assert [g.name for g in p.location_groups] == ["Process"]
+
+
+def test_mpp_none_measures_each_process_alone(tmp_path):
+    out = mpirun(2, ["--mpp=none", program("mpi_patterns.py")], tmp_path)
+    assert out.returncode == 0, out.stderr
+    for rank in (0, 1):
+        p = cube.read(str(tmp_path / ("exp-rank%d" % rank)))
+        assert [g.name for g in p.location_groups] == ["Process"]
+        assert not any(r.paradigm == "mpi" for r in p.regions)
+
+
+def test_rank_raising_at_the_end_still_writes_one_experiment(tmp_path):
+    out = mpirun(2, ["--mpp=mpi", program("mpi_patterns.py"), "fail"], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode != 0
+    assert "RuntimeError: rank 1 fails at the end" in out.stderr
+    exp = tmp_path / "exp"
+    assert (exp / "traces.otf2").exists() and (exp / "profile.cubex").exists()
+    ends = {}
+    import otf2
+    with otf2.reader.open(str(exp / "traces.otf2")) as reader:
+        for location, event in reader.events:
+            if type(event).__name__ == "ProgramEnd":
+                ends[location.group.name] = event.exit_status
+    assert ends == {"MPI Rank 0": 0, "MPI Rank 1": 1}
+
+
+def test_ranks_that_cannot_meet_write_their_own_parts(tmp_path):
+    out = mpirun(2, ["--mpp=mpi", program("mpi_slow_rank.py")], tmp_path,
+                 SCOREP_ENABLE_TRACING="true", SCOREP_MPI_FINALIZE_TIMEOUT="1")
+    assert out.returncode == 0, out.stderr
+    for rank in (0, 1):
+        part = tmp_path / "exp" / ("rank-%d" % rank)
+        assert ("scorep: rank %d: not all ranks reached the end of the measurement within 1 s; "
+                "this rank's results are in %s" % (rank, part)) in out.stderr
+        assert (part / "traces.otf2").exists() and (part / "profile.cubex").exists()
+        assert (part / "scorep.cfg").exists()
+        Trace(part).check_nesting()
+
+
+def test_program_finalizing_mpi_itself(tmp_path):
+    out = mpirun(2, ["--mpp=mpi", program("mpi_early_finalize.py")], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "finalized early; 2 ranks\n" * 2
+    t = MpiTrace(tmp_path / "exp")
+    assert t.enters[(0, "__main__:before")] == 1
+    assert t.enters[(0, "__main__:after")] == 0  # after MPI_Finalize: not measured
+    assert t.enters[(1, "MPI_Finalize")] == 1
