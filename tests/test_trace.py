@@ -180,3 +180,14 @@ def test_dummy_instrumenter_creates_experiment(python, tmp_path):
     assert not [e for e in trace.events if e.kind == "Enter"]
     assert sorted(p.name for p in exp.iterdir()) == [
         "MANIFEST.md", "profile.cubex", "scorep.cfg", "traces", "traces.def", "traces.otf2"]
+
+
+def test_regions_merged_by_name_keep_later_ids_apart(python, tmp_path):
+    out, exp = trace_of(python, tmp_path, "same_name_regions.py")
+    assert out.returncode == 0, out.stderr
+    trace = Trace(exp)
+    assert trace.enters("__main__:twin") == 4
+    assert trace.enters("__main__:after") == 2
+    # The exec'd module code shares the script's name, file and first line.
+    assert trace.enters("__main__:<module>") == 3
+    trace.check_nesting()

@@ -289,7 +289,6 @@ int sp_unify(sp_measurement *m, const sp_unified_rank *mine, sp_unified *u, char
         snprintf(err, errlen, "the unified definitions arrived damaged");
         goto out;
     }
-    u->identity = !collective(m);
     status = 0;
 out:
     if (status != 0 && err[0] == '\0')

@@ -1,7 +1,7 @@
 /* Unified definitions: at the end of a measurement every rank's strings, regions,
  * parameters and communicators get global ids (rank 0 merges what all ranks report, as
  * Score-P does), and each rank learns the mapping from its local ids. Without MPI the
- * global ids are the local ones.
+ * process merges its own definitions the same way (equal regions become one).
  *
  * Events keep their local ids: the trace maps them through OTF2 mapping tables, the
  * profile translates them when its call trees are merged. */
@@ -38,7 +38,6 @@ typedef struct sp_unified {
     /* This rank's local -> global maps. */
     uint32_t *string_map, *region_map, *parameter_map, *comm_map;
     uint32_t string_count, region_count, parameter_count, comm_count;
-    bool identity; /* no MPI: every map is the identity */
 } sp_unified;
 
 struct sp_measurement;

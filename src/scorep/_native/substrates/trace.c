@@ -608,16 +608,17 @@ static int write_local_definitions(sp_trace *trace, const sp_unified *u, char *e
             snprintf(err, errlen, "OTF2 GetDefWriter failed");
             goto failed;
         }
-        if (!u->identity) {
-            CHECK_OTF2(write_map(dw, OTF2_MAPPING_STRING, u->string_map, u->string_count),
-                       "WriteMappingTable");
-            CHECK_OTF2(write_map(dw, OTF2_MAPPING_REGION, u->region_map, u->region_count),
-                       "WriteMappingTable");
-            CHECK_OTF2(write_map(dw, OTF2_MAPPING_PARAMETER, u->parameter_map, u->parameter_count),
-                       "WriteMappingTable");
-            CHECK_OTF2(write_map(dw, OTF2_MAPPING_COMM, u->comm_map, u->comm_count),
-                       "WriteMappingTable");
-        }
+        /* Events keep the location's own ids; unification may have merged definitions
+         * (two code objects of the same name, file and line), even without MPI. An
+         * identity map is not written. */
+        CHECK_OTF2(write_map(dw, OTF2_MAPPING_STRING, u->string_map, u->string_count),
+                   "WriteMappingTable");
+        CHECK_OTF2(write_map(dw, OTF2_MAPPING_REGION, u->region_map, u->region_count),
+                   "WriteMappingTable");
+        CHECK_OTF2(write_map(dw, OTF2_MAPPING_PARAMETER, u->parameter_map, u->parameter_count),
+                   "WriteMappingTable");
+        CHECK_OTF2(write_map(dw, OTF2_MAPPING_COMM, u->comm_map, u->comm_count),
+                   "WriteMappingTable");
         if (trace->collective) {
             /* Readers interpolate between the two offsets to put every rank on rank 0's
              * clock: without them a message could arrive before it was sent. */
