@@ -399,9 +399,11 @@ static PyObject *switch_off(void)
 }
 
 /* PY_START, PY_RESUME: a function starts or a generator/coroutine resumes. */
-static PyObject *on_py_enter(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *on_py_enter(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    (void)kwnames;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     uint64_t time = sp_clock_now();
     sp_location *loc = event_location();
     if (!loc || nargs < 1)
@@ -415,9 +417,11 @@ static PyObject *on_py_enter(PyObject *self, PyObject *const *args, Py_ssize_t n
 }
 
 /* PY_THROW: resumed by throw(); not a local event, so it may not return DISABLE. */
-static PyObject *on_py_throw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *on_py_throw(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    (void)kwnames;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     uint64_t time = sp_clock_now();
     sp_location *loc = event_location();
     if (!loc || nargs < 1)
@@ -430,9 +434,11 @@ static PyObject *on_py_throw(PyObject *self, PyObject *const *args, Py_ssize_t n
 }
 
 /* PY_RETURN, PY_YIELD. */
-static PyObject *on_py_leave(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *on_py_leave(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    (void)kwnames;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     uint64_t time = sp_clock_now();
     sp_location *loc = event_location();
     if (!loc || nargs < 1)
@@ -450,9 +456,11 @@ static PyObject *on_py_leave(PyObject *self, PyObject *const *args, Py_ssize_t n
 }
 
 /* PY_UNWIND: an exception leaves the function (not a local event: no DISABLE). */
-static PyObject *on_py_unwind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *on_py_unwind(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    (void)kwnames;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     uint64_t time = sp_clock_now();
     sp_location *loc = event_location();
     if (!loc || nargs < 1)
@@ -465,12 +473,36 @@ static PyObject *on_py_unwind(PyObject *self, PyObject *const *args, Py_ssize_t 
     Py_RETURN_NONE;
 }
 
-static PyMethodDef monitoring_callbacks[] = {
-    {"py_enter", (PyCFunction)(void (*)(void))on_py_enter, METH_FASTCALL, NULL},
-    {"py_throw", (PyCFunction)(void (*)(void))on_py_throw, METH_FASTCALL, NULL},
-    {"py_leave", (PyCFunction)(void (*)(void))on_py_leave, METH_FASTCALL, NULL},
-    {"py_unwind", (PyCFunction)(void (*)(void))on_py_unwind, METH_FASTCALL, NULL},
+/* The callbacks are objects of a minimal type of our own whose vectorcall is the
+ * function itself: sys.monitoring calls it directly, without the recursion checks and
+ * thread-state lookups of a builtin function's call path (which cost a __tls_get_addr
+ * each on interpreters built with a shared libpython). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc call;
+} monitoring_callback;
+
+static PyTypeObject monitoring_callback_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scorep._bindings.monitoring_callback",
+    .tp_basicsize = sizeof(monitoring_callback),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(monitoring_callback, call),
+    .tp_call = PyVectorcall_Call,
 };
+
+static const vectorcallfunc monitoring_callbacks[] = {on_py_enter, on_py_throw, on_py_leave,
+                                                      on_py_unwind};
+
+static PyObject *new_callback(vectorcallfunc call)
+{
+    if (PyType_Ready(&monitoring_callback_type) < 0)
+        return NULL;
+    monitoring_callback *cb = PyObject_New(monitoring_callback, &monitoring_callback_type);
+    if (cb)
+        cb->call = call;
+    return (PyObject *)cb;
+}
 
 static const struct {
     const char *event;
@@ -520,7 +552,7 @@ static int monitoring_acquire_tool(void)
     }
     for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {
         long bit = event_bit(monitoring_events[i].event);
-        PyObject *fn = PyCFunction_New(&monitoring_callbacks[monitoring_events[i].callback], NULL);
+        PyObject *fn = new_callback(monitoring_callbacks[monitoring_events[i].callback]);
         PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(adapter.monitoring, "register_callback",
                                                          "ilO", adapter.tool_id, bit, fn)
                                      : NULL;
