@@ -116,6 +116,9 @@ def test_user_api(python, tmp_path):
     trace = Trace(exp)
     trace.check_nesting()
     assert trace.enters("user:manual") == 1
+    # The user API's own bookkeeping is not recorded (no os.path calls on the caller's stack).
+    assert not [n for n in trace.regions if n.startswith(("posixpath:", "genericpath:"))]
+    assert trace.regions["user:manual"].source_file == program("user_api.py")
     params = {e.attrs["parameter"]: e.attrs.get("value", e.attrs.get("string"))
               for e in trace.events if e.kind.startswith("Parameter")}
     # Each name is its own parameter; uint keeps values beyond the int64 range.

@@ -9,7 +9,6 @@ The switch is process-wide: it affects every thread, as sys.monitoring does.
 """
 
 import functools
-import os
 import sys
 
 from scorep import _native_module
@@ -21,7 +20,8 @@ __all__ = ["enable", "disable", "register", "unregister", "get_instrumenter",
 def _caller_location(depth):
     frame = sys._getframe(depth + 1)
     file_name = frame.f_globals.get("__file__")
-    return (os.path.abspath(file_name) if file_name else "None"), frame.f_lineno
+    # Made absolute in C: os.path.abspath here would itself be recorded as posixpath calls.
+    return (file_name or None), frame.f_lineno
 
 
 class Instrumenter:

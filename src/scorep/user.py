@@ -6,7 +6,6 @@ Every function here is a cheap no-op when the program runs without measurement (
 
 import functools
 import inspect
-import os
 import sys
 
 from scorep import _native_module
@@ -25,7 +24,8 @@ def _location(file_name, line_number, depth):
         frame = sys._getframe(depth + 1)
         file_name = frame.f_globals.get("__file__")
         line_number = frame.f_lineno
-    return (os.path.abspath(file_name) if file_name else "None"), line_number
+    # Made absolute in C: os.path.abspath here would itself be recorded as posixpath calls.
+    return (str(file_name) if file_name else None), line_number
 
 
 def region_begin(name, file_name=None, line_number=None):

@@ -275,6 +275,8 @@ static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize
     long line = args[2] == Py_None ? -1 : PyLong_AsLong(args[2]);
     if (!name || !file || (line == -1 && PyErr_Occurred()))
         return NULL;
+    char absolute[4096];
+    file = sp_python_absolute_path(file, absolute, sizeof absolute);
     bool excluded;
     uint32_t region = sp_defs_named_region_filtered(&sp_meas.defs, name, file, (int32_t)line,
                                                     SP_PARADIGM_USER, SP_ROLE_FUNCTION,
@@ -346,6 +348,8 @@ static PyObject *py_rewind_begin(PyObject *self, PyObject *const *args, Py_ssize
     long line = args[2] == Py_None ? -1 : PyLong_AsLong(args[2]);
     if (!name || !file || (line == -1 && PyErr_Occurred()))
         return NULL;
+    char absolute[4096];
+    file = sp_python_absolute_path(file, absolute, sizeof absolute);
     bool excluded;
     uint32_t region = sp_defs_named_region_filtered(&sp_meas.defs, name, file, (int32_t)line,
                                                     SP_PARADIGM_USER, SP_ROLE_FUNCTION,

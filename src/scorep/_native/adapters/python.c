@@ -223,6 +223,13 @@ static char *region_name(const char *module, const char *qualname)
     return name;
 }
 
+const char *sp_python_absolute_path(const char *path, char *out, size_t out_len)
+{
+    if (!path[0] || !adapter.cwd || !sp_path_absolute(adapter.cwd, path, out, out_len))
+        return path;
+    return out;
+}
+
 /* `frame` (when known) is the frame about to run or running `code`; `globals` those of the
  * function when there is no frame object yet (frame evaluation on 3.11). */
 static bool define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,

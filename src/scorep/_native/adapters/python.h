@@ -31,6 +31,11 @@ int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_coun
                             const char *cwd, sp_instrumenter_kind kind);
 void sp_python_adapter_stop(void);
 
+/* `path` made absolute against the measurement's working directory, as os.path.abspath
+ * would (user regions give their caller's __file__, which may be relative). Returns `path`
+ * itself when it does not fit or no measurement runs. */
+const char *sp_python_absolute_path(const char *path, char *out, size_t out_len);
+
 int sp_python_register(void);
 int sp_python_unregister(void);
 bool sp_python_registered(void);

@@ -411,6 +411,9 @@ void sp_rewind_begin(sp_location *loc, uint32_t region, uint64_t time)
 {
     if (time < loc->last_time)
         time = loc->last_time;
+    /* A pending MeasurementOnOff record belongs before the rewind point, or a discard
+     * would take it back too. */
+    sync_recording(loc, time);
     if (loc->rewind_count < sizeof loc->rewind / sizeof loc->rewind[0]) {
         __typeof__(loc->rewind[0]) *point = &loc->rewind[loc->rewind_count++];
         point->region = region;
