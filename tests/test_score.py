@@ -1,0 +1,555 @@
+"""scorep-score (scorep.score): the table against programs with known call counts, the byte
+model against the real trace of the same run, the SCOREP_TOTAL_MEMORY hint against real
+flushes, -r / -s / -f / -g, the Score-P sample profiles, and every error path.
+
+The command line is run as a separate process (`python -m scorep.score`), as users run it;
+the model's numbers are also checked through the API (scorep.score.estimate)."""
+
+import csv
+import io
+import math
+import re
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from conftest import Trace, otf2_print, program, run, run_scorep, scorep_env
+from scorep import cube, score
+
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples" / "cube"
+TIME_P4 = SAMPLES / "time.p4.n2000.x1.r0"
+CALL_TREE = SAMPLES / "call_tree_test"
+KRIPKE = SAMPLES / "kripke.p8.d2.g32.r1"
+needs_samples = pytest.mark.skipif(not TIME_P4.is_dir(),
+                                   reason="Score-P sample profiles not found at %s" % SAMPLES)
+
+PYTHON = sys.executable
+# The estimate of a location's .evt file may miss by what the profile cannot know (the
+# number of program arguments, string ids, the unused tail of OTF2 chunks).
+SIZE_TOLERANCE = 0.01
+
+
+def scorep_score(*args, cwd=None):
+    env = scorep_env()
+    return run([PYTHON, "-m", "scorep.score"] + [str(a) for a in args], env=env, cwd=cwd)
+
+
+def ok(*args, cwd=None):
+    out = scorep_score(*args, cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    return out.stdout
+
+
+class Row:
+    def __init__(self, line):
+        self.flt = line[1]
+        fields = line[3:].split(None, 6)
+        self.type = fields[0]
+        self.max_buf = int(fields[1].replace(",", ""))
+        self.visits = int(fields[2].replace(",", ""))
+        self.time = float(fields[3])
+        self.percent = float(fields[4])
+        self.per_visit = float(fields[5])
+        self.name = fields[6]
+
+    def __repr__(self):
+        return "Row(%s %s %s)" % (self.flt, self.type, self.name)
+
+
+def parse(text):
+    """(summary lines, [section of Rows, ...]): the sections are the groups, the filtered
+    groups (with -f) and the regions (with -r), separated by blank lines; whatever follows
+    the table (the -g message) is not a row and ends it."""
+    lines = text.splitlines()
+    header = next(i for i, l in enumerate(lines) if l.startswith("flt "))
+    sections, current = [], []
+    for line in lines[header + 1:]:
+        if not line.strip():
+            if current:
+                sections.append(current)
+            current = []
+        elif line.startswith(" ") and line[2:4] == "  ":
+            current.append(Row(line))
+        else:
+            break
+    if current:
+        sections.append(current)
+    return lines[:header], sections
+
+
+def summary_value(lines, prefix):
+    line = next(l for l in lines if l.startswith(prefix))
+    return line[len(prefix):].strip()
+
+
+def to_bytes(text):
+    match = re.match(r"^(\d+)\s*(bytes|kB|MB|GB)$", text)
+    assert match, text
+    return int(match.group(1)) * {"bytes": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}[
+        match.group(2)]
+
+
+def by_name(rows):
+    return {r.name: r for r in rows}
+
+
+def evt_sizes(experiment):
+    return {int(p.stem): p.stat().st_size for p in (Path(experiment) / "traces").glob("*.evt")}
+
+
+# ---- runs shared by the tests ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def calls(tmp_path_factory):
+    """score_calls.py traced and profiled in one run: the profile and the trace of the same
+    events."""
+    exp = tmp_path_factory.mktemp("score") / "calls"
+    out = run_scorep(PYTHON, [program("score_calls.py")], exp, SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    return exp
+
+
+@pytest.fixture(scope="module")
+def calls_regions(calls):
+    summary, sections = parse(ok("-r", calls))
+    assert len(sections) == 2
+    return summary, sections[0], sections[1]
+
+
+# ---- the table -----------------------------------------------------------------------------
+
+def test_visits_bytes_and_groups_of_known_calls(calls_regions):
+    summary, groups, regions = calls_regions
+    rows = by_name(regions)
+    assert {n: rows[n].visits for n in ("__main__:hot", "__main__:medium", "__main__:slow",
+                                        "__main__:driver", "__main__.Box:area", "user:tagged",
+                                        "__main__:<module>", "score_calls.py")} == {
+        "__main__:hot": 20000, "__main__:medium": 300, "__main__:slow": 3,
+        "__main__:driver": 1, "__main__.Box:area": 2, "user:tagged": 8,
+        "__main__:<module>": 1, "score_calls.py": 1}
+    # Region ids below 256: 12 bytes per enter and per leave.
+    assert rows["__main__:hot"].max_buf == 20000 * 24
+    assert rows["__main__:medium"].max_buf == 300 * 24
+    # 8 visits plus 8 parameter events: 14 bytes for k = 0 (twice), 15 for k = 1..3.
+    assert rows["user:tagged"].max_buf == 8 * 24 + 2 * 14 + 6 * 15
+    assert rows["score_calls.py"].type == "SCOREP"
+    assert all(r.type == "USR" for r in regions if r.name != "score_calls.py")
+
+    assert [g.name for g in groups] == ["ALL", "USR", "SCOREP"]
+    assert all(g.flt == " " for g in groups + regions)
+    all_row, usr, scorep_row = groups
+    assert all_row.visits == usr.visits + scorep_row.visits == sum(r.visits for r in regions)
+    assert all_row.max_buf == usr.max_buf + scorep_row.max_buf  # one location
+    assert all_row.max_buf == sum(r.max_buf for r in regions)
+    assert math.isclose(all_row.time, usr.time + scorep_row.time, abs_tol=0.011)
+    assert all_row.percent == 100.0
+    # slow() sleeps 3 x 40 ms: at least that much exclusive time, 40 ms a visit.
+    assert rows["__main__:slow"].time >= 0.12
+    assert rows["__main__:slow"].per_visit >= 40000
+    assert rows["__main__:hot"].per_visit < 1.0
+    assert summary_value(summary, "Estimated aggregate size of event trace:") == \
+        score.readable_bytes(all_row.max_buf)
+
+
+def test_visits_equal_enters_in_the_trace_of_the_same_run(calls_regions, calls):
+    _, _, regions = calls_regions
+    trace = Trace(calls)
+    enters = {}
+    for e in trace.of("Enter"):
+        enters[e.region] = enters.get(e.region, 0) + 1
+    visits = {}
+    for r in regions:
+        if r.type != "SCOREP":
+            visits[r.name] = visits.get(r.name, 0) + r.visits
+    assert visits == enters
+    program_rows = [r for r in regions if r.type == "SCOREP"]
+    assert sum(r.visits for r in program_rows) == len(trace.of("ProgramBegin")) == 1
+
+
+def test_r_lists_every_visited_region_once(calls_regions, calls):
+    _, _, regions = calls_regions
+    profile = cube.read(calls)
+    visits = profile.values("visits", inclusive=False)
+    visited = sorted(c.region.name for c in profile.cnodes
+                     if sum(visits[c.id]) and not c.parameters)
+    assert sorted(r.name for r in regions) == sorted(set(visited))
+    # Without -r: the groups only.
+    _, sections = parse(ok(calls))
+    assert len(sections) == 1 and [g.name for g in sections[0]] == ["ALL", "USR", "SCOREP"]
+
+
+def test_m_shows_canonical_names(calls):
+    _, sections = parse(ok("-r", "-m", calls))
+    names = [r.name for r in sections[1]]
+    assert "__main__:Box.area" in names and "__main__.Box:area" not in names
+
+
+@pytest.mark.parametrize("mode", ["maxbuffer", "maxbuf", "visits", "totaltime", "name",
+                                  "timepervisit"])
+def test_sort_orders(calls, mode):
+    _, sections = parse(ok("-r", "-s", mode, calls))
+    groups, regions = sections
+    assert groups[0].name == "ALL"
+    names = [r.name for r in regions]
+    known = ["__main__:hot", "__main__:medium", "user:tagged", "__main__:slow",
+             "__main__:driver"]
+    order = [n for n in names if n in known]
+    if mode in ("maxbuffer", "maxbuf"):
+        assert order == known  # 480,000 > 7,200 > 310 > 72 > 24
+        assert [r.max_buf for r in regions] == sorted((r.max_buf for r in regions), reverse=True)
+        assert [g.name for g in groups] == ["ALL", "USR", "SCOREP"]
+    elif mode == "visits":
+        assert order == known  # 20,000 > 300 > 8 > 3 > 1
+        assert [r.visits for r in regions] == sorted((r.visits for r in regions), reverse=True)
+    elif mode == "totaltime":
+        assert [n for n in names if n in ("__main__:slow", "__main__:medium",
+                                          "user:tagged")] == \
+            ["__main__:slow", "__main__:medium", "user:tagged"]
+        assert [r.time for r in regions] == sorted((r.time for r in regions), reverse=True)
+    elif mode == "name":
+        assert names == sorted(names)
+        assert names[0] == "__main__.Box:area" and names[-1] == "user:tagged"
+    else:
+        assert [r.per_visit for r in regions] == sorted(r.per_visit for r in regions)
+        assert names.index("__main__:hot") < names.index("__main__:medium") < \
+            names.index("__main__:slow")
+
+
+def test_default_sort_is_maxbuffer(calls):
+    assert ok("-r", calls) == ok("-r", "-s", "maxbuffer", calls)
+
+
+# ---- the byte model ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["score_calls.py", "score_regions.py", "threads.py"])
+def test_estimate_matches_the_trace_of_the_same_run(tmp_path, calls, name):
+    if name == "score_calls.py":
+        exp = calls
+    else:
+        exp = tmp_path / "exp"
+        out = run_scorep(PYTHON, [program(name)], exp, SCOREP_ENABLE_TRACING="true")
+        assert out.returncode == 0, out.stderr
+    est = score.estimate(cube.read(exp))
+    real = evt_sizes(exp)
+    assert sorted(real) == list(range(len(est.profile.locations)))
+    for location, size in real.items():
+        assert est.scenario.location_bytes[location] == pytest.approx(size, rel=SIZE_TOLERANCE)
+    assert est.scenario.total_bytes == pytest.approx(sum(real.values()), rel=SIZE_TOLERANCE)
+    summary, sections = parse(ok(exp))
+    assert sections[0][0].max_buf == est.scenario.max_buf
+    assert to_bytes(summary_value(
+        summary, "Estimated requirements for largest trace buffer (max_buf):")) >= \
+        max(real.values()) * (1 - SIZE_TOLERANCE)
+    if name == "score_regions.py":
+        rows = {r.region.name: r for r in est.rows}
+        # g0 has region id 6, g299 id 305: 12 and 13 bytes per event, 11 visits each.
+        assert rows["__main__:g0"].region.id < 256 <= rows["__main__:g299"].region.id
+        assert rows["__main__:g0"].max_buf == 11 * 24
+        assert rows["__main__:g299"].max_buf == 11 * 26
+    if name == "threads.py":
+        assert len(real) == 3
+
+
+def test_compressed_sizes_and_readable_bytes():
+    assert [score.compressed_size(v) for v in (0, 1, 255, 256, 65535, 65536, 2**32, -1)] == \
+        [1, 2, 2, 3, 3, 4, 6, 9]
+    assert score.readable_bytes(913) == "913 bytes"
+    assert score.readable_bytes(4096) == "4096 bytes"
+    assert score.readable_bytes(4097) == "5kB"
+    assert score.readable_bytes(585893) == "573kB"
+    assert score.readable_bytes(1 << 20) == "1024kB"
+    assert score.readable_bytes(27 * 256 * 1024) == "7MB"
+
+
+# ---- the memory model ----------------------------------------------------------------------
+
+def _trace_with_memory(tmp_path, name, memory):
+    exp = tmp_path / name
+    out = run_scorep(PYTHON, [program("score_memory.py")], exp, SCOREP_ENABLE_TRACING="true",
+                     SCOREP_TOTAL_MEMORY=memory)
+    assert out.returncode == 0, out.stderr
+    return exp, out.stderr
+
+
+def test_total_memory_hint_avoids_flushes_and_less_memory_flushes(tmp_path):
+    profile_run = tmp_path / "profile"
+    out = run_scorep(PYTHON, [program("score_memory.py")], profile_run)
+    assert out.returncode == 0, out.stderr
+    summary, _ = parse(ok(profile_run))
+    hint = summary_value(summary, "Estimated memory requirements (SCOREP_TOTAL_MEMORY):")
+    assert "(hint: When tracing set SCOREP_TOTAL_MEMORY=%s to avoid intermediate flushes" \
+        % hint in summary
+    est = score.estimate(cube.read(profile_run))
+    s = est.scenario
+    # 150,000 calls of tiny() and 2,460 others: about 305,000 raw records, 19 chunks of
+    # 16,383; 2,400 call paths and a few dozen more: 2 blocks of 2,048 nodes; one chunk to
+    # encode the trace at the end.
+    assert 304900 < s.records[0] < 305100
+    assert 2400 < s.nodes[0] < 2600
+    assert s.trace_chunks == [19] and s.profile_chunks == [2]
+    assert s.max_run_chunks == 21 and s.total_memory == 22 * score.CHUNK_BYTES
+    assert hint == "6MB" and to_bytes(hint) >= s.total_memory
+
+    exp, stderr = _trace_with_memory(tmp_path, "hinted", hint)
+    assert "flushed" not in stderr
+    assert "BUFFER_FLUSH" not in otf2_print(str(exp / "traces.otf2"))
+
+    exp, stderr = _trace_with_memory(tmp_path, "half", "%dk" % (to_bytes(hint) // 2048))
+    assert "flushed" in stderr
+    assert "BUFFER_FLUSH" in otf2_print(str(exp / "traces.otf2"))
+
+    # The model is exact: the run needs its 21 chunks (trace and profile), one less flushes.
+    chunk_k = score.CHUNK_BYTES // 1024
+    _, stderr = _trace_with_memory(tmp_path, "exact", "%dk" % (s.max_run_chunks * chunk_k))
+    assert "flushed" not in stderr
+    _, stderr = _trace_with_memory(tmp_path, "one_less",
+                                   "%dk" % ((s.max_run_chunks - 1) * chunk_k))
+    assert "flushed to disk 1 time(s)" in stderr
+
+
+# ---- -f ------------------------------------------------------------------------------------
+
+def test_filter_flags_and_filtered_groups(calls, calls_regions, tmp_path):
+    _, groups, regions = calls_regions
+    flt = tmp_path / "my.filter"
+    flt.write_text("SCOREP_REGION_NAMES_BEGIN\n"
+                   "  EXCLUDE __main__:medium user:tagged\n"
+                   "SCOREP_REGION_NAMES_END\n"
+                   "SCOREP_FILE_NAMES_BEGIN\n"
+                   "  EXCLUDE */threading.py\n"
+                   "SCOREP_FILE_NAMES_END\n")
+    summary, sections = parse(ok("-r", "-f", flt, calls))
+    before, after, listed = sections
+    flags = {r.name: r.flt for r in listed}
+    excluded = {n for n, f in flags.items() if f == "+"}
+    threading_regions = {r.name for r in regions if r.name.startswith("threading")}
+    assert threading_regions
+    assert excluded == {"__main__:medium", "user:tagged"} | threading_regions
+    assert flags["__main__:hot"] == flags["__main__:slow"] == flags["score_calls.py"] == "-"
+    assert set(flags.values()) == {"+", "-"}
+
+    assert [(g.flt, g.name) for g in before] == [("-", "ALL"), ("-", "USR"), ("-", "SCOREP")]
+    assert [(g.flt, g.name) for g in after] == [
+        ("*", "ALL-FLT"), ("*", "USR-FLT"), ("+", "FLT"), ("-", "SCOREP-FLT")]
+    rows = by_name(regions)
+    all_flt, usr_flt, flt_group, scorep_flt = after
+    filtered_visits = sum(rows[n].visits for n in excluded)
+    assert flt_group.visits == filtered_visits == 300 + 8 + sum(
+        rows[n].visits for n in threading_regions)
+    assert flt_group.max_buf == sum(rows[n].max_buf for n in excluded)
+    assert all_flt.visits == before[0].visits - filtered_visits
+    assert all_flt.max_buf == usr_flt.max_buf + scorep_flt.max_buf
+    assert math.isclose(all_flt.time + flt_group.time, before[0].time, abs_tol=0.011)
+    # The summary is the filtered measurement's.
+    est = score.estimate(cube.read(calls))
+    assert summary_value(summary, "Estimated aggregate size of event trace:") == \
+        score.readable_bytes(all_flt.max_buf)
+    assert all_flt.max_buf < est.unfiltered.total_bytes
+
+
+@needs_samples
+def test_filter_never_marks_mpi_or_measurement_regions(tmp_path):
+    flt = tmp_path / "everything.filter"
+    flt.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE *\nSCOREP_REGION_NAMES_END\n")
+    _, sections = parse(ok("-r", "-f", flt, TIME_P4))
+    listed = sections[2]
+    assert {r.flt for r in listed if r.type in ("USR", "COM")} == {"+"}
+    assert {r.flt for r in listed if r.type in ("MPI", "SCOREP")} == {"-"}
+    after = by_name(sections[1])
+    assert after["FLT"].visits == 16814064 + 2008
+    assert after["ALL-FLT"].visits == 2616 + 4
+
+
+# ---- -g ------------------------------------------------------------------------------------
+
+def test_generate_writes_a_filter_that_the_measurement_applies(calls, tmp_path):
+    out = ok("-g", calls, cwd=tmp_path)
+    path = tmp_path / score.FILTER_FILE_NAME
+    assert "An initial filter file template has been generated: '%s'" % path in out
+    text = path.read_text()
+    rules = [l.strip() for l in text.splitlines() if l.strip().startswith("EXCLUDE")]
+    assert rules == ["EXCLUDE MANGLED __main__:hot"]
+    comment = text[:text.index("EXCLUDE MANGLED __main__:hot")].splitlines()[-4:-1]
+    assert re.match(r"^    # type=USR max_buf=480,000 \(9\d\.\d% of max_buf\) visits=20,000, "
+                    r"time=\d+\.\d\ds \(\s*\d+\.\d%\), time/visit=0\.\d\dus$", comment[0]), comment
+    assert comment[1] == "    # name='__main__:hot'"
+    assert comment[2] == "    # file='%s'" % program("score_calls.py")
+    assert "at least 1% of the estimated trace buffer" in text
+    assert "at most 1 us" in text
+
+    # The measurement accepts it and leaves hot() out, nothing else.
+    exp = tmp_path / "filtered"
+    out = run_scorep(PYTHON, ["--filter=" + score.FILTER_FILE_NAME, program("score_calls.py")],
+                     exp, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    _, sections = parse(ok("-r", exp))
+    rows = by_name(sections[1])
+    assert "__main__:hot" not in rows
+    assert rows["__main__:driver"].visits == 1 and rows["__main__:medium"].visits == 300
+    assert sections[0][0].visits == parse(ok(calls))[1][0][0].visits - 20000
+
+    # The tool agrees with the measurement on what the file leaves out.
+    _, sections = parse(ok("-r", "-f", path, calls))
+    assert {r.name for r in sections[2] if r.flt == "+"} == {"__main__:hot"}
+
+    # -g with -f: what the given filter leaves out stays left out (and the shares are of
+    # the filtered max_buf, so ask for a half of it: nothing new qualifies).
+    again = tmp_path / "again"
+    again.mkdir()
+    ok("-g", "bufferpercent=50", "-f", path, calls, cwd=again)
+    text = (again / score.FILTER_FILE_NAME).read_text()
+    assert "# Regions left out by the filter file given with -f: %s" % path in text
+    assert [l.strip() for l in text.splitlines() if l.strip().startswith("EXCLUDE")] == \
+        ["EXCLUDE MANGLED __main__:hot"]
+
+
+def test_generate_parameters_and_moving_an_existing_file_aside(calls, tmp_path):
+    ok("-g", calls, cwd=tmp_path)
+    first = (tmp_path / score.FILTER_FILE_NAME).read_text()
+    out = ok("-r", "-g", "bufferPercent=0.5, timepervisit=100000,visits=3", calls, cwd=tmp_path)
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith(score.FILTER_FILE_NAME + "-")]
+    assert len(moved) == 1 and moved[0].read_text() == first
+    assert "Moved existing filter file to: '%s'" % moved[0] in out
+    text = (tmp_path / score.FILTER_FILE_NAME).read_text()
+    rules = [l.strip() for l in text.splitlines() if l.strip().startswith("EXCLUDE")]
+    # hot (98 %) and medium (1.5 % of max_buf); slow has 3 visits but 0.01 % of max_buf.
+    assert rules == ["EXCLUDE MANGLED __main__:hot", "EXCLUDE MANGLED __main__:medium"]
+    assert "at least 3 visits" in text
+    # Nothing qualifies: the file still parses and excludes nothing.
+    out = ok("-g", "timepervisit=0", calls, cwd=tmp_path)
+    assert "No region meets the conditions" in out
+    text = (tmp_path / score.FILTER_FILE_NAME).read_text()
+    assert "EXCLUDE" not in text.replace("# ", "#").split("SCOREP_REGION_NAMES_BEGIN")[1]
+    _, sections = parse(ok("-r", "-f", tmp_path / score.FILTER_FILE_NAME, calls))
+    assert {r.flt for r in sections[2]} == {"-"}
+
+
+def test_generated_names_are_escaped_for_the_filter_parser(tmp_path):
+    from scorep._filter import Filter
+    name = "my region[1]*?#!x\\y"
+    path = tmp_path / "escaped.filter"
+    path.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE MANGLED %s\nSCOREP_REGION_NAMES_END\n"
+                    % score._escape_pattern(name))
+    f = Filter(path)
+    assert f.excludes(name, name, None)
+    assert not f.excludes("my region1", "my region1", None)
+
+
+# ---- Score-P's own profiles ----------------------------------------------------------------
+
+@needs_samples
+def test_sample_with_mpi_has_mpi_and_com_groups():
+    _, sections = parse(ok("-r", TIME_P4))
+    groups, regions = sections
+    g = by_name(groups)
+    assert [x.name for x in groups] == ["ALL", "USR", "MPI", "COM", "SCOREP"]
+    with open(TIME_P4 / "excl.csv") as f:
+        rows = list(csv.reader(f))[1:]
+    assert g["ALL"].visits == sum(int(r[2]) for r in rows) == 16818692
+    assert g["ALL"].time == round(sum(float(r[3]) for r in rows), 2) == 3.38
+    assert (g["USR"].visits, g["MPI"].visits, g["COM"].visits, g["SCOREP"].visits) == \
+        (16814064, 2616, 2008, 4)
+    assert sum(x.visits for x in groups[1:]) == g["ALL"].visits
+    assert math.isclose(sum(x.time for x in groups[1:]), g["ALL"].time, abs_tol=0.03)
+    r = by_name(regions)
+    assert (r["MPI_Send"].type, r["MPI_Send"].visits) == ("MPI", 300)
+    assert (r["MPI_Barrier"].type, r["MPI_Barrier"].visits) == ("MPI", 400)
+    # main() and MODEL_1 call MPI: COM; the vector accessor does not: USR.
+    assert r["main"].type == r["MODEL_1(unsigned long, unsigned long, int, int)"].type == "COM"
+    assert r["bg::Vector<double>::operator()(int)"].type == "USR"
+    assert r["bg_time"].type == "SCOREP"
+
+
+@needs_samples
+@pytest.mark.parametrize("sample", [CALL_TREE, KRIPKE])
+def test_other_samples_add_up(sample):
+    _, sections = parse(ok("-r", sample))
+    groups, regions = sections
+    assert groups[0].name == "ALL"
+    assert sum(x.visits for x in groups[1:]) == groups[0].visits == sum(
+        r.visits for r in regions)
+    if sample == CALL_TREE:
+        with open(sample / "excl.csv") as f:
+            assert groups[0].visits == sum(int(r[2]) for r in list(csv.reader(f))[1:])
+
+
+# ---- errors and help -----------------------------------------------------------------------
+
+def _fails(status, message, *args, cwd=None):
+    out = scorep_score(*args, cwd=cwd)
+    assert out.returncode == status, (out.stdout, out.stderr)
+    assert out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("scorep-score: "), out.stderr
+    assert "Traceback" not in out.stderr
+    assert message in lines[0], lines[0]
+
+
+def test_errors_in_the_input(tmp_path):
+    _fails(1, "no such file", tmp_path / "missing.cubex")
+    empty = tmp_path / "empty_dir"
+    empty.mkdir()
+    _fails(1, "no .cubex file", empty)
+    text = tmp_path / "notes.cubex"
+    text.write_text("not a profile\n")
+    _fails(1, "not a tar archive", text)
+    no_visits = tmp_path / "no_visits.cubex"
+    anchor = (b'<?xml version="1.0"?><cube version="4.4"><metrics>'
+              b'<metric id="0"><uniq_name>time</uniq_name><dtype>DOUBLE</dtype></metric>'
+              b'</metrics><program><region id="0" mod="" begin="-1" end="-1"><name>r</name>'
+              b'</region><cnode id="0" calleeId="0"/></program><system>'
+              b'<systemtreenode Id="0"><name>m</name><class>machine</class>'
+              b'<locationgroup Id="0"><name>p</name><rank>0</rank><type>process</type>'
+              b'<location Id="0"><name>t</name><rank>0</rank><type>thread</type></location>'
+              b'</locationgroup></systemtreenode></system></cube>')
+    with tarfile.open(no_visits, "w") as tar:
+        info = tarfile.TarInfo("anchor.xml")
+        info.size = len(anchor)
+        tar.addfile(info, io.BytesIO(anchor))
+    _fails(1, "not a Score-P profile: no metric 'visits'", no_visits)
+
+
+def test_errors_in_filters(tmp_path, calls):
+    _fails(1, "no such filter file", "-f", tmp_path / "none.filter", calls)
+    bad = tmp_path / "bad.filter"
+    bad.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\nSCOREP_REGION_NAMES_END\n")
+    out = scorep_score("-f", bad, calls)
+    assert out.returncode == 1 and out.stdout == ""
+    assert re.match(r"^scorep-score: .*bad\.filter:\d+: .+\n$", out.stderr), out.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    ((), "no profile given"),
+    (("-x", "p.cubex"), "unknown option -x"),
+    (("-s", "fastest", "p.cubex"), "unknown sorting mode"),
+    (("-s",), "-s needs a value"),
+    (("p.cubex", "-f"), "-f needs a value"),
+    (("a.cubex", "b.cubex"), "one profile only"),
+    (("-g", "percent=3", "p.cubex"), "-g: 'percent=3' is not KEY=VALUE"),
+    (("-g", "timepervisit=fast", "p.cubex"), "is not a number"),
+    (("-g", "type=mpi", "p.cubex"), "expected usr, com or both"),
+    (("-g", "visits=-1", "p.cubex"), "must not be negative"),
+    (("-g", "bufferpercent=101", "p.cubex"), "a percentage lies in 0-100"),
+])
+def test_usage_errors(args, message):
+    _fails(2, message, *args)
+
+
+def test_help():
+    for flag in ("-h", "--help"):
+        out = ok(flag)
+        assert out.startswith(
+            "Usage: scorep-score [options] <experiment directory | profile.cubex>")
+        for option in ("-r", "-s MODE", "-f FILE", "-g [LIST]", "bufferpercent=P",
+                       "timepervisit=U", "-m"):
+            assert option in out
+
+
+def test_main_returns_the_status_without_exiting(capsys, tmp_path):
+    assert score.main([str(tmp_path / "missing")]) == 1
+    assert score.main(["--bogus"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(l.startswith("scorep-score: ") for l in err)
