@@ -1,0 +1,5 @@
+import sys
+
+from scorep.report.cli import main
+
+sys.exit(main())

@@ -1,0 +1,318 @@
+"""scorep-report / python -m scorep.report: the command line.
+
+Errors are one line, `scorep-report: ...`, exit status 1; usage errors exit 2."""
+
+import argparse
+import os
+import sys
+import tempfile
+
+from scorep.report.model import (ReportError, format_bytes, format_count, parse_duration,
+                                 parse_size)
+
+PROG = "scorep-report"
+
+# Extension -> format; the longest match wins (.speedscope.json before .json).
+FORMATS = [
+    (".speedscope.json", "speedscope"),
+    (".html", "html"), (".htm", "html"),
+    (".json", "chrome"),
+    (".prof", "pstats"), (".pstats", "pstats"),
+    (".collapsed", "collapsed"), (".folded", "collapsed"),
+    (".dot", "dot"), (".gv", "dot"),
+    (".png", "png"), (".svg", "svg"), (".pdf", "pdf"),
+]
+PER_RANK = {"pstats", "collapsed", "speedscope", "dot", "png", "svg", "pdf"}
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def format_of(path):
+    low = path.lower()
+    for ext, fmt in FORMATS:
+        if low.endswith(ext):
+            return fmt
+    raise UsageError("cannot tell the format of %s from its extension (use %s)" % (
+        path, ", ".join(e for e, _ in FORMATS)))
+
+
+def _duration(text):
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
+def _size(text):
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
+def _percent(text):
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a percentage" % text)
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError("%r is not between 0 and 100" % text)
+    return value / 100.0
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not an integer" % text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("%r is negative" % text)
+    return value
+
+
+def build_parser():
+    p = _Parser(prog=PROG, description=(
+        "Reports of a scorep experiment directory (profile.cubex and/or traces.otf2). "
+        "Without -o: a terminal report. Each -o FILE writes one file, its format told by "
+        "the extension: .html (self-contained report: flame graph, region table, "
+        "timeline, load balance, MPI, configuration), .json (Chrome/Perfetto trace "
+        "events), .speedscope.json, .prof (pstats: python -m pstats, SnakeViz, gprof2dot), "
+        ".collapsed (flame graph stacks), .dot/.png/.svg (call graph, Graphviz). "
+        "{rank} in a .prof/.collapsed/.speedscope.json/.dot/.png/.svg name writes one "
+        "file per rank. `%s diff A B` compares two runs." % PROG))
+    p.add_argument("experiment", help="experiment directory, profile.cubex or traces.otf2")
+    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                   help="write FILE (format from its extension); repeatable")
+    p.add_argument("--top", type=_positive, default=15, metavar="N",
+                   help="regions listed in the terminal report and the HTML summary "
+                        "(default 15)")
+    p.add_argument("--source", choices=("auto", "profile", "trace"), default="auto",
+                   help="where the call tree comes from (default: the profile when there "
+                        "is one)")
+    p.add_argument("--min-duration", type=_duration, default=0, metavar="DUR",
+                   help="trace exports and the HTML timeline leave out calls shorter than "
+                        "DUR (10us, 1ms, ...; a plain number is microseconds)")
+    p.add_argument("--max-depth", type=_positive, default=None, metavar="N",
+                   help="trace exports and the HTML timeline leave out calls nested deeper "
+                        "than N (0 keeps the outermost calls only)")
+    p.add_argument("--max-size", type=_size, default=300 * 10**6, metavar="SIZE",
+                   help="refuse to write a .json trace larger than SIZE (default 300M)")
+    p.add_argument("--force", action="store_true",
+                   help="write a .json trace even above --max-size")
+    p.add_argument("--timeline-calls", type=_positive, default=250000, metavar="N",
+                   help="the HTML timeline keeps the N longest calls (default 250000)")
+    p.add_argument("--node-threshold", type=_percent, default=0.005, metavar="PCT",
+                   help="call graphs leave out functions below PCT%% of the time "
+                        "(default 0.5)")
+    p.add_argument("--edge-threshold", type=_percent, default=0.001, metavar="PCT",
+                   help="call graphs leave out calls below PCT%% of the time (default 0.1)")
+    return p
+
+
+def build_diff_parser():
+    p = _Parser(prog=PROG + " diff", description=(
+        "Compares two experiments: the regions whose time or visits changed most, side "
+        "by side. Without -o in the terminal; -o FILE.html writes an HTML report with a "
+        "differential flame graph."))
+    p.add_argument("a", help="the first (baseline) experiment")
+    p.add_argument("b", help="the second experiment")
+    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE.html")
+    p.add_argument("--top", type=_positive, default=20, metavar="N",
+                   help="regions listed (default 20)")
+    p.add_argument("--source", choices=("auto", "profile", "trace"), default="auto")
+    return p
+
+
+def _say(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _warn(text):
+    sys.stderr.write("%s: warning: %s\n" % (PROG, text))
+    sys.stderr.flush()
+
+
+def _outputs(args):
+    outs = []
+    for path in args.output:
+        fmt = format_of(path)
+        if "{rank}" in path and fmt not in PER_RANK:
+            raise UsageError("{rank} works in .prof, .collapsed, .speedscope.json, .dot, "
+                             ".png, .svg names, not in %s" % path)
+        outs.append((path, fmt))
+    return outs
+
+
+def _per_rank(tree, path):
+    """[(path, locations or None)]: one entry, or one per rank for {rank} names."""
+    if "{rank}" not in path:
+        return [(path, None)]
+    return [(path.replace("{rank}", str(rank.index)), rank.locations) for rank in tree.ranks]
+
+
+def run_report(args):
+    from scorep.report.readers import Experiment
+
+    outputs = _outputs(args)
+    exp = Experiment(args.experiment, args.source)
+    formats = {fmt for _, fmt in outputs}
+    if "chrome" in formats and not exp.has_trace:
+        raise ReportError("%s needs a trace, and %s has only a profile (run with "
+                          "SCOREP_ENABLE_TRACING=true)" % (
+                              next(p for p, f in outputs if f == "chrome"), exp.path))
+    for path, _ in outputs:
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise ReportError("cannot write %s: directory %s does not exist" % (path, parent))
+
+    durations = None
+    try:
+        # One pass over the trace serves every output; what it gathers depends on them.
+        if exp.has_trace and (not outputs or formats & {"html", "chrome"} or exp.tree_from_trace):
+            opts = {}
+            if "html" in formats:
+                opts.update(timeline_limit=args.timeline_calls,
+                            timeline_min_ns=args.min_duration,
+                            timeline_max_depth=0xFFFFFFFF if args.max_depth is None
+                            else args.max_depth,
+                            density_bins=1024, message_limit=20000, flush_limit=10000)
+            if "chrome" in formats:
+                first = next(p for p, f in outputs if f == "chrome")
+                fd, durations = tempfile.mkstemp(
+                    prefix=".scorep-report-", suffix=".durations",
+                    dir=os.path.dirname(os.path.abspath(first)))
+                os.close(fd)
+                opts["durations_path"] = durations
+                opts.setdefault("flush_limit", 10000)
+            try:
+                exp.run_scan(**opts)
+            except ReportError as error:
+                # A profile still makes every report but the trace exports: say what is
+                # lost and go on.
+                if "chrome" in formats or exp.tree_from_trace:
+                    raise
+                _warn("the trace is not read (%s); reporting from the profile alone" % error)
+                exp.trace_error = str(error)
+
+        if not outputs:
+            from scorep.report import terminal
+            sys.stdout.write(terminal.render(exp, top=args.top))
+            return 0
+
+        for path, fmt in outputs:
+            write_output(exp, path, fmt, args)
+    finally:
+        if durations and os.path.exists(durations):
+            os.unlink(durations)
+    return 0
+
+
+def write_output(exp, path, fmt, args):
+    if fmt == "chrome":
+        from scorep.report import export_chrome
+        calls, nbytes = export_chrome.check_size(exp.scan, path, args.min_duration,
+                                                 args.max_depth, args.max_size, args.force)
+        stats = export_chrome.write(exp, path, args.min_duration, args.max_depth)
+        left = exp.scan.calls - stats["complete"]
+        _say("wrote %s (%s): %s calls%s, %s message arrows, %s buffer flushes" % (
+            path, format_bytes(stats["bytes"]), format_count(stats["complete"]),
+            " (%s shorter or deeper ones left out)" % format_count(left) if left else "",
+            format_count(stats["flows"] // 2), format_count(stats["flushes"])))
+        return
+    if fmt == "html":
+        from scorep.report import html
+        info = html.write_report(exp, path, args)
+        size = os.path.getsize(path)
+        _say("wrote %s (%s): %s" % (path, format_bytes(size), info))
+        if size > 100 * 10**6:
+            _warn("%s is %s: browsers open it slowly; --timeline-calls keeps fewer calls"
+                  % (path, format_bytes(size)))
+        return
+    tree = exp.tree
+    for target, locs in _per_rank(tree, path):
+        if fmt == "pstats":
+            from scorep.report import export_pstats
+            n = export_pstats.write(tree, target, locs)
+            _say("wrote %s: %d functions (pstats; python -m pstats %s)" % (target, n, target))
+        elif fmt == "collapsed":
+            from scorep.report import export_stacks
+            n = export_stacks.write_collapsed(tree, target, locs)
+            _say("wrote %s: %d stacks (values: exclusive ns)" % (target, n))
+        elif fmt == "speedscope":
+            from scorep.report import export_stacks
+            n = export_stacks.write_speedscope(tree, target, exp.program, locs)
+            _say("wrote %s: %d profile(s), one per thread (open in speedscope.app)"
+                 % (target, n))
+        else:
+            from scorep.report import export_dot
+            title = exp.program if locs is None else "%s, %s" % (
+                exp.program, tree.ranks[tree.locations[locs[0]].rank].name)
+            if fmt == "dot":
+                n = export_dot.write_dot(tree, target, title, args.node_threshold,
+                                         args.edge_threshold, locs)
+            else:
+                n = export_dot.render(tree, target, fmt, title, args.node_threshold,
+                                      args.edge_threshold, locs)
+            _say("wrote %s: call graph of %d functions (%.1f%%+ of the time)"
+                 % (target, n, 100 * args.node_threshold))
+
+
+def run_diff(args):
+    from scorep.report import diff
+    from scorep.report.readers import Experiment
+
+    outputs = []
+    for path in args.output:
+        if format_of(path) != "html":
+            raise UsageError("diff writes .html only, not %s" % path)
+        outputs.append(path)
+    a = Experiment(args.a, args.source)
+    b = Experiment(args.b, args.source)
+    result = diff.compare(a, b)
+    if not outputs:
+        sys.stdout.write(diff.render_terminal(result, top=args.top))
+        return 0
+    for path in outputs:
+        diff.write_html(result, path, top=args.top)
+        _say("wrote %s (%s): differential flame graph, %d regions compared" % (
+            path, format_bytes(os.path.getsize(path)), len(result["rows"])))
+    return 0
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "diff":
+            args = build_diff_parser().parse_args(argv[1:])
+            return run_diff(args)
+        args = build_parser().parse_args(argv)
+        return run_report(args)
+    except UsageError as error:
+        sys.stderr.write("%s: %s (see %s --help)\n" % (PROG, error, PROG))
+        return 2
+    except ReportError as error:
+        sys.stderr.write("%s: %s\n" % (PROG, error))
+        return 1
+    except BrokenPipeError:
+        # `| head`: the reader went away; nothing to report.
+        try:
+            sys.stdout = None
+        except Exception:
+            pass
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("%s: interrupted\n" % PROG)
+        return 130
+    except OSError as error:
+        where = " %s" % error.filename if getattr(error, "filename", None) else ""
+        sys.stderr.write("%s: cannot write%s: %s\n" % (PROG, where,
+                                                      error.strerror or error))
+        return 1

@@ -1,0 +1,379 @@
+"""The HTML report: one self-contained file that opens from disk with no server and no
+network. Everything it shows is in the file: the data as JSON (bulk timeline columns as
+base64 typed arrays), the JavaScript inlined when the report is written.
+
+JavaScript: d3-flame-graph and the d3 modules it needs come from npm (package.json and
+package-lock.json in js/, installed by `make js`, never committed); our own code
+(js/report.js) draws the timeline, load balance and tables on plain canvas/DOM, because
+no package draws a lane-per-thread trace timeline that stays responsive with hundreds of
+thousands of calls, and sorting a table needs no library.
+
+The tables are also written as plain HTML, so the numbers are readable even where
+JavaScript is off."""
+
+import base64
+import datetime
+import html as htmlmod
+import json
+import os
+import sys
+from array import array
+
+from scorep.report.analysis import load_balance, top_regions
+from scorep.report.model import (COLLECTIVE_OPS, ReportError, format_count,
+                                 format_seconds)
+
+__all__ = ["write_report", "js_assets", "page"]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JS_DIR = os.path.join(HERE, "js")
+
+# UMD builds, in dependency order: each extends the global `d3`.
+NPM_FILES = [
+    "internmap/dist/internmap.min.js",
+    "d3-array/dist/d3-array.min.js",
+    "d3-color/dist/d3-color.min.js",
+    "d3-dispatch/dist/d3-dispatch.min.js",
+    "d3-ease/dist/d3-ease.min.js",
+    "d3-format/dist/d3-format.min.js",
+    "d3-hierarchy/dist/d3-hierarchy.min.js",
+    "d3-interpolate/dist/d3-interpolate.min.js",
+    "d3-time/dist/d3-time.min.js",
+    "d3-time-format/dist/d3-time-format.min.js",
+    "d3-scale/dist/d3-scale.min.js",
+    "d3-selection/dist/d3-selection.min.js",
+    "d3-timer/dist/d3-timer.min.js",
+    "d3-transition/dist/d3-transition.min.js",
+    "d3-flame-graph/dist/d3-flamegraph.umd.min.js",
+]
+FLAME_NODE_LIMIT = 200000     # call paths drawn in the flame graph
+PER_LOCATION_LIMIT = 400000   # node x location values embedded for the per-thread flame graph
+
+
+def _script_safe(text):
+    # Inside <script>, "</script" (any case) would end the element; "<!--" can confuse
+    # the parser. Both are harmless to escape in JavaScript and JSON strings.
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def js_assets():
+    """The inlined JavaScript: the npm packages, then ours."""
+    modules = os.path.join(JS_DIR, "node_modules")
+    parts = []
+    for rel in NPM_FILES:
+        path = os.path.join(modules, rel)
+        try:
+            with open(path, encoding="utf-8") as f:
+                parts.append("/* %s */\n%s" % (rel.split("/")[0], f.read()))
+        except OSError:
+            raise ReportError(
+                "the HTML report needs its JavaScript packages, and %s is missing: run "
+                "'make js' in the scorep checkout (npm ci in %s)" % (rel, JS_DIR)) from None
+    with open(os.path.join(JS_DIR, "report.js"), encoding="utf-8") as f:
+        parts.append(f.read())
+    return "\n;\n".join(parts)
+
+
+def css():
+    with open(os.path.join(JS_DIR, "report.css"), encoding="utf-8") as f:
+        return f.read()
+
+
+def _b64(arr):
+    if sys.byteorder == "big":  # typed arrays in browsers are little-endian everywhere
+        arr = array(arr.typecode, arr)
+        arr.byteswap()
+    return base64.b64encode(arr.tobytes()).decode("ascii")
+
+
+def esc(text):
+    return htmlmod.escape(str(text), quote=True)
+
+
+# ---- data --------------------------------------------------------------------------
+
+def flame_data(tree):
+    """Call paths as parallel arrays (parent index, label index, inclusive ns, visits),
+    preorder, capped to FLAME_NODE_LIMIT of the heaviest paths."""
+    order = tree.preorder()
+    nloc = len(tree.locations)
+    if len(order) > FLAME_NODE_LIMIT:
+        totals = {n.id: sum(tree.incl[n.id]) for n in order}
+        cut = sorted(totals.values(), reverse=True)[FLAME_NODE_LIMIT - 1]
+        keep = set()
+        for n in order:
+            if totals[n.id] >= cut and (n.parent is None or n.parent.id in keep):
+                keep.add(n.id)
+        order = [n for n in order if n.id in keep]
+    index = {n.id: i for i, n in enumerate(order)}
+    labels, label_of = [], {}
+    parent, label, incl, visits, kind = [], [], [], [], []
+    kinds = {"code": 0, "mpi": 1, "measurement": 2}
+    for n in order:
+        text = n.label
+        li = label_of.get(text)
+        if li is None:
+            li = label_of[text] = len(labels)
+            labels.append(text)
+        parent.append(index[n.parent.id] if n.parent is not None else -1)
+        label.append(li)
+        incl.append(int(round(sum(tree.incl[n.id]) * 1e9)))
+        visits.append(0 if n.params else sum(tree.visits[n.id]))
+        kind.append(kinds[n.region.kind])
+    data = {"labels": labels, "parent": parent, "label": label, "incl": incl,
+            "visits": visits, "kind": kind, "truncated": len(order) < len(tree.nodes)}
+    if len(order) * nloc <= PER_LOCATION_LIMIT and nloc > 1:
+        data["by_loc"] = [[int(round(tree.incl[n.id][l] * 1e9)) for n in order]
+                          for l in range(nloc)]
+    return data
+
+
+def timeline_data(exp):
+    scan = exp.scan
+    if scan is None or not scan.opts.get("timeline_limit"):
+        return None
+    cols = scan.raw.slices()
+    start = array("Q", cols["start"])
+    dur = array("Q", cols["dur"])
+    region = array("I", cols["region"])
+    loc = array("I", cols["loc"])
+    depth = array("I", cols["depth"])
+    nloc = len(scan.locations)
+    offsets = [0] * (nloc + 1)
+    for l in loc:
+        offsets[l + 1] += 1
+    for i in range(nloc):
+        offsets[i + 1] += offsets[i]
+    bins = scan.opts.get("density_bins") or 0
+    density = []
+    for l in range(nloc):
+        raw = scan.raw.density(l) if bins else None
+        density.append(_b64(array("I", raw)) if raw else None)
+    msgs = scan.messages()
+    region_kind = {"code": 0, "mpi": 1, "measurement": 2}
+    return {
+        "span_ns": scan.span_ns,
+        "lanes": [{"name": l.name, "rank": scan.ranks[l.rank].name,
+                   "max_depth": scan.loc_stats[l.index]["max_depth"],
+                   "calls": scan.loc_stats[l.index]["enters"]} for l in scan.locations],
+        "regions": [r.name for r in scan.regions],
+        "region_kind": [region_kind[r.kind] for r in scan.regions],
+        "offsets": offsets,
+        "start": _b64(array("d", start)),
+        "dur": _b64(array("f", dur)),
+        "region": _b64(region),
+        "depth": _b64(array("B", (min(d, 255) for d in depth))),
+        "kept": len(start),
+        "calls": scan.calls,
+        "threshold_ns": scan.summary["threshold_ns"],
+        "min_ns": scan.opts.get("timeline_min_ns", 0),
+        "max_depth": None if scan.opts.get("timeline_max_depth", 0xFFFFFFFF) == 0xFFFFFFFF
+        else scan.opts["timeline_max_depth"],
+        "density_bins": bins,
+        "density": density,
+        "flushes": [[l, s, e] for s, e, l in msgs["flushes"]],
+        "flushes_total": msgs["flushes_total"],
+        "messages": [list(p) for p in msgs["pairs"]],
+        "messages_total": msgs["sends_total"],
+    }
+
+
+def balance_data(tree):
+    lb = load_balance(tree, top=25)
+    return {
+        "unit": lb["unit"], "names": lb["names"], "work": lb["work"], "mpi": lb["mpi"],
+        "other": lb["other"], "idle": lb["idle"],
+        "regions": [{"name": r["stat"].region.name, "kind": r["stat"].region.kind,
+                     "values": r["incl"], "stats": list(r["stats"])} for r in lb["regions"]],
+    }, lb
+
+
+def mpi_data(exp, tree):
+    out = {"ranks": [r.name for r in tree.ranks], "p2p": [], "collectives": [],
+           "source": None}
+    if exp.scan is not None:
+        m = exp.scan.messages()
+        if m["p2p"] or m["collectives"]:
+            out["source"] = "trace"
+            out["ranks"] = [r.name for r in exp.scan.ranks]
+            out["p2p"] = [list(p) for p in m["p2p"]]
+            out["collectives"] = [[r, COLLECTIVE_OPS.get(op, "op %d" % op), c, s, rv]
+                                  for r, op, c, s, rv in m["collectives"]]
+    if exp.profile is not None:
+        names = {m.uniq_name for m in exp.profile.metrics}
+        for metric in ("bytes_sent", "bytes_received"):
+            if metric in names:
+                vals = exp.profile.values(metric, inclusive=True)
+                per_loc = [sum(vals[r.id][l] for r in exp.profile.roots)
+                           for l in range(len(exp.profile.locations))]
+                out[metric] = tree.rank_values(per_loc)
+    return out
+
+
+def config_data(exp):
+    scan = exp.scan
+    trace = None
+    if exp.has_trace and exp.trace_error is None:
+        defs = exp.definitions()
+        trace = {"anchor": exp.trace_path, "creator": defs["creator"],
+                 "otf2": "%d.%d.%d" % tuple(defs["version"]),
+                 "timer_resolution": defs["resolution"], "locations": len(defs["locations"]),
+                 "length_ns": defs["length_ns"]}
+        if scan is not None:
+            trace.update(events=scan.events, calls=scan.calls)
+    return {
+        "cfg": exp.config,
+        "profile_attrs": sorted(exp.profile.attrs.items()) if exp.profile else [],
+        "profile": exp.profile_path,
+        "trace": trace,
+        "manifest": exp.manifest,
+    }
+
+
+# ---- static HTML parts -------------------------------------------------------------
+
+def region_table_html(tree, total, lb):
+    unit_groups = ([r.locations for r in tree.ranks] if lb["unit"] == "rank"
+                   else [[l.index] for l in tree.locations])
+    rows = []
+    for st in top_regions(tree, "excl", None):
+        per_unit = [sum(st.per_loc_incl[l] for l in g) for g in unit_groups]
+        mean = sum(per_unit) / len(per_unit) if per_unit else 0.0
+        imb = max(per_unit) / mean if mean > 0 and len(per_unit) > 1 else None
+        per_visit = st.incl / st.visits if st.visits else None
+        r = st.region
+        where = "%s:%d" % (r.file, r.line) if r.file and r.line else (r.file or "")
+        cells = [
+            ('class="name"', esc(r.name), r.name),
+            ("", esc(r.kind if r.kind != "code" else r.paradigm), r.kind),
+            ('class="file"', esc(where), where),
+            ("", format_count(st.visits), st.visits),
+            ("", format_seconds(st.excl), st.excl),
+            ("", "%.1f%%" % (100 * st.excl / total) if total else "-", st.excl),
+            ("", format_seconds(st.incl), st.incl),
+            ("", "%.1f%%" % (100 * st.incl / total) if total else "-", st.incl),
+            ("", format_seconds(per_visit), per_visit if per_visit is not None else -1),
+            ("", format_seconds(st.min), st.min if st.min is not None else -1),
+            ("", format_seconds(st.max), st.max if st.max is not None else -1),
+            ("", "%.2f" % imb if imb is not None else "-", imb if imb is not None else -1),
+        ]
+        rows.append("<tr>%s</tr>" % "".join(
+            '<td %s data-sort="%s">%s</td>' % (attr, esc(key), text)
+            for attr, text, key in cells))
+    head = ["region", "kind", "file:line", "visits", "exclusive", "excl %", "inclusive",
+            "incl %", "per visit", "min", "max", "max/mean " + lb["unit"]]
+    numeric = [False, False, False] + [True] * 9
+    ths = "".join('<th data-numeric="%d">%s</th>' % (num, esc(h)) for h, num in zip(head, numeric))
+    return ('<table id="region-table" class="sortable"><thead><tr>%s</tr></thead>'
+            '<tbody>%s</tbody></table>' % (ths, "\n".join(rows)))
+
+
+def facts_html(exp):
+    items = []
+    for note in exp.missing():
+        items.append('<li class="missing">missing: %s</li>' % esc(note))
+    for severity, text in exp.measurement_facts():
+        items.append('<li class="%s">%s</li>' % (severity, esc(text)))
+    return "<ul class=\"facts\">%s</ul>" % "".join(items)
+
+
+def summary_html(tree, total, top):
+    def table(key, title):
+        rows = []
+        for st in top_regions(tree, key, top):
+            rows.append("<tr><td class=\"name\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
+                        % (esc(st.region.name), format_seconds(getattr(st, key)),
+                           "%.1f%%" % (100 * getattr(st, key) / total) if total else "-",
+                           format_count(st.visits)))
+        return ('<div class="top"><h3>%s</h3><table class="plain"><thead><tr><th>region</th>'
+                '<th>time</th><th>%%</th><th>visits</th></tr></thead><tbody>%s</tbody>'
+                '</table></div>' % (esc(title), "".join(rows)))
+    return '<div class="tops">%s%s</div>' % (table("excl", "Top regions by exclusive time"),
+                                              table("incl", "Top regions by inclusive time"))
+
+
+def page(title, body, data, mode):
+    """The whole document. `mode` picks the entry point of report.js."""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width\">"
+            "<title>%s</title><style>%s</style></head>\n<body data-mode=\"%s\">\n%s\n"
+            "<div id=\"js-errors\" hidden></div>\n"
+            "<script type=\"application/json\" id=\"report-data\">%s</script>\n"
+            "<script>%s</script>\n</body></html>\n" % (
+                esc(title), css(), mode, body,
+                _script_safe(json.dumps(data, separators=(",", ":"), allow_nan=False)),
+                _script_safe(js_assets())))
+
+
+def write_report(exp, path, args):
+    tree = exp.tree
+    total = tree.total_time()
+    balance, lb = balance_data(tree)
+    timeline = timeline_data(exp)
+    data = {
+        "title": exp.program,
+        "experiment": exp.path,
+        "source": tree.source,
+        "total_s": total,
+        "locations": [{"name": l.name, "rank": tree.ranks[l.rank].name} for l in tree.locations],
+        "flame": flame_data(tree),
+        "timeline": timeline,
+        "balance": balance,
+        "mpi": mpi_data(exp, tree),
+        "config": config_data(exp),
+    }
+    missing_timeline = ""
+    if timeline is None:
+        missing_timeline = ('<p class="missing">No timeline: %s.</p>' % (
+            "the trace could not be read" if exp.trace_error else
+            "this experiment has no trace (run with SCOREP_ENABLE_TRACING=true)"))
+    generated = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    body = """
+<header><h1>scorep report: %(program)s</h1>
+<p class="sub">%(path)s &middot; %(ranks)d process(es), %(threads)d thread(s) &middot;
+%(total)s of thread time &middot; %(calls)s calls &middot; call tree from the %(source)s
+&middot; written %(generated)s</p></header>
+<nav><a href="#summary">Summary</a><a href="#flame">Flame graph</a><a href="#regions">Regions</a>
+<a href="#timeline">Timeline</a><a href="#balance">Load balance</a><a href="#mpi">MPI</a>
+<a href="#config">Configuration</a></nav>
+<main>
+<section id="summary"><h2>Summary</h2>%(facts)s%(tops)s</section>
+<section id="flame"><h2>Flame graph</h2>
+<div class="controls"><label><input type="checkbox" id="flame-icicle"> icicle (root on top)</label>
+<select id="flame-location"></select>
+<input id="flame-search" type="search" placeholder="highlight regions containing...">
+<button id="flame-reset">reset zoom</button>
+<span class="hint">click a frame to zoom into it; width = inclusive time</span></div>
+<div id="flame-details" class="details">&nbsp;</div><div id="flame-chart"></div></section>
+<section id="regions"><h2>Regions</h2>
+<div class="controls"><input id="region-filter" type="search" placeholder="filter regions...">
+<span class="hint">click a column to sort</span></div>%(table)s</section>
+<section id="timeline"><h2>Timeline</h2>%(missing_timeline)s
+<div class="controls" id="timeline-controls"><button id="tl-zoom-in">+</button>
+<button id="tl-zoom-out">&minus;</button><button id="tl-reset">reset</button>
+<span class="hint">wheel: zoom &middot; drag: pan &middot; click a call: zoom to it</span></div>
+<div id="timeline-info" class="details">&nbsp;</div>
+<div id="timeline-box"><canvas id="timeline-canvas"></canvas></div></section>
+<section id="balance"><h2>Load balance</h2><div id="balance-info"></div>
+<div id="balance-box"><canvas id="balance-canvas"></canvas></div>
+<div id="balance-table"></div></section>
+<section id="mpi"><h2>MPI</h2><div id="mpi-body"></div></section>
+<section id="config"><h2>Configuration</h2><div id="config-body"></div></section>
+</main>""" % {
+        "program": esc(exp.program), "path": esc(exp.path), "ranks": len(tree.ranks),
+        "threads": len(tree.locations), "total": esc(format_seconds(total)),
+        "calls": format_count(tree.total_visits()), "source": tree.source,
+        "generated": generated, "facts": facts_html(exp),
+        "tops": summary_html(tree, total, args.top),
+        "table": region_table_html(tree, total, lb), "missing_timeline": missing_timeline,
+    }
+    text = page("scorep report: %s" % exp.program, body, data, "report")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    info = "%d regions, %d call paths" % (len(tree.flat()), len(tree.nodes))
+    if timeline:
+        info += ", timeline of %s calls" % format_count(timeline["kept"])
+        if timeline["kept"] < timeline["calls"]:
+            info += " (the longest of %s; --timeline-calls keeps more)" % format_count(
+                timeline["calls"])
+    return info

@@ -1,0 +1,359 @@
+"""The call-path data every report works on, whatever it was read from (the CUBE4 profile
+or a scan of the OTF2 trace): regions, ranks (processes) with their locations (threads),
+a call tree, and per (call path, location) visits and inclusive time."""
+
+import math
+
+__all__ = ["ReportError", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
+           "PARADIGMS", "ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
+           "format_bytes", "parse_duration", "parse_size", "format_duration_option"]
+
+
+class ReportError(Exception):
+    """A report that cannot be made; str() is the one-line reason shown to the user."""
+
+
+# OTF2 enumerations (OTF2_Definitions.h, 3.0), named as CUBE names them.
+PARADIGMS = {0: "unknown", 1: "user", 2: "compiler", 3: "openmp", 4: "mpi", 5: "cuda",
+             6: "measurement", 7: "pthread", 8: "hmpp", 9: "ompss", 10: "hardware",
+             11: "gaspi", 12: "upc", 13: "shmem", 14: "winthread", 15: "qtthread",
+             16: "acethread", 17: "tbbthread", 18: "openacc", 19: "opencl", 20: "mtapi",
+             21: "sampling", 22: "none", 23: "hip", 24: "kokkos"}
+ROLES = {0: "unknown", 1: "function", 2: "wrapper", 3: "loop", 4: "code", 5: "parallel",
+         6: "sections", 7: "section", 8: "workshare", 9: "single", 10: "single sblock",
+         11: "master", 12: "critical", 13: "critical sblock", 14: "atomic", 15: "barrier",
+         16: "implicit barrier", 17: "flush", 18: "ordered", 19: "ordered sblock", 20: "task",
+         21: "task create", 22: "task wait", 23: "one2all", 24: "all2one", 25: "all2all",
+         26: "other collective", 27: "file io", 28: "point2point", 29: "rma",
+         30: "data transfer", 31: "artificial", 32: "thread create", 33: "thread wait",
+         34: "task untied", 35: "allocate", 36: "deallocate", 37: "reallocate",
+         38: "file io metadata"}
+COLLECTIVE_OPS = {0: "barrier", 1: "bcast", 2: "gather", 3: "gatherv", 4: "scatter",
+                  5: "scatterv", 6: "allgather", 7: "allgatherv", 8: "alltoall",
+                  9: "alltoallv", 10: "alltoallw", 11: "allreduce", 12: "reduce",
+                  13: "reduce_scatter", 14: "scan", 15: "exscan",
+                  16: "reduce_scatter_block"}
+
+
+class Region:
+    __slots__ = ("id", "name", "file", "line", "paradigm", "role")
+
+    def __init__(self, id, name, file="", line=0, paradigm="user", role="function"):
+        self.id = id
+        self.name = name
+        self.file = file
+        self.line = line if line and line > 0 else 0
+        self.paradigm = paradigm
+        self.role = role
+
+    @property
+    def kind(self):
+        """"mpi", "measurement" (the program root and the tool's own regions) or "code"."""
+        if self.paradigm == "mpi":
+            return "mpi"
+        if self.paradigm in ("measurement", "measurement_system") or self.role == "artificial":
+            return "measurement"
+        return "code"
+
+    def __repr__(self):
+        return "Region(%d, %r)" % (self.id, self.name)
+
+
+class Location:
+    """A thread (CUBE location, OTF2 location). ``rank`` is the index of its Rank."""
+    __slots__ = ("index", "name", "rank", "thread")
+
+    def __init__(self, index, name, rank, thread):
+        self.index = index
+        self.name = name
+        self.rank = rank
+        self.thread = thread
+
+    def __repr__(self):
+        return "Location(%d, %r, rank=%d)" % (self.index, self.name, self.rank)
+
+
+class Rank:
+    """A process: an MPI rank ("MPI Rank 3") or the one process of a serial run."""
+    __slots__ = ("index", "name", "locations")
+
+    def __init__(self, index, name, locations):
+        self.index = index
+        self.name = name
+        self.locations = locations
+
+    def __repr__(self):
+        return "Rank(%d, %r)" % (self.index, self.name)
+
+
+class Node:
+    """A call path. ``params`` are (name, value) pairs of a parameter split: such a node is
+    one value of its parent's region, not a call of its own. ``recursive`` is true when an
+    ancestor has the same region (its time is already in that ancestor's)."""
+    __slots__ = ("id", "parent", "region", "children", "params", "depth", "recursive")
+
+    def __init__(self, id, parent, region, params=()):
+        self.id = id
+        self.parent = parent
+        self.region = region
+        self.children = []
+        self.params = list(params)
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.recursive = False
+
+    @property
+    def label(self):
+        if not self.params:
+            return self.region.name
+        return "%s [%s]" % (self.region.name,
+                            ", ".join("%s=%s" % (k, v) for k, v in self.params))
+
+    def path(self):
+        nodes = []
+        node = self
+        while node is not None:
+            nodes.append(node)
+            node = node.parent
+        nodes.reverse()
+        return nodes
+
+    def __repr__(self):
+        return "Node(%d, %r)" % (self.id, self.label)
+
+
+class RegionStat:
+    """A region summed over its call paths. Times in seconds; ``incl`` counts recursion
+    once. ``per_loc_*`` are lists by location index."""
+    __slots__ = ("region", "visits", "excl", "incl", "min", "max", "per_loc_visits",
+                 "per_loc_excl", "per_loc_incl")
+
+    def __init__(self, region, nloc):
+        self.region = region
+        self.visits = 0
+        self.excl = 0.0
+        self.incl = 0.0
+        self.min = None
+        self.max = None
+        self.per_loc_visits = [0] * nloc
+        self.per_loc_excl = [0.0] * nloc
+        self.per_loc_incl = [0.0] * nloc
+
+
+class CallTree:
+    """``visits[n][l]`` and ``incl[n][l]`` (seconds) per node id and location index;
+    ``mins``/``maxs`` (seconds per visit, 0 where never visited) when the source has them.
+    ``source`` says where it came from: "profile" or "trace"."""
+
+    def __init__(self, regions, ranks, locations, nodes, visits, incl, mins=None, maxs=None,
+                 source="profile"):
+        self.regions = regions
+        self.ranks = ranks
+        self.locations = locations
+        self.nodes = nodes
+        self.roots = [n for n in nodes if n.parent is None]
+        self.visits = visits
+        self.incl = incl
+        self.mins = mins
+        self.maxs = maxs
+        self.source = source
+        self._excl = None
+        self._mark_recursion()
+
+    def _mark_recursion(self):
+        # Iterative DFS with a count of each region on the current path.
+        on_path = {}
+        for root in self.roots:
+            stack = [(root, False)]
+            while stack:
+                node, leaving = stack.pop()
+                rid = node.region.id
+                if leaving:
+                    on_path[rid] -= 1
+                    continue
+                node.recursive = on_path.get(rid, 0) > 0
+                on_path[rid] = on_path.get(rid, 0) + 1
+                stack.append((node, True))
+                for child in reversed(node.children):
+                    stack.append((child, False))
+
+    @property
+    def excl(self):
+        """Exclusive time per node and location: own inclusive minus the children's."""
+        if self._excl is None:
+            nloc = len(self.locations)
+            out = []
+            for node in self.nodes:
+                row = list(self.incl[node.id])
+                for child in node.children:
+                    crow = self.incl[child.id]
+                    for i in range(nloc):
+                        row[i] -= crow[i]
+                # Rounding of stored doubles can leave -1e-18 where the truth is 0.
+                out.append([v if v > 0.0 else 0.0 for v in row])
+            self._excl = out
+        return self._excl
+
+    def preorder(self):
+        order = []
+        stack = list(reversed(self.roots))
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(reversed(node.children))
+        return order
+
+    def total_time(self, locations=None):
+        """Run time summed over locations: the roots' inclusive time."""
+        cols = range(len(self.locations)) if locations is None else locations
+        return sum(self.incl[r.id][l] for r in self.roots for l in cols)
+
+    def location_time(self, loc):
+        return sum(self.incl[r.id][loc] for r in self.roots)
+
+    def total_visits(self, locations=None):
+        cols = range(len(self.locations)) if locations is None else locations
+        return sum(self.visits[n.id][l] for n in self.nodes if not n.params for l in cols)
+
+    def flat(self):
+        """RegionStat per region that was visited, in region id order."""
+        nloc = len(self.locations)
+        excl = self.excl
+        stats = {}
+        for node in self.nodes:
+            rid = node.region.id
+            st = stats.get(rid)
+            if st is None:
+                st = stats[rid] = RegionStat(node.region, nloc)
+            erow = excl[node.id]
+            for i in range(nloc):
+                st.per_loc_excl[i] += erow[i]
+            if not node.recursive:
+                irow = self.incl[node.id]
+                for i in range(nloc):
+                    st.per_loc_incl[i] += irow[i]
+            if not node.params:
+                vrow = self.visits[node.id]
+                for i in range(nloc):
+                    st.per_loc_visits[i] += vrow[i]
+                if self.mins is not None:
+                    for i in range(nloc):
+                        if vrow[i]:
+                            lo, hi = self.mins[node.id][i], self.maxs[node.id][i]
+                            st.min = lo if st.min is None else min(st.min, lo)
+                            st.max = hi if st.max is None else max(st.max, hi)
+        for st in stats.values():
+            st.visits = sum(st.per_loc_visits)
+            st.excl = sum(st.per_loc_excl)
+            st.incl = sum(st.per_loc_incl)
+        return [stats[k] for k in sorted(stats)]
+
+    def restrict(self, locations):
+        """The same tree with only these location columns (e.g. one rank)."""
+        locations = sorted(locations)
+        keep_ranks = sorted({self.locations[l].rank for l in locations})
+        rank_map = {r: i for i, r in enumerate(keep_ranks)}
+        new_locs = []
+        for i, l in enumerate(locations):
+            old = self.locations[l]
+            new_locs.append(Location(i, old.name, rank_map[old.rank], old.thread))
+        ranks = [Rank(rank_map[r], self.ranks[r].name,
+                      [i for i, l in enumerate(new_locs) if l.rank == rank_map[r]])
+                 for r in keep_ranks]
+
+        def cols(rows):
+            return None if rows is None else [[row[l] for l in locations] for row in rows]
+
+        tree = CallTree.__new__(CallTree)
+        tree.regions = self.regions
+        tree.ranks = ranks
+        tree.locations = new_locs
+        tree.nodes = self.nodes
+        tree.roots = self.roots
+        tree.visits = cols(self.visits)
+        tree.incl = cols(self.incl)
+        tree.mins = cols(self.mins)
+        tree.maxs = cols(self.maxs)
+        tree.source = self.source
+        tree._excl = None
+        return tree
+
+    def rank_values(self, per_loc):
+        """Sums of a per-location list per rank."""
+        return [sum(per_loc[l] for l in rank.locations) for rank in self.ranks]
+
+
+# ---- formatting and parsing shared by the reports ------------------------------------
+
+def format_seconds(s):
+    """Seconds with a unit that keeps 3-4 significant digits: 1.23 s, 45.6 ms, 789 us."""
+    if s is None:
+        return "-"
+    a = abs(s)
+    if a >= 100:
+        return "%.0f s" % s
+    if a >= 1:
+        return "%.3g s" % s if a < 10 else "%.1f s" % s
+    if a >= 1e-3:
+        return "%.3g ms" % (s * 1e3)
+    if a >= 1e-6:
+        return "%.3g us" % (s * 1e6)
+    if a == 0:
+        return "0 s"
+    return "%.3g ns" % (s * 1e9)
+
+
+def format_count(n):
+    return "{:,}".format(int(n))
+
+
+def format_bytes(n):
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return "%.1f %s" % (n / size, unit)
+    return "%d B" % n
+
+
+_DUR_UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def parse_duration(text):
+    """'10us', '1.5ms', '2s', '500ns' or a plain number of microseconds -> ns (int)."""
+    t = text.strip().lower()
+    for unit in sorted(_DUR_UNITS, key=len, reverse=True):
+        if t.endswith(unit):
+            number = t[:-len(unit)].strip()
+            scale = _DUR_UNITS[unit]
+            break
+    else:
+        number, scale = t, 1e3
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError("%r is not a duration (e.g. 10us, 1.5ms, 2s)" % text)
+    if value < 0 or math.isnan(value) or math.isinf(value):
+        raise ValueError("%r is not a duration (e.g. 10us, 1.5ms, 2s)" % text)
+    return int(round(value * scale))
+
+
+def parse_size(text):
+    """'300M', '1G', '500k', '1000' (bytes) -> bytes."""
+    t = text.strip().upper().rstrip("B")
+    scale = 1
+    if t and t[-1] in "KMGT":
+        scale = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[t[-1]]
+        t = t[:-1]
+    try:
+        value = float(t)
+    except ValueError:
+        raise ValueError("%r is not a size (e.g. 300M, 1G)" % text)
+    if value <= 0 or math.isnan(value) or math.isinf(value):
+        raise ValueError("%r is not a size (e.g. 300M, 1G)" % text)
+    return int(value * scale)
+
+
+def format_duration_option(ns):
+    """ns as the shortest --min-duration text that parses back to at most ns."""
+    for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns >= scale:
+            return "%g%s" % (math.floor(ns / scale * 100) / 100, unit)
+    return "%dns" % ns

@@ -1,0 +1,391 @@
+"""scorep.report on real measurements: the terminal report and every export checked with
+its real consumer where one runs here (pstats.Stats, Graphviz dot) and with our
+validators otherwise; values against a program with known call counts
+(programs/report_work.py); profile-only, trace-only and error paths."""
+
+import marshal
+import os
+import pstats
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import program, run_scorep
+from test_report_support import report, validate_chrome, validate_speedscope, chrome_slices
+
+sys.path.insert(0, str(__import__("conftest").SRC))
+from scorep.report.readers import Experiment  # noqa: E402
+
+KNOWN = {"__main__:trunk": 1, "__main__:branch": 4, "__main__:leaf": 12,
+         "__main__:recurse": 6, "__main__:nap": 1}
+
+
+def measure(tmp_path, name, script="report_work.py", args=(), **env):
+    exp = tmp_path / name
+    out = run_scorep(sys.executable, [program(script)] + list(args), exp, cwd=tmp_path, **env)
+    assert out.returncode == 0, out.stderr
+    return exp
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    """report_work.py with profile and trace."""
+    tmp = tmp_path_factory.mktemp("both")
+    return measure(tmp, "exp", SCOREP_ENABLE_TRACING="true")
+
+
+ROW = re.compile(r"^\s+(\S+ \S+)\s+(\S+%)\s+(\S+ \S+)\s+(\S+%)\s+([\d,]+)\s+(\S+ \S+|-)"
+                 r"\s+(\S.*)$")
+
+
+def visits_in(text, region):
+    """The visits column of a region's first row in a terminal table."""
+    for line in text.splitlines():
+        m = ROW.match(line)
+        if m and m.group(7) == region:
+            return int(m.group(5).replace(",", ""))
+    raise AssertionError("%s not in the report" % region)
+
+
+def test_terminal_report_known_counts(both):
+    out = report(both)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    text = out.stdout
+    assert text.startswith("scorep report: %s\n" % both)
+    assert "  program  report_work.py" in text
+    assert "1 process, 1 thread;" in text
+    for region, visits in KNOWN.items():
+        assert visits_in(text, region) == visits, region
+    # nap sleeps 20 ms: the largest exclusive time, first row of the first table
+    first = text.split("Top 15 regions by exclusive time")[1].splitlines()[2]
+    assert first.endswith("__main__:nap")
+    assert "Threads" in text and "MainThread" in text
+    assert "no trace buffer flush during the run" in text
+    assert re.search(r"- [\d.]+ [mu]s \([\d.]+%\) of the run is outside any recorded function", text)
+    assert "trace: " in text and " events, " in text
+    assert "missing" not in text
+
+
+def test_trees_from_profile_and_trace_agree(both):
+    """The C reader's call tree (from events) and the profile agree: same call paths,
+    visits, and times within 1 us (both come from the same timestamps)."""
+    prof = Experiment(both, "profile").tree
+    exp = Experiment(both, "trace")
+    tree = exp.tree
+    assert tree.source == "trace" and prof.source == "profile"
+
+    def paths(t):
+        out = {}
+        for n in t.preorder():
+            key = tuple(m.label for m in n.path())
+            out[key] = (sum(t.visits[n.id]), sum(t.incl[n.id]))
+        return out
+    a, b = paths(prof), paths(tree)
+    assert set(a) == set(b)
+    for key in a:
+        assert a[key][0] == b[key][0], key
+        assert abs(a[key][1] - b[key][1]) < 1e-6, (key, a[key], b[key])
+    flat = {s.region.name: s for s in tree.flat()}
+    for region, visits in KNOWN.items():
+        assert flat[region].visits == visits
+    assert flat["__main__:nap"].incl >= 0.02
+    # recursion counts once: the inclusive time of recurse is its outermost call's
+    outer = [n for n in tree.nodes if n.region.name == "__main__:recurse" and not n.recursive]
+    assert len(outer) == 1 and flat["__main__:recurse"].incl == sum(tree.incl[outer[0].id])
+
+
+def test_pstats_opens_the_prof(both, tmp_path):
+    out = report(both, "-o", tmp_path / "p.prof")
+    assert out.returncode == 0, out.stderr
+    assert "wrote %s" % (tmp_path / "p.prof") in out.stdout
+    st = pstats.Stats(str(tmp_path / "p.prof"))
+    by_name = {k[2]: (k, v) for k, v in st.stats.items()}
+    src = program("report_work.py")
+    for region, visits in KNOWN.items():
+        key, (cc, nc, tt, ct, callers) = by_name[region]
+        assert key[0] == src and nc == visits, region
+    key, (cc, nc, tt, ct, callers) = by_name["__main__:recurse"]
+    assert (cc, nc) == (1, 6)  # 6 calls, 1 primitive: pstats prints 6/1
+    assert key[1] == 24  # first line of `def recurse`
+    leaf_callers = by_name["__main__:leaf"][1][4]
+    assert list(leaf_callers) == [by_name["__main__:branch"][0]]
+    assert leaf_callers[by_name["__main__:branch"][0]][:2] == (12, 12)
+    nap = by_name["__main__:nap"][1]
+    assert 0.02 <= nap[2] <= nap[3] < 1.0
+    assert st.total_calls == sum(v[1] for v in st.stats.values())
+    # the pstats command line prints it too
+    text = subprocess.run([sys.executable, "-c", "import pstats; pstats.Stats(%r)"
+                           ".sort_stats('tottime').print_stats(3)" % str(tmp_path / "p.prof")],
+                          capture_output=True, text=True)
+    assert text.returncode == 0 and "report_work.py:28(__main__:nap)" in text.stdout
+    assert "6/1" in subprocess.run(
+        [sys.executable, "-c", "import pstats; pstats.Stats(%r).print_stats('recurse')"
+         % str(tmp_path / "p.prof")], capture_output=True, text=True).stdout
+    with open(tmp_path / "p.prof", "rb") as f:
+        assert isinstance(marshal.load(f), dict)
+
+
+def test_collapsed_stacks(both, tmp_path):
+    out = report(both, "-o", tmp_path / "s.collapsed")
+    assert out.returncode == 0, out.stderr
+    lines = (tmp_path / "s.collapsed").read_text().splitlines()
+    stacks = {}
+    for line in lines:
+        stack, value = line.rsplit(" ", 1)
+        assert re.fullmatch(r"\d+", value) and int(value) > 0
+        assert ";;" not in stack and "\n" not in stack
+        stacks[stack] = int(value)
+    leaf = "report_work.py;__main__:<module>;__main__:trunk;__main__:branch;__main__:leaf"
+    assert leaf in stacks
+    nap = stacks["report_work.py;__main__:<module>;__main__:nap"]
+    assert 20_000_000 <= nap < 1_000_000_000
+    deepest = max(stacks, key=lambda s: s.count(";"))
+    assert deepest.count("__main__:recurse") == 6
+    total = Experiment(both).tree.total_time()
+    assert abs(sum(stacks.values()) - total * 1e9) < len(stacks) + 1  # rounding per line
+
+
+def test_speedscope_export(both, tmp_path):
+    out = report(both, "-o", tmp_path / "p.speedscope.json")
+    assert out.returncode == 0, out.stderr
+    doc = validate_speedscope(tmp_path / "p.speedscope.json")
+    assert len(doc["profiles"]) == 1 and doc["profiles"][0]["name"] == "MainThread"
+    frames = doc["shared"]["frames"]
+    names = [f["name"] for f in frames]
+    prof = doc["profiles"][0]
+    # samples are root first: every stack starts at the program root
+    assert all(names[s[0]] == "report_work.py" for s in prof["samples"])
+    leaf = names.index("__main__:leaf")
+    assert frames[leaf]["file"] == program("report_work.py") and frames[leaf]["line"] == 8
+    nap = names.index("__main__:nap")
+    nap_weight = sum(w for s, w in zip(prof["samples"], prof["weights"]) if s[-1] == nap)
+    assert nap_weight >= 20_000_000
+
+
+def test_chrome_json_known_calls(both, tmp_path):
+    path = tmp_path / "t.json"
+    out = report(both, "-o", path)
+    assert out.returncode == 0, out.stderr
+    doc = validate_chrome(path)
+    xs = chrome_slices(doc)
+    counts = {}
+    for e in xs:
+        counts[e["name"]] = counts.get(e["name"], 0) + 1
+    for region, visits in KNOWN.items():
+        assert counts[region] == visits
+    assert doc["displayTimeUnit"] == "ns" and doc["otherData"]["exporter"] == "scorep-report"
+    meta = [e for e in doc["traceEvents"] if e["ph"] == "M"]
+    assert {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1,
+            "args": {"name": "MainThread"}} in meta
+    assert any(e["name"] == "process_name" and e["args"]["name"] == "report_work.py (Process)"
+               for e in meta)
+    nap = [e for e in xs if e["name"] == "__main__:nap"][0]
+    assert nap["dur"] >= 20000.0 and nap["cat"] == "python"
+    # the calls of leaf lie inside their branch
+    branches = [e for e in xs if e["name"] == "__main__:branch"]
+    for e in xs:
+        if e["name"] == "__main__:leaf":
+            assert any(b["ts"] <= e["ts"] and e["ts"] + e["dur"] <= b["ts"] + b["dur"] + 0.001
+                       for b in branches)
+    assert "wrote %s" % path in out.stdout and "%d calls" % len(xs) in out.stdout
+
+
+def test_chrome_json_caps(both, tmp_path):
+    path = tmp_path / "cap.json"
+    out = report(both, "-o", path, "--max-size", "1k")
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("scorep-report: %s would hold "
+                                                                  % path)
+    assert "--min-duration" in out.stderr and "--force" in out.stderr
+    assert not path.exists() and not list(tmp_path.glob(".scorep-report-*"))
+    # the suggested depth cap fits, and --max-depth 1 keeps <module> and its callees
+    out = report(both, "-o", path, "--max-depth", "1")
+    assert out.returncode == 0, out.stderr
+    names = {e["name"] for e in chrome_slices(validate_chrome(path))}
+    assert {"__main__:<module>", "__main__:trunk", "__main__:recurse", "__main__:nap"} <= names
+    assert "__main__:leaf" not in names and "__main__:branch" not in names
+    out = report(both, "-o", path, "--min-duration", "10ms")
+    assert out.returncode == 0, out.stderr
+    names = [e["name"] for e in chrome_slices(validate_chrome(path))]
+    assert "__main__:nap" in names and "__main__:leaf" not in names
+    out = report(both, "-o", path, "--max-size", "1k", "--force")
+    assert out.returncode == 0 and path.stat().st_size > 1000
+
+
+def test_dot_png_svg_through_graphviz(both, tmp_path):
+    out = report(both, "-o", tmp_path / "g.dot", "-o", tmp_path / "g.svg", "-o",
+                 tmp_path / "g.png", "--node-threshold", "0")
+    assert out.returncode == 0, out.stderr
+    dot = (tmp_path / "g.dot").read_text()
+    assert "__main__:leaf\\n" in dot and "12\xd7" in dot and "->" in dot
+    # recursion (recurse -> recurse) is counted once: no edge above 100%
+    edge_pcts = [float(x) for x in re.findall(r' -> \d+ \[.*?label="([\d.]+)%', dot)]
+    assert edge_pcts and max(edge_pcts) <= 100.0
+    check = subprocess.run(["dot", "-Tplain", str(tmp_path / "g.dot")], capture_output=True,
+                           text=True)
+    assert check.returncode == 0 and check.stderr == ""
+    plain_nodes = [l for l in check.stdout.splitlines() if l.startswith("node ")]
+    assert any("__main__:leaf" in l for l in plain_nodes)
+    assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = (tmp_path / "g.svg").read_text()
+    assert "<svg" in svg and "__main__:branch" in svg
+    # the default threshold (0.5% of the time) leaves the microsecond calls out
+    out = report(both, "-o", tmp_path / "small.dot")
+    assert out.returncode == 0
+    small = (tmp_path / "small.dot").read_text()
+    assert "__main__:nap" in small and "__main__:leaf" not in small
+
+
+def test_per_rank_outputs(both, tmp_path):
+    out = report(both, "-o", tmp_path / "cpu_{rank}.prof")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "cpu_0.prof").exists()
+    pstats.Stats(str(tmp_path / "cpu_0.prof"))
+
+
+def test_profile_only(tmp_path):
+    exp = measure(tmp_path, "prof_only")
+    out = report(exp)
+    assert out.returncode == 0, out.stderr
+    assert "missing  no trace (traces.otf2): tracing was off" in out.stdout
+    assert visits_in(out.stdout, "__main__:leaf") == 12
+    out = report(exp, "-o", tmp_path / "t.json")
+    assert out.returncode == 1
+    assert out.stderr == ("scorep-report: %s needs a trace, and %s has only a profile (run with "
+                          "SCOREP_ENABLE_TRACING=true)\n" % (tmp_path / "t.json", exp))
+    assert not (tmp_path / "t.json").exists()
+    out = report(exp, "--source", "trace")
+    assert out.returncode == 1 and "has no trace" in out.stderr
+
+
+def test_trace_only(tmp_path):
+    exp = measure(tmp_path, "trace_only", SCOREP_ENABLE_TRACING="true",
+                  SCOREP_ENABLE_PROFILING="false")
+    assert not (exp / "profile.cubex").exists()
+    out = report(exp)
+    assert out.returncode == 0, out.stderr
+    assert "missing  no profile (profile.cubex)" in out.stdout
+    assert "(call tree)" in out.stdout.splitlines()[2]
+    for region, visits in KNOWN.items():
+        assert visits_in(out.stdout, region) == visits
+    out = report(exp, "-o", tmp_path / "t.prof")
+    assert out.returncode == 0
+    by_name = {k[2]: v for k, v in pstats.Stats(str(tmp_path / "t.prof")).stats.items()}
+    assert by_name["__main__:leaf"][1] == 12 and by_name["__main__:recurse"][:2] == (1, 6)
+    out = report(exp / "traces.otf2")  # the anchor file works as well
+    assert out.returncode == 0 and visits_in(out.stdout, "__main__:leaf") == 12
+
+
+def test_threads_breakdown(tmp_path):
+    exp = measure(tmp_path, "threads", "threads.py", SCOREP_ENABLE_TRACING="true")
+    out = report(exp)
+    assert out.returncode == 0, out.stderr
+    assert "1 process, 3 threads;" in out.stdout
+    threads = out.stdout.split("\nThreads\n")[1].split("\n\n")[0].splitlines()[1:]
+    assert sorted(l.split()[1] for l in threads) == ["MainThread", "worker-0", "worker-1"]
+    assert visits_in(out.stdout, "__main__:work") == 11
+    out = report(exp, "-o", tmp_path / "t.json", "-o", tmp_path / "t.speedscope.json")
+    assert out.returncode == 0, out.stderr
+    doc = validate_chrome(tmp_path / "t.json")
+    tnames = {e["args"]["name"] for e in doc["traceEvents"]
+              if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert tnames == {"MainThread", "worker-0", "worker-1"}
+    work = [e for e in chrome_slices(doc) if e["name"] == "__main__:work"]
+    assert len(work) == 11 and len({e["tid"] for e in work}) == 3
+    ss = validate_speedscope(tmp_path / "t.speedscope.json")
+    assert sorted(p["name"] for p in ss["profiles"]) == ["MainThread", "worker-0", "worker-1"]
+
+
+def test_diff_terminal(tmp_path):
+    a = measure(tmp_path, "a", args=["4"])
+    b = measure(tmp_path, "b", args=["8"])
+    out = report("diff", a, b)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "  A  %s  (report_work.py," % a in text and "  B  %s" % b in text
+    visits = text.split("Regions whose visits changed")[1]
+    rows = {l.split()[-1]: l.split()[:3] for l in visits.splitlines()[2:] if l.strip()}
+    assert rows["__main__:leaf"] == ["12", "24", "+12"]
+    assert rows["__main__:branch"] == ["4", "8", "+4"]
+    assert "__main__:nap" not in rows  # once in both
+
+
+def test_usage_and_error_paths(tmp_path, both):
+    cases = [
+        (["/nonexistent/exp"], 1, "scorep-report: /nonexistent/exp: no such file or directory\n"),
+        ([tmp_path], 1, None),
+        ([both, "-o", tmp_path / "x.xyz"], 2, None),
+        ([both, "--min-duration", "fast"], 2, None),
+        ([both, "-o", tmp_path / "nodir" / "x.prof"], 1, None),
+        ([both, "--source", "nothing"], 2, None),
+        (["diff", both], 2, None),
+        (["diff", both, both, "-o", tmp_path / "d.json"], 2, None),
+    ]
+    for args, status, message in cases:
+        out = report(*args)
+        assert out.returncode == status, (args, out.stderr)
+        assert out.stderr.startswith("scorep-report: "), out.stderr
+        assert out.stderr.count("\n") == 1, out.stderr
+        assert "Traceback" not in out.stderr
+        if message:
+            assert out.stderr == message
+    out = report(tmp_path)
+    assert "holds neither a profile (profile.cubex) nor a trace" in out.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "profile.cubex").write_bytes(b"not a tar")
+    out = report(broken)
+    assert out.returncode == 1 and out.stderr.startswith("scorep-report: %s" % broken)
+    assert out.stderr.count("\n") == 1
+    (broken / "profile.cubex").unlink()
+    (broken / "traces.otf2").write_text("garbage")
+    out = report(broken)
+    assert out.returncode == 1 and out.stderr.count("\n") == 1, out.stderr
+    assert report("--help").returncode == 0
+
+
+def test_unreadable_trace_falls_back_to_the_profile(tmp_path, both):
+    """A truncated trace (a crash while writing): the reports that the profile can make
+    still come, with one warning; the trace exports fail with one line."""
+    import shutil
+    exp = tmp_path / "exp"
+    shutil.copytree(both, exp)
+    evt = exp / "traces" / "0.evt"
+    evt.write_bytes(evt.read_bytes()[:100])
+    out = report(exp)
+    assert out.returncode == 0
+    assert out.stderr.startswith("scorep-report: warning: the trace is not read (%s: reading "
+                                 "the events of location 0 failed: " % (exp / "traces.otf2"))
+    assert out.stderr.count("\n") == 1
+    assert "missing  the trace could not be read" in out.stdout
+    assert visits_in(out.stdout, "__main__:leaf") == 12
+    out = report(exp, "-o", tmp_path / "t.json")
+    assert out.returncode == 1 and out.stderr.count("\n") == 1
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_console_script_entry_point(both):
+    """tools/install.py installs `scorep-report` as `from scorep.report import main`."""
+    code = ("import sys; from scorep.report import main; sys.exit(main([%r, '--top', '3']))"
+            % str(both))
+    env = dict(os.environ, PYTHONPATH=str(__import__("conftest").SRC))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and "Top 3 regions by exclusive time" in out.stdout
+
+
+def test_manifest_notes_are_reported(tmp_path, both):
+    """What the measurement wrote about lost data into MANIFEST.md shows in the report."""
+    import shutil
+    exp = tmp_path / "exp"
+    shutil.copytree(both, exp)
+    with open(exp / "MANIFEST.md", "a") as f:
+        f.write("\n## Measurement\n\n- 17 call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=128"
+                " were folded into their deepest call path\n- 2 trace buffer flush(es)\n")
+    text = report(exp).stdout
+    assert ("! MANIFEST.md: 17 call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=128 were "
+            "folded into their deepest call path") in text
+    assert "! MANIFEST.md: 2 trace buffer flush(es)" in text
+    assert "MANIFEST.md: `profile.cubex`" not in text  # the file list is no note
