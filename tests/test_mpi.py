@@ -252,3 +252,28 @@ def test_program_finalizing_mpi_itself(tmp_path):
     assert t.enters[(0, "__main__:before")] == 1
     assert t.enters[(0, "__main__:after")] == 0  # after MPI_Finalize: not measured
     assert t.enters[(1, "MPI_Finalize")] == 1
+
+
+def test_score_ranks_shows_the_load_balance(tmp_path):
+    out = mpirun(4, ["--mpp=mpi", program("mpi_imbalance.py")], tmp_path)
+    assert out.returncode == 0, out.stderr
+    env = scorep_env()
+    score = subprocess.run([sys.executable, "-m", "scorep.score", "--ranks", "-r",
+                            str(tmp_path / "exp")], env=env, capture_output=True, text=True)
+    assert score.returncode == 0 and score.stderr == "", score.stderr
+    lines = score.stdout.splitlines()
+    assert lines[0] == "Exclusive time per rank of each region, over 4 ranks"
+    assert lines[2].split() == ["min[s]", "mean[s]", "max[s]", "stddev[s]", "max/mean",
+                                "min@", "max@", "visits", "region"]
+    rows = {line.split()[-1]: line.split()[:-1] for line in lines[3:]}
+    lo, mean, hi, dev, ratio, at_min, at_max, visits = rows["__main__:work"]
+    assert (at_min, at_max, visits) == ("0", "3", "4")
+    assert 0.1 <= float(lo) < float(mean) < float(hi) and float(hi) >= 0.4
+    assert float(dev) > 0.05
+    # Rank 0 waits in the barrier for the others; rank 3 hardly waits.
+    lo, mean, hi, dev, ratio, at_min, at_max, visits = rows["MPI_Barrier"]
+    assert (at_min, at_max, visits) == ("3", "0", "4")
+    assert float(hi) - float(lo) > 0.2
+    # Sorted by the largest max: MPI_Init_thread and the work come before the barrier.
+    names = [line.split()[-1] for line in lines[3:]]
+    assert names.index("__main__:work") < names.index("MPI_Barrier")

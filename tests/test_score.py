@@ -5,6 +5,7 @@ flushes, -r / -s / -f / -g, the Score-P sample profiles, and every error path.
 The command line is run as a separate process (`python -m scorep.score`), as users run it;
 the model's numbers are also checked through the API (scorep.score.estimate)."""
 
+import collections
 import csv
 import io
 import math
@@ -464,6 +465,43 @@ def test_sample_with_mpi_has_mpi_and_com_groups():
 
 
 @needs_samples
+def test_ranks_spread_of_the_mpi_sample():
+    lines = ok("--ranks", "-r", TIME_P4).splitlines()
+    assert lines[0] == "Exclusive time per rank of each region, over 4 ranks"
+    rows = {line.split(None, 8)[8]: line.split(None, 8)[:8] for line in lines[3:]}
+    # The reference: excl.csv's exclusive times summed per region and rank (one thread each).
+    profile = cube.read(TIME_P4 / "profile.cubex")
+    per_rank = collections.defaultdict(lambda: [0.0] * 4)
+    with open(TIME_P4 / "excl.csv") as f:
+        for row in list(csv.reader(f))[1:]:
+            region = profile.cnodes[int(row[0])].region.name
+            per_rank[region][int(row[1])] += float(row[3])
+    assert {name for name, times in per_rank.items() if any(times)} <= set(rows)
+    for name in ("MPI_Barrier", "MPI_Send", "main"):
+        times = per_rank[name]
+        lo, mean, hi, dev, ratio, at_min, at_max, visits = rows[name]
+        assert math.isclose(float(lo), min(times), abs_tol=1e-6)
+        assert math.isclose(float(hi), max(times), abs_tol=1e-6)
+        assert math.isclose(float(mean), sum(times) / 4, abs_tol=1e-6)
+        assert (int(at_min), int(at_max)) == (times.index(min(times)), times.index(max(times)))
+    assert rows["MPI_Barrier"][7] == "400"
+    # Sorted by the largest max.
+    maxima = [float(rows[line.split(None, 8)[8]][2]) for line in lines[3:]]
+    assert maxima == sorted(maxima, reverse=True)
+
+
+def test_ranks_of_one_process_are_its_threads(calls):
+    lines = ok("--ranks", calls).splitlines()
+    assert lines[0] == "Exclusive time per thread of each region, over 1 threads (0 = MainThread)"
+    rows = {line.split(None, 8)[8]: line.split(None, 8)[:8] for line in lines[3:]
+            if not line.startswith("(")}
+    assert len(rows) <= 20
+    lo, mean, hi, dev, ratio, at_min, at_max, visits = rows["__main__:slow"]
+    assert lo == mean == hi and float(dev) == 0 and visits == "3" and float(hi) >= 0.12
+    assert (at_min, at_max, ratio) == ("0", "0", "1.00")
+
+
+@needs_samples
 @pytest.mark.parametrize("sample", [CALL_TREE, KRIPKE])
 def test_other_samples_add_up(sample):
     _, sections = parse(ok("-r", sample))
@@ -533,6 +571,7 @@ def test_errors_in_filters(tmp_path, calls):
     (("-g", "type=mpi", "p.cubex"), "expected usr, com or both"),
     (("-g", "visits=-1", "p.cubex"), "must not be negative"),
     (("-g", "bufferpercent=101", "p.cubex"), "a percentage lies in 0-100"),
+    (("--ranks", "-f", "x.filter", "p.cubex"), "--ranks does not go with -f or -g"),
 ])
 def test_usage_errors(args, message):
     _fails(2, message, *args)
