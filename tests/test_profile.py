@@ -123,6 +123,10 @@ def test_depth_limit_folds_and_tells(python, tmp_path):
     assert re.fullmatch(r"scorep: 84 call\(s\) deeper than "
                         r"SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10 were folded into their deepest "
                         r"call path in the profile\n", out.stderr)
+    manifest = (exp / "MANIFEST.md").read_text()
+    assert manifest.endswith("\n## Notes on this measurement\n\n- 84 call(s) deeper than "
+                             "SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10 were folded into their "
+                             "deepest call path in the profile\n")
     flat = Flat(exp)
     deepest = max(len(c.path()) for c in flat.profile.cnodes)
     assert deepest == 10

@@ -389,3 +389,13 @@ def test_manifest_notes_are_reported(tmp_path, both):
             "folded into their deepest call path") in text
     assert "! MANIFEST.md: 2 trace buffer flush(es)" in text
     assert "MANIFEST.md: `profile.cubex`" not in text  # the file list is no note
+
+
+def test_notes_the_measurement_writes_reach_the_report(tmp_path):
+    exp = tmp_path / "exp"
+    out = run_scorep(sys.executable, [program("recursion.py")], exp,
+                     SCOREP_PROFILING_MAX_CALLPATH_DEPTH="10")
+    assert out.returncode == 0, out.stderr
+    text = report(exp).stdout
+    assert ("! MANIFEST.md: 84 call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10 were "
+            "folded into their deepest call path in the profile") in text

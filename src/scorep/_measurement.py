@@ -91,7 +91,7 @@ MANIFEST_ENTRIES = [
 ]
 
 
-def write_manifest(path, profile_name="profile"):
+def write_manifest(path, profile_name="profile", notes=(), other_ranks=False):
     lines = ["# Experiment directory overview", "",
              "Written by scorep, the Python measurement tool.", "", "## Files", ""]
     entries = [(profile_name + ".cubex",
@@ -101,6 +101,11 @@ def write_manifest(path, profile_name="profile"):
         if os.path.exists(os.path.join(path, name)):
             lines.append("- `%s`: %s" % (name, description))
     lines.append("- `MANIFEST.md`: this overview")
+    if notes:
+        lines += ["", "## Notes on this measurement", ""]
+        if other_ranks:
+            lines += ["(rank 0's; the other ranks print theirs on stderr)", ""]
+        lines += ["- " + note for note in notes]
     with open(os.path.join(path, "MANIFEST.md"), "w") as out:
         out.write("\n".join(lines) + "\n")
 
@@ -301,11 +306,13 @@ class Measurement:
         # In an MPI experiment rank 0 speaks for all; a rank that wrote its own part (not
         # all ranks reached the end) describes that part.
         self.speaker = r["mpi_rank"] <= 0 or not r["mpi_collective"]
+        notes = self._notes()
         if self.speaker:
             if self.mpi:
                 self._write_cfg(self.experiment_dir)
-            write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"])
-        self._report()
+            write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"],
+                           notes, r["mpi_size"] > 1 and r["mpi_collective"])
+        self._report(notes)
         if self.summary and self.speaker:
             from scorep import _summary
             try:
@@ -316,36 +323,45 @@ class Measurement:
             sys.stderr.flush()
         return self.results
 
-    def _report(self):
+    def _notes(self):
+        """What the user must know about the results: data flushed, folded, dropped, lost.
+        Written to stderr (never silent) and into MANIFEST.md, where the report finds it."""
+        r = self.results
+        notes = []
+        if r["trace_flushes"]:
+            # A flush is a pause inside the measured program.
+            notes.append(
+                "the trace buffers were flushed to disk %d time(s) during the run "
+                "(SCOREP_TOTAL_MEMORY=%d bytes was used up); the flushes are marked in the "
+                "trace. Raise SCOREP_TOTAL_MEMORY or filter regions to avoid them."
+                % (r["trace_flushes"], self.config["SCOREP_TOTAL_MEMORY"]))
+        if r["profile_folded_calls"]:
+            notes.append(
+                "%d call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=%d were folded "
+                "into their deepest call path in the profile"
+                % (r["profile_folded_calls"], self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"]))
+        if r["profile_dropped_calls"]:
+            notes.append(
+                "%d call(s) got no call path of their own in the profile: "
+                "SCOREP_TOTAL_MEMORY=%d bytes was used up (their time counts in their callers)"
+                % (r["profile_dropped_calls"], self.config["SCOREP_TOTAL_MEMORY"]))
+        if r["profile_folded_parameters"]:
+            notes.append(
+                "%d parameter value(s) beyond %d distinct ones per call path were not "
+                "split out in the profile" % (r["profile_folded_parameters"], 256))
+        if r["trace_lost_records"]:
+            notes.append("%d trace record(s) were lost: memory for trace buffers "
+                         "could not be allocated" % r["trace_lost_records"])
+        return notes
+
+    def _report(self, notes):
         r = self.results
         if r["mpi_size"] > 1:
             who = "scorep: rank %d: " % r["mpi_rank"]
         else:
             who = "scorep: "
-        if r["trace_flushes"]:
-            # Never silent: a flush is a pause inside the measured program.
-            sys.stderr.write(
-                who + "the trace buffers were flushed to disk %d time(s) during the run "
-                "(SCOREP_TOTAL_MEMORY=%d bytes was used up); the flushes are marked in the "
-                "trace. Raise SCOREP_TOTAL_MEMORY or filter regions to avoid them.\n"
-                % (r["trace_flushes"], self.config["SCOREP_TOTAL_MEMORY"]))
-        if r["profile_folded_calls"]:
-            sys.stderr.write(
-                who + "%d call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=%d were folded "
-                "into their deepest call path in the profile\n"
-                % (r["profile_folded_calls"], self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"]))
-        if r["profile_dropped_calls"]:
-            sys.stderr.write(
-                who + "%d call(s) got no call path of their own in the profile: "
-                "SCOREP_TOTAL_MEMORY=%d bytes was used up (their time counts in their callers)\n"
-                % (r["profile_dropped_calls"], self.config["SCOREP_TOTAL_MEMORY"]))
-        if r["profile_folded_parameters"]:
-            sys.stderr.write(
-                who + "%d parameter value(s) beyond %d distinct ones per call path were not "
-                "split out in the profile\n" % (r["profile_folded_parameters"], 256))
-        if r["trace_lost_records"]:
-            sys.stderr.write(who + "%d trace record(s) were lost: memory for trace buffers "
-                             "could not be allocated\n" % r["trace_lost_records"])
+        for note in notes:
+            sys.stderr.write(who + note + "\n")
         if not self.config.verbose:
             return
         seconds = (r["end_time"] - r["start_time"]) / r["ticks_per_second"]
