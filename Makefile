@@ -150,9 +150,18 @@ test: build-all ctest ctest-sanitize pytest
 
 # Makes `python -m scorep` and the console scripts work for $(PYTHON) without PYTHONPATH:
 # a .pth file pointing at this checkout's src/ and small launchers in $(BINDIR).
+# Also for the `python3` first on PATH (often a pyenv build, not Debian's) and the other
+# interpreters found, so that `python3 -m scorep` works whichever one a user picks; and the
+# Jupyter kernelspec scorep_jupyter.
 BINDIR ?= /usr/local/bin
+PATH_PYTHON := $(shell python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+INSTALL_PYTHONS := $(sort $(filter-out $(PYTHON),$(PATH_PYTHON) $(TEST_PYTHONS)))
 install: build
-	$(PYTHON) tools/install.py --bindir $(BINDIR)
+	@$(PYTHON) tools/install.py --bindir $(BINDIR)
+	@for py in $(INSTALL_PYTHONS); do \
+	  $(MAKE) --no-print-directory ext PYTHON=$$py && $$py tools/install.py --no-scripts || exit 1; \
+	done
+	@$(PYTHON) -m scorep.jupyter install $(if $(filter 0,$(shell id -u)),,--user)
 
 demo: install
 	@$(PYTHON) tools/demo.py

@@ -1,11 +1,24 @@
-"""The demo of `make demo`: measures examples/demo_app.py with profiling and tracing and
-shows what came out."""
+"""The demo of `make demo`: measures examples/demo_app.py with profiling and tracing, then
+shows what came out: the score, the terminal report, an HTML report and the trace."""
 
 import os
 import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def show(command, display, lines=None):
+    print("\n$ " + display)
+    sys.stdout.flush()
+    if lines is None:
+        status = subprocess.call(command, cwd=REPO)
+    else:
+        out = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+        print("\n".join(out.stdout.splitlines()[:lines]))
+        status = out.returncode
+    if status != 0:
+        sys.exit("demo: `%s` failed with exit status %d" % (display, status))
 
 
 def main():
@@ -15,24 +28,21 @@ def main():
     command = [sys.executable, "-m", "scorep", os.path.join(REPO, "examples", "demo_app.py"), "30"]
     print("$ SCOREP_ENABLE_TRACING=true SCOREP_EXPERIMENT_DIRECTORY=scorep-demo "
           "python -m scorep examples/demo_app.py 30")
+    sys.stdout.flush()
     status = subprocess.call(command, env=env, cwd=REPO)
     if status != 0:
         sys.exit(status)
     print("\n$ ls scorep-demo")
     print("  ".join(sorted(os.listdir(experiment))))
-    for tool in ([sys.executable, "-m", "scorep.score", experiment],
-                 [sys.executable, "-m", "scorep.report", experiment]):
-        module = tool[2].split(".")[1]
-        if os.path.exists(os.path.join(REPO, "src", "scorep", module + ".py")) or \
-                os.path.isdir(os.path.join(REPO, "src", "scorep", module)):
-            print("\n$ python -m scorep.%s scorep-demo" % module)
-            sys.stdout.flush()
-            subprocess.call(tool, cwd=REPO)
-    print("\n$ otf2-print scorep-demo/traces.otf2 | head -12")
-    sys.stdout.flush()
-    out = subprocess.run(["otf2-print", os.path.join(experiment, "traces.otf2")],
-                         capture_output=True, text=True).stdout
-    print("\n".join(out.splitlines()[:12]))
+    show([sys.executable, "-m", "scorep.score", experiment], "scorep-score scorep-demo")
+    show([sys.executable, "-m", "scorep.report", experiment], "scorep-report scorep-demo")
+    html = os.path.join(experiment, "report.html")
+    show([sys.executable, "-m", "scorep.report", experiment, "-o", html],
+         "scorep-report scorep-demo -o scorep-demo/report.html")
+    show(["otf2-print", os.path.join(experiment, "traces.otf2")],
+         "otf2-print scorep-demo/traces.otf2 | head -12", lines=12)
+    print("\nOpen %s in a browser (it works offline), or scorep-demo/traces.otf2 in Vampir."
+          % html)
 
 
 if __name__ == "__main__":

@@ -26,12 +26,16 @@ def writable_site_packages():
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bindir", default="/usr/local/bin")
+    parser.add_argument("--no-scripts", action="store_true",
+                        help="only the .pth file (for further interpreters)")
     args = parser.parse_args()
     target = writable_site_packages()
     with open(os.path.join(target, "scorep.pth"), "w") as out:
         out.write(SRC + "\n")
     print("scorep: %s now imports scorep from %s (via %s/scorep.pth)" % (sys.executable, SRC,
                                                                           target))
+    if args.no_scripts:
+        return
     bindir = args.bindir
     if not os.access(bindir, os.W_OK):
         bindir = os.path.join(site.getuserbase(), "bin")

@@ -56,7 +56,8 @@ options:
   --                         end of options: the next argument is the script
 
 environment (Score-P's names and defaults):
-""" + "\n".join("  %-40s %s (default: %s)" % (name, description, default or "''")
+""" + "\n".join("  %-40s %s%s" % (name, description,
+                                 " (default: %s)" % default if default else "")
                 for name, (default, _parse, description) in _config.VARIABLES.items()) + """
 
 exit status: the program's own; 2 for command-line mistakes, 1 for configuration problems.

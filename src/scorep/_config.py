@@ -89,7 +89,7 @@ VARIABLES = {
     "SCOREP_ENABLE_TRACING": ("false", parse_bool, "write the OTF2 event trace (traces.otf2)"),
     "SCOREP_VERBOSE": ("false", parse_bool, "report what the measurement does on stderr"),
     "SCOREP_TOTAL_MEMORY": ("16000k", parse_memory,
-                            "memory for trace buffers; when used up, buffers are flushed to disk"),
+                            "memory for trace buffers and profile call paths; when used up, trace buffers are flushed to disk"),
     "SCOREP_EXPERIMENT_DIRECTORY": ("", _text,
                                     "where results go (default scorep-YYYYMMDD_HHMM_<unique>)"),
     "SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY": (
