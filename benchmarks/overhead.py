@@ -26,10 +26,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(HERE), "src")
 
 WORKLOADS = {
-    "fib": ["fib.py", "25"],
-    "tiny_loop": ["tiny_loop.py", "1000000"],
+    # Sized so that each run takes 0.1-1 s: shorter runs are at the mercy of a noisy VM.
+    "fib": ["fib.py", "27"],
+    "tiny_loop": ["tiny_loop.py", "3000000"],
     "numeric_loop": ["numeric_loop.py", "3000000"],
-    "realistic": ["realistic.py", "3"],
+    "realistic": ["realistic.py", "10"],
 }
 
 MODES = ["plain", "cProfile", "scorep:hooks", "scorep:profile", "scorep:trace"]
