@@ -1,5 +1,5 @@
-"""scorep.cube against profiles written by real Score-P runs (read in place from the shared
-samples folder), and against re-encodings of them that exercise every variant the reader
+"""scorep.cube against profiles written by real Score-P runs (tests/data/cube-samples, with
+the values pycubexr reads from them), and against re-encodings of them that exercise every variant the reader
 claims to handle: DENSE index, big-endian, ZCUBEX.DATA, gzip'ed anchor, 32-bit dtypes,
 SIMPLE metrics, missing data files, and broken input."""
 
@@ -16,11 +16,7 @@ import pytest
 
 from scorep import cube
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples" / "cube"
-
-pytestmark = pytest.mark.skipif(
-    not SAMPLES.is_dir(),
-    reason="reference profiles not found at %s (the checkout must sit beside shared/)" % SAMPLES)
+SAMPLES = Path(__file__).resolve().parent / "data" / "cube-samples"
 
 CALL_TREE = SAMPLES / "call_tree_test" / "call_tree_test.cubex"
 TIME_P4 = SAMPLES / "time.p4.n2000.x1.r0"
@@ -28,8 +24,6 @@ KRIPKE = SAMPLES / "kripke.p8.d2.g32.r1"
 
 
 def _samples_with_csv():
-    if not SAMPLES.is_dir():
-        return []
     return sorted(d.name for d in SAMPLES.iterdir()
                   if (d / "incl.csv").is_file() and (d / "excl.csv").is_file())
 

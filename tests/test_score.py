@@ -19,12 +19,10 @@ import pytest
 from conftest import Trace, otf2_print, program, run, run_scorep, scorep_env
 from scorep import cube, score
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples" / "cube"
+SAMPLES = Path(__file__).resolve().parent / "data" / "cube-samples"
 TIME_P4 = SAMPLES / "time.p4.n2000.x1.r0"
 CALL_TREE = SAMPLES / "call_tree_test"
 KRIPKE = SAMPLES / "kripke.p8.d2.g32.r1"
-needs_samples = pytest.mark.skipif(not TIME_P4.is_dir(),
-                                   reason="Score-P sample profiles not found at %s" % SAMPLES)
 
 PYTHON = sys.executable
 # The estimate of a location's .evt file may miss by what the profile cannot know (the
@@ -351,7 +349,6 @@ def test_filter_flags_and_filtered_groups(calls, calls_regions, tmp_path):
     assert all_flt.max_buf < est.unfiltered.total_bytes
 
 
-@needs_samples
 def test_filter_never_marks_mpi_or_measurement_regions(tmp_path):
     flt = tmp_path / "everything.filter"
     flt.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE *\nSCOREP_REGION_NAMES_END\n")
@@ -441,7 +438,6 @@ def test_generated_names_are_escaped_for_the_filter_parser(tmp_path):
 
 # ---- Score-P's own profiles ----------------------------------------------------------------
 
-@needs_samples
 def test_sample_with_mpi_has_mpi_and_com_groups():
     _, sections = parse(ok("-r", TIME_P4))
     groups, regions = sections
@@ -464,7 +460,6 @@ def test_sample_with_mpi_has_mpi_and_com_groups():
     assert r["bg_time"].type == "SCOREP"
 
 
-@needs_samples
 def test_ranks_spread_of_the_mpi_sample():
     lines = ok("--ranks", "-r", TIME_P4).splitlines()
     assert lines[0] == "Exclusive time per rank of each region, over 4 ranks"
@@ -501,7 +496,6 @@ def test_ranks_of_one_process_are_its_threads(calls):
     assert (at_min, at_max, ratio) == ("0", "0", "1.00")
 
 
-@needs_samples
 @pytest.mark.parametrize("sample", [CALL_TREE, KRIPKE])
 def test_other_samples_add_up(sample):
     _, sections = parse(ok("-r", sample))

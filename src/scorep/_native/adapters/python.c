@@ -703,6 +703,8 @@ typedef PyFrameObject sp_eval_frame;
 #define EVAL_FRAME_GLOBALS(f) ((f)->f_globals)
 #endif
 
+/* The interpreter's frame evaluator we replaced (and call for every frame): the hook is
+ * per interpreter, set once at registration, so it has no better home. */
 static _PyFrameEvalFunction previous_eval_frame;
 
 static PyObject *eval_frame(PyThreadState *tstate, sp_eval_frame *frame, int throwflag)

@@ -263,6 +263,8 @@ uint32_t rd_comm_peer(const rd_defs *defs, uint32_t comm, uint32_t rank, uint32_
     return rank;
 }
 
+/* OTF2's error callback is process-wide and takes no per-call context we control, so the
+ * first error message of a quiet section is kept here, per thread, for rd_quiet_message(). */
 static _Thread_local char quiet_message[512];
 static _Thread_local OTF2_ErrorCallback quiet_previous;
 static _Thread_local void *quiet_previous_data;
