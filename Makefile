@@ -36,8 +36,11 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -g -I$(NATIVE)
 CFLAGS_BASE := $(CFLAGS_COMMON) -fvisibility=hidden
 OPT ?= -O2
-OTF2_CFLAGS := $(shell otf2-config --cflags 2>/dev/null)
-OTF2_LIBS := $(shell otf2-config --ldflags 2>/dev/null) $(shell otf2-config --libs 2>/dev/null)
+# Expanded at first use, not when the Makefile is read: on a fresh machine otf2-config only
+# exists once `deps` has installed it.
+OTF2_CFLAGS = $(eval OTF2_CFLAGS := $(shell otf2-config --cflags 2>/dev/null))$(OTF2_CFLAGS)
+OTF2_LIBS = $(eval OTF2_LIBS := $(shell otf2-config --ldflags 2>/dev/null) \
+  $(shell otf2-config --libs 2>/dev/null))$(OTF2_LIBS)
 
 # Debian packages everything needs: build, OTF2, MPI, Jupyter, tests, reports.
 DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3-otf2 \
@@ -70,7 +73,7 @@ build/core/%.o: $(NATIVE)/%.c $(HEADERS)
 
 $(CORE_LIB): $(CORE_OBJS)
 	@echo "  LD  $@"
-	@$(CC) -shared -Wl,-soname,libscorep_core.so -o $@ $^ $(OTF2_LIBS) -lpthread
+	@$(CC) -shared -Wl,-soname,libscorep_core.so -Wl,--no-undefined -o $@ $^ $(OTF2_LIBS) -lpthread
 
 build/mpi/%.o: $(NATIVE)/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
