@@ -816,6 +816,10 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
                                       : m->locations[i]->index;
         status = sp_trace_encode(m->trace, m->output_dir, m->mpi.collective, err, errlen);
     }
+    /* A thread may have stamped its last event after the end anchor was taken. */
+    uint64_t end_ns_after_anchor = (uint64_t)((double)(end_time - m->end.ticks) * 1e9 /
+                                                  (double)r.ticks_per_second +
+                                              0.5);
     if (status == 0) {
         sp_unified_rank mine = {
             .rank = m->mpi.collective ? m->mpi.rank : 0,
@@ -823,7 +827,8 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
             .thread_requested = m->mpi.ops ? m->mpi.thread_requested : -1,
             .thread_provided = m->mpi.ops ? m->mpi.thread_provided : -1,
             .start_ns = (uint64_t)((int64_t)m->start.monotonic_ns + m->mpi.offset_begin_ns),
-            .end_ns = (uint64_t)((int64_t)m->end.monotonic_ns + m->mpi.offset_end_ns),
+            .end_ns = (uint64_t)((int64_t)m->end.monotonic_ns + m->mpi.offset_end_ns) +
+                      end_ns_after_anchor,
             .realtime_start_ns = m->start.realtime_ns,
             .location_count = nlocs,
             .locations = calloc(nlocs ? nlocs : 1, sizeof(sp_unified_location)),
