@@ -1,3 +1,5 @@
+#include <string.h>
+
 #include "core/memory.h"
 #include "core/paths.h"
 #include "ctest.h"
@@ -54,4 +56,34 @@ static void test_chunk_pool_budget(void)
     sp_chunk_pool_destroy(&pool);
 }
 
-CTEST_MAIN(test_path_absolute, test_path_is_within, test_chunk_pool_budget)
+/* Page-sized chunks are mapped in slabs: more than one chunk per mapping, never more held
+ * than the budget allows, each chunk whole and writable. */
+static void test_chunk_pool_slabs(void)
+{
+    sp_chunk_pool pool;
+    CHECK(sp_chunk_pool_init(&pool, 11 * (uint64_t)SP_CHUNK_SIZE, SP_CHUNK_SIZE) == 0);
+    CHECK(pool.mapped);
+    void *c[12];
+    for (int i = 0; i < 11; i++) {
+        CHECK((c[i] = sp_chunk_pool_get(&pool, false)) != NULL);
+        memset(c[i], i + 1, SP_CHUNK_SIZE);
+        CHECK(pool.used_chunks + pool.free_count <= pool.budget_chunks);
+    }
+    CHECK_EQ_U64(pool.free_count, 0); /* the second slab was cut to the 3 chunks left */
+    CHECK(sp_chunk_pool_get(&pool, false) == NULL);
+    CHECK((c[11] = sp_chunk_pool_get(&pool, true)) != NULL);
+    memset(c[11], 12, SP_CHUNK_SIZE);
+    for (int i = 0; i < 11; i++) {
+        const unsigned char *bytes = c[i];
+        CHECK(bytes[0] == i + 1 && bytes[SP_CHUNK_SIZE - 1] == i + 1);
+    }
+    for (int i = 0; i < 12; i++)
+        sp_chunk_pool_put(&pool, c[i]);
+    CHECK_EQ_U64(pool.used_chunks, 0);
+    CHECK_EQ_U64(pool.free_count, 11);
+    CHECK((c[0] = sp_chunk_pool_get(&pool, false)) != NULL);
+    sp_chunk_pool_put(&pool, c[0]);
+    sp_chunk_pool_destroy(&pool);
+}
+
+CTEST_MAIN(test_path_absolute, test_path_is_within, test_chunk_pool_budget, test_chunk_pool_slabs)

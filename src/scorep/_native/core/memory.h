@@ -22,6 +22,7 @@ typedef struct sp_chunk_pool {
     size_t over_budget_chunks; /* handed out beyond the budget to let a location progress */
     void *free_list;           /* returned chunks, linked through their first word */
     size_t free_count;
+    bool mapped; /* chunks are mmap'd in slabs (chunk size a multiple of the page size) */
 } sp_chunk_pool;
 
 /* budget_bytes is rounded down to whole chunks; at least one chunk is allowed. */
