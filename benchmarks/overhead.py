@@ -10,8 +10,8 @@ For every interpreter and workload it runs, alternating, R times each:
   scorep:profile   python -m scorep (profiling, the default)
   scorep:trace     python -m scorep with SCOREP_ENABLE_TRACING=true, profiling off
 and prints the best work time (measured inside the program, without interpreter start-up
-and without writing results), the ratio to plain and to cProfile, and the extra ns per
-call+return (calls counted by a traced run).
+and without writing results), the ratio to plain and to cProfile, the extra ns per
+call+return (calls counted by a traced run) and that extra time as a fraction of cProfile's.
 """
 
 import argparse
@@ -92,8 +92,9 @@ def main():
     pythons = args.python or default_pythons()
     workloads = args.workload or list(WORKLOADS)
     tmp = tempfile.mkdtemp(prefix="scorep-bench-")
-    print("%-8s %-13s %9s %-15s %9s %8s %9s %9s" % (
-        "python", "workload", "calls", "mode", "best[s]", "x plain", "x cProf", "ns/call"))
+    print("%-8s %-13s %9s %-15s %9s %8s %9s %9s %9s" % (
+        "python", "workload", "calls", "mode", "best[s]", "x plain", "x cProf", "ns/call",
+        "ovh/cProf"))
     for python in pythons:
         version = version_of(python)
         for name in workloads:
@@ -108,9 +109,16 @@ def main():
             for mode in MODES:
                 ratio = best[mode] / best["plain"]
                 vs_cprofile = best[mode] / best["cProfile"]
-                ns = ((best[mode] - best["plain"]) / calls * 1e9) if calls else float("nan")
-                print("%-8s %-13s %9s %-15s %9.4f %8.2f %9.2f %9.1f" % (
-                    version, name, calls or "?", mode, best[mode], ratio, vs_cprofile, ns))
+                extra = best[mode] - best["plain"]
+                cprofile_extra = best["cProfile"] - best["plain"]
+                # With a handful of calls the per-call figure and the overhead ratio are
+                # noise over noise: only the ratios to plain and cProfile mean something.
+                meaningful = calls is not None and calls >= 1000
+                ns = "%.1f" % (extra / calls * 1e9) if meaningful else "-"
+                overhead_ratio = "%.2f" % (extra / cprofile_extra) if meaningful else "-"
+                print("%-8s %-13s %9s %-15s %9.4f %8.2f %9.2f %9s %9s" % (
+                    version, name, calls or "?", mode, best[mode], ratio, vs_cprofile, ns,
+                    overhead_ratio))
             sys.stdout.flush()
     subprocess.run(["rm", "-rf", tmp])
 
