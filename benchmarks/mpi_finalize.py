@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 
+# mpi4py is Debian's: the interpreter that has it, not the python3 first on PATH.
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(HERE), "src")
 
@@ -44,7 +46,7 @@ def run(ranks, calls, measured, tmp):
     env = dict(os.environ, PYTHONPATH=SRC, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", SCOREP_ENABLE_TRACING="true",
                SCOREP_TOTAL_MEMORY="1G", SCOREP_EXPERIMENT_DIRECTORY=os.path.join(tmp, "exp"))
-    command = ["mpirun", "--oversubscribe", "-np", str(ranks), sys.executable]
+    command = ["mpirun", "--oversubscribe", "-np", str(ranks), PYTHON]
     command += ["-m", "scorep", "--mpp=mpi", script] if measured else [script]
     out = subprocess.run(command + [str(calls)], env=env, capture_output=True, text=True)
     ended = time.time()
