@@ -7,13 +7,13 @@ sp_timer_kind sp_clock_timer = SP_TIMER_CLOCK_GETTIME;
 
 void sp_clock_take_anchor(sp_clock_anchor *anchor)
 {
-    /* Read the tick counter between two monotonic reads and pair it with their midpoint,
-     * which halves the error a preemption between the reads would cause. */
     if (sp_clock_timer == SP_TIMER_CLOCK_GETTIME) {
         /* The ticks are CLOCK_MONOTONIC: one reading is both, exactly, so that an event
          * stamped with the anchor's ticks lies at the anchor's time. */
         anchor->ticks = anchor->monotonic_ns = sp_clock_monotonic_ns();
     } else {
+        /* The tick counter read between two monotonic reads, paired with their midpoint,
+         * which halves the error a preemption between the reads would cause. */
         uint64_t before = sp_clock_monotonic_ns();
         anchor->ticks = sp_clock_now();
         uint64_t after = sp_clock_monotonic_ns();

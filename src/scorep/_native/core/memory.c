@@ -8,7 +8,7 @@
 /* Fresh chunks are mapped this many at a time (2 MB with 256 kB chunks: one transparent
  * huge page) and populated in one kernel call. Touching fresh malloc'd pages instead costs
  * one page fault per 4 kB inside the measured program: under a paravirtualised kernel that
- * was a third of the tracing overhead. */
+ * was more than half of the tracing overhead. */
 #define SLAB_CHUNKS 8
 #define HUGE_PAGE (2u * 1024 * 1024)
 
