@@ -1,7 +1,7 @@
 """scorep.cube against profiles written by real Score-P runs (tests/data/cube-samples, with
 the values pycubexr reads from them), and against re-encodings of them that exercise every
-variant the reader claims to handle: DENSE index, big-endian, ZCUBEX.DATA, gzip'ed anchor, 32-bit dtypes,
-SIMPLE metrics, missing data files, and broken input."""
+variant the reader claims to handle: DENSE index, big-endian, ZCUBEX.DATA, gzip'ed anchor,
+32-bit dtypes, SIMPLE metrics, missing data files, and broken input."""
 
 import csv
 import gzip
