@@ -49,6 +49,42 @@ static struct {
 #endif
 };
 
+/* ---- the program's pending exception ---------------------------------------------------
+ * Hooks run while the program may have an exception pending (a generator entered through
+ * throw() or close(), a frame unwinding). Whatever our slow paths call into Python must not
+ * clear or replace it, so they save it first and put it back after (as _lsprof.c does). */
+
+typedef struct {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exception;
+#else
+    PyObject *type, *value, *traceback;
+#endif
+} saved_exception;
+
+static inline saved_exception exception_save(void)
+{
+    saved_exception saved;
+#if PY_VERSION_HEX >= 0x030C0000
+    saved.exception = PyErr_GetRaisedException();
+#else
+    PyErr_Fetch(&saved.type, &saved.value, &saved.traceback);
+#endif
+    return saved;
+}
+
+/* Drops any error our own calls left and reinstates the program's. */
+static inline void exception_restore(saved_exception saved)
+{
+    if (PyErr_Occurred())
+        PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(saved.exception);
+#else
+    PyErr_Restore(saved.type, saved.value, saved.traceback);
+#endif
+}
+
 /* ---- the code object -> region cache ---------------------------------------------------
  * co_extra holds [generation:31][filtered:1][region:32]: one load tells whether the code
  * object was seen in this measurement and what it is. */
@@ -59,7 +95,7 @@ static inline int cached_region(PyCodeObject *code, uint32_t *region)
 {
     void *extra = NULL;
     if (sp_code_get_extra((PyObject *)code, adapter.code_extra_index, &extra) < 0) {
-        PyErr_Clear();
+        /* Only an invalid index fails here, and the program's exception stays. */
         return -1;
     }
     uintptr_t v = (uintptr_t)extra;
@@ -74,8 +110,10 @@ static inline int cached_region(PyCodeObject *code, uint32_t *region)
 static void cache_region(PyCodeObject *code, bool filtered, uint32_t region)
 {
     uintptr_t v = ((uintptr_t)adapter.generation31 << 33) | (filtered ? EXTRA_FILTERED : 0) | region;
+    saved_exception saved = exception_save();
     if (sp_code_set_extra((PyObject *)code, adapter.code_extra_index, (void *)v) < 0)
         PyErr_Clear();
+    exception_restore(saved);
 }
 
 /* ---- naming: module[.Class]:function ---------------------------------------------------- */
@@ -235,6 +273,7 @@ const char *sp_python_absolute_path(const char *path, char *out, size_t out_len)
 static bool define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
                                PyObject *module, PyObject *qualname, uint32_t *region)
 {
+    saved_exception saved = exception_save();
     bool recorded = false;
     PyObject *own_module = NULL, *own_qualname = NULL;
     char path[4096];
@@ -293,8 +332,7 @@ static bool define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObjec
 done:
     Py_XDECREF(own_module);
     Py_XDECREF(own_qualname);
-    if (PyErr_Occurred())
-        PyErr_Clear();
+    exception_restore(saved);
     cache_region(code, !recorded, recorded ? *region : 0);
     return recorded;
 }
@@ -351,6 +389,7 @@ static sp_location *attach_thread(void)
     const char *name = NULL;
     PyObject *py_name = NULL;
     sp_thread.busy++;
+    saved_exception saved = exception_save();
     if (sp_measurement_running() && sp_meas.config.all_threads) {
         py_name = thread_name(ident);
         name = py_name ? PyUnicode_AsUTF8(py_name) : NULL;
@@ -362,6 +401,7 @@ static sp_location *attach_thread(void)
     }
     sp_location *loc = sp_location_attach(ident, name, false);
     Py_XDECREF(py_name);
+    exception_restore(saved);
     sp_thread.busy--;
     return loc;
 }
