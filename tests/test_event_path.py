@@ -4,6 +4,7 @@ recursion. The measured program must behave exactly as without measurement."""
 import pytest
 
 from conftest import Trace, program, run, run_scorep, scorep_env
+from scorep import cube
 
 INSTRUMENTERS = ["default", "cProfile", "cTrace"]
 
@@ -29,3 +30,16 @@ def test_pending_exception_survives_first_sight_of_code(python, tmp_path, instru
     # (plain Python runs no line of them either).
     assert trace.enters("__main__:main") == 2  # started, resumed once after awaiting the task
     assert trace.enters("__main__:closed_before_start") <= 1
+
+
+def test_deep_recursion_as_deep_as_the_recursion_limit(python, tmp_path):
+    """3.11 plain Python recurses 90 000 deep without C stack; under the frame evaluation
+    hook every call takes C stack, and used to crash at ~15 000 (SIGSEGV)."""
+    out = run_scorep(python, [program("deep_recursion.py"), "90000"], tmp_path / "exp",
+                     SCOREP_ENABLE_TRACING="true", SCOREP_TOTAL_MEMORY="64M")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout == "90000\nRecursionError\n[30000] 201\n"
+    trace = Trace(tmp_path / "exp")
+    assert trace.check_nesting() > 90000
+    assert trace.enters("__main__:down") == 90001 + 30001
+    assert cube.read(str(tmp_path / "exp" / "profile.cubex")).metric("visits")

@@ -1,8 +1,11 @@
 #include "adapters/python.h"
 
 #include <frameobject.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
 /* 3.11 evaluates _PyInterpreterFrame structs; their layout is only in the internal headers. */
@@ -747,6 +750,103 @@ typedef PyFrameObject sp_eval_frame;
  * per interpreter, set once at registration, so it has no better home. */
 static _PyFrameEvalFunction previous_eval_frame;
 
+/* ---- C stack for deep recursion ----------------------------------------------------------
+ * With a frame evaluation hook installed, every Python call recurses in C (3.11 no longer
+ * inlines Python-to-Python calls; 3.9/3.10 add our frame to theirs), so a recursion that plain
+ * Python survives up to its recursion limit would overflow the thread's C stack. When the
+ * stack runs low, the frame is evaluated on a fresh stack segment of its own (ucontext), freed
+ * when the frame returns: the program gets as deep as its recursion limit allows. */
+
+#define STACK_SEGMENT_SIZE ((size_t)32 << 20)
+/* What one frame evaluation may still need below the switch point: our frame, CPython's
+ * evaluator and whatever C the frame calls before the next Python call. */
+#define STACK_RESERVE ((size_t)512 << 10)
+
+/* Per thread: below this address the current stack (thread stack or segment) runs out.
+ * UINTPTR_MAX: not known yet. Thread-local because every thread has its own stack. */
+static SP_TLS uintptr_t eval_stack_floor = UINTPTR_MAX;
+
+typedef struct {
+    PyThreadState *tstate;
+    sp_eval_frame *frame;
+    int throwflag;
+    PyObject *result;
+    ucontext_t caller;
+} segment_call;
+
+/* makecontext passes int arguments only: the call travels through this thread-local. */
+static SP_TLS segment_call *pending_segment_call;
+
+static void segment_entry(void)
+{
+    segment_call *call = pending_segment_call;
+    call->result = _PyEval_EvalFrameDefault(call->tstate, call->frame, call->throwflag);
+}
+
+static uintptr_t thread_stack_floor(void)
+{
+    pthread_attr_t attr;
+    void *base = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return 0;
+    int got = pthread_attr_getstack(&attr, &base, &size);
+    pthread_attr_destroy(&attr);
+    if (got != 0 || !base)
+        return 0;
+    size_t reserve = size / 4 < STACK_RESERVE ? size / 4 : STACK_RESERVE;
+    return (uintptr_t)base + reserve;
+}
+
+/* Returns true with *result set when the frame was evaluated on a new segment; false when
+ * there is room on the current stack (or no segment could be had: then plain Python's
+ * behaviour, whatever it is, follows). */
+static bool eval_on_new_segment(PyThreadState *tstate, sp_eval_frame *frame, int throwflag,
+                                PyObject **result)
+{
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    if (eval_stack_floor == UINTPTR_MAX) {
+        eval_stack_floor = thread_stack_floor();
+        if (here >= eval_stack_floor)
+            return false;
+    }
+    void *segment = mmap(NULL, STACK_SEGMENT_SIZE, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (segment == MAP_FAILED)
+        return false;
+    segment_call call = {.tstate = tstate, .frame = frame, .throwflag = throwflag};
+    ucontext_t context;
+    if (getcontext(&context) != 0) {
+        munmap(segment, STACK_SEGMENT_SIZE);
+        return false;
+    }
+    context.uc_stack.ss_sp = segment;
+    context.uc_stack.ss_size = STACK_SEGMENT_SIZE;
+    context.uc_link = &call.caller;
+    makecontext(&context, segment_entry, 0);
+    uintptr_t outer_floor = eval_stack_floor;
+    segment_call *outer_call = pending_segment_call;
+    eval_stack_floor = (uintptr_t)segment + STACK_RESERVE;
+    pending_segment_call = &call;
+    int switched = swapcontext(&call.caller, &context);
+    eval_stack_floor = outer_floor;
+    pending_segment_call = outer_call;
+    munmap(segment, STACK_SEGMENT_SIZE);
+    if (switched != 0)
+        return false;
+    *result = call.result;
+    return true;
+}
+
+static PyObject *eval_default(PyThreadState *tstate, sp_eval_frame *frame, int throwflag)
+{
+    PyObject *result;
+    if ((uintptr_t)__builtin_frame_address(0) < eval_stack_floor &&
+        eval_on_new_segment(tstate, frame, throwflag, &result))
+        return result;
+    return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
+}
+
 static PyObject *eval_frame(PyThreadState *tstate, sp_eval_frame *frame, int throwflag)
 {
     uint64_t time = sp_clock_now();
@@ -755,9 +855,9 @@ static PyObject *eval_frame(PyThreadState *tstate, sp_eval_frame *frame, int thr
     uint32_t region;
     if (!loc || EVAL_FRAME_CREATES_GENERATOR(frame) ||
         !code_region(code, EVAL_FRAME_OBJECT(frame), EVAL_FRAME_GLOBALS(frame), &region))
-        return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
+        return eval_default(tstate, frame, throwflag);
     sp_enter(loc, region, (uintptr_t)code, time);
-    PyObject *result = _PyEval_EvalFrameDefault(tstate, frame, throwflag);
+    PyObject *result = eval_default(tstate, frame, throwflag);
     time = sp_clock_now();
     /* The location may have gone (the measurement finalized inside this call). */
     loc = event_location();
