@@ -173,21 +173,19 @@ static PyObject *qualname_in_dict(PyObject *dict, PyCodeObject *code, int class_
 
 static PyObject *legacy_qualname(PyCodeObject *code, PyFrameObject *frame)
 {
-    if (frame && code->co_argcount > 0 && PyTuple_Check(code->co_varnames) &&
-        PyTuple_GET_SIZE(code->co_varnames) > 0) {
-        if (PyFrame_FastToLocalsWithError(frame) < 0) {
-            PyErr_Clear();
-        } else if (frame->f_locals && PyDict_Check(frame->f_locals)) {
-            PyObject *first = PyDict_GetItem(frame->f_locals, PyTuple_GET_ITEM(code->co_varnames, 0));
-            if (first) {
-                PyObject *mro = PyType_Check(first) ? ((PyTypeObject *)first)->tp_mro
-                                                    : Py_TYPE(first)->tp_mro;
-                for (Py_ssize_t i = 0; mro && i < PyTuple_GET_SIZE(mro); i++) {
-                    PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
-                    PyObject *q = dict ? qualname_in_dict(dict, code, 0) : NULL;
-                    if (q)
-                        return q;
-                }
+    if (frame && code->co_argcount > 0) {
+        /* The first argument straight from the fast locals: PyFrame_FastToLocals would make
+         * the frame's f_locals dict hold every local, keeping objects alive that the
+         * program expects gone (test_contextlib's test_nokeepref). */
+        PyObject *first = frame->f_localsplus[0];
+        if (first && !PyCell_Check(first)) {
+            PyObject *mro = PyType_Check(first) ? ((PyTypeObject *)first)->tp_mro
+                                                : Py_TYPE(first)->tp_mro;
+            for (Py_ssize_t i = 0; mro && i < PyTuple_GET_SIZE(mro); i++) {
+                PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
+                PyObject *q = dict ? qualname_in_dict(dict, code, 0) : NULL;
+                if (q)
+                    return q;
             }
         }
     }

@@ -1,0 +1,95 @@
+"""CPython's own regression tests, run under measurement, must give the same results as
+without it: the strongest test of an event path is code nobody here wrote.
+
+`python -m scorep -m test -v MODULE` against `python -m test -v MODULE` on every interpreter
+3.9-3.13 that ships its `test` package (Debian's python3 does not; pyenv's do): the same
+tests with the same outcomes, no "env changed", no "Unraisable exception", and the test
+module's own functions in the profile. Quick modules run on every interpreter, profiling and
+tracing; the long ones (itertools, threading, asyncio's task tests) on one interpreter and
+mode each, rotating, so the whole file stays within about two minutes on two cores.
+"""
+
+import glob
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import MEASURED_PYTHONS, run_scorep, scorep_env
+from scorep import cube
+
+QUICK = ["test_generators", "test_coroutines", "test_asyncgen", "test_contextlib",
+         "test_sys_settrace", "test_exceptions", "test_descr"]
+# (module, interpreter version, mode): each long module once, on a different interpreter.
+LONG = [("test_itertools", (3, 10), "trace"), ("test_threading", (3, 11), "profile"),
+        ("test_asyncio.test_tasks", (3, 12), "trace"), ("test_threading", (3, 13), "trace"),
+        ("test_asyncio.test_tasks", (3, 9), "profile")]
+
+
+def _interpreters():
+    """version -> path of an interpreter with CPython's test package, one per version."""
+    candidates = list(MEASURED_PYTHONS)
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    for minor in range(9, 14):
+        candidates += sorted(glob.glob("%s/versions/3.%d.*/bin/python3.%d" % (root, minor, minor)))
+    found = {}
+    for path in candidates:
+        out = subprocess.run([path, "-c", "import sys, test.test_generators;"
+                              "print(*sys.version_info[:2])"], capture_output=True, text=True)
+        if out.returncode == 0:
+            found.setdefault(tuple(int(x) for x in out.stdout.split()), path)
+    return found
+
+
+INTERPRETERS = _interpreters()
+# Tracing as well for the modules that stress the event path most.
+TRACED = {"test_generators", "test_coroutines", "test_asyncgen", "test_sys_settrace"}
+CASES = [(version, module, mode) for version in sorted(INTERPRETERS) for module in QUICK
+         for mode in ("profile", "trace") if mode == "profile" or module in TRACED]
+CASES += [(version, module, mode) for module, version, mode in LONG if version in INTERPRETERS]
+
+OUTCOME = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)? \.\.\. "
+                     r"(ok|FAIL|ERROR|skipped|expected failure|unexpected success)", re.M)
+
+
+def outcomes(output):
+    """(test, class, outcome) of every test unittest reported in verbose mode."""
+    # 3.11+ prints "test_x (module.Class.test_x)"; older ones "test_x (module.Class)".
+    result = []
+    for name, where, outcome in OUTCOME.findall(output):
+        where = where[:-len(name) - 1] if where.endswith("." + name) else where
+        result.append((name, where, outcome))
+    return sorted(result)
+
+
+@pytest.mark.skipif(not INTERPRETERS, reason="no interpreter with CPython's test package")
+@pytest.mark.parametrize("version,module,mode", CASES,
+                         ids=["py%d.%d-%s-%s" % (v[0], v[1], m, mode) for v, m, mode in CASES])
+def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
+    python = INTERPRETERS[version]
+    args = ["-m", "test", "-v", module]
+    # Both at once: much of these modules' time is spent waiting (timeouts, sleeps).
+    plain_dir = tmp_path / "plain"
+    plain_dir.mkdir()
+    with subprocess.Popen([python] + args, env=scorep_env(), cwd=plain_dir, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        measured = run_scorep(python, args, tmp_path / "exp", cwd=tmp_path, timeout=600,
+                              SCOREP_ENABLE_TRACING="true" if mode == "trace" else "false")
+        stdout, stderr = process.communicate(timeout=600)
+    plain = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    expected = outcomes(plain.stdout)
+    # Some tests fail here even without measurement (test_threading's
+    # test_import_from_another_thread on 3.11): what counts is the same outcome of each.
+    assert len(expected) > 10, plain.stdout[-3000:]
+    assert measured.returncode == plain.returncode, measured.stdout[-3000:] + measured.stderr
+    assert outcomes(measured.stdout) == expected
+    for text in (measured.stdout, measured.stderr):
+        assert "env changed" not in text and "Unraisable exception" not in text, text[-3000:]
+        assert "Exception ignored" not in text, text[-3000:]
+    profile = cube.read(str(tmp_path / "exp" / "profile.cubex"))
+    test_module = "test." + module
+    assert any(r.name.startswith(test_module + ".") or r.name.startswith(test_module + ":")
+               for r in profile.regions), "nothing of %s was recorded" % test_module
+    if mode == "trace":
+        assert (tmp_path / "exp" / "traces.otf2").exists()
