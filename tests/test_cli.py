@@ -55,13 +55,75 @@ def test_usage_errors(tmp_path, args, message):
     ("SCOREP_TIMER", "sundial", "scorep: SCOREP_TIMER='sundial' is not a timer (use tsc or "
                                 "clock_gettime)"),
     ("SCOREP_PROFILING_MAX_CALLPATH_DEPTH", "-3", "scorep: SCOREP_PROFILING_MAX_CALLPATH_DEPTH="),
+    # Values that used to wrap around in the core's integers.
+    ("SCOREP_PROFILING_MAX_CALLPATH_DEPTH", "4294967296",
+     "scorep: SCOREP_PROFILING_MAX_CALLPATH_DEPTH='4294967296' is too large: at most 65535"),
+    ("SCOREP_TOTAL_MEMORY", "18446744073709551617",
+     "scorep: SCOREP_TOTAL_MEMORY='18446744073709551617' is too large: at most 1024T"),
+    ("SCOREP_MPI_FINALIZE_TIMEOUT", "99999999999999999999",
+     "scorep: SCOREP_MPI_FINALIZE_TIMEOUT='99999999999999999999' is too large"),
+    # Outputs stay inside the experiment directory.
+    ("SCOREP_PROFILING_BASE_NAME", "../../x",
+     "scorep: SCOREP_PROFILING_BASE_NAME='../../x' is not a plain file name"),
+    ("SCOREP_PROFILING_BASE_NAME", "a/b", "scorep: SCOREP_PROFILING_BASE_NAME='a/b' is not a "
+                                          "plain file name"),
+    # Moving these aside would move the user's own working directory.
+    ("SCOREP_EXPERIMENT_DIRECTORY", ".", "scorep: SCOREP_EXPERIMENT_DIRECTORY='.' is the working "
+                                         "directory or contains it"),
+    ("SCOREP_EXPERIMENT_DIRECTORY", "..", "scorep: SCOREP_EXPERIMENT_DIRECTORY='..' is the "
+                                          "working directory or contains it"),
 ])
 def test_invalid_configuration(tmp_path, variable, value, expected):
-    out = run_scorep("python3", [program("calls.py")], cwd=tmp_path, **{variable: value})
+    work = tmp_path / "work"
+    work.mkdir()
+    out = run_scorep("python3", [program("calls.py")], cwd=work, **{variable: value})
     assert out.returncode == 1
     assert out.stdout == ""
     assert out.stderr.startswith(expected) and out.stderr.count("\n") == 1
-    assert not list(tmp_path.iterdir())
+    assert [p.name for p in tmp_path.iterdir()] == ["work"] and not list(work.iterdir())
+
+
+def test_paths_that_are_not_utf8_are_refused_in_one_line(tmp_path):
+    """os.environ and os.getcwd() carry such bytes as surrogates: one line, no traceback."""
+    bad = os.fsdecode(bytes(tmp_path) + b"/exp\xff")
+    out = run_scorep("python3", [program("calls.py")], cwd=tmp_path,
+                     SCOREP_EXPERIMENT_DIRECTORY=bad)
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.startswith("scorep: SCOREP_EXPERIMENT_DIRECTORY=") and \
+        out.stderr.endswith("is not valid UTF-8\n") and out.stderr.count("\n") == 1
+    work = os.fsdecode(bytes(tmp_path) + b"/d\xfe")
+    os.mkdir(work)
+    out = run_scorep("python3", [program("calls.py")], cwd=work)
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.startswith("scorep: the working directory ") and \
+        "is not valid UTF-8" in out.stderr and out.stderr.count("\n") == 1
+    assert not os.listdir(work)
+
+
+def test_api_text_that_is_not_unicode_is_not_recorded(python, tmp_path):
+    """Lone surrogates in region names and parameters: warned once, never raised into the
+    program; everything else is recorded as usual."""
+    script = tmp_path / "surrogates.py"
+    script.write_text(
+        "import scorep.user as u\n"
+        "u.region_begin('\\udcff'); u.region_end('\\udcff')\n"
+        "u.parameter_string('s', '\\udcff'); u.parameter_string('\\udcff', 'x')\n"
+        "with u.region('fine'):\n"
+        "    u.parameter_int('n', 3)\n"
+        "print('program continues')\n")
+    out = run_scorep(python, [script], tmp_path / "exp", SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0 and out.stdout == "program continues\n"
+    assert out.stderr.splitlines() == [
+        "scorep: region name '\\udcff' is not valid Unicode text (it holds lone surrogates); "
+        "not recorded",
+        "scorep: parameter value '\\udcff' is not valid Unicode text (it holds lone "
+        "surrogates); not recorded",
+        "scorep: parameter name '\\udcff' is not valid Unicode text (it holds lone "
+        "surrogates); not recorded"]
+    trace = Trace(tmp_path / "exp")
+    assert trace.enters("user:fine") == 1 and trace.leaves("user:fine") == 1
+    assert not trace.of("Enter", "error_region")
+    assert not any("\ufffd" in name or "\udcff" in name for name in trace.regions)
 
 
 def test_script_sees_what_plain_python_gives(python, tmp_path):

@@ -31,6 +31,8 @@ def parse_bool(name, text):
 _MEMORY = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 MIN_TOTAL_MEMORY = 1 << 20
+# Far beyond any machine, far below what would wrap the core's 64-bit byte counts.
+MAX_TOTAL_MEMORY = 1 << 50
 
 
 def parse_memory(name, text):
@@ -42,17 +44,50 @@ def parse_memory(name, text):
     value = int(match.group(1)) * _UNITS[match.group(2).lower()]
     if value < MIN_TOTAL_MEMORY:
         raise ConfigError("%s=%r is too small: the measurement needs at least 1M" % (name, text))
+    if value > MAX_TOTAL_MEMORY:
+        raise ConfigError("%s=%r is too large: at most 1024T" % (name, text))
     return value
 
 
-def parse_positive_int(name, text):
+def bounded_int(maximum):
+    """A parser of integers in [1, maximum] (what the core can hold without wrapping)."""
+
+    def parse(name, text):
+        try:
+            value = int(text.strip())
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise ConfigError("%s=%r is not a positive integer" % (name, text))
+        if value > maximum:
+            raise ConfigError("%s=%r is too large: at most %d" % (name, text, maximum))
+        return value
+
+    return parse
+
+
+parse_positive_int = bounded_int(2**31 - 1)
+
+
+def parse_file_name(name, text):
+    """A plain file name (no directory part): outputs stay inside the experiment directory."""
+    if not text or text in (".", "..") or "/" in text or "\0" in text:
+        raise ConfigError("%s=%r is not a plain file name (no '/', not '.' or '..')"
+                          % (name, text))
+    _check_utf8(name, text)
+    return text
+
+
+def _check_utf8(name, text):
     try:
-        value = int(text.strip())
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ConfigError("%s=%r is not a positive integer" % (name, text))
-    return value
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError("%s=%r is not valid UTF-8" % (name, text)) from None
+
+
+def parse_utf8_text(name, text):
+    _check_utf8(name, text)
+    return text
 
 
 def parse_timer(name, text):
@@ -62,10 +97,6 @@ def parse_timer(name, text):
     if value == "gettimeofday":  # Score-P's name for its wall-clock timer
         return "clock_gettime"
     raise ConfigError("%s=%r is not a timer (use tsc or clock_gettime)" % (name, text))
-
-
-def _text(name, text):
-    return text
 
 
 def parse_filter_file(name, text):
@@ -90,22 +121,22 @@ VARIABLES = {
     "SCOREP_VERBOSE": ("false", parse_bool, "report what the measurement does on stderr"),
     "SCOREP_TOTAL_MEMORY": ("16000k", parse_memory,
                             "memory for trace buffers and profile call paths; when used up, trace buffers are flushed to disk"),
-    "SCOREP_EXPERIMENT_DIRECTORY": ("", _text,
+    "SCOREP_EXPERIMENT_DIRECTORY": ("", parse_utf8_text,
                                     "where results go (default scorep-YYYYMMDD_HHMM_<unique>)"),
     "SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY": (
         "true", parse_bool, "move an existing experiment directory aside instead of stopping"),
-    "SCOREP_MACHINE_NAME": ("Linux", _text, "the machine's name in the system tree"),
+    "SCOREP_MACHINE_NAME": ("Linux", parse_utf8_text, "the machine's name in the system tree"),
     "SCOREP_TIMER": ("", parse_timer, "tsc or clock_gettime (default: tsc where it is invariant)"),
     # Score-P's default is 30; Python call stacks run deeper (a framework, the program and
     # its libraries easily exceed 60 frames), so the profile keeps up to 128.
     "SCOREP_PROFILING_MAX_CALLPATH_DEPTH": (
-        "128", parse_positive_int, "deepest call path the profile keeps; deeper calls fold "
+        "128", bounded_int(65535), "deepest call path the profile keeps; deeper calls fold "
         "into it"),
-    "SCOREP_PROFILING_BASE_NAME": ("profile", _text, "file name of the profile, without .cubex"),
+    "SCOREP_PROFILING_BASE_NAME": ("profile", parse_file_name, "file name of the profile, without .cubex"),
     # Not a Score-P variable: how long the ranks wait for each other at the end before each
     # writes its own part (a rank may have died or hang).
     "SCOREP_MPI_FINALIZE_TIMEOUT": (
-        "60", parse_positive_int, "seconds MPI ranks wait for each other at the end"),
+        "60", bounded_int(7 * 24 * 3600), "seconds MPI ranks wait for each other at the end"),
     "SCOREP_FILTERING_FILE": ("", parse_filter_file,
                               "filter file: regions and files to leave out (Score-P syntax)"),
 }

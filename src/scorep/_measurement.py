@@ -155,8 +155,21 @@ class Measurement:
             raise MeasurementError("a measurement is already running in this process")
         native = _bindings()
         cwd = os.getcwd()
+        try:
+            cwd.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MeasurementError("the working directory %r is not valid UTF-8: the "
+                                   "measurement's paths must be; run from a directory whose "
+                                   "path is" % cwd) from None
         path = self.config["SCOREP_EXPERIMENT_DIRECTORY"] or default_experiment_dir(cwd)
         path = os.path.abspath(path)
+        real, real_cwd = os.path.realpath(path), os.path.realpath(cwd)
+        if real_cwd == real or real_cwd.startswith(real.rstrip("/") + "/"):
+            # An existing experiment directory is moved aside: never the user's own
+            # working directory or one that contains it.
+            raise MeasurementError(
+                "SCOREP_EXPERIMENT_DIRECTORY=%r is the working directory or contains it; "
+                "choose a directory of its own" % self.config["SCOREP_EXPERIMENT_DIRECTORY"])
         overwrite = self.config["SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"]
         if self.mpi:
             # Checked by every rank now (so none starts the program in vain), prepared by

@@ -25,12 +25,26 @@ def _location(file_name, line_number, depth):
         file_name = frame.f_globals.get("__file__")
         line_number = frame.f_lineno
     # Made absolute in C: os.path.abspath here would itself be recorded as posixpath calls.
-    return (str(file_name) if file_name else None), line_number
+    # A path that is not UTF-8 (surrogate-escaped bytes) is recorded with U+FFFD for them.
+    if file_name:
+        file_name = str(file_name).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return (file_name or None), line_number
+
+
+def _unrecordable(what, text):
+    """Why `text` cannot be recorded (a definition is UTF-8), warned once; None when fine."""
+    try:
+        str(text).encode("utf-8")
+    except UnicodeEncodeError:
+        _native_module.warn_once((what, str(text)), "%s %r is not valid Unicode text (it holds "
+                                 "lone surrogates); not recorded" % (what, text))
+        return True
+    return False
 
 
 def region_begin(name, file_name=None, line_number=None):
     """Begin the user region user:<name>; file and line default to the caller's."""
-    if not _running():
+    if not _running() or _unrecordable("region name", name):
         return
     file_name, line_number = _location(file_name, line_number, 1)
     _native_module.native().region_begin("user:%s" % name, file_name, line_number)
@@ -38,7 +52,7 @@ def region_begin(name, file_name=None, line_number=None):
 
 def region_end(name):
     """End the user region user:<name>. An end without a begin is recorded as error_region."""
-    if _running():
+    if _running() and not _unrecordable("region name", name):
         _native_module.native().region_end("user:%s" % name)
 
 
@@ -79,7 +93,7 @@ class region:
 
     def __enter__(self):
         if self.region_name:
-            if _running():
+            if _running() and not _unrecordable("region name", self.region_name):
                 file_name, line_number = _location(None, None, 1)
                 _native_module.native().region_begin("user:%s" % self.region_name, file_name,
                                                      line_number)
@@ -98,7 +112,7 @@ class region:
 
     def __exit__(self, exc_type, exc, tb):
         if self.region_name:
-            if _running():
+            if _running() and not _unrecordable("region name", self.region_name):
                 _native_module.native().region_end("user:%s" % self.region_name)
         elif self._code_region:
             self._code_region = False
@@ -121,7 +135,7 @@ def instrument_module(module, instrumenter_fun=region):
 
 def rewind_begin(name, file_name=None, line_number=None):
     """Begin a rewind region: rewind_end(name, True) discards everything recorded since."""
-    if not _running():
+    if not _running() or _unrecordable("rewind region name", name):
         return
     file_name, line_number = _location(file_name, line_number, 1)
     _native_module.native().rewind_begin(name, file_name, line_number)
@@ -130,20 +144,20 @@ def rewind_begin(name, file_name=None, line_number=None):
 def rewind_end(name, value):
     """End the rewind region; a truthy value discards what it recorded (the trace then shows
     the measurement switched off for that span)."""
-    if _running():
+    if _running() and not _unrecordable("rewind region name", name):
         _native_module.native().rewind_end(name, value)
 
 
 def oa_region_begin(name, file_name=None, line_number=None):
     """Online-access phases of the original bindings, recorded as the region <name>."""
-    if not _running():
+    if not _running() or _unrecordable("region name", name):
         return
     file_name, line_number = _location(file_name, line_number, 1)
     _native_module.native().region_begin(name, file_name, line_number)
 
 
 def oa_region_end(name):
-    if _running():
+    if _running() and not _unrecordable("region name", name):
         _native_module.native().region_end(name)
 
 
@@ -165,6 +179,9 @@ def _parameter(kind, name, value, check):
     if not isinstance(name, str):
         _native_module.warn_once((kind, "name"), "parameter_%s: the name must be a str, not %s; "
                                  "not recorded" % (kind, type(name).__name__))
+        return
+    if _unrecordable("parameter name", name) or \
+            (isinstance(value, str) and _unrecordable("parameter value", value)):
         return
     problem = check(value)
     if problem:
