@@ -43,3 +43,20 @@ def test_deep_recursion_as_deep_as_the_recursion_limit(python, tmp_path):
     assert trace.check_nesting() > 90000
     assert trace.enters("__main__:down") == 90001 + 30001
     assert cube.read(str(tmp_path / "exp" / "profile.cubex")).metric("visits")
+
+
+def test_forked_child_leaves_the_parents_experiment_alone(python, tmp_path):
+    """The child used to flush the stdio buffer of the spill file it inherited into the
+    parent's file: no profile, unmatched leaves, a failed trace."""
+    out = run_scorep(python, [program("fork_both_sides.py")], tmp_path / "exp",
+                     SCOREP_ENABLE_TRACING="true", SCOREP_TOTAL_MEMORY="1M")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout == "child done\nparent done, child status 0\n"
+    assert "flushed to disk" in out.stderr and "failed" not in out.stderr
+    assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == [
+        "MANIFEST.md", "profile.cubex", "scorep.cfg", "traces", "traces.def", "traces.otf2"]
+    trace = Trace(tmp_path / "exp")
+    trace.check_nesting()
+    # The parent's calls only: the child's 50 000 are not part of this experiment.
+    assert trace.enters("__main__:leaf") == 200000
+    assert len(trace.locations) == 1

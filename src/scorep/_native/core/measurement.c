@@ -148,8 +148,32 @@ static sp_location *create_location(uint64_t thread_ident, const char *name)
     return loc;
 }
 
+static void abandon_in_forked_child(void);
+
+static void register_fork_handler_once(void)
+{
+    if (pthread_atfork(NULL, NULL, abandon_in_forked_child) != 0)
+        return; /* then only the Python side's os.register_at_fork handler protects */
+}
+
+/* A child made by fork() (os.fork, multiprocessing's fork start method, a C library) shares
+ * the parent's experiment files and may inherit core locks held by other threads: it stops
+ * measuring at once and never writes. The Python side does the same for its own state. */
+static void abandon_in_forked_child(void)
+{
+    sp_measurement_abandon();
+}
+
+static void register_fork_handler(void)
+{
+    /* pthread_atfork handlers cannot be removed: registered once per process. */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    (void)pthread_once(&once, register_fork_handler_once);
+}
+
 int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
 {
+    register_fork_handler();
     if (atomic_load(&sp_meas.state) != SP_STATE_IDLE) {
         snprintf(err, errlen, "a measurement is already running");
         return -1;

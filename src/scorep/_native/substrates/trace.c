@@ -228,6 +228,9 @@ static bool spill_full_chunks(sp_trace *trace, sp_location *loc)
             check(trace, OTF2_ERROR_FILE_INTERACTION, "creating a spill file");
             return false;
         }
+        /* Unbuffered (chunks are written whole anyway): a forked child that exits must find
+         * no stdio buffer of ours to flush into the parent's file. */
+        setvbuf(loc->trace_spill, NULL, _IONBF, 0);
     }
     FILE *f = loc->trace_spill;
     raw_chunk *chunk = loc->trace_full_first;
