@@ -319,7 +319,8 @@ def _run_until_ready(python, tmp_path, exp):
     return proc
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP,
+                                    signal.SIGQUIT])
 def test_signals_leave_a_readable_experiment(python, tmp_path, signum):
     exp = tmp_path / "exp"
     proc = _run_until_ready(python, tmp_path, exp)
@@ -336,3 +337,76 @@ def test_signals_leave_a_readable_experiment(python, tmp_path, signum):
     end, = trace.of("ProgramEnd")
     assert end.attrs["exit_status"] == 128 + signum
     otf2_print(str(exp / "traces.otf2"))
+    assert "traces.otf2" in (exp / "MANIFEST.md").read_text()
+
+
+def test_ctrl_c_waits_for_threads_and_atexit_as_python_does(python, tmp_path):
+    """Plain python prints the KeyboardInterrupt, joins the non-daemon threads, runs the
+    atexit handlers, then ends by SIGINT; the thread's output and files appear."""
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(
+        "import atexit, os, signal, threading, time\n"
+        "def worker():\n"
+        "    time.sleep(0.5)\n"
+        "    print('worker finished', flush=True)\n"
+        "    open('worker.done', 'w').write('done')\n"
+        "atexit.register(lambda: print('program atexit', flush=True))\n"
+        "threading.Thread(target=worker, name='Worker').start()\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(10)\n")
+    expected = plain(python, [script], tmp_path)
+    assert expected.returncode == -signal.SIGINT
+    assert expected.stdout == "worker finished\nprogram atexit\n"
+    (tmp_path / "worker.done").unlink()
+    out = run_scorep(python, [script], tmp_path / "exp", cwd=tmp_path,
+                     SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == -signal.SIGINT
+    assert out.stdout == expected.stdout
+    assert out.stderr.endswith("KeyboardInterrupt\n")
+    assert (tmp_path / "worker.done").read_text() == "done"
+    trace = Trace(tmp_path / "exp")
+    trace.check_nesting()
+    assert trace.enters("__main__:worker", location="Worker") == 1
+    end, = trace.of("ProgramEnd")
+    assert end.attrs["exit_status"] == 128 + signal.SIGINT
+
+
+def test_sigterm_during_the_final_write_still_completes_it(python, tmp_path):
+    """The signal is held until the results (MANIFEST.md last) are written, then the process
+    ends by it. Wherever it lands, the experiment is complete."""
+    exp = tmp_path / "exp"
+    script = tmp_path / "long_write.py"
+    script.write_text("def f():\n    pass\n"
+                      "for _ in range(300000):\n    f()\n"
+                      "print('ending', flush=True)\n")
+    env = scorep_env(exp, SCOREP_ENABLE_TRACING="true", SCOREP_TOTAL_MEMORY="64M")
+    proc = subprocess.Popen([python, "-m", "scorep", str(script)], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ending\n"
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode in (0, -signal.SIGTERM), stderr
+    manifest = (exp / "MANIFEST.md").read_text()
+    assert "profile.cubex" in manifest and "traces.otf2" in manifest
+    assert Trace(exp).enters("__main__:f") == 300000
+
+
+def test_sigkill_leaves_a_directory_that_says_what_was_lost(tmp_path):
+    """SIGKILL ends the process before anything can be written; the report says so and
+    names the raw spill files left behind instead of "holds nothing"."""
+    exp = tmp_path / "exp"
+    script = tmp_path / "killed.py"
+    script.write_text("import os, signal\n"
+                      "def f():\n    pass\n"
+                      "for _ in range(200000):\n    f()\n"
+                      "os.kill(os.getpid(), signal.SIGKILL)\n")
+    out = run_scorep("python3", [script], exp, cwd=tmp_path, SCOREP_ENABLE_TRACING="true",
+                     SCOREP_TOTAL_MEMORY="1M")
+    assert out.returncode == -signal.SIGKILL
+    spills = [p for p in exp.iterdir() if p.name.startswith(".scorep-spill-")]
+    assert spills and sum(p.stat().st_size for p in spills) > 1000000
+    report = run(["python3", "-m", "scorep.report", exp], env=scorep_env())
+    assert report.returncode == 1 and report.stdout == ""
+    assert report.stderr.count("\n") == 1
+    assert "the measurement did not finish" in report.stderr
+    assert "1 spill file(s) with %d bytes" % spills[0].stat().st_size in report.stderr

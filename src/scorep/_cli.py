@@ -247,6 +247,23 @@ def prepare_main(opts):
     return None, module
 
 
+def exit_by_sigint():
+    """What python does after an uncaught KeyboardInterrupt: wait for the non-daemon threads,
+    run the atexit handlers (the program's, then ours, which writes the results), then end
+    by SIGINT so that the shell sees the interrupt."""
+    import atexit
+    import threading
+    try:
+        threading._shutdown()
+    except KeyboardInterrupt:  # a second Ctrl-C stops waiting, as in python
+        pass
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
 def run_instrumenter_file(path):
     source = read_script(path)
     namespace = {"__name__": "__scorep_instrumenter__", "__file__": os.path.abspath(path),
@@ -325,11 +342,8 @@ def main(argv=None):
         exc_type, exc, tb = sys.exc_info()
         report_uncaught(exc_type, exc, tb)
         del tb
-        # Like python: the results are written, then the process ends by SIGINT.
-        measurement.finalize(128 + signal.SIGINT, report_errors=True)
-        sys.stdout.flush()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
+        measurement.exit_status = 128 + signal.SIGINT
+        exit_by_sigint()
     except BaseException:
         exc_type, exc, tb = sys.exc_info()
         measurement.exit_status = 1

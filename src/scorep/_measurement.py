@@ -30,6 +30,11 @@ INSTRUMENTERS = {
 }
 
 
+# Signals whose default action ends the process and that a user or a batch system sends
+# (Ctrl-C is KeyboardInterrupt, handled by the command line).
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
 def default_instrumenter():
     return "monitoring" if sys.version_info >= (3, 12) else "eval"
 
@@ -143,7 +148,8 @@ class Measurement:
         self.mpi = mpi
         self._native = None
         self._original_bootstrap = None
-        self._previous_sigterm = None
+        self._finalizing = False
+        self._deferred_signal = None  # a terminating signal that arrived during finalize
 
     def log(self, message):
         if self.config.verbose:
@@ -276,19 +282,33 @@ class Measurement:
         """Finalize when the interpreter exits (after non-daemon threads ended and the
         program's own atexit handlers ran) and on SIGTERM."""
         atexit.register(self._finalize_at_exit)
-        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and \
-                threading.current_thread() is threading.main_thread():
-            self._previous_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+        if threading.current_thread() is threading.main_thread():
+            # The signals whose default action ends the process: the results are written
+            # first, then the process ends by the same signal. Handlers the program set
+            # itself stay; it may set its own later too.
+            for signum in TERMINATING_SIGNALS:
+                if signal.getsignal(signum) == signal.SIG_DFL:
+                    signal.signal(signum, self._on_terminating_signal)
         os.register_at_fork(after_in_child=self._abandon_in_child)
 
     def _finalize_at_exit(self):
         if Measurement.current is self:
             self.finalize(self.exit_status, report_errors=True)
 
-    def _on_sigterm(self, signum, frame):
+    def _on_terminating_signal(self, signum, frame):
+        if self._finalizing:
+            # The results are being written: end by this signal once they are complete.
+            self._deferred_signal = signum
+            return
         self.finalize(128 + signum, report_errors=True)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
+        self._die_by(signum)
+
+    @staticmethod
+    def _die_by(signum):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
     def _abandon_in_child(self):
         # A forked child must never write into the parent's experiment.
@@ -301,9 +321,25 @@ class Measurement:
             return self.results
         if exit_status is not None:
             self.exit_status = exit_status
+        # Before anything else: a terminating signal from here on waits for the results.
+        self._finalizing = True
         Measurement.current = None
         self._unhook_threads()
         started = time.perf_counter()
+        # Ctrl-C during the write would leave half-written files: it waits too.
+        previous_sigint = None
+        if threading.current_thread() is threading.main_thread():
+            previous_sigint = signal.signal(signal.SIGINT, self._on_terminating_signal)
+        try:
+            return self._finalize(report_errors, started)
+        finally:
+            self._finalizing = False
+            if previous_sigint is not None:
+                signal.signal(signal.SIGINT, previous_sigint)
+            if self._deferred_signal is not None:
+                self._die_by(self._deferred_signal)
+
+    def _finalize(self, report_errors, started):
         try:
             if self.mpi and self._native.running() and self._native.mpi_info() is None:
                 self._prepare_without_mpi()

@@ -307,6 +307,23 @@ def tree_from_profile(profile):
 
 # ---- the experiment -----------------------------------------------------------------
 
+def _unfinished_experiment(directory):
+    """What is left of a measurement that never wrote its results (the process was killed
+    by SIGKILL, os._exit or a crash before the end), or None."""
+    if not directory or not os.path.isfile(os.path.join(directory, "scorep.cfg")) or \
+            os.path.exists(os.path.join(directory, "MANIFEST.md")):
+        return None
+    spills = [name for name in os.listdir(directory) if name.startswith(".scorep-spill-")]
+    lost = sum(os.path.getsize(os.path.join(directory, name)) for name in spills)
+    text = ("the measurement did not finish: its process ended before writing the results "
+            "(killed by SIGKILL, ended by os._exit or a crash); only scorep.cfg is there")
+    if spills:
+        text += (", and %d spill file(s) with %d bytes of raw trace records that cannot be "
+                 "turned into a trace (remove them: %s)"
+                 % (len(spills), lost, os.path.join(directory, ".scorep-spill-*")))
+    return text
+
+
 class Experiment:
     """An experiment directory (or a single profile or trace file). ``source`` picks the
     call tree: "auto" (profile when there is one), "profile" or "trace"."""
@@ -315,6 +332,9 @@ class Experiment:
         self.path = os.path.abspath(os.fspath(path))
         self.directory, self.profile_path, self.trace_path = _resolve(path)
         if self.profile_path is None and self.trace_path is None:
+            unfinished = _unfinished_experiment(self.directory)
+            if unfinished:
+                raise ReportError("%s: %s" % (self.path, unfinished))
             raise ReportError("%s holds neither a profile (profile.cubex) nor a trace "
                               "(traces.otf2): is it a scorep experiment directory?"
                               % self.path)
