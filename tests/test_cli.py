@@ -410,3 +410,34 @@ def test_sigkill_leaves_a_directory_that_says_what_was_lost(tmp_path):
     assert report.stderr.count("\n") == 1
     assert "the measurement did not finish" in report.stderr
     assert "1 spill file(s) with %d bytes" % spills[0].stat().st_size in report.stderr
+
+
+def test_file_size_limit_while_writing_the_trace(python, tmp_path):
+    """A full disk or `ulimit -f` used to crash the process inside OTF2 (SIGSEGV) and lose
+    everything. Now: the program's exit status, one line saying the trace could not be
+    written, no half-written trace files, and the (small) profile still complete."""
+    import resource
+
+    exp = tmp_path / "exp"
+    script = tmp_path / "many_calls.py"
+    script.write_text("def f():\n    pass\nfor _ in range(200000):\n    f()\n"
+                      "print('program done')\n")
+
+    def limit_file_size():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY))
+
+    env = scorep_env(exp, SCOREP_ENABLE_TRACING="true", SCOREP_TOTAL_MEMORY="1M")
+    out = subprocess.run([python, "-m", "scorep", str(script)], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120,
+                         preexec_fn=limit_file_size)
+    assert out.returncode == 0 and out.stdout == "program done\n", out.stderr
+    failures = [line for line in out.stderr.splitlines() if "could not be written:" in line]
+    assert len(failures) == 1 and "File is too large" in failures[0], out.stderr
+    assert sorted(p.name for p in exp.iterdir()) == ["MANIFEST.md", "profile.cubex",
+                                                     "scorep.cfg"]
+    assert "the trace could not be written" in (exp / "MANIFEST.md").read_text()
+    from scorep import cube
+    profile = cube.read(str(exp / "profile.cubex"))
+    visits = profile.values(profile.metric("visits"), inclusive=False)
+    assert sum(sum(visits[c.id]) for c in profile.cnodes
+               if c.region.name == "__main__:f" and not c.parameters) == 200000

@@ -398,6 +398,17 @@ class Measurement:
             notes.append(
                 "%d parameter value(s) beyond %d distinct ones per call path were not "
                 "split out in the profile" % (r["profile_folded_parameters"], 256))
+        if r.get("trace_error"):
+            notes.append("the trace could not be written: %s; its partial files were removed "
+                         "(the profile is complete)" % r["trace_error"])
+        if r.get("trace_spill_failures"):
+            notes.append("%d trace buffer flush(es) during the run could not be written to "
+                         "disk (%s): those buffers stayed in memory"
+                         % (r["trace_spill_failures"], r["trace_spill_error"]))
+        if r.get("memory_over_budget_bytes"):
+            notes.append("the measurement used %d bytes beyond SCOREP_TOTAL_MEMORY=%d "
+                         "(memory that could not be flushed or reused)"
+                         % (r["memory_over_budget_bytes"], self.config["SCOREP_TOTAL_MEMORY"]))
         if r["trace_lost_records"]:
             notes.append("%d trace record(s) were lost: memory for trace buffers "
                          "could not be allocated" % r["trace_lost_records"])

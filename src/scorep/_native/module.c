@@ -194,7 +194,13 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "profile_folded_calls", PyLong_FromUnsignedLongLong(r.profile_folded_calls)) ||
         set_item(d, "profile_dropped_calls", PyLong_FromUnsignedLongLong(r.profile_dropped_calls)) ||
         set_item(d, "profile_folded_parameters",
-                 PyLong_FromUnsignedLongLong(r.profile_folded_parameters))) {
+                 PyLong_FromUnsignedLongLong(r.profile_folded_parameters)) ||
+        set_item(d, "trace_spill_failures", PyLong_FromUnsignedLongLong(r.trace_spill_failures)) ||
+        set_item(d, "trace_spill_error", PyUnicode_DecodeUTF8(r.trace_spill_error,
+                                                              (Py_ssize_t)strlen(r.trace_spill_error),
+                                                              "replace")) ||
+        set_item(d, "trace_error", PyUnicode_DecodeUTF8(r.trace_error, (Py_ssize_t)strlen(r.trace_error),
+                                                        "replace"))) {
         Py_DECREF(d);
         return NULL;
     }

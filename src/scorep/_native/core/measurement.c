@@ -825,6 +825,7 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
     }
 
     int status = 0;
+    bool trace_failed = false;
     sp_unified u;
     memset(&u, 0, sizeof u);
     m->output_dir = choose_output_dir(m);
@@ -839,6 +840,16 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
                                       ? ((uint64_t)m->locations[i]->index << 32) | m->mpi.rank
                                       : m->locations[i]->index;
         status = sp_trace_encode(m->trace, m->output_dir, m->mpi.collective, err, errlen);
+        if (status != 0 && !m->mpi.collective) {
+            /* A full disk or a file size limit: no half-written trace stays, and the
+             * profile (much smaller) is still written. Ranks writing together cannot
+             * leave the collective write alone, so they report the failure instead. */
+            snprintf(r.trace_error, sizeof r.trace_error, "%s", err);
+            err[0] = '\0';
+            status = 0;
+            trace_failed = true;
+            sp_trace_remove_files(m->output_dir);
+        }
     }
     /* A thread may have stamped its last event after the end anchor was taken. */
     uint64_t end_ns_after_anchor = (uint64_t)((double)(end_time - m->end.ticks) * 1e9 /
@@ -870,10 +881,13 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
             free(mine.locations);
         }
     }
-    if (status == 0 && m->trace)
+    if (status == 0 && m->trace && !trace_failed)
         status = sp_trace_finish(m->trace, &u, err, errlen);
-    if (m->trace)
+    if (m->trace) {
+        r.trace_spill_failures = m->trace->spill_failures;
+        snprintf(r.trace_spill_error, sizeof r.trace_spill_error, "%s", m->trace->spill_error);
         sp_trace_abort(m->trace); /* nothing left to write; removes spill files */
+    }
     m->trace = NULL;
     if (status == 0 && m->config.profiling)
         status = sp_profile_write(m, &u, m->output_dir, r.ticks_per_second, err, errlen);

@@ -67,7 +67,10 @@ typedef struct sp_results {
     int32_t mpi_rank, mpi_size; /* -1, 0 without MPI */
     bool mpi_collective;        /* all ranks wrote one experiment together */
     uint32_t clock_offset_ns_abs; /* |this rank's clock - rank 0's| at the end (capped) */
-    char output_dir[4096];      /* where the results are */
+    uint64_t trace_spill_failures; /* flushes that could not be written (full disk, limit) */
+    char trace_spill_error[256];   /* why the first one failed */
+    char trace_error[512];         /* the trace could not be written (the profile was) */
+    char output_dir[4096];         /* where the results are */
 } sp_results;
 
 /* What the MPI adapter lends the core for the end of the measurement: collectives over

@@ -1,5 +1,6 @@
 #include "substrates/trace.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,9 +55,10 @@ static inline void check(sp_trace *trace, OTF2_ErrorCode status, const char *wha
 {
     if (status == OTF2_SUCCESS)
         return;
+    /* The reason itself comes from OTF2's own message (see keep_otf2_message). */
     if (trace->errors++ == 0)
-        snprintf(trace->first_error, sizeof trace->first_error, "%s: %s", what,
-                 OTF2_Error_GetName(status));
+        snprintf(trace->first_error, sizeof trace->first_error, "%s (OTF2 error %d)", what,
+                 (int)status);
 }
 
 static OTF2_ErrorCode program_begin(sp_trace *trace, OTF2_EvtWriter *writer, uint64_t time)
@@ -93,7 +95,9 @@ static void encode_records(sp_trace *trace, sp_location *loc, const sp_trace_rec
                            const sp_trace_record *end)
 {
     OTF2_EvtWriter *w = loc->trace_writer;
-    while (r < end) {
+    /* After a failed write (full disk, file size limit) the writer's buffer is unusable:
+     * writing on would crash inside OTF2. */
+    while (r < end && !trace->errors) {
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
         uint64_t t = to_ns(trace, r->time);
@@ -225,7 +229,8 @@ static bool spill_full_chunks(sp_trace *trace, sp_location *loc)
         spill_path(trace, loc, path, sizeof path);
         loc->trace_spill = fopen(path, "w+b");
         if (!loc->trace_spill) {
-            check(trace, OTF2_ERROR_FILE_INTERACTION, "creating a spill file");
+            if (trace->spill_failures++ == 0)
+                snprintf(trace->spill_error, sizeof trace->spill_error, "%s", strerror(errno));
             return false;
         }
         /* Unbuffered (chunks are written whole anyway): a forked child that exits must find
@@ -237,9 +242,25 @@ static bool spill_full_chunks(sp_trace *trace, sp_location *loc)
     while (chunk) {
         raw_chunk *next = chunk->next;
         uint64_t bytes = (uint64_t)((char *)chunk->used_end - (char *)CHUNK_RECORDS(chunk));
+        long good = ftell(f);
         if (fwrite(&bytes, sizeof bytes, 1, f) != 1 ||
             fwrite(CHUNK_RECORDS(chunk), 1, bytes, f) != bytes) {
-            check(trace, OTF2_ERROR_FILE_INTERACTION, "writing a spill file");
+            /* A full disk or file size limit: the chunk stays in memory (over budget) and
+             * the part of it that was written is cut off again, so the file stays whole. */
+            int error = errno;
+            if (trace->spill_failures++ == 0)
+                snprintf(trace->spill_error, sizeof trace->spill_error, "%s",
+                         strerror(error));
+            clearerr(f);
+            if (good < 0 || ftruncate(fileno(f), good) != 0 || fseek(f, good, SEEK_SET) != 0) {
+                /* The file cannot be repaired: give up spilling for this location. */
+                fclose(f);
+                loc->trace_spill = NULL;
+                char path[4200];
+                spill_path(trace, loc, path, sizeof path);
+                unlink(path);
+                trace->spill_prefix[0] = '\0';
+            }
             loc->trace_full_first = chunk;
             return false;
         }
@@ -471,11 +492,72 @@ static void encode_spill(sp_trace *trace, sp_location *loc, void *buffer)
         OTF2_ErrorCode status_ = (call);                                                       \
         if (status_ != OTF2_SUCCESS) {                                                         \
             fail(status_, what, err, errlen);                                                  \
+            trace->errors++; /* OTF2's buffers may be broken now: never flush them again */    \
             goto failed;                                                                       \
         }                                                                                      \
     } while (0)
 
+/* OTF2 prints every failure on stderr by itself; while the trace is written, its messages
+ * are kept instead (the first one explains the failure in our one error line). OTF2's
+ * callback is process-wide and carries no context we own, hence this file-level state;
+ * only the finalizing thread writes the trace. */
+static char otf2_message[300];
+
+static OTF2_ErrorCode keep_otf2_message(void *user, const char *file, uint64_t line,
+                                        const char *function, OTF2_ErrorCode code,
+                                        const char *fmt, va_list va)
+{
+    (void)user, (void)file, (void)line, (void)function;
+    if (!otf2_message[0]) {
+        char text[200];
+        vsnprintf(text, sizeof text, fmt ? fmt : "", va);
+        snprintf(otf2_message, sizeof otf2_message, "%s%s%s", OTF2_Error_GetDescription(code),
+                 text[0] ? ": " : "", text);
+    }
+    return code;
+}
+
+static int encode_events(sp_trace *trace, const char *dir, bool collective, char *err,
+                         size_t errlen);
+
 int sp_trace_encode(sp_trace *trace, const char *dir, bool collective, char *err, size_t errlen)
+{
+    otf2_message[0] = '\0';
+    OTF2_ErrorCallback previous = OTF2_Error_RegisterCallback(keep_otf2_message, NULL);
+    int status = encode_events(trace, dir, collective, err, errlen);
+    OTF2_Error_RegisterCallback(previous, NULL);
+    if (status != 0 && otf2_message[0]) {
+        size_t used = strlen(err);
+        snprintf(err + used, errlen - used, " (%s)", otf2_message);
+    }
+    return status;
+}
+
+void sp_trace_remove_files(const char *dir)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/traces", dir);
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *entry;
+        while ((entry = readdir(d)) != NULL) {
+            if (entry->d_name[0] == '.')
+                continue;
+            char file[4600];
+            snprintf(file, sizeof file, "%s/%s", path, entry->d_name);
+            unlink(file);
+        }
+        closedir(d);
+        rmdir(path);
+    }
+    snprintf(path, sizeof path, "%s/traces.otf2", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/traces.def", dir);
+    unlink(path);
+}
+
+static int encode_events(sp_trace *trace, const char *dir, bool collective, char *err,
+                         size_t errlen)
 {
     sp_measurement *m = trace->meas;
     trace->collective = collective;
@@ -530,6 +612,10 @@ int sp_trace_encode(sp_trace *trace, const char *dir, bool collective, char *err
             chunk = next;
         }
         loc->trace_full_first = loc->trace_full_last = NULL;
+        if (trace->errors) {
+            snprintf(err, errlen, "writing the events failed at a %s record", trace->first_error);
+            goto failed;
+        }
         CHECK_OTF2(OTF2_EvtWriter_GetNumberOfEvents(loc->trace_writer, &loc->trace_events),
                    "GetNumberOfEvents");
         CHECK_OTF2(OTF2_Archive_CloseEvtWriter(trace->archive, loc->trace_writer), "CloseEvtWriter");
@@ -804,7 +890,22 @@ out:
     return status;
 }
 
+static int write_definitions(sp_trace *trace, const sp_unified *u, char *err, size_t errlen);
+
 int sp_trace_finish(sp_trace *trace, const sp_unified *u, char *err, size_t errlen)
+{
+    otf2_message[0] = '\0';
+    OTF2_ErrorCallback previous = OTF2_Error_RegisterCallback(keep_otf2_message, NULL);
+    int status = write_definitions(trace, u, err, errlen);
+    OTF2_Error_RegisterCallback(previous, NULL);
+    if (status != 0 && otf2_message[0]) {
+        size_t used = strlen(err);
+        snprintf(err + used, errlen - used, " (%s)", otf2_message);
+    }
+    return status;
+}
+
+static int write_definitions(sp_trace *trace, const sp_unified *u, char *err, size_t errlen)
 {
     sp_measurement *m = trace->meas;
     if (write_local_definitions(trace, u, err, errlen) != 0)
@@ -827,7 +928,9 @@ failed:
 
 void sp_trace_abort(sp_trace *trace)
 {
-    if (trace->archive)
+    /* After a failed write OTF2's buffers are broken and closing the archive would flush
+     * them again and crash: such an archive is left unclosed (its memory is lost). */
+    if (trace->archive && !trace->errors)
         OTF2_Archive_Close(trace->archive);
     trace->archive = NULL;
     sp_measurement *m = trace->meas;

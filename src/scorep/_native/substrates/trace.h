@@ -66,10 +66,16 @@ typedef struct sp_trace {
     double ns_per_tick;    /* timestamp conversion, fixed at the end */
     uint64_t errors;       /* OTF2 calls that failed */
     char first_error[256];
+    uint64_t spill_failures; /* flushes during the run that could not be written */
+    char spill_error[256];   /* why the first one failed */
     char spill_prefix[4096];
 } sp_trace;
 
 int sp_trace_init(sp_trace *trace, sp_measurement *meas);
+
+/* Removes what a failed sp_trace_encode left in `dir` (traces.otf2, traces.def, traces/),
+ * so that no half-written trace remains. */
+void sp_trace_remove_files(const char *dir);
 
 /* Flushes during the run write spill files into `dir` (until it is known, chunks are
  * taken over budget instead). */
