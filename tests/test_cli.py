@@ -5,6 +5,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -441,3 +442,27 @@ def test_file_size_limit_while_writing_the_trace(python, tmp_path):
     visits = profile.values(profile.metric("visits"), inclusive=False)
     assert sum(sum(visits[c.id]) for c in profile.cnodes
                if c.region.name == "__main__:f" and not c.parameters) == 200000
+
+
+def test_running_experiment_directory_is_never_moved_or_written_by_another_run(tmp_path):
+    """Run B with the same SCOREP_EXPERIMENT_DIRECTORY used to move run A's directory aside
+    while A ran; A's finalize then failed and rewrote B's files."""
+    exp = tmp_path / "exp"
+    first = subprocess.Popen([sys.executable, "-m", "scorep", program("signals.py")],
+                             env=scorep_env(exp, SCOREP_ENABLE_TRACING="true"), cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert first.stdout.readline() == "ready\n"
+    second = run_scorep(sys.executable, [program("calls.py")], exp, cwd=tmp_path)
+    assert second.returncode == 1 and second.stdout == ""
+    assert second.stderr == ("scorep: experiment directory %s is in use by another running "
+                             "measurement; set SCOREP_EXPERIMENT_DIRECTORY to another "
+                             "directory\n" % exp)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp"]
+    first.send_signal(signal.SIGTERM)
+    first.communicate(timeout=60)
+    trace = Trace(exp)
+    assert trace.enters("__main__:spin") > 0 and trace.enters("__main__:leaf") == 0
+    # Once A has ended, the directory is an old experiment like any other: moved aside.
+    third = run_scorep(sys.executable, [program("calls.py")], exp, cwd=tmp_path)
+    assert third.returncode == 0, third.stderr
+    assert len(list(tmp_path.iterdir())) == 2

@@ -61,14 +61,40 @@ def default_experiment_dir(cwd):
     return os.path.join(cwd, "scorep-%s_%s" % (stamp, unique))
 
 
+def lock_experiment_dir(path):
+    """An exclusive flock on the directory itself, held while the measurement runs (and
+    inherited by nothing it execs): no other run moves it aside or writes into it. Returns
+    the descriptor, or None where the file system has no locks."""
+    import fcntl
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise MeasurementError("experiment directory %s is in use by another running "
+                               "measurement; set SCOREP_EXPERIMENT_DIRECTORY to another "
+                               "directory" % path) from None
+    except OSError:  # no locks on this file system (some network file systems)
+        os.close(fd)
+        return None
+    return fd
+
+
 def prepare_experiment_dir(path, overwrite):
     """Creates the experiment directory. An existing empty one is used as it is; a non-empty
     one is renamed to <path>-<its modification time> (never deleted) when overwriting is
-    allowed. Returns the path it was moved to, or None."""
+    allowed, unless a running measurement holds it. Returns (the path it was moved to or
+    None, the descriptor holding the lock on the new directory or None)."""
     moved_to = None
     if os.path.lexists(path):
         if not os.path.isdir(path):
             raise MeasurementError("experiment directory %s exists and is not a directory" % path)
+        probe = lock_experiment_dir(path)
+        if probe is not None:
+            os.close(probe)
         if os.listdir(path):
             if not overwrite:
                 raise MeasurementError(
@@ -85,7 +111,7 @@ def prepare_experiment_dir(path, overwrite):
         os.makedirs(path, exist_ok=True)
     except OSError as error:
         raise MeasurementError("cannot create experiment directory %s: %s" % (path, error.strerror))
-    return moved_to
+    return moved_to, lock_experiment_dir(path)
 
 
 MANIFEST_ENTRIES = [
@@ -148,6 +174,7 @@ class Measurement:
         self.mpi = mpi
         self._native = None
         self._original_bootstrap = None
+        self._lock = None  # the flock on the experiment directory while it runs
         self._finalizing = False
         self._deferred_signal = None  # a terminating signal that arrived during finalize
 
@@ -191,7 +218,7 @@ class Measurement:
                 # Several processes of a launcher measuring without MPI (--mpp=none): one
                 # directory each instead of one they would all write into.
                 path = "%s-rank%d" % (path, rank)
-            self.moved_aside = prepare_experiment_dir(path, overwrite)
+            self.moved_aside, self._lock = prepare_experiment_dir(path, overwrite)
             if self.moved_aside:
                 self.log("moved the existing %s aside to %s" % (path, self.moved_aside))
             self._write_cfg(path)
@@ -245,7 +272,7 @@ class Measurement:
         rank, size = _mpi.launcher_rank(), _mpi.launcher_size()
         if rank is not None and (size or 1) > 1:
             path = "%s-rank%d" % (path, rank)
-        self.moved_aside = prepare_experiment_dir(
+        self.moved_aside, self._lock = prepare_experiment_dir(
             path, self.config["SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"])
         self.experiment_dir = path
         self._native.set_experiment_dir(path)
@@ -312,6 +339,9 @@ class Measurement:
 
     def _abandon_in_child(self):
         # A forked child must never write into the parent's experiment.
+        if self._lock is not None:
+            os.close(self._lock)  # closing (never unlocking) leaves the parent's lock held
+            self._lock = None
         if Measurement.current is self and self._native is not None:
             self._native.abandon()
             Measurement.current = None
@@ -334,6 +364,9 @@ class Measurement:
             return self._finalize(report_errors, started)
         finally:
             self._finalizing = False
+            if self._lock is not None:
+                os.close(self._lock)
+                self._lock = None
             if previous_sigint is not None:
                 signal.signal(signal.SIGINT, previous_sigint)
             if self._deferred_signal is not None:
