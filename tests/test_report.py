@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import program, run_scorep
+from conftest import program, run, run_scorep, scorep_env
 from test_report_support import report, validate_chrome, validate_speedscope, chrome_slices
 
 sys.path.insert(0, str(__import__("conftest").SRC))
@@ -399,3 +399,25 @@ def test_notes_the_measurement_writes_reach_the_report(tmp_path):
     text = report(exp).stdout
     assert ("! MANIFEST.md: 84 call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10 were "
             "folded into their deepest call path in the profile") in text
+
+
+def test_stack_exports_of_deep_recursion_are_bounded(tmp_path):
+    """Each .collapsed line and speedscope sample repeats its whole call path: a 50 000-deep
+    profile ran past 60 s at 10 GB. The size is estimated first and refused over
+    --max-size in one line, as the Chrome export is."""
+    script = tmp_path / "deep.py"
+    script.write_text("import sys\nsys.setrecursionlimit(10000)\n"
+                      "def down(n):\n    return 0 if n == 0 else down(n - 1)\n"
+                      "down(3000)\n")
+    exp = tmp_path / "exp"
+    out = run_scorep(sys.executable, [script], exp, SCOREP_PROFILING_MAX_CALLPATH_DEPTH="4000")
+    assert out.returncode == 0, out.stderr
+    for name in ("x.collapsed", "x.speedscope.json"):
+        target = tmp_path / name
+        out = run([sys.executable, "-m", "scorep.report", exp, "-o", target, "--max-size", "1M"],
+                  env=scorep_env())
+        assert out.returncode == 1 and not target.exists()
+        assert out.stderr.startswith("scorep-report: %s would hold ~" % target)
+        assert "call paths up to 3003 deep" in out.stderr and out.stderr.count("\n") == 1
+        out = run([sys.executable, "-m", "scorep.report", exp, "-o", target], env=scorep_env())
+        assert out.returncode == 0 and target.stat().st_size > 1 << 20

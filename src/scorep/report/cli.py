@@ -103,9 +103,10 @@ def build_parser():
                    help="trace exports and the HTML timeline leave out calls nested deeper "
                         "than N (0 keeps the outermost calls only)")
     p.add_argument("--max-size", type=_size, default=300 * 10**6, metavar="SIZE",
-                   help="refuse to write a .json trace larger than SIZE (default 300M)")
+                   help="refuse to write a .json trace, .collapsed or .speedscope.json larger "
+                        "than SIZE (default 300M)")
     p.add_argument("--force", action="store_true",
-                   help="write a .json trace even above --max-size")
+                   help="write those exports even above --max-size")
     p.add_argument("--timeline-calls", type=_positive, default=250000, metavar="N",
                    help="the HTML timeline keeps the N longest calls (default 250000)")
     p.add_argument("--node-threshold", type=_percent, default=0.005, metavar="PCT",
@@ -238,6 +239,15 @@ def write_output(exp, path, fmt, args):
         return
     tree = exp.tree
     for target, locs in _per_rank(tree, path):
+        if fmt in ("collapsed", "speedscope") and not args.force:
+            from scorep.report import export_stacks
+            size, deepest = export_stacks.estimated_size(tree, fmt, locs)
+            if size > args.max_size:
+                raise ReportError(
+                    "%s would hold ~%s (call paths up to %d deep, each written whole), more "
+                    "than --max-size %s: measure with a smaller "
+                    "SCOREP_PROFILING_MAX_CALLPATH_DEPTH, or give --force"
+                    % (target, format_bytes(size), deepest, format_bytes(args.max_size)))
         if fmt == "pstats":
             from scorep.report import export_pstats
             n = export_pstats.write(tree, target, locs)
@@ -315,4 +325,10 @@ def main(argv=None):
         where = " %s" % error.filename if getattr(error, "filename", None) else ""
         sys.stderr.write("%s: cannot write%s: %s\n" % (PROG, where,
                                                       error.strerror or error))
+        return 1
+    except (IndexError, KeyError, ValueError, TypeError, OverflowError, UnicodeError) as error:
+        # Files that pass the readers' checks but hold inconsistent data (a damaged trace
+        # or profile): one line, never a traceback.
+        sys.stderr.write("%s: the input is damaged or inconsistent (%s: %s)\n"
+                         % (PROG, type(error).__name__, error))
         return 1

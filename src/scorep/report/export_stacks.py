@@ -9,7 +9,27 @@ import json
 
 from scorep.report.model import ReportError
 
-__all__ = ["write_collapsed", "write_speedscope", "speedscope_document"]
+__all__ = ["write_collapsed", "write_speedscope", "speedscope_document", "estimated_size"]
+
+
+def estimated_size(tree, fmt, locations=None):
+    """(bytes, deepest call path) of a .collapsed or .speedscope.json export, in one pass
+    over the call paths: each line or sample repeats its whole path, so a deep recursion
+    makes these files grow with the square of the depth (50 000 deep: gigabytes)."""
+    cols = list(range(len(tree.locations))) if locations is None else list(locations)
+    excl = tree.excl
+    path_bytes, depth = {}, {}
+    total, deepest = 0, 0
+    for node in tree.preorder():
+        parent = node.parent
+        own = len(_frame_name(node).encode("utf-8")) + 1 if fmt == "collapsed" else 7
+        path_bytes[node.id] = (path_bytes[parent.id] if parent is not None else 0) + own
+        depth[node.id] = (depth[parent.id] if parent is not None else 0) + 1
+        weighted = sum(1 for l in cols if excl[node.id][l] > 0)
+        if weighted:
+            total += (path_bytes[node.id] + 12) * (1 if fmt == "collapsed" else weighted)
+            deepest = max(deepest, depth[node.id])
+    return total, deepest
 
 
 def _frame_name(node):

@@ -163,6 +163,9 @@ class TraceScan:
         parents, regions = self.raw.tree()
         parents = array.array("I", parents)
         regions = array.array("I", regions)
+        if regions and max(regions) >= len(self.regions):
+            raise ReportError("%s is damaged: its events refer to region %d, which its "
+                              "definitions do not define" % (self.trace, max(regions)))
         nodes = []
         for i in range(len(parents)):
             p = parents[i]
