@@ -6,6 +6,8 @@ it (moving an old one aside), writes scorep.cfg at the start, and MANIFEST.md pl
 whatever the substrates produced at the end.
 """
 
+import _signal
+import _thread
 import atexit
 import datetime
 import os
@@ -175,6 +177,7 @@ class Measurement:
         self._native = None
         self._original_bootstrap = None
         self._lock = None  # the flock on the experiment directory while it runs
+        self._main_thread_ident = threading.main_thread().ident
         self._finalizing = False
         self._deferred_signal = None  # a terminating signal that arrived during finalize
 
@@ -356,10 +359,12 @@ class Measurement:
         Measurement.current = None
         self._unhook_threads()
         started = time.perf_counter()
-        # Ctrl-C during the write would leave half-written files: it waits too.
+        # Ctrl-C during the write would leave half-written files: it waits too. The C-level
+        # functions (_signal, _thread) because the measurement still records: the
+        # signal module's Python wrappers would show up in the program's profile.
         previous_sigint = None
-        if threading.current_thread() is threading.main_thread():
-            previous_sigint = signal.signal(signal.SIGINT, self._on_terminating_signal)
+        if _thread.get_ident() == self._main_thread_ident:
+            previous_sigint = _signal.signal(signal.SIGINT, self._on_terminating_signal)
         try:
             return self._finalize(report_errors, started)
         finally:
@@ -368,7 +373,7 @@ class Measurement:
                 os.close(self._lock)
                 self._lock = None
             if previous_sigint is not None:
-                signal.signal(signal.SIGINT, previous_sigint)
+                _signal.signal(signal.SIGINT, previous_sigint)
             if self._deferred_signal is not None:
                 self._die_by(self._deferred_signal)
 
@@ -439,8 +444,8 @@ class Measurement:
                          "disk (%s): those buffers stayed in memory"
                          % (r["trace_spill_failures"], r["trace_spill_error"]))
         if r.get("memory_over_budget_bytes"):
-            notes.append("the measurement used %d bytes beyond SCOREP_TOTAL_MEMORY=%d "
-                         "(memory that could not be flushed or reused)"
+            notes.append("the measurement needed %d bytes more than SCOREP_TOTAL_MEMORY=%d "
+                         "(buffers that could not be written to disk or given back)"
                          % (r["memory_over_budget_bytes"], self.config["SCOREP_TOTAL_MEMORY"]))
         if r["trace_lost_records"]:
             notes.append("%d trace record(s) were lost: memory for trace buffers "
