@@ -284,21 +284,24 @@ class Measurement:
         """Threads started during the measurement are measured and named after their
         threading.Thread (the hook is removed again at the end)."""
         native = self._native
-        original = threading.Thread._bootstrap_inner
+        original = threading.Thread._bootstrap
 
-        def _bootstrap_inner(thread):
+        # _bootstrap is the thread's outermost Python frame: after it returns no event of
+        # the thread follows, so its buffers can go back to the budget for good.
+        def _bootstrap(thread):
             native.thread_begin(thread._name)
             try:
                 original(thread)
             finally:
                 native.thread_rename(thread._name)
+                native.thread_ended()
 
         self._original_bootstrap = original
-        threading.Thread._bootstrap_inner = _bootstrap_inner
+        threading.Thread._bootstrap = _bootstrap
 
     def _unhook_threads(self):
         if self._original_bootstrap is not None:
-            threading.Thread._bootstrap_inner = self._original_bootstrap
+            threading.Thread._bootstrap = self._original_bootstrap
             self._original_bootstrap = None
 
     def exclude_runpy(self):

@@ -256,10 +256,20 @@ static PyObject *py_thread_rename(PyObject *self, PyObject *name)
 {
     (void)self;
     const char *text = PyUnicode_AsUTF8(name);
-    if (!text)
-        return NULL;
+    if (!text) {
+        PyErr_Clear(); /* a name that is not UTF-8: the location keeps its earlier name */
+        Py_RETURN_NONE;
+    }
     if (sp_measurement_running() && sp_location_cache_valid() && sp_thread.location)
         sp_location_set_name(sp_thread.location, text);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_thread_ended(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_measurement_thread_ended();
     Py_RETURN_NONE;
 }
 
@@ -607,6 +617,8 @@ static PyMethodDef methods[] = {
     {"registered", py_registered, METH_NOARGS, "Whether automatic instrumentation is on."},
     {"thread_begin", py_thread_begin, METH_O, "Measure the calling thread, named as given."},
     {"thread_rename", py_thread_rename, METH_O, "Rename the calling thread's location."},
+    {"thread_ended", py_thread_ended, METH_NOARGS,
+     "The calling thread's work is done: its buffers go back to the budget."},
     {"region_begin", (PyCFunction)(void (*)(void))py_region_begin, METH_FASTCALL,
      "region_begin(name, file, line)"},
     {"region_end", py_region_end, METH_O, "region_end(name)"},

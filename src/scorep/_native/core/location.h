@@ -71,6 +71,7 @@ typedef struct sp_location {
     void *trace_full_first, *trace_full_last;
     void *trace_writer;       /* OTF2_EvtWriter, at the end */
     void *trace_spill;        /* FILE of the chunks flushed to disk during the run */
+    bool trace_spill_closed;  /* that file exists but was closed when the thread ended */
     uint64_t trace_events;    /* OTF2 events written for it */
     struct sp_profile_location *profile;
 } sp_location;

@@ -898,7 +898,12 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
         r.trace_lost_records += m->locations[i]->trace_lost_records;
     }
     r.memory_peak_bytes = (uint64_t)m->pool.peak_chunks * m->pool.chunk_size;
-    r.memory_over_budget_bytes = (uint64_t)m->pool.over_budget_chunks * m->pool.chunk_size;
+    /* How far beyond the budget the measurement's memory went at its peak (chunks handed
+     * out over budget and given back later are not counted twice). */
+    r.memory_over_budget_bytes =
+        m->pool.peak_chunks > m->pool.budget_chunks
+            ? (uint64_t)(m->pool.peak_chunks - m->pool.budget_chunks) * m->pool.chunk_size
+            : 0;
     if (m->output_dir)
         snprintf(r.output_dir, sizeof r.output_dir, "%s", m->output_dir);
     r.clock_offset_ns_abs = (uint32_t)(llabs(m->mpi.offset_end_ns) > UINT32_MAX
@@ -909,6 +914,18 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
     release_measurement();
     atomic_store(&m->state, SP_STATE_IDLE);
     return status;
+}
+
+void sp_measurement_thread_ended(void)
+{
+    sp_measurement *m = &sp_meas;
+    if (!sp_measurement_running() || !sp_location_cache_valid() || !sp_thread.location)
+        return;
+    sp_location *loc = sp_thread.location;
+    if (m->config.profiling)
+        sp_profile_location_compact(loc);
+    if (m->trace)
+        sp_trace_location_retire(m->trace, loc);
 }
 
 void sp_measurement_abandon(void)

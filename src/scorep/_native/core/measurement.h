@@ -157,6 +157,10 @@ extern SP_TLS sp_thread_state sp_thread;
 
 int sp_measurement_start(const sp_config *config, char *err, size_t errlen);
 
+/* The calling thread's work is done (a Python thread's run() returned): its substrates
+ * give their buffers back to the budget. Events that still follow are recorded. */
+void sp_measurement_thread_ended(void);
+
 /* Closes every open frame, writes all outputs and frees the measurement. */
 int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err, size_t errlen);
 

@@ -25,9 +25,41 @@ static sp_profile_node *new_block(sp_location *loc, bool first)
     return block;
 }
 
+/* A compacted tree that gets a new node goes back into a block of the budget. */
+static int expand_compacted(sp_location *loc)
+{
+    sp_profile_location *p = loc->profile;
+    sp_profile_node *block = new_block(loc, true);
+    if (!block)
+        return -1;
+    memcpy(block, p->blocks[0], (size_t)p->count * sizeof *block);
+    free(p->blocks[0]);
+    p->blocks[0] = block;
+    p->compact = false;
+    return 0;
+}
+
+void sp_profile_location_compact(sp_location *loc)
+{
+    sp_profile_location *p = loc->profile;
+    /* Large trees keep their blocks: copying them would gain little. */
+    if (!p || p->compact || p->block_count != 1 ||
+        (size_t)p->count * sizeof(sp_profile_node) > SP_CHUNK_SIZE / 4)
+        return;
+    sp_profile_node *copy = malloc((size_t)p->count * sizeof *copy);
+    if (!copy)
+        return;
+    memcpy(copy, p->blocks[0], (size_t)p->count * sizeof *copy);
+    sp_chunk_pool_put(&sp_meas.pool, p->blocks[0]);
+    p->blocks[0] = copy;
+    p->compact = true;
+}
+
 static uint32_t new_node(sp_location *loc, uint32_t parent, uint32_t region)
 {
     sp_profile_location *p = loc->profile;
+    if (p->compact && expand_compacted(loc) != 0)
+        return SP_PROFILE_NO_NODE;
     uint32_t index = p->count;
     if (index % SP_PROFILE_BLOCK_NODES == 0) {
         if (p->block_count == p->block_capacity) {
@@ -78,8 +110,11 @@ void sp_profile_location_free(sp_location *loc)
     sp_profile_location *p = loc->profile;
     if (!p)
         return;
-    for (uint32_t i = 0; i < p->block_count; i++)
-        sp_chunk_pool_put(&sp_meas.pool, p->blocks[i]);
+    if (p->compact)
+        free(p->blocks[0]);
+    else
+        for (uint32_t i = 0; i < p->block_count; i++)
+            sp_chunk_pool_put(&sp_meas.pool, p->blocks[i]);
     free(p->blocks);
     sp_u64map_free(&p->children);
     free(p);

@@ -48,7 +48,9 @@ typedef struct sp_profile_node {
 #define SP_PROFILE_BLOCK_NODES 2048
 
 typedef struct sp_profile_location {
-    sp_profile_node **blocks; /* node i is blocks[i / BLOCK][i % BLOCK]; nodes never move */
+    sp_profile_node **blocks; /* node i is blocks[i / BLOCK][i % BLOCK]; nodes move only
+                               * when a compacted tree grows again */
+    bool compact; /* one exactly-sized malloc'd block instead of a chunk of the budget */
     uint32_t block_count, block_capacity;
     uint32_t count;
     sp_u64map children; /* (parent << 32 | region) -> child, for region children */
@@ -64,6 +66,11 @@ static inline sp_profile_node *sp_profile_node_at(sp_profile_location *p, uint32
 
 int sp_profile_location_init(sp_location *loc, uint32_t root_region);
 void sp_profile_location_free(sp_location *loc);
+
+/* The location's thread has ended: a small tree moves out of its budget chunk into memory
+ * of its own size and the chunk goes back to the budget (thousands of short threads would
+ * otherwise hold a chunk each). A later call path moves it back. */
+void sp_profile_location_compact(sp_location *loc);
 
 /* Creates the child when it does not exist yet (the slow path). */
 uint32_t sp_profile_child_slow(sp_location *loc, uint32_t parent, uint32_t region);
@@ -86,7 +93,9 @@ static inline uint32_t sp_profile_enter(sp_location *loc, uint32_t parent, uint3
         child = sp_profile_child_slow(loc, parent, region);
         if (child == SP_PROFILE_NO_NODE)
             return child;
-        pn->last_child_hit = child;
+        /* Fetched again: a compacted tree (sp_profile_location_compact) moves its nodes
+         * back into a block when it grows. */
+        sp_profile_node_at(p, parent)->last_child_hit = child;
     }
     sp_profile_node_at(p, child)->visits++;
     return child;

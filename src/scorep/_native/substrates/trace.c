@@ -227,7 +227,12 @@ static bool spill_full_chunks(sp_trace *trace, sp_location *loc)
     if (!loc->trace_spill) {
         char path[4200];
         spill_path(trace, loc, path, sizeof path);
-        loc->trace_spill = fopen(path, "w+b");
+        loc->trace_spill = fopen(path, loc->trace_spill_closed ? "a+b" : "w+b");
+        if (loc->trace_spill && loc->trace_spill_closed &&
+            fseek(loc->trace_spill, 0, SEEK_END) != 0) {
+            fclose(loc->trace_spill);
+            loc->trace_spill = NULL;
+        }
         if (!loc->trace_spill) {
             if (trace->spill_failures++ == 0)
                 snprintf(trace->spill_error, sizeof trace->spill_error, "%s", strerror(errno));
@@ -236,6 +241,7 @@ static bool spill_full_chunks(sp_trace *trace, sp_location *loc)
         /* Unbuffered (chunks are written whole anyway): a forked child that exits must find
          * no stdio buffer of ours to flush into the parent's file. */
         setvbuf(loc->trace_spill, NULL, _IONBF, 0);
+        loc->trace_spill_closed = false;
     }
     FILE *f = loc->trace_spill;
     raw_chunk *chunk = loc->trace_full_first;
@@ -271,6 +277,23 @@ static bool spill_full_chunks(sp_trace *trace, sp_location *loc)
     return true;
 }
 
+void sp_trace_location_retire(sp_trace *trace, sp_location *loc)
+{
+    if (!can_spill(trace))
+        return;
+    retire_current_chunk(loc);
+    /* An empty window at the sink's start: the next record asks for a new chunk, and
+     * sp_trace_next_chunk tells this apart from records lost in the sink. */
+    loc->trace_pos = loc->trace_end = lost_records;
+    if (loc->trace_full_first && !spill_full_chunks(trace, loc))
+        return;
+    if (loc->trace_spill) {
+        fclose(loc->trace_spill);
+        loc->trace_spill = NULL;
+        loc->trace_spill_closed = true;
+    }
+}
+
 void sp_trace_flush_location(sp_trace *trace, sp_location *loc)
 {
     if (!loc->trace_full_first || !can_spill(trace))
@@ -285,9 +308,10 @@ void sp_trace_flush_location(sp_trace *trace, sp_location *loc)
 sp_trace_record *sp_trace_next_chunk(sp_trace *trace, sp_location *loc, unsigned count)
 {
     sp_chunk_pool *pool = &trace->meas->pool;
-    if (!loc->trace_chunk)
-        loc->trace_lost_records++; /* it wrote into the sink */
-    else
+    if (!loc->trace_chunk) {
+        if (loc->trace_end != lost_records)
+            loc->trace_lost_records++; /* it wrote into the sink (not a retired location) */
+    } else
         retire_current_chunk(loc);
     raw_chunk *chunk = sp_chunk_pool_get(pool, false);
     uint64_t flush_begin = 0;
@@ -469,6 +493,16 @@ int sp_trace_location_open(sp_trace *trace, sp_location *loc)
 static void encode_spill(sp_trace *trace, sp_location *loc, void *buffer)
 {
     FILE *f = loc->trace_spill;
+    char path[4200];
+    spill_path(trace, loc, path, sizeof path);
+    if (!f && loc->trace_spill_closed) {
+        f = fopen(path, "rb");
+        loc->trace_spill_closed = false;
+        if (!f) {
+            check(trace, OTF2_ERROR_FILE_INTERACTION, "reopening a spill file");
+            return;
+        }
+    }
     if (!f)
         return;
     rewind(f);
@@ -482,8 +516,6 @@ static void encode_spill(sp_trace *trace, sp_location *loc, void *buffer)
     }
     fclose(f);
     loc->trace_spill = NULL;
-    char path[4200];
-    spill_path(trace, loc, path, sizeof path);
     unlink(path);
 }
 
@@ -939,9 +971,11 @@ void sp_trace_abort(sp_trace *trace)
     uint32_t nlocs = atomic_load(&m->location_count);
     for (uint32_t i = 0; i < nlocs; i++) {
         sp_location *loc = m->locations[i];
-        if (loc && loc->trace_spill) {
-            fclose(loc->trace_spill);
+        if (loc && (loc->trace_spill || loc->trace_spill_closed)) {
+            if (loc->trace_spill)
+                fclose(loc->trace_spill);
             loc->trace_spill = NULL;
+            loc->trace_spill_closed = false;
             char path[4200];
             spill_path(trace, loc, path, sizeof path);
             unlink(path);

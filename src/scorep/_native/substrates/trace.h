@@ -183,6 +183,11 @@ static inline void sp_trace_parameter_string(sp_trace *trace, sp_location *loc, 
  * the budget (when the profile needs memory); the pause shows as a BufferFlush. */
 void sp_trace_flush_location(sp_trace *trace, sp_location *loc);
 
+/* The location's thread has ended: its buffers go to its spill file and back to the
+ * budget, and the file is closed (thousands of ended threads must hold neither chunks nor
+ * descriptors). Records written later start a new chunk as usual. */
+void sp_trace_location_retire(sp_trace *trace, sp_location *loc);
+
 /* Rewind points: where the location's trace stands now, and going back there. */
 void sp_trace_mark(sp_location *loc, void **chunk, void **pos, uint32_t *flushes);
 /* Drops every record written since the mark; false when a flush wrote them to disk. */
