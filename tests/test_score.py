@@ -547,7 +547,9 @@ def test_errors_in_the_input(tmp_path):
 def test_errors_in_filters(tmp_path, calls):
     _fails(1, "no such filter file", "-f", tmp_path / "none.filter", calls)
     bad = tmp_path / "bad.filter"
-    bad.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\nSCOREP_REGION_NAMES_END\n")
+    # A pattern before any INCLUDE/EXCLUDE: an error for Score-P's parser too (an EXCLUDE
+    # without patterns is not).
+    bad.write_text("SCOREP_REGION_NAMES_BEGIN\n  foo\nSCOREP_REGION_NAMES_END\n")
     out = scorep_score("-f", bad, calls)
     assert out.returncode == 1 and out.stdout == ""
     assert re.match(r"^scorep-score: .*bad\.filter:\d+: .+\n$", out.stderr), out.stderr

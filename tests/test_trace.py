@@ -198,3 +198,23 @@ def test_regions_merged_by_name_keep_later_ids_apart(python, tmp_path):
     # The exec'd module code shares the script's name, file and first line.
     assert trace.enters("__main__:<module>") == 3
     trace.check_nesting()
+
+
+def test_filter_files_in_the_shape_score_p_writes(python, tmp_path):
+    """Real `scorep-score -g` writes one EXCLUDE followed by a `MANGLED <name>` line per
+    region; the manual writes `INCLUDE bar MANGLED foo baz`; keywords are case-sensitive
+    (`exclude` is a pattern). Our parser used to reject the first two."""
+    filter_file = tmp_path / "scorep.filter"
+    filter_file.write_text("SCOREP_REGION_NAMES_BEGIN\n"
+                           "  EXCLUDE\n"
+                           "    MANGLED __main__:leaf\n"
+                           "    MANGLED __main__:middle\n"
+                           "  INCLUDE exclude MANGLED __main__:middle\n"
+                           "SCOREP_REGION_NAMES_END\n")
+    out = run_scorep(python, ["--filter=%s" % filter_file, program("calls.py")],
+                     tmp_path / "exp", SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    trace = Trace(tmp_path / "exp")
+    assert trace.enters("__main__:leaf") == 0
+    assert trace.enters("__main__:middle") > 0  # included again by the last rule
+    assert trace.enters("__main__:outer") > 0

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 typedef enum { BLOCK_NONE, BLOCK_REGIONS, BLOCK_FILES } block_kind;
 
@@ -78,12 +77,13 @@ int sp_filter_parse(const char *text, const char *source, sp_filter **out, char 
         snprintf(err, errlen, "%s: out of memory", source);
         return -1;
     }
+    /* Score-P's grammar (its scorep_filter_parser.c): keywords are case-sensitive;
+     * INCLUDE/EXCLUDE switch the rule kind inside a block and may stand without patterns;
+     * MANGLED (DEMANGLED) makes the following patterns of the rule match the mangled
+     * (demangled) name, any number of times; a block left open at the end is accepted. */
     block_kind block = BLOCK_NONE;
-    int block_line = 0;
     int action = -1; /* -1: no INCLUDE/EXCLUDE yet in this block, 0 include, 1 exclude */
     bool mangled = false;
-    int action_line = 0;
-    size_t action_patterns = 0;
     int line = 0;
     char token[4096];
     const char *p = text;
@@ -97,72 +97,57 @@ int sp_filter_parse(const char *text, const char *source, sp_filter **out, char 
                          line, sizeof token - 1);
                 goto fail;
             }
-            if (block == BLOCK_NONE) {
-                if (strcasecmp(token, block_begin[BLOCK_REGIONS]) == 0 ||
-                    strcasecmp(token, block_begin[BLOCK_FILES]) == 0) {
-                    block = strcasecmp(token, block_begin[BLOCK_REGIONS]) == 0 ? BLOCK_REGIONS
-                                                                              : BLOCK_FILES;
-                    block_line = line;
-                    action = -1;
-                    continue;
+            block_kind begins = strcmp(token, block_begin[BLOCK_REGIONS]) == 0 ? BLOCK_REGIONS
+                                : strcmp(token, block_begin[BLOCK_FILES]) == 0 ? BLOCK_FILES
+                                                                              : BLOCK_NONE;
+            block_kind ends = strcmp(token, block_end[BLOCK_REGIONS]) == 0 ? BLOCK_REGIONS
+                              : strcmp(token, block_end[BLOCK_FILES]) == 0 ? BLOCK_FILES
+                                                                          : BLOCK_NONE;
+            if (begins != BLOCK_NONE) {
+                if (block != BLOCK_NONE) {
+                    snprintf(err, errlen, "%s:%d: %s inside a block (expected %s first)", source,
+                             line, token, block_end[block]);
+                    goto fail;
                 }
+                block = begins;
+                action = -1;
+            } else if (ends != BLOCK_NONE) {
+                if (block != ends) {
+                    snprintf(err, errlen, "%s:%d: %s without %s", source, line, token,
+                             block_begin[ends]);
+                    goto fail;
+                }
+                block = BLOCK_NONE;
+            } else if (block == BLOCK_NONE) {
                 snprintf(err, errlen,
                          "%s:%d: expected SCOREP_REGION_NAMES_BEGIN or SCOREP_FILE_NAMES_BEGIN, "
                          "found '%s'",
                          source, line, token);
                 goto fail;
-            }
-            bool is_include = strcasecmp(token, "INCLUDE") == 0;
-            bool is_exclude = strcasecmp(token, "EXCLUDE") == 0;
-            bool is_end = strcasecmp(token, block_end[block]) == 0;
-            if ((is_include || is_exclude || is_end) && action >= 0 && action_patterns == 0) {
-                snprintf(err, errlen, "%s:%d: expected a pattern after %s", source, action_line,
-                         action ? "EXCLUDE" : "INCLUDE");
-                goto fail;
-            }
-            if (is_include || is_exclude) {
-                action = is_exclude;
+            } else if (strcmp(token, "INCLUDE") == 0 || strcmp(token, "EXCLUDE") == 0) {
+                action = token[0] == 'E';
                 mangled = false;
-                action_line = line;
-                action_patterns = 0;
-            } else if (is_end) {
-                block = BLOCK_NONE;
-            } else if (strcasecmp(token, "MANGLED") == 0) {
-                if (block != BLOCK_REGIONS || action < 0 || action_patterns != 0 || mangled) {
+            } else if (strcmp(token, "MANGLED") == 0 || strcmp(token, "DEMANGLED") == 0) {
+                if (block != BLOCK_REGIONS || action < 0) {
                     snprintf(err, errlen,
-                             "%s:%d: MANGLED belongs right after INCLUDE or EXCLUDE in a "
+                             "%s:%d: %s belongs after INCLUDE or EXCLUDE in a "
                              "SCOREP_REGION_NAMES block",
-                             source, line);
+                             source, line, token);
                     goto fail;
                 }
-                mangled = true;
-            } else if (strcasecmp(token, block_begin[BLOCK_REGIONS]) == 0 ||
-                       strcasecmp(token, block_begin[BLOCK_FILES]) == 0 ||
-                       strcasecmp(token, block_end[BLOCK_REGIONS]) == 0 ||
-                       strcasecmp(token, block_end[BLOCK_FILES]) == 0) {
-                snprintf(err, errlen, "%s:%d: expected %s before '%s'", source, line,
-                         block_end[block], token);
-                goto fail;
+                mangled = token[0] == 'M';
             } else if (action < 0) {
                 snprintf(err, errlen, "%s:%d: expected INCLUDE or EXCLUDE before pattern '%s'",
                          source, line, token);
                 goto fail;
-            } else {
-                if (add_rule(f, token, block, action == 1, mangled) != 0) {
-                    snprintf(err, errlen, "%s: out of memory", source);
-                    goto fail;
-                }
-                action_patterns++;
+            } else if (add_rule(f, token, block, action == 1, mangled) != 0) {
+                snprintf(err, errlen, "%s: out of memory", source);
+                goto fail;
             }
         }
         if (!eol)
             break;
         p = eol + 1;
-    }
-    if (block != BLOCK_NONE) {
-        snprintf(err, errlen, "%s:%d: %s without %s", source, block_line, block_begin[block],
-                 block_end[block]);
-        goto fail;
     }
     *out = f;
     return 0;
