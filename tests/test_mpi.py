@@ -248,10 +248,36 @@ def test_program_finalizing_mpi_itself(tmp_path):
                  SCOREP_ENABLE_TRACING="true")
     assert out.returncode == 0, out.stderr
     assert out.stdout == "finalized early; 2 ranks\n" * 2
+    # The MPI_Finalize wrapper wrote the results; the end of the program adds the rest
+    # (every rank used to say "writing the results ... failed: no measurement is running").
+    assert "scorep:" not in out.stderr, out.stderr
+    exp = tmp_path / "exp"
+    assert sorted(p.name for p in exp.iterdir()) == [
+        "MANIFEST.md", "profile.cubex", "scorep.cfg", "traces", "traces.def", "traces.otf2"]
     t = MpiTrace(tmp_path / "exp")
     assert t.enters[(0, "__main__:before")] == 1
     assert t.enters[(0, "__main__:after")] == 0  # after MPI_Finalize: not measured
     assert t.enters[(1, "MPI_Finalize")] == 1
+
+
+def test_mpi_abort_keeps_what_the_aborting_rank_recorded(tmp_path):
+    """MPI_Abort used to leave an empty experiment directory. The aborting rank writes its
+    own part (as after a finalize timeout) before the job ends; the others are ended by
+    the MPI runtime inside their MPI calls and cannot write."""
+    out = mpirun(2, ["--mpp=mpi", program("mpi_abort.py")], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 3
+    part = tmp_path / "exp" / "rank-1"
+    assert ("scorep: rank 1: the program called MPI_Abort(3); this rank's results are in %s"
+            % part) in out.stderr
+    assert {"MANIFEST.md", "profile.cubex", "scorep.cfg", "traces.otf2"} <= \
+        {p.name for p in part.iterdir()}
+    trace = Trace(part)
+    trace.check_nesting()
+    assert trace.enters("__main__:work") == 5
+    end, = trace.of("ProgramEnd")
+    assert end.attrs["exit_status"] == 3
+    otf2_print(str(part / "traces.otf2"))
 
 
 def test_score_ranks_shows_the_load_balance(tmp_path):

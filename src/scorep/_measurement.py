@@ -256,6 +256,8 @@ class Measurement:
             raise MeasurementError(str(error)) from None
         self._native = native
         Measurement.current = self
+        if self.mpi:
+            native.set_abort_callback(self._after_mpi_abort)
         self._hook_threads()
         self.log("measuring into %s (tracing %s, profiling %s, timer %s, instrumenter %s)" % (
             path, "on" if self.config.tracing else "off",
@@ -342,6 +344,12 @@ class Measurement:
         sys.stderr.flush()
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
+
+    def _after_mpi_abort(self):
+        """MPI_Abort: the core wrote this rank's part into rank-N/; scorep.cfg and
+        MANIFEST.md go next to it before the job ends."""
+        self._native.set_abort_callback(None)
+        self.finalize(report_errors=True)
 
     def _abandon_in_child(self):
         # A forked child must never write into the parent's experiment.

@@ -158,10 +158,8 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
     long long exit_status = 0;
     if (!PyArg_ParseTuple(args, "|L", &exit_status))
         return NULL;
-    if (!sp_measurement_running()) {
-        PyErr_SetString(PyExc_RuntimeError, "no measurement is running");
-        return NULL;
-    }
+    /* The core decides: a measurement the MPI_Finalize wrapper already wrote returns its
+     * results, one that never ran an error. */
     sp_python_adapter_stop();
     sp_results r;
     char err[512] = "";
@@ -262,6 +260,32 @@ static PyObject *py_thread_rename(PyObject *self, PyObject *name)
     }
     if (sp_measurement_running() && sp_location_cache_valid() && sp_thread.location)
         sp_location_set_name(sp_thread.location, text);
+    Py_RETURN_NONE;
+}
+
+/* The Python callable run after MPI_Abort made the core write the results (set by
+ * set_abort_callback; the core's hook carries no context, hence a module-level ref). */
+static PyObject *abort_callback;
+
+static void run_abort_callback(void)
+{
+    PyGILState_STATE gil = PyGILState_Ensure(); /* mpi4py may call MPI_Abort without it */
+    if (abort_callback) {
+        PyObject *r = PyObject_CallNoArgs(abort_callback);
+        if (!r)
+            PyErr_WriteUnraisable(abort_callback);
+        Py_XDECREF(r);
+    }
+    PyGILState_Release(gil);
+}
+
+static PyObject *py_set_abort_callback(PyObject *self, PyObject *callback)
+{
+    (void)self;
+    if (callback != Py_None)
+        Py_INCREF(callback);
+    Py_XSETREF(abort_callback, callback == Py_None ? NULL : callback);
+    sp_measurement_set_abort_hook(abort_callback ? run_abort_callback : NULL);
     Py_RETURN_NONE;
 }
 
@@ -617,6 +641,8 @@ static PyMethodDef methods[] = {
     {"registered", py_registered, METH_NOARGS, "Whether automatic instrumentation is on."},
     {"thread_begin", py_thread_begin, METH_O, "Measure the calling thread, named as given."},
     {"thread_rename", py_thread_rename, METH_O, "Rename the calling thread's location."},
+    {"set_abort_callback", py_set_abort_callback, METH_O,
+     "A callable run after MPI_Abort made the core write this rank's results."},
     {"thread_ended", py_thread_ended, METH_NOARGS,
      "The calling thread's work is done: its buffers go back to the budget."},
     {"region_begin", (PyCFunction)(void (*)(void))py_region_begin, METH_FASTCALL,

@@ -632,6 +632,29 @@ int sp_mpi_initialized(uint32_t rank, uint32_t size, const sp_mpi_ops *ops, int 
     return 0;
 }
 
+/* Set once by the bindings; read only on the MPI_Abort path. Global because the MPI
+ * wrapper that triggers it carries no context from the host. */
+static sp_abort_hook abort_hook;
+
+void sp_measurement_set_abort_hook(sp_abort_hook hook)
+{
+    abort_hook = hook;
+}
+
+void sp_mpi_aborting(int errorcode)
+{
+    sp_measurement *m = &sp_meas;
+    if (!sp_measurement_running() || !m->mpi.ops)
+        return;
+    m->mpi.aborting = true;
+    m->mpi.abort_code = errorcode;
+    m->mpi.status = sp_measurement_finalize(errorcode, &m->mpi.results, m->mpi.error,
+                                            sizeof m->mpi.error);
+    m->mpi.finalized = true;
+    if (abort_hook)
+        abort_hook();
+}
+
 void sp_mpi_finalizing(void)
 {
     sp_measurement *m = &sp_meas;
@@ -751,7 +774,7 @@ static char *choose_output_dir(sp_measurement *m)
     m->mpi.collective = false;
     if (!m->mpi.ops)
         return strdup(m->config.experiment_dir);
-    if (m->mpi.ops->agree(m->config.mpi_timeout) == 0) {
+    if (!m->mpi.aborting && m->mpi.ops->agree(m->config.mpi_timeout) == 0) {
         m->mpi.collective = true;
         int64_t offset = 0;
         m->mpi.ops->clock_offset(&offset);
@@ -765,10 +788,15 @@ static char *choose_output_dir(sp_measurement *m)
         return NULL;
     snprintf(dir, len, "%s/rank-%u", m->config.experiment_dir, m->mpi.rank);
     make_directories(dir);
-    fprintf(stderr,
-            "scorep: rank %u: not all ranks reached the end of the measurement within %g s; "
-            "this rank's results are in %s\n",
-            m->mpi.rank, m->config.mpi_timeout, dir);
+    if (m->mpi.aborting)
+        fprintf(stderr, "scorep: rank %u: the program called MPI_Abort(%d); this rank's "
+                        "results are in %s (the other ranks end without writing theirs)\n",
+                m->mpi.rank, m->mpi.abort_code, dir);
+    else
+        fprintf(stderr,
+                "scorep: rank %u: not all ranks reached the end of the measurement within "
+                "%g s; this rank's results are in %s\n",
+                m->mpi.rank, m->config.mpi_timeout, dir);
     fflush(stderr);
     return dir;
 }

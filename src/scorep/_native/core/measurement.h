@@ -131,6 +131,8 @@ typedef struct sp_measurement {
         int64_t offset_begin_ns, offset_end_ns; /* rank 0's clock minus ours */
         uint64_t sync_begin_ns, sync_end_ns;   /* when they were measured (our clock) */
         bool finalized;     /* the MPI_Finalize wrapper wrote the results already */
+        bool aborting;      /* MPI_Abort: this rank writes its own part, no collectives */
+        int abort_code;
         sp_results results; /* what it wrote, for the caller that finalizes next */
         int status;
         char error[512];
@@ -173,6 +175,16 @@ int sp_mpi_initialized(uint32_t rank, uint32_t size, const sp_mpi_ops *ops, int 
 /* Called by the MPI_Finalize wrapper before PMPI_Finalize: writes everything while MPI
  * still works; the next sp_measurement_finalize returns what was written. */
 void sp_mpi_finalizing(void);
+
+/* Called by the MPI_Abort wrapper before PMPI_Abort ends the job: this rank writes what
+ * it has into <experiment>/rank-N/ without waiting for the others, then the host's abort
+ * hook (the Python side: scorep.cfg, MANIFEST.md) runs. */
+void sp_mpi_aborting(int errorcode);
+
+/* What the host (the Python bindings) does once the results were written because of
+ * MPI_Abort, while the process still exists. */
+typedef void (*sp_abort_hook)(void);
+void sp_measurement_set_abort_hook(sp_abort_hook hook);
 
 /* MPI events of the calling thread's location (the frame of the MPI call is open). */
 void sp_mpi_send(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,

@@ -762,6 +762,13 @@ EXPORT int MPI_Finalize(void)
     return PMPI_Finalize();
 }
 
+EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    /* The job ends inside PMPI_Abort: what this rank recorded is written first. */
+    sp_mpi_aborting(errorcode);
+    return PMPI_Abort(comm, errorcode);
+}
+
 /* ---- point to point ------------------------------------------------------------------- */
 
 #define SEND_WRAPPER(NAME, FN)                                                                  \
