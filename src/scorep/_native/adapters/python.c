@@ -338,16 +338,26 @@ done:
     return recorded;
 }
 
-bool sp_python_code_region(PyCodeObject *code, PyObject *module, PyObject *qualname,
-                           uint32_t *region)
+/* The region of a code object: from its cache slot, else defined once (with the thread
+ * busy, so nothing the definition runs is recorded). The one lookup behind both the
+ * event path and the binding's explicit lookup. */
+static inline bool lookup_code_region(PyCodeObject *code, PyFrameObject *frame,
+                                      PyObject *globals, PyObject *module, PyObject *qualname,
+                                      uint32_t *region)
 {
     int cached = cached_region(code, region);
     if (cached >= 0)
         return cached == 1;
     sp_thread.busy++;
-    bool recorded = define_code_region(code, NULL, NULL, module, qualname, region);
+    bool recorded = define_code_region(code, frame, globals, module, qualname, region);
     sp_thread.busy--;
     return recorded;
+}
+
+bool sp_python_code_region(PyCodeObject *code, PyObject *module, PyObject *qualname,
+                           uint32_t *region)
+{
+    return lookup_code_region(code, NULL, NULL, module, qualname, region);
 }
 
 void sp_python_exclude_code(PyCodeObject *code)
@@ -427,13 +437,7 @@ static inline sp_location *event_location(void)
 static inline bool code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
                                uint32_t *region)
 {
-    int cached = cached_region(code, region);
-    if (cached >= 0)
-        return cached == 1;
-    sp_thread.busy++;
-    bool recorded = define_code_region(code, frame, globals, NULL, NULL, region);
-    sp_thread.busy--;
-    return recorded;
+    return lookup_code_region(code, frame, globals, NULL, NULL, region);
 }
 
 /* ---- sys.monitoring (3.12+) ------------------------------------------------------------ */
