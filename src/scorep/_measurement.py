@@ -340,8 +340,8 @@ class Measurement:
 
     @staticmethod
     def _die_by(signum):
-        sys.stdout.flush()
-        sys.stderr.flush()
+        # No flush of sys.stdout: plain python dying by this signal does not flush either,
+        # and a forked child (a pool worker) would write its parent's buffered output again.
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
