@@ -197,7 +197,7 @@ def test_auto_detection_under_mpirun_without_mpp(tmp_path):
 def test_program_without_mpi_under_mpirun(tmp_path):
     out = mpirun(2, ["--mpp=mpi", program("no_mpi.py")], tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout == "42\n42\n"
+    assert out.stdout.count("42") == 2  # two ranks' lines, possibly interleaved
     made = sorted(p.name for p in tmp_path.iterdir())
     assert made == ["exp-rank0", "exp-rank1"]
     for name in made:
@@ -247,7 +247,8 @@ def test_program_finalizing_mpi_itself(tmp_path):
     out = mpirun(2, ["--mpp=mpi", program("mpi_early_finalize.py")], tmp_path,
                  SCOREP_ENABLE_TRACING="true")
     assert out.returncode == 0, out.stderr
-    assert out.stdout == "finalized early; 2 ranks\n" * 2
+    # Both ranks print at the same moment: mpirun may interleave their lines.
+    assert out.stdout.count("finalized early; 2 ranks") == 2
     # The MPI_Finalize wrapper wrote the results; the end of the program adds the rest
     # (every rank used to say "writing the results ... failed: no measurement is running").
     assert "scorep:" not in out.stderr, out.stderr
