@@ -13,13 +13,20 @@ TEST_PYTHONS ?= $(foreach v,3.9 3.10 3.12 3.13,$(lastword $(sort $(wildcard $(PY
 
 NATIVE := src/scorep/_native
 CORE_SRC := $(sort $(wildcard $(NATIVE)/core/*.c))
-# The measurement core and substrates: one shared library for every interpreter and for the
-# MPI wrappers, so that they all record into the same measurement.
-CORE_LIB_SRC := $(CORE_SRC) $(sort $(wildcard $(NATIVE)/substrates/*.c))
+# Adapters with a binary of their own: the Python adapter goes into the extension module of
+# each interpreter, the MPI adapter into a library built with the MPI compiler wrapper. Every
+# other folder under adapters/ is compiled into the core library.
+OWN_BINARY_ADAPTERS := python mpi
+CORE_ADAPTER_SRC := $(sort $(filter-out $(foreach a,$(OWN_BINARY_ADAPTERS),$(NATIVE)/adapters/$(a)/%),\
+  $(wildcard $(NATIVE)/adapters/*/*.c)))
+# The measurement core, the substrates (one folder each) and the in-core adapters: one shared
+# library for every interpreter and for the MPI wrappers, so that they all record into the
+# same measurement.
+CORE_LIB_SRC := $(CORE_SRC) $(sort $(wildcard $(NATIVE)/substrates/*/*.c)) $(CORE_ADAPTER_SRC)
 CORE_LIB := src/scorep/libscorep_core.so
 CORE_OBJS := $(patsubst $(NATIVE)/%.c,build/core/%.o,$(CORE_LIB_SRC))
 # The CPython module (per interpreter): the Python adapter and the glue.
-EXT_SRC := $(sort $(wildcard $(NATIVE)/adapters/*.c)) $(NATIVE)/module.c
+EXT_SRC := $(sort $(wildcard $(NATIVE)/adapters/python/*.c $(NATIVE)/bindings/*.c))
 # The MPI adapter: PMPI wrappers, built with the MPI compiler wrapper when MPI is there.
 MPI_SRC := $(sort $(wildcard $(NATIVE)/adapters/mpi/*.c))
 MPI_LIB := src/scorep/libscorep_mpi.so
@@ -29,7 +36,7 @@ MPICC ?= mpicc
 READER_SRC := $(sort $(wildcard $(NATIVE)/reader/*.c))
 # JavaScript of the HTML report: npm packages, installed (never committed) when listed.
 JS_DIR := src/scorep/report/js
-HEADERS := $(sort $(wildcard $(NATIVE)/*.h $(NATIVE)/*/*.h))
+HEADERS := $(sort $(wildcard $(NATIVE)/*/*.h $(NATIVE)/*/*/*.h))
 
 CC ?= gcc
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -48,7 +55,7 @@ DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3
   python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat \
   python3-jupyter-kernel-test graphviz chromium
 
-.PHONY: all deps build build-all install demo test ctest ctest-sanitize pytest clean ext js
+.PHONY: all deps build build-all install demo test ctest ctest-sanitize pytest clean ext js check-layers
 
 all: build
 
@@ -149,7 +156,11 @@ ctest-sanitize: deps $(CTEST_SAN_BIN)
 pytest: build-all
 	SCOREP_TEST_PYTHONS="$(TEST_PYTHONS)" PYTHONPATH=$(CURDIR)/src $(PYTHON) -m pytest -q tests
 
-test: build-all ctest ctest-sanitize pytest
+# The dependency rules of ARCHITECTURE.md, checked on the #include lines.
+check-layers:
+	@$(PYTHON) tools/check_layers.py
+
+test: check-layers build-all ctest ctest-sanitize pytest
 
 # Makes `python -m scorep` and the console scripts work for $(PYTHON) without PYTHONPATH:
 # a .pth file pointing at this checkout's src/ and small launchers in $(BINDIR).

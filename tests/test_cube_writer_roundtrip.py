@@ -25,7 +25,7 @@ def driver(tmp_path_factory):
     exe = tmp_path_factory.mktemp("driver") / "cube_roundtrip_driver"
     cmd = [GCC, "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-Wshadow",
            "-Wstrict-prototypes", "-Wmissing-prototypes", "-I", str(NATIVE), str(DRIVER),
-           str(NATIVE / "core" / "cube_writer.c"), "-o", str(exe)]
+           str(NATIVE / "substrates" / "profile" / "cube_writer.c"), "-o", str(exe)]
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     return exe

@@ -23,7 +23,7 @@
  *   visits = c + 1 + 10 l, time = c + 1 + l / 8, min_time = (c + 1) / 2 + l,
  *   max_time = 2 (c + 1) + l; all zero where it did not run.
  */
-#include "core/cube_writer.h"
+#include "substrates/profile/cube_writer.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -3,9 +3,9 @@
  * (tests/test_cube_writer_roundtrip.py) then reads real files back with scorep.cube.
  *
  *   gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc/scorep/_native -Itests/c \
- *       tests/c/test_cube_writer.c src/scorep/_native/core/cube_writer.c -o /tmp/t && /tmp/t
+ *       tests/c/test_cube_writer.c src/scorep/_native/substrates/profile/cube_writer.c -o /tmp/t && /tmp/t
  */
-#include "core/cube_writer.h"
+#include "substrates/profile/cube_writer.h"
 #include "ctest.h"
 
 #include <stdio.h>

@@ -1,6 +1,12 @@
-#include "core/location.h"
+/* The location registry: a location per measured thread, made when the thread first
+ * records, found again through the thread-local cache. */
+#include "core/core_internal.h"
+#include "core/substrates.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+SP_TLS sp_thread_state sp_thread;
 
 bool sp_location_grow_stack(sp_location *loc)
 {
@@ -11,4 +17,88 @@ bool sp_location_grow_stack(sp_location *loc)
     loc->stack = stack;
     loc->capacity = capacity;
     return true;
+}
+
+static void free_location(sp_location *loc)
+{
+    sp_substrates_location_free(loc);
+    free(loc->stack);
+    free(loc->name);
+    free(loc);
+}
+
+static sp_location *create_location(uint64_t thread_ident, const char *name)
+{
+    sp_location *loc = calloc(1, sizeof *loc);
+    if (!loc)
+        return NULL;
+    loc->name = strdup(name);
+    loc->thread_ident = thread_ident;
+    loc->last_time = sp_meas.start.ticks;
+    loc->recording = true;
+    loc->recording_epoch = 0;
+    if (!loc->name || !sp_location_grow_stack(loc)) {
+        free_location(loc);
+        return NULL;
+    }
+    pthread_mutex_lock(&sp_meas.locations_lock);
+    uint32_t index = atomic_load(&sp_meas.location_count);
+    if (index >= SP_MAX_LOCATIONS) {
+        pthread_mutex_unlock(&sp_meas.locations_lock);
+        free_location(loc);
+        return NULL;
+    }
+    loc->index = index;
+    loc->id = index;
+    loc->is_main = index == 0;
+    if (sp_substrates_location_open(loc) != 0) {
+        pthread_mutex_unlock(&sp_meas.locations_lock);
+        free_location(loc);
+        return NULL;
+    }
+    sp_meas.locations[index] = loc;
+    atomic_store(&sp_meas.location_count, index + 1);
+    pthread_mutex_unlock(&sp_meas.locations_lock);
+    return loc;
+}
+
+sp_location *sp_location_attach(uint64_t thread_ident, const char *name, bool register_thread)
+{
+    uint32_t generation = atomic_load_explicit(&sp_meas.generation, memory_order_acquire);
+    if (sp_thread.generation == generation && sp_thread.location) {
+        if (register_thread && name)
+            sp_location_set_name(sp_thread.location, name);
+        return sp_thread.location;
+    }
+    sp_location *loc = NULL;
+    if (sp_measurement_running() && (register_thread || sp_meas.config.all_threads))
+        loc = create_location(thread_ident, name ? name : "Thread");
+    sp_thread.location = loc;
+    sp_thread.generation = generation;
+    if (loc && loc->is_main) {
+        /* ProgramBegin goes first into the first location: no event of the process may be
+         * older than it. */
+        sp_substrates_program_begin(loc, sp_meas.start.ticks);
+    }
+    return loc;
+}
+
+void sp_location_set_name(sp_location *loc, const char *name)
+{
+    char *copy = strdup(name ? name : "");
+    if (!copy)
+        return;
+    free(loc->name);
+    loc->name = copy;
+}
+
+void sp_locations_free(sp_measurement *m)
+{
+    uint32_t n = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < n; i++) {
+        if (m->locations[i])
+            free_location(m->locations[i]);
+        m->locations[i] = NULL;
+    }
+    atomic_store(&m->location_count, 0);
 }

@@ -1,7 +1,8 @@
 /* The measurement core: one measurement at a time per process, started and finalized as
  * often as needed (the Jupyter kernel measures cell after cell). Adapters turn what happens
- * into sp_enter/sp_leave/... on the current thread's location; the core keeps definitions
- * and locations and hands events to the substrates (trace, profile). */
+ * into events (core/events.h) on the current thread's location; the core keeps definitions,
+ * locations and configuration, decides with the other processes of the experiment how the
+ * results are written (core/ipc.h), and hands events to the substrates (core/substrates.h). */
 #ifndef SCOREP_CORE_MEASUREMENT_H
 #define SCOREP_CORE_MEASUREMENT_H
 
@@ -13,7 +14,10 @@
 
 #include "core/clock.h"
 #include "core/defs.h"
+#include "core/error.h"
+#include "core/events.h"
 #include "core/filter.h"
+#include "core/ipc.h"
 #include "core/location.h"
 #include "core/memory.h"
 
@@ -40,6 +44,10 @@ typedef struct sp_config {
     const char *creator;
     const char *filter_file; /* SCOREP_FILTERING_FILE; NULL or "" for none */
 } sp_config;
+
+/* The defaults of the configuration; the bindings override what the user set. */
+#define SP_DEFAULT_MAX_CALLPATH_DEPTH 128
+#define SP_DEFAULT_TOTAL_MEMORY ((uint64_t)16000 * 1024)
 
 typedef enum {
     SP_STATE_IDLE = 0,
@@ -73,24 +81,13 @@ typedef struct sp_results {
     char output_dir[4096];         /* where the results are */
 } sp_results;
 
-/* What the MPI adapter lends the core for the end of the measurement: collectives over
- * MPI_COMM_WORLD through PMPI (the core itself does not link MPI). All return 0 on
- * success and are called by every rank in the same order. */
-typedef struct sp_mpi_ops {
-    /* 0 when every rank reached the end within `timeout` seconds (and agreed on it). */
-    int (*agree)(double timeout);
-    /* Rank 0 gets all ranks' bytes, concatenated in rank order (*all: malloc'ed, sizes[r]). */
-    int (*gather)(const void *data, uint64_t size, void **all, uint64_t *sizes);
-    /* Rank 0 sends parts[r] to rank r; every rank gets its own (*mine: malloc'ed). */
-    int (*scatter)(void *const *parts, const uint64_t *sizes, void **mine, uint64_t *size);
-    /* Rank 0's bytes to every rank. */
-    int (*bcast)(void *data, uint64_t size);
-    /* Rank 0's CLOCK_MONOTONIC minus this rank's, in ns (0 on rank 0). */
-    int (*clock_offset)(int64_t *offset_ns);
-    /* OTF2_CollectiveCallbacks for the archive, and their user data. */
-    const void *otf2_collectives;
-    void *otf2_data;
-} sp_mpi_ops;
+/* This process's clock against the group's root (rank 0): the offsets measured when the
+ * group formed and at the end, with this process's times of measuring them. Readers
+ * interpolate between the two. */
+typedef struct sp_clock_sync {
+    int64_t offset_begin_ns, offset_end_ns; /* root's clock minus ours */
+    uint64_t sync_begin_ns, sync_end_ns;
+} sp_clock_sync;
 
 #define SP_MAX_LOCATIONS 65536
 
@@ -100,10 +97,11 @@ typedef struct sp_measurement {
      * generation looks its location up again. */
     _Atomic uint32_t generation;
     sp_config config;
-    char *experiment_dir;
     sp_defs defs;
     sp_chunk_pool pool;
     sp_clock_anchor start, end;
+    /* One bit per substrate that records (core/substrates.h). */
+    uint32_t substrates;
 
     pthread_mutex_t locations_lock; /* taken only when a thread gets its location */
     sp_location *locations[SP_MAX_LOCATIONS];
@@ -121,15 +119,16 @@ typedef struct sp_measurement {
     bool error_reported; /* the region-exit-without-enter message is printed once */
 
     struct sp_filter *filter; /* NULL: nothing is filtered */
-    struct sp_trace *trace;
+
+    /* The group of processes this one writes its results with: itself alone until a
+     * paradigm (MPI) joins a larger group. */
+    sp_ipc ipc;
+    bool grouped;    /* a larger group joined */
+    bool collective; /* decided at the end: the group writes one experiment together */
+    sp_clock_sync clock_sync;
 
     struct {
-        const sp_mpi_ops *ops; /* set when MPI is initialized */
-        bool collective;       /* decided at the end: all ranks write together */
-        uint32_t rank, size;
-        int32_t thread_requested, thread_provided;
-        int64_t offset_begin_ns, offset_end_ns; /* rank 0's clock minus ours */
-        uint64_t sync_begin_ns, sync_end_ns;   /* when they were measured (our clock) */
+        int32_t thread_requested, thread_provided; /* MPI_Init_thread levels, -1 unknown */
         bool finalized;     /* the MPI_Finalize wrapper wrote the results already */
         bool aborting;      /* MPI_Abort: this rank writes its own part, no collectives */
         int abort_code;
@@ -138,7 +137,6 @@ typedef struct sp_measurement {
         char error[512];
     } mpi;
     char *output_dir; /* where this measurement writes (a rank's own part when ranks failed) */
-    _Atomic uint32_t busy_locations; /* event sections of threads without the GIL */
 } sp_measurement;
 
 /* The one measurement of this process. Global because adapters are entered from
@@ -155,22 +153,37 @@ typedef struct sp_thread_state {
     uint32_t busy; /* an adapter is already handling an event on this thread */
 } sp_thread_state;
 
+/* The calling thread's cached location. Thread-local because each thread records into its
+ * own location without a lock. */
 extern SP_TLS sp_thread_state sp_thread;
 
-int sp_measurement_start(const sp_config *config, char *err, size_t errlen);
+SP_MUST_CHECK int sp_measurement_start(const sp_config *config, char *err, size_t errlen);
 
 /* The calling thread's work is done (a Python thread's run() returned): its substrates
  * give their buffers back to the budget. Events that still follow are recorded. */
 void sp_measurement_thread_ended(void);
 
 /* Closes every open frame, writes all outputs and frees the measurement. */
-int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err, size_t errlen);
+SP_MUST_CHECK int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
+                                          size_t errlen);
 
-/* Called by the MPI adapter right after MPI_Init: the rank, the collectives for the end,
- * the thread levels. Rank 0 prepares the experiment directory and all ranks adopt it.
- * Returns 0, or -1 with one line in err (the measurement then stays rank-local). */
-int sp_mpi_initialized(uint32_t rank, uint32_t size, const sp_mpi_ops *ops, int requested,
-                       int provided, char *err, size_t errlen);
+/* The running measurement's experiment directory (NULL when none runs). */
+const char *sp_measurement_experiment_dir(void);
+
+/* Before the end of a measurement whose process never joined the group it expected (an
+ * MPI-mode run that never initialized MPI): the directory prepared for this process alone.
+ * Returns 0, or -1 with one line in err (nothing changes then). */
+SP_MUST_CHECK int sp_measurement_set_experiment_dir(const char *path, char *err, size_t errlen);
+
+/* Called by the MPI adapter right after MPI_Init: the group of ranks and the thread levels.
+ * Rank 0 prepares the experiment directory and all ranks adopt it. Returns 0, or -1 with
+ * one line in err (the measurement then stays rank-local). `ipc` must live until the
+ * measurement ends. */
+SP_MUST_CHECK int sp_mpi_initialized(const sp_ipc *ipc, int requested, int provided, char *err,
+                                     size_t errlen);
+
+/* This rank and the group's size while a larger group is joined (false: none). */
+bool sp_measurement_group(uint32_t *rank, uint32_t *size);
 
 /* Called by the MPI_Finalize wrapper before PMPI_Finalize: writes everything while MPI
  * still works; the next sp_measurement_finalize returns what was written. */
@@ -186,27 +199,9 @@ void sp_mpi_aborting(int errorcode);
 typedef void (*sp_abort_hook)(void);
 void sp_measurement_set_abort_hook(sp_abort_hook hook);
 
-/* MPI events of the calling thread's location (the frame of the MPI call is open). */
-void sp_mpi_send(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
-                 uint32_t tag, uint64_t bytes);
-void sp_mpi_recv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
-                 uint64_t bytes);
-void sp_mpi_isend(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
-                  uint32_t tag, uint64_t bytes, uint64_t request);
-void sp_mpi_isend_complete(sp_location *loc, uint64_t time, uint64_t request);
-void sp_mpi_irecv_request(sp_location *loc, uint64_t time, uint64_t request);
-void sp_mpi_irecv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
-                  uint64_t bytes, uint64_t request);
-void sp_mpi_request_test(sp_location *loc, uint64_t time, uint64_t request);
-void sp_mpi_collective_begin(sp_location *loc, uint64_t time);
-void sp_mpi_collective_end(sp_location *loc, uint64_t time, uint32_t op, uint32_t comm,
-                           uint32_t root, uint64_t sent, uint64_t received);
-
-/* Threads that record without the GIL (MPI wrappers) bracket each recording section so
- * that the end of the measurement never pulls their location away mid-event. Returns
- * the location to record into, or NULL (then do not call sp_event_section_end). */
-sp_location *sp_event_section_begin(void);
-void sp_event_section_end(sp_location *loc);
+/* Stops a measurement that was just started without writing anything (its host could not
+ * set up the rest): everything it holds is freed. */
+void sp_measurement_cancel(void);
 
 /* Stops the measurement without writing or freeing anything: for the child of a fork,
  * whose copy of the parent's buffers must never reach the parent's files. */
@@ -217,6 +212,13 @@ static inline bool sp_measurement_running(void)
     return atomic_load_explicit(&sp_meas.state, memory_order_acquire) == SP_STATE_RUNNING;
 }
 
+/* Bumped at every start and end of a measurement: what an adapter caches per measurement
+ * carries the generation it was made in. */
+static inline uint32_t sp_measurement_generation(void)
+{
+    return atomic_load(&sp_meas.generation);
+}
+
 /* Whether the calling thread's cached location (possibly NULL: not measured) belongs to
  * the current generation. The event path checks this and otherwise calls
  * sp_location_attach with the thread's identity. */
@@ -225,34 +227,44 @@ static inline bool sp_location_cache_valid(void)
     return sp_thread.generation == atomic_load_explicit(&sp_meas.generation, memory_order_relaxed);
 }
 
-/* The calling thread's location: created when the measurement runs and either every thread
- * is measured or `register_thread` is set; otherwise NULL, and NULL is cached too. */
-sp_location *sp_location_attach(uint64_t thread_ident, const char *name, bool register_thread);
+/* Sizes of the measurement's memory and records that the tools' models need (scorep-score
+ * estimates a trace's size and SCOREP_TOTAL_MEMORY from a profile); the bindings export them
+ * so that no number is repeated by hand. */
+typedef struct sp_layout {
+    uint32_t chunk_bytes;             /* every chunk of the SCOREP_TOTAL_MEMORY budget */
+    uint32_t trace_record_bytes;      /* one raw trace record */
+    uint32_t trace_chunk_header_bytes; /* the header of a chunk of raw records */
+    uint32_t profile_nodes_per_chunk; /* call-path nodes in one chunk */
+    uint32_t default_max_callpath_depth;
+    uint64_t default_total_memory;
+} sp_layout;
 
-void sp_location_set_name(sp_location *loc, const char *name);
+void sp_measurement_layout(sp_layout *layout);
 
-/* --- events ---------------------------------------------------------------------------- */
+/* --- definitions of the running measurement (its filter decides) ------------------------ */
 
-void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time);
+/* A Python function's region: a new one per code object. SP_NO_ID when the filter leaves
+ * it out (or out of memory). */
+uint32_t sp_region_define_code(const char *name, const char *canonical, const char *file,
+                               int32_t line);
 
-/* Leaves the innermost frame with `key`, closing any frames opened inside it first.
- * Returns false (and records nothing) when no open frame has that key. */
-bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time);
+/* A named region of `kind` (user regions), made on first use; *excluded tells whether the
+ * filter leaves it out. SP_NO_ID when out of memory. */
+uint32_t sp_region_define_named(const char *name, const char *file, int32_t line,
+                                sp_region_kind kind, bool *excluded);
 
-/* A named region's end that matched no begin: recorded as error_region with the parameter
- * leave-region=<name>; prints the original bindings' two-line message once. */
-void sp_region_exit_without_enter(sp_location *loc, const char *region_name, uint64_t time);
+/* An existing named region (SP_NO_ID: none); *excluded as above. */
+uint32_t sp_region_find_named(const char *name, sp_region_kind kind, bool *excluded);
 
-void sp_parameter_int(sp_location *loc, uint32_t parameter, int64_t value, uint64_t time);
-void sp_parameter_uint(sp_location *loc, uint32_t parameter, uint64_t value, uint64_t time);
-void sp_parameter_string(sp_location *loc, uint32_t parameter, uint32_t string, uint64_t time);
+/* The region of a function of a paradigm (an MPI function), made on first use. */
+uint32_t sp_region_define_paradigm(const char *name, sp_paradigm paradigm, sp_role role,
+                                   sp_region_kind kind);
 
-void sp_set_recording(bool on, uint64_t time);
+/* The communicator with that key, defined on first use (members: world ranks). */
+uint32_t sp_comm_define(uint64_t key, sp_comm_kind kind, uint32_t size, const uint32_t *members,
+                        const char *name);
 
-/* Rewind: discard everything the location recorded since rewind_begin when rewind_end is
- * called with discard=true; the trace then shows measurement off/on for that span. */
-void sp_rewind_begin(sp_location *loc, uint32_t region, uint64_t time);
-/* Returns false when the region was not open (nothing done). */
-bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t time);
+uint32_t sp_parameter_define(const char *name, sp_param_type type);
+uint32_t sp_string_define(const char *text);
 
 #endif

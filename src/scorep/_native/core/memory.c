@@ -25,6 +25,8 @@ int sp_chunk_pool_init(sp_chunk_pool *pool, uint64_t budget_bytes, size_t chunk_
     pool->over_budget_chunks = 0;
     pool->free_list = NULL;
     pool->free_count = 0;
+    pool->reclaim = NULL;
+    pool->reclaim_user = NULL;
     long page = sysconf(_SC_PAGESIZE);
     pool->mapped = page > 0 && chunk_size % (size_t)page == 0;
     return pthread_mutex_init(&pool->lock, NULL) == 0 ? 0 : -1;
@@ -100,6 +102,20 @@ void *sp_chunk_pool_get(sp_chunk_pool *pool, bool must)
     }
     pthread_mutex_unlock(&pool->lock);
     return chunk;
+}
+
+void *sp_chunk_pool_get_reclaiming(sp_chunk_pool *pool, void *requester, bool must)
+{
+    void *chunk = sp_chunk_pool_get(pool, must);
+    if (!chunk && pool->reclaim && pool->reclaim(pool->reclaim_user, requester))
+        chunk = sp_chunk_pool_get(pool, false);
+    return chunk;
+}
+
+void sp_chunk_pool_set_reclaim(sp_chunk_pool *pool, sp_chunk_reclaim_fn fn, void *user)
+{
+    pool->reclaim = fn;
+    pool->reclaim_user = user;
 }
 
 void sp_chunk_pool_put(sp_chunk_pool *pool, void *chunk)

@@ -6,40 +6,7 @@
 
 #include "core/measurement.h"
 #include "core/serial.h"
-
-/* ---- transport: MPI collectives, or this process alone ------------------------------- */
-
-static bool collective(const sp_measurement *m)
-{
-    return m->mpi.ops != NULL && m->mpi.collective;
-}
-
-/* Rank 0 receives every rank's buffer (all, sizes[rank]); other ranks get NULL. */
-static int gather(sp_measurement *m, const sp_buffer *mine, void **all, uint64_t *sizes)
-{
-    if (collective(m))
-        return m->mpi.ops->gather(mine->data, mine->size, all, sizes);
-    *all = malloc(mine->size ? mine->size : 1);
-    if (!*all)
-        return -1;
-    memcpy(*all, mine->data, mine->size);
-    sizes[0] = mine->size;
-    return 0;
-}
-
-/* Rank 0 sends parts[rank] to every rank; each gets its own part. */
-static int scatter(sp_measurement *m, void *const *parts, const uint64_t *sizes, void **mine,
-                   uint64_t *size)
-{
-    if (collective(m))
-        return m->mpi.ops->scatter(parts, sizes, mine, size);
-    *mine = malloc(sizes[0] ? sizes[0] : 1);
-    if (!*mine)
-        return -1;
-    memcpy(*mine, parts[0], sizes[0]);
-    *size = sizes[0];
-    return 0;
-}
+#include "core/tables.h"
 
 /* ---- what a rank reports -------------------------------------------------------------- */
 
@@ -73,6 +40,7 @@ static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_bu
         sp_buffer_put(b, c->members, c->size * sizeof *c->members);
     }
     sp_buffer_u32(b, mine->rank);
+    sp_buffer_u32(b, mine->name);
     sp_buffer_u32(b, mine->host);
     sp_buffer_u32(b, (uint32_t)mine->thread_requested);
     sp_buffer_u32(b, (uint32_t)mine->thread_provided);
@@ -188,6 +156,7 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
     }
 
     rank_out->rank = sp_reader_u32(r);
+    rank_out->name = GLOBAL_STRING(sp_reader_u32(r));
     rank_out->host = GLOBAL_STRING(sp_reader_u32(r));
     rank_out->thread_requested = (int32_t)sp_reader_u32(r);
     rank_out->thread_provided = (int32_t)sp_reader_u32(r);
@@ -228,12 +197,33 @@ static uint32_t *read_map(sp_reader *r, uint32_t *count)
     return map;
 }
 
-int sp_unify(sp_measurement *m, const sp_unified_rank *mine, sp_unified *u, char *err,
-             size_t errlen)
+/* The system tree's nodes: one per host, in the order the hosts first appear. */
+static int assign_nodes(sp_unified *u)
+{
+    sp_u64map node_of_host;
+    u->nodes = calloc(u->rank_count ? u->rank_count : 1, sizeof *u->nodes);
+    if (!u->nodes || sp_u64map_init(&node_of_host, 64) != 0)
+        return -1;
+    int status = 0;
+    for (uint32_t r = 0; r < u->rank_count && status == 0; r++) {
+        uint32_t node = sp_u64map_get(&node_of_host, u->ranks[r].host);
+        if (node == SP_NO_ID) {
+            node = u->node_count++;
+            u->nodes[node] = u->ranks[r].host;
+            status = sp_u64map_put(&node_of_host, u->ranks[r].host, node);
+        }
+        u->ranks[r].node = node;
+    }
+    sp_u64map_free(&node_of_host);
+    return status;
+}
+
+int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine, sp_unified *u,
+             char *err, size_t errlen)
 {
     memset(u, 0, sizeof *u);
-    uint32_t nranks = collective(m) ? m->mpi.size : 1;
-    bool root = !collective(m) || m->mpi.rank == 0;
+    uint32_t nranks = ipc->size;
+    bool root = ipc->rank == 0;
     int status = -1;
     sp_buffer local, *maps = NULL;
     sp_buffer_init(&local);
@@ -243,22 +233,24 @@ int sp_unify(sp_measurement *m, const sp_unified_rank *mine, sp_unified *u, char
     void **map_parts = calloc(nranks, sizeof *map_parts);
     merge_state st;
     bool st_ready = false;
-    if (sp_defs_init(&u->global) != 0 || !sizes || !map_sizes || !map_parts)
+    if (sp_defs_init(&u->global) != 0 || !sizes || !map_sizes || !map_parts) {
+        sp_error(err, errlen, "out of memory while unifying the definitions");
         goto out;
+    }
 
-    serialize_local(&m->defs, mine, &local);
-    if (local.failed || gather(m, &local, &all, sizes) != 0) {
+    serialize_local(defs, mine, &local);
+    if (local.failed || sp_ipc_gather_bytes(ipc, local.data, local.size, &all, sizes) != 0) {
         snprintf(err, errlen, "collecting the definitions of all ranks failed");
         goto out;
     }
     if (root) {
-        if (sp_u64map_init(&st.region_index, 256) != 0)
-            goto out;
-        st_ready = true;
+        st_ready = sp_u64map_init(&st.region_index, 256) == 0;
         maps = calloc(nranks, sizeof *maps);
         u->ranks = calloc(nranks, sizeof *u->ranks);
-        if (!maps || !u->ranks)
+        if (!st_ready || !maps || !u->ranks) {
+            sp_error(err, errlen, "out of memory while unifying the definitions");
             goto out;
+        }
         u->rank_count = nranks;
         uint64_t offset = 0;
         for (uint32_t r = 0; r < nranks; r++) {
@@ -273,9 +265,13 @@ int sp_unify(sp_measurement *m, const sp_unified_rank *mine, sp_unified *u, char
             map_parts[r] = maps[r].data;
             map_sizes[r] = maps[r].size;
         }
+        if (assign_nodes(u) != 0) {
+            sp_error(err, errlen, "out of memory while unifying the definitions");
+            goto out;
+        }
     }
     uint64_t my_size = 0;
-    if (scatter(m, map_parts, map_sizes, &my_maps, &my_size) != 0) {
+    if (sp_ipc_scatter_bytes(ipc, map_parts, map_sizes, &my_maps, &my_size) != 0) {
         snprintf(err, errlen, "sending the unified definitions to all ranks failed");
         goto out;
     }
@@ -291,8 +287,6 @@ int sp_unify(sp_measurement *m, const sp_unified_rank *mine, sp_unified *u, char
     }
     status = 0;
 out:
-    if (status != 0 && err[0] == '\0')
-        snprintf(err, errlen, "out of memory while unifying the definitions");
     if (maps)
         for (uint32_t r = 0; r < nranks; r++)
             sp_buffer_free(&maps[r]);
@@ -314,6 +308,7 @@ void sp_unified_free(sp_unified *u)
     for (uint32_t r = 0; r < u->rank_count; r++)
         free(u->ranks[r].locations);
     free(u->ranks);
+    free(u->nodes);
     free(u->string_map);
     free(u->region_map);
     free(u->parameter_map);

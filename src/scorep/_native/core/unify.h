@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "core/defs.h"
+#include "core/error.h"
+#include "core/ipc.h"
 
 /* What one rank reports about itself besides its definitions. */
 typedef struct {
@@ -22,7 +24,9 @@ typedef struct {
 
 typedef struct {
     uint32_t rank;
+    uint32_t name;      /* string id: the location group's name ("MPI Rank 3", "Process") */
     uint32_t host;      /* string id */
+    uint32_t node;      /* once merged: index into sp_unified.nodes (the rank's host) */
     int32_t thread_requested, thread_provided; /* MPI_Init_thread levels, -1 unknown */
     uint64_t start_ns, end_ns;  /* on rank 0's clock */
     uint64_t realtime_start_ns;
@@ -35,17 +39,19 @@ typedef struct sp_unified {
     sp_defs global;
     sp_unified_rank *ranks;
     uint32_t rank_count;
+    /* The hosts of the ranks, each once, in the order they first appear (global string
+     * ids): the system tree's nodes. */
+    uint32_t *nodes;
+    uint32_t node_count;
     /* This rank's local -> global maps. */
     uint32_t *string_map, *region_map, *parameter_map, *comm_map;
     uint32_t string_count, region_count, parameter_count, comm_count;
 } sp_unified;
 
-struct sp_measurement;
-
-/* Collective over all ranks when MPI is in use. `mine` is this rank's report (its
- * string ids are local). Returns 0, or -1 with one line in err. */
-int sp_unify(struct sp_measurement *m, const sp_unified_rank *mine, sp_unified *u, char *err,
-             size_t errlen);
+/* Collective over the group `ipc`. `defs` and `mine` are this process's definitions and
+ * report (its string ids are local). Returns 0, or -1 with one line in err. */
+SP_MUST_CHECK int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
+                           sp_unified *u, char *err, size_t errlen);
 void sp_unified_free(sp_unified *u);
 
 static inline uint32_t sp_unified_string(const sp_unified *u, uint32_t local)

@@ -1,182 +1,13 @@
-#include "substrates/profile.h"
+/* The end: every process reports its locations' trees with unified ids; the group's root
+ * (or the process alone) merges them by call path and writes profile.cubex. */
+#include "substrates/profile/profile_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cube_writer.h"
 #include "core/serial.h"
-#include "substrates/trace.h"
-
-_Static_assert(SP_PROFILE_BLOCK_NODES * sizeof(sp_profile_node) <= SP_CHUNK_SIZE,
-               "a block of profile nodes must fit into one chunk of the budget");
-
-/* ---- per-location trees ---------------------------------------------------------------- */
-
-/* A new node block from the budget; when it is used up and the trace holds memory, the
- * location's trace is flushed first. NULL: no memory (the call path is not created). */
-static sp_profile_node *new_block(sp_location *loc, bool first)
-{
-    sp_profile_node *block = sp_chunk_pool_get(&sp_meas.pool, first);
-    if (!block && sp_meas.trace) {
-        sp_trace_flush_location(sp_meas.trace, loc);
-        block = sp_chunk_pool_get(&sp_meas.pool, false);
-    }
-    return block;
-}
-
-/* A compacted tree that gets a new node goes back into a block of the budget. */
-static int expand_compacted(sp_location *loc)
-{
-    sp_profile_location *p = loc->profile;
-    sp_profile_node *block = new_block(loc, true);
-    if (!block)
-        return -1;
-    memcpy(block, p->blocks[0], (size_t)p->count * sizeof *block);
-    free(p->blocks[0]);
-    p->blocks[0] = block;
-    p->compact = false;
-    return 0;
-}
-
-void sp_profile_location_compact(sp_location *loc)
-{
-    sp_profile_location *p = loc->profile;
-    /* Large trees keep their blocks: copying them would gain little. */
-    if (!p || p->compact || p->block_count != 1 ||
-        (size_t)p->count * sizeof(sp_profile_node) > SP_CHUNK_SIZE / 4)
-        return;
-    sp_profile_node *copy = malloc((size_t)p->count * sizeof *copy);
-    if (!copy)
-        return;
-    memcpy(copy, p->blocks[0], (size_t)p->count * sizeof *copy);
-    sp_chunk_pool_put(&sp_meas.pool, p->blocks[0]);
-    p->blocks[0] = copy;
-    p->compact = true;
-}
-
-static uint32_t new_node(sp_location *loc, uint32_t parent, uint32_t region)
-{
-    sp_profile_location *p = loc->profile;
-    if (p->compact && expand_compacted(loc) != 0)
-        return SP_PROFILE_NO_NODE;
-    uint32_t index = p->count;
-    if (index % SP_PROFILE_BLOCK_NODES == 0) {
-        if (p->block_count == p->block_capacity) {
-            uint32_t cap = p->block_capacity ? p->block_capacity * 2 : 16;
-            sp_profile_node **blocks = realloc(p->blocks, cap * sizeof *blocks);
-            if (!blocks)
-                return SP_PROFILE_NO_NODE;
-            p->blocks = blocks;
-            p->block_capacity = cap;
-        }
-        sp_profile_node *block = new_block(loc, index == 0);
-        if (!block)
-            return SP_PROFILE_NO_NODE;
-        p->blocks[p->block_count++] = block;
-    }
-    sp_profile_node *n = sp_profile_node_at(p, index);
-    memset(n, 0, sizeof *n);
-    n->region = region;
-    n->parent = parent;
-    n->first_child = n->next_sibling = n->last_child_hit = SP_PROFILE_NO_NODE;
-    n->min_time = UINT64_MAX;
-    p->count++;
-    if (parent != SP_PROFILE_NO_NODE) {
-        sp_profile_node *pn = sp_profile_node_at(p, parent);
-        /* Appended at the end so that children keep the order of their first call. */
-        if (pn->first_child == SP_PROFILE_NO_NODE) {
-            pn->first_child = index;
-        } else {
-            uint32_t c = pn->first_child;
-            while (sp_profile_node_at(p, c)->next_sibling != SP_PROFILE_NO_NODE)
-                c = sp_profile_node_at(p, c)->next_sibling;
-            sp_profile_node_at(p, c)->next_sibling = index;
-        }
-    }
-    return index;
-}
-
-int sp_profile_location_init(sp_location *loc, uint32_t root_region)
-{
-    loc->profile = calloc(1, sizeof *loc->profile);
-    if (!loc->profile || sp_u64map_init(&loc->profile->children, 64) != 0)
-        return -1;
-    return new_node(loc, SP_PROFILE_NO_NODE, root_region) == 0 ? 0 : -1;
-}
-
-void sp_profile_location_free(sp_location *loc)
-{
-    sp_profile_location *p = loc->profile;
-    if (!p)
-        return;
-    if (p->compact)
-        free(p->blocks[0]);
-    else
-        for (uint32_t i = 0; i < p->block_count; i++)
-            sp_chunk_pool_put(&sp_meas.pool, p->blocks[i]);
-    free(p->blocks);
-    sp_u64map_free(&p->children);
-    free(p);
-    loc->profile = NULL;
-}
-
-static uint64_t child_key(uint32_t parent, uint32_t region)
-{
-    return ((uint64_t)parent << 32) | region;
-}
-
-uint32_t sp_profile_child_slow(sp_location *loc, uint32_t parent, uint32_t region)
-{
-    sp_profile_location *p = loc->profile;
-    uint32_t child = sp_u64map_get(&p->children, child_key(parent, region));
-    if (child != SP_NO_ID)
-        return child;
-    child = new_node(loc, parent, region);
-    if (child == SP_PROFILE_NO_NODE || sp_u64map_put(&p->children, child_key(parent, region), child) != 0) {
-        p->dropped_calls++;
-        return SP_PROFILE_NO_NODE;
-    }
-    return child;
-}
-
-uint32_t sp_profile_parameter(sp_location *loc, uint32_t parent, uint32_t region,
-                              sp_profile_node_kind kind, uint32_t parameter, int64_t value)
-{
-    if (parent == SP_PROFILE_NO_NODE)
-        return SP_PROFILE_NO_NODE;
-    sp_profile_location *p = loc->profile;
-    sp_profile_node *pn = sp_profile_node_at(p, parent);
-    for (uint32_t c = pn->first_child; c != SP_PROFILE_NO_NODE;
-         c = sp_profile_node_at(p, c)->next_sibling) {
-        sp_profile_node *n = sp_profile_node_at(p, c);
-        if (n->kind == kind && n->parameter == parameter && n->value == value) {
-            n->visits++;
-            return c;
-        }
-    }
-    if (pn->parameter_children >= SP_PROFILE_MAX_PARAMETER_VALUES) {
-        p->folded_parameters++;
-        return SP_PROFILE_NO_NODE;
-    }
-    uint32_t child = new_node(loc, parent, region);
-    if (child == SP_PROFILE_NO_NODE) {
-        p->dropped_calls++;
-        return child;
-    }
-    pn = sp_profile_node_at(p, parent); /* blocks do not move, but stay explicit */
-    pn->parameter_children++;
-    sp_profile_node *n = sp_profile_node_at(p, child);
-    n->kind = (uint8_t)kind;
-    n->parameter = parameter;
-    n->value = value;
-    n->visits = 1;
-    return child;
-}
-
-/* ---- writing: one call tree for all locations of all ranks ------------------------------
- * Every rank reports its locations' trees with unified ids; rank 0 (or the process alone)
- * merges them by call path and writes profile.cubex. */
+#include "substrates/profile/cube_writer.h"
 
 typedef struct {
     uint32_t parent, region, kind, parameter;
@@ -194,7 +25,7 @@ typedef struct {
 
 static void finish_root(sp_location *loc, uint64_t duration)
 {
-    sp_profile_location *p = loc->profile;
+    sp_profile_location *p = profile_location(loc);
     sp_profile_node *root = sp_profile_node_at(p, 0);
     if (loc->is_main) {
         /* The program's visit and duration on the location that ran it; other threads
@@ -219,7 +50,7 @@ static void serialize_trees(sp_measurement *m, const sp_unified *u, double secon
     sp_buffer_u32(b, nlocs);
     for (uint32_t l = 0; l < nlocs; l++) {
         sp_location *loc = m->locations[l];
-        sp_profile_location *p = loc->profile;
+        sp_profile_location *p = profile_location(loc);
         sp_buffer_u32(b, sp_unified_string(u, sp_defs_string(&m->defs, loc->name)));
         sp_buffer_u32(b, p->count);
         for (uint32_t i = 0; i < p->count; i++) {
@@ -434,12 +265,12 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     cube_region *regions = calloc(g->region_count ? g->region_count : 1, sizeof *regions);
     cube_location *locations = calloc(t->ncolumns ? t->ncolumns : 1, sizeof *locations);
     cube_location_group *groups = calloc(u->rank_count ? u->rank_count : 1, sizeof *groups);
-    cube_system_node *nodes = calloc(u->rank_count ? u->rank_count : 1, sizeof *nodes);
-    uint32_t *node_of_rank = calloc(u->rank_count ? u->rank_count : 1, sizeof *node_of_rank);
-    char (*group_names)[32] = calloc(u->rank_count ? u->rank_count : 1, sizeof *group_names);
+    cube_system_node *nodes = calloc(u->node_count ? u->node_count : 1, sizeof *nodes);
     char *path = NULL;
-    if (!regions || !locations || !groups || !nodes || !node_of_rank || !group_names)
+    if (!regions || !locations || !groups || !nodes) {
+        sp_error(err, errlen, "out of memory while writing the profile");
         goto out;
+    }
     for (uint32_t r = 0; r < g->region_count; r++) {
         const sp_region *reg = &g->regions[r];
         regions[r] = (cube_region){
@@ -452,23 +283,11 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
             .role = role_name(reg->role),
         };
     }
-    uint32_t nnodes = 0;
-    for (uint32_t r = 0; r < u->rank_count; r++) {
-        uint32_t found = UINT32_MAX;
-        for (uint32_t q = 0; q < r && found == UINT32_MAX; q++)
-            if (u->ranks[q].host == u->ranks[r].host)
-                found = node_of_rank[q];
-        if (found == UINT32_MAX) {
-            found = nnodes++;
-            nodes[found].name = sp_defs_str(g, u->ranks[r].host);
-        }
-        node_of_rank[r] = found;
-        if (m->mpi.collective)
-            snprintf(group_names[r], sizeof group_names[r], "MPI Rank %u", u->ranks[r].rank);
-        else
-            snprintf(group_names[r], sizeof group_names[r], "Process");
-        groups[r] = (cube_location_group){group_names[r], u->ranks[r].rank, found};
-    }
+    for (uint32_t n = 0; n < u->node_count; n++)
+        nodes[n].name = sp_defs_str(g, u->nodes[n]);
+    for (uint32_t r = 0; r < u->rank_count; r++)
+        groups[r] = (cube_location_group){sp_defs_str(g, u->ranks[r].name), u->ranks[r].rank,
+                                          u->ranks[r].node};
     bool communication = false;
     for (uint32_t l = 0; l < t->ncolumns; l++) {
         locations[l].name = sp_defs_str(g, t->columns[l].name);
@@ -508,7 +327,7 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         /* bytes_sent / bytes_received only when there was communication, as Score-P */
         .nmetrics = communication ? 6 : 4,
         .nodes = nodes,
-        .nnodes = nnodes,
+        .nnodes = u->node_count,
         .groups = groups,
         .ngroups = u->rank_count,
         .locations = locations,
@@ -518,20 +337,82 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     };
     size_t len = strlen(dir) + strlen(m->config.profile_base_name) + 8;
     path = malloc(len);
-    if (!path)
+    if (!path) {
+        sp_error(err, errlen, "out of memory while writing the profile");
         goto out;
+    }
     snprintf(path, len, "%s/%s.cubex", dir, m->config.profile_base_name);
     status = cube_write(path, &profile, err, errlen);
 out:
-    if (status != 0 && err[0] == '\0')
-        snprintf(err, errlen, "out of memory while writing the profile");
     free(path);
     free(regions);
     free(locations);
     free(groups);
     free(nodes);
-    free(node_of_rank);
-    free(group_names);
+    return status;
+}
+
+/* Every column's nodes mapped into the unified tree (parents come before their children in
+ * every column: one pass per column); maps[l][i] is the unified node of column l's node i. */
+static int unify_columns(unified_tree *t, uint32_t **maps)
+{
+    for (uint32_t l = 0; l < t->ncolumns; l++) {
+        column *col = &t->columns[l];
+        maps[l] = malloc((col->count ? col->count : 1) * sizeof *maps[l]);
+        if (!maps[l])
+            return -1;
+        for (uint32_t i = 0; i < col->count; i++) {
+            const flat_node *n = &col->nodes[i];
+            int64_t parent = n->parent == SP_PROFILE_NO_NODE ? -1 : (int64_t)maps[l][n->parent];
+            int64_t c = unify_node(t, parent, n);
+            if (c < 0)
+                return -1;
+            maps[l][i] = (uint32_t)c;
+        }
+    }
+    t->unified_to_local = malloc(t->count * t->ncolumns * sizeof *t->unified_to_local + 1);
+    if (!t->unified_to_local)
+        return -1;
+    memset(t->unified_to_local, 0xff, t->count * t->ncolumns * sizeof *t->unified_to_local);
+    for (uint32_t l = 0; l < t->ncolumns; l++)
+        for (uint32_t i = 0; i < t->columns[l].count; i++)
+            t->unified_to_local[(size_t)maps[l][i] * t->ncolumns + l] = i;
+    return 0;
+}
+
+/* The root merges what every process reported and writes the file. */
+static int merge_and_write(sp_measurement *m, const sp_unified *u, const void *all,
+                           const uint64_t *sizes, uint32_t nranks, const char *dir, char *err,
+                           size_t errlen)
+{
+    unified_tree t = {.global = &u->global};
+    uint32_t **maps = NULL;
+    int status = -1;
+    if (sp_u64map_init(&t.index, 256) != 0) {
+        sp_error(err, errlen, "out of memory while writing the profile");
+        goto out;
+    }
+    if (read_columns(&t, all, sizes, nranks) != 0) {
+        sp_error(err, errlen, "the profiles of the ranks arrived damaged");
+        goto out;
+    }
+    maps = calloc(t.ncolumns ? t.ncolumns : 1, sizeof *maps);
+    if (!maps || unify_columns(&t, maps) != 0) {
+        sp_error(err, errlen, "out of memory while writing the profile");
+        goto out;
+    }
+    status = write_cube(m, u, &t, dir, err, errlen);
+out:
+    for (uint32_t l = 0; maps && l < t.ncolumns; l++)
+        free(maps[l]);
+    free(maps);
+    for (uint32_t l = 0; l < t.ncolumns; l++)
+        free(t.columns[l].nodes);
+    free(t.columns);
+    free(t.cnodes);
+    free(t.unified_to_local);
+    if (t.index.keys)
+        sp_u64map_free(&t.index);
     return status;
 }
 
@@ -542,88 +423,24 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
     for (uint32_t l = 0; l < nlocs; l++)
         finish_root(m->locations[l], m->locations[l]->last_time - m->start.ticks);
     double seconds_per_tick = 1.0 / (double)(ticks_per_second ? ticks_per_second : 1);
+    const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
     sp_buffer_init(&mine);
     serialize_trees(m, u, seconds_per_tick, &mine);
-    bool collective = m->mpi.ops && m->mpi.collective;
-    bool root = !collective || m->mpi.rank == 0;
-    uint32_t nranks = collective ? m->mpi.size : 1;
     void *all = NULL;
-    uint64_t *sizes = calloc(nranks, sizeof *sizes);
+    uint64_t *sizes = calloc(ipc->size, sizeof *sizes);
     int status = -1;
-    unified_tree t = {.global = &u->global};
     if (mine.failed || !sizes) {
-        snprintf(err, errlen, "out of memory while writing the profile");
-        goto out;
-    }
-    if (collective) {
-        if (m->mpi.ops->gather(mine.data, mine.size, &all, sizes) != 0) {
-            snprintf(err, errlen, "collecting the profiles of all ranks failed");
-            goto out;
-        }
-    } else {
-        all = mine.data;
-        sizes[0] = mine.size;
-        mine.data = NULL;
-    }
-    if (!root) {
+        sp_error(err, errlen, "out of memory while writing the profile");
+    } else if (sp_ipc_gather_bytes(ipc, mine.data, mine.size, &all, sizes) != 0) {
+        sp_error(err, errlen, "collecting the profiles of all ranks failed");
+    } else if (ipc->rank != 0) {
         status = 0;
-        goto out;
+    } else {
+        status = merge_and_write(m, u, all, sizes, ipc->size, dir, err, errlen);
     }
-    if (sp_u64map_init(&t.index, 256) != 0 || read_columns(&t, all, sizes, nranks) != 0) {
-        snprintf(err, errlen, "the profiles of the ranks arrived damaged");
-        goto out;
-    }
-    /* Parents come before their children in every column: one pass per column. */
-    uint32_t **maps = calloc(t.ncolumns ? t.ncolumns : 1, sizeof *maps);
-    if (!maps)
-        goto out;
-    for (uint32_t l = 0; l < t.ncolumns && status != -2; l++) {
-        column *col = &t.columns[l];
-        maps[l] = malloc((col->count ? col->count : 1) * sizeof *maps[l]);
-        if (!maps[l]) {
-            status = -2;
-            break;
-        }
-        for (uint32_t i = 0; i < col->count; i++) {
-            const flat_node *n = &col->nodes[i];
-            int64_t parent = n->parent == SP_PROFILE_NO_NODE ? -1 : (int64_t)maps[l][n->parent];
-            int64_t c = unify_node(&t, parent, n);
-            if (c < 0) {
-                status = -2;
-                break;
-            }
-            maps[l][i] = (uint32_t)c;
-        }
-    }
-    if (status != -2) {
-        t.ncolumns = t.ncolumns;
-        t.unified_to_local = malloc(t.count * t.ncolumns * sizeof *t.unified_to_local + 1);
-        if (t.unified_to_local) {
-            memset(t.unified_to_local, 0xff, t.count * t.ncolumns * sizeof *t.unified_to_local);
-            for (uint32_t l = 0; l < t.ncolumns; l++)
-                for (uint32_t i = 0; i < t.columns[l].count; i++)
-                    t.unified_to_local[(size_t)maps[l][i] * t.ncolumns + l] = i;
-            status = write_cube(m, u, &t, dir, err, errlen);
-        }
-    }
-    for (uint32_t l = 0; l < t.ncolumns; l++)
-        free(maps[l]);
-    free(maps);
-    if (status == -2)
-        snprintf(err, errlen, "out of memory while writing the profile");
-out:
-    if (status != 0 && err[0] == '\0')
-        snprintf(err, errlen, "writing the profile failed");
-    for (uint32_t l = 0; l < t.ncolumns; l++)
-        free(t.columns[l].nodes);
-    free(t.columns);
-    free(t.cnodes);
-    free(t.unified_to_local);
-    if (t.index.keys)
-        sp_u64map_free(&t.index);
     free(all);
     free(sizes);
     sp_buffer_free(&mine);
-    return status == 0 ? 0 : -1;
+    return status;
 }

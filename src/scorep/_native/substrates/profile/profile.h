@@ -1,6 +1,6 @@
 /* The profile substrate: a call-path tree per location, updated on every enter and leave
  * without allocation once a node exists, written at the end as one CUBE4 profile.cubex
- * whose call tree unifies all locations.
+ * whose call tree unifies all locations of all processes.
  *
  * Per node: visits, inclusive time, minimum and maximum inclusive time of one visit.
  * Parameters (scorep.user.parameter_*) split the call path: the rest of the enclosing
@@ -20,6 +20,8 @@
 #include "core/unify.h"
 
 #define SP_PROFILE_NO_NODE UINT32_MAX
+/* Every location's tree starts at the program root. */
+#define SP_PROFILE_ROOT 0u
 /* Distinct values one parameter may take under one call path; more go into the parent. */
 #define SP_PROFILE_MAX_PARAMETER_VALUES 256
 
@@ -50,10 +52,12 @@ typedef struct sp_profile_node {
 typedef struct sp_profile_location {
     sp_profile_node **blocks; /* node i is blocks[i / BLOCK][i % BLOCK]; nodes move only
                                * when a compacted tree grows again */
+    uint32_t max_depth;       /* SCOREP_PROFILING_MAX_CALLPATH_DEPTH: levels of the tree */
     bool compact; /* one exactly-sized malloc'd block instead of a chunk of the budget */
     uint32_t block_count, block_capacity;
     uint32_t count;
     sp_u64map children; /* (parent << 32 | region) -> child, for region children */
+    sp_location *location;
     uint64_t folded_calls;      /* deeper than the depth limit */
     uint64_t dropped_calls;     /* no node: the memory budget was used up */
     uint64_t folded_parameters; /* beyond SP_PROFILE_MAX_PARAMETER_VALUES */
@@ -64,36 +68,55 @@ static inline sp_profile_node *sp_profile_node_at(sp_profile_location *p, uint32
     return &p->blocks[index / SP_PROFILE_BLOCK_NODES][index % SP_PROFILE_BLOCK_NODES];
 }
 
-int sp_profile_location_init(sp_location *loc, uint32_t root_region);
-void sp_profile_location_free(sp_location *loc);
+/* ---- life cycle (core/substrates.h calls these) ---------------------------------------- */
+
+SP_MUST_CHECK int sp_profile_start(sp_measurement *m, unsigned slot, char *err, size_t errlen);
+
+/* The location's tree, with the program root as its first node. */
+SP_MUST_CHECK int sp_profile_location_open(sp_location *loc);
 
 /* The location's thread has ended: a small tree moves out of its budget chunk into memory
  * of its own size and the chunk goes back to the budget (thousands of short threads would
  * otherwise hold a chunk each). A later call path moves it back. */
-void sp_profile_location_compact(sp_location *loc);
+void sp_profile_location_retire(sp_location *loc);
+
+void sp_profile_location_free(sp_location *loc);
+
+/* Writes <dir>/<base name>.cubex from every location's tree of every process (collective
+ * when the group writes together: the root writes). */
+SP_MUST_CHECK int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
+                                   uint64_t ticks_per_second, char *err, size_t errlen);
+
+/* Folded, dropped and folded-parameter calls, for the results. */
+void sp_profile_results(sp_measurement *m, sp_results *r);
+
+void sp_profile_stop(sp_measurement *m);
+
+/* ---- the event path ----------------------------------------------------------------------- */
 
 /* Creates the child when it does not exist yet (the slow path). */
-uint32_t sp_profile_child_slow(sp_location *loc, uint32_t parent, uint32_t region);
+uint32_t sp_profile_child_slow(sp_profile_location *p, uint32_t parent, uint32_t region);
 
-/* The node of a call to `region` from `parent`, visited once more. */
-static inline uint32_t sp_profile_enter(sp_location *loc, uint32_t parent, uint32_t region)
+/* The node of a call to `region` from `parent` at call-stack depth `depth` (the program
+ * root being level 0), visited once more. */
+static inline uint32_t sp_profile_enter(sp_profile_location *p, uint32_t parent, uint32_t region,
+                                        uint32_t depth)
 {
-    /* The tree has at most max_callpath_depth levels, the program root being the first. */
-    if (loc->depth >= sp_meas.config.max_callpath_depth) {
-        loc->profile->folded_calls++;
+    /* The tree has at most max_depth levels, the program root being the first. */
+    if (depth >= p->max_depth) {
+        p->folded_calls++;
         return SP_PROFILE_NO_NODE;
     }
     if (parent == SP_PROFILE_NO_NODE)
         return SP_PROFILE_NO_NODE;
-    sp_profile_location *p = loc->profile;
     sp_profile_node *pn = sp_profile_node_at(p, parent);
     uint32_t child = pn->last_child_hit;
     if (child == SP_PROFILE_NO_NODE || sp_profile_node_at(p, child)->region != region ||
         sp_profile_node_at(p, child)->kind != SP_NODE_REGION) {
-        child = sp_profile_child_slow(loc, parent, region);
+        child = sp_profile_child_slow(p, parent, region);
         if (child == SP_PROFILE_NO_NODE)
             return child;
-        /* Fetched again: a compacted tree (sp_profile_location_compact) moves its nodes
+        /* Fetched again: a compacted tree (sp_profile_location_retire) moves its nodes
          * back into a block when it grows. */
         sp_profile_node_at(p, parent)->last_child_hit = child;
     }
@@ -101,11 +124,11 @@ static inline uint32_t sp_profile_enter(sp_location *loc, uint32_t parent, uint3
     return child;
 }
 
-static inline void sp_profile_leave(sp_location *loc, uint32_t node, uint64_t duration)
+static inline void sp_profile_leave(sp_profile_location *p, uint32_t node, uint64_t duration)
 {
     if (node == SP_PROFILE_NO_NODE)
         return;
-    sp_profile_node *n = sp_profile_node_at(loc->profile, node);
+    sp_profile_node *n = sp_profile_node_at(p, node);
     n->time += duration;
     if (duration < n->min_time)
         n->min_time = duration;
@@ -114,12 +137,18 @@ static inline void sp_profile_leave(sp_location *loc, uint32_t node, uint64_t du
 }
 
 /* The node for a parameter value under `parent` (SP_PROFILE_NO_NODE: not split). */
-uint32_t sp_profile_parameter(sp_location *loc, uint32_t parent, uint32_t region,
-                              sp_profile_node_kind kind, uint32_t parameter, int64_t value);
+uint32_t sp_profile_parameter(sp_profile_location *p, uint32_t parent, uint32_t region,
+                              uint32_t parameter, sp_parameter_value value);
 
-/* Writes <dir>/<base name>.cubex from every location's tree of every rank (collective
- * when the ranks write together: rank 0 writes). */
-int sp_profile_write(sp_measurement *meas, const sp_unified *u, const char *dir,
-                     uint64_t ticks_per_second, char *err, size_t errlen);
+/* MPI bytes of the call at `node`. */
+static inline void sp_profile_bytes(sp_profile_location *p, uint32_t node, uint64_t sent,
+                                    uint64_t received)
+{
+    if (node == SP_PROFILE_NO_NODE)
+        return;
+    sp_profile_node *n = sp_profile_node_at(p, node);
+    n->bytes_sent += sent;
+    n->bytes_received += received;
+}
 
 #endif

@@ -1,14 +1,14 @@
 /* scorep._bindings: the CPython module. Glue only: argument conversion between Python and
- * the core, the adapters and the substrates. */
+ * the core and the Python adapter; every decision is made there or in Python. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <stdio.h>
 #include <string.h>
 
-#include "adapters/python.h"
+#include "adapters/python/python.h"
+#include "core/experiment_dir.h"
 #include "core/measurement.h"
-#include "substrates/trace.h"
 
 static sp_instrumenter_kind parse_instrumenter(const char *name)
 {
@@ -38,11 +38,11 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     int mpi = 0, overwrite = 1;
     double mpi_timeout = 60.0;
-    unsigned long long total_memory = 16000ULL * 1024;
+    unsigned long long total_memory = SP_DEFAULT_TOTAL_MEMORY;
     const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
     const char *cwd = NULL;
     PyObject *exclude_dirs = NULL;
-    unsigned int max_depth = 30;
+    unsigned int max_depth = SP_DEFAULT_MAX_CALLPATH_DEPTH;
     PyObject *program_args = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppd", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
@@ -112,7 +112,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     PyObject *excluded = exclude_dirs ? PySequence_Fast(exclude_dirs, "exclude_dirs must be a sequence of str") : PyTuple_New(0);
     if (!excluded) {
-        sp_measurement_finalize(0, NULL, err, sizeof err);
+        sp_measurement_cancel();
         return NULL;
     }
     Py_ssize_t nexcluded = PySequence_Fast_GET_SIZE(excluded);
@@ -130,14 +130,14 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     if (started != 0) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
-        sp_measurement_finalize(0, NULL, err, sizeof err);
+        sp_measurement_cancel();
         return NULL;
     }
     /* The starting thread is location 0; it writes ProgramBegin. */
     sp_location_attach(PyThread_get_thread_ident(), thread_name, true);
     if (do_register && sp_python_register() != 0) {
         sp_python_adapter_stop();
-        sp_measurement_finalize(0, NULL, err, sizeof err);
+        sp_measurement_cancel();
         return NULL;
     }
     Py_RETURN_NONE;
@@ -299,6 +299,34 @@ static PyObject *py_thread_ended(PyObject *self, PyObject *unused)
 
 /* ---- user regions ---------------------------------------------------------------------- */
 
+/* The user region of (name, file, line) arguments: 1 with *region set, 0 when it is not
+ * recorded (the filter excludes it, out of memory), -1 with a Python exception. */
+static int named_region_of(PyObject *const *args, uint32_t *region)
+{
+    const char *name = PyUnicode_AsUTF8(args[0]);
+    const char *file = args[1] == Py_None ? "" : PyUnicode_AsUTF8(args[1]);
+    long line = args[2] == Py_None ? -1 : PyLong_AsLong(args[2]);
+    if (!name || !file || (line == -1 && PyErr_Occurred()))
+        return -1;
+    char absolute[4096];
+    file = sp_python_absolute_path(file, absolute, sizeof absolute);
+    bool excluded;
+    *region = sp_region_define_named(name, file, (int32_t)line, SP_REGION_USER, &excluded);
+    return *region != SP_NO_ID && !excluded;
+}
+
+/* The user region a region_end/rewind_end names: 1 with *region set (SP_NO_ID: never
+ * begun), 0 when the filter excludes it, -1 with a Python exception. */
+static int existing_region_of(PyObject *name, const char **text, uint32_t *region)
+{
+    *text = PyUnicode_AsUTF8(name);
+    if (!*text)
+        return -1;
+    bool excluded;
+    *region = sp_region_find_named(*text, SP_REGION_USER, &excluded);
+    return !excluded;
+}
+
 static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -310,18 +338,11 @@ static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize
     sp_location *loc = sp_python_location();
     if (!loc)
         Py_RETURN_NONE;
-    const char *name = PyUnicode_AsUTF8(args[0]);
-    const char *file = args[1] == Py_None ? "" : PyUnicode_AsUTF8(args[1]);
-    long line = args[2] == Py_None ? -1 : PyLong_AsLong(args[2]);
-    if (!name || !file || (line == -1 && PyErr_Occurred()))
+    uint32_t region;
+    int found = named_region_of(args, &region);
+    if (found < 0)
         return NULL;
-    char absolute[4096];
-    file = sp_python_absolute_path(file, absolute, sizeof absolute);
-    bool excluded;
-    uint32_t region = sp_defs_named_region_filtered(&sp_meas.defs, name, file, (int32_t)line,
-                                                    SP_PARADIGM_USER, SP_ROLE_FUNCTION,
-                                                    SP_REGION_USER, sp_meas.filter, &excluded);
-    if (region != SP_NO_ID && !excluded)
+    if (found)
         sp_enter(loc, region, SP_KEY_NAMED | region, time);
     Py_RETURN_NONE;
 }
@@ -333,14 +354,12 @@ static PyObject *py_region_end(PyObject *self, PyObject *name)
     sp_location *loc = sp_python_location();
     if (!loc)
         Py_RETURN_NONE;
-    const char *text = PyUnicode_AsUTF8(name);
-    if (!text)
+    const char *text;
+    uint32_t region;
+    int found = existing_region_of(name, &text, &region);
+    if (found < 0)
         return NULL;
-    bool excluded;
-    uint32_t region = sp_defs_find_named_region(&sp_meas.defs, text, SP_REGION_USER, &excluded);
-    if (excluded)
-        Py_RETURN_NONE;
-    if (region == SP_NO_ID || !sp_leave(loc, SP_KEY_NAMED | region, time))
+    if (found && (region == SP_NO_ID || !sp_leave(loc, SP_KEY_NAMED | region, time)))
         sp_region_exit_without_enter(loc, text, time);
     Py_RETURN_NONE;
 }
@@ -383,18 +402,11 @@ static PyObject *py_rewind_begin(PyObject *self, PyObject *const *args, Py_ssize
     sp_location *loc = sp_python_location();
     if (!loc)
         Py_RETURN_NONE;
-    const char *name = PyUnicode_AsUTF8(args[0]);
-    const char *file = args[1] == Py_None ? "" : PyUnicode_AsUTF8(args[1]);
-    long line = args[2] == Py_None ? -1 : PyLong_AsLong(args[2]);
-    if (!name || !file || (line == -1 && PyErr_Occurred()))
+    uint32_t region;
+    int found = named_region_of(args, &region);
+    if (found < 0)
         return NULL;
-    char absolute[4096];
-    file = sp_python_absolute_path(file, absolute, sizeof absolute);
-    bool excluded;
-    uint32_t region = sp_defs_named_region_filtered(&sp_meas.defs, name, file, (int32_t)line,
-                                                    SP_PARADIGM_USER, SP_ROLE_FUNCTION,
-                                                    SP_REGION_USER, sp_meas.filter, &excluded);
-    if (region != SP_NO_ID && !excluded)
+    if (found)
         sp_rewind_begin(loc, region, time);
     Py_RETURN_NONE;
 }
@@ -410,94 +422,85 @@ static PyObject *py_rewind_end(PyObject *self, PyObject *const *args, Py_ssize_t
     sp_location *loc = sp_python_location();
     if (!loc)
         Py_RETURN_NONE;
-    const char *name = PyUnicode_AsUTF8(args[0]);
     int discard = PyObject_IsTrue(args[1]);
-    if (!name || discard < 0)
+    if (discard < 0)
         return NULL;
-    bool excluded;
-    uint32_t region = sp_defs_find_named_region(&sp_meas.defs, name, SP_REGION_USER, &excluded);
-    if (excluded)
-        Py_RETURN_NONE;
-    if (region == SP_NO_ID || !sp_rewind_end(loc, region, discard, time))
-        sp_region_exit_without_enter(loc, name, time);
+    const char *text;
+    uint32_t region;
+    int found = existing_region_of(args[0], &text, &region);
+    if (found < 0)
+        return NULL;
+    if (found && (region == SP_NO_ID || !sp_rewind_end(loc, region, discard, time)))
+        sp_region_exit_without_enter(loc, text, time);
     Py_RETURN_NONE;
 }
 
 /* ---- parameters and recording -------------------------------------------------------- */
 
-static sp_location *parameter_target(PyObject *name, sp_param_type type, uint32_t *parameter)
+/* parameter_int/uint/string(name, value): the value converted as `type` says, recorded on
+ * the calling thread's location. */
+static PyObject *record_parameter(PyObject *const *args, Py_ssize_t nargs, sp_param_type type,
+                                  const char *usage)
 {
+    uint64_t time = sp_clock_now();
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return NULL;
+    }
+    int64_t number = 0;
+    const char *text = NULL;
+    if (type == SP_PARAM_INT64) {
+        long long value = PyLong_AsLongLong(args[1]);
+        if (value == -1 && PyErr_Occurred())
+            return NULL;
+        number = value;
+    } else if (type == SP_PARAM_UINT64) {
+        unsigned long long value = PyLong_AsUnsignedLongLong(args[1]);
+        if (value == (unsigned long long)-1 && PyErr_Occurred())
+            return NULL;
+        number = (int64_t)value;
+    } else {
+        text = PyUnicode_AsUTF8(args[1]);
+        if (!text)
+            return NULL;
+    }
     sp_location *loc = sp_python_location();
     if (!loc)
+        Py_RETURN_NONE;
+    const char *name = PyUnicode_AsUTF8(args[0]);
+    if (!name)
         return NULL;
-    const char *text = PyUnicode_AsUTF8(name);
-    if (!text)
-        return NULL;
-    *parameter = sp_defs_parameter(&sp_meas.defs, text, type);
-    return *parameter == SP_NO_ID ? NULL : loc;
+    uint32_t parameter = sp_parameter_define(name, type);
+    if (parameter == SP_NO_ID)
+        Py_RETURN_NONE;
+    if (type == SP_PARAM_INT64) {
+        sp_parameter_int(loc, parameter, number, time);
+    } else if (type == SP_PARAM_UINT64) {
+        sp_parameter_uint(loc, parameter, (uint64_t)number, time);
+    } else {
+        uint32_t string = sp_string_define(text);
+        if (string != SP_NO_ID)
+            sp_parameter_string(loc, parameter, string, time);
+    }
+    Py_RETURN_NONE;
 }
 
 static PyObject *py_parameter_int(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    uint64_t time = sp_clock_now();
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "parameter_int(name, value)");
-        return NULL;
-    }
-    long long value = PyLong_AsLongLong(args[1]);
-    if (value == -1 && PyErr_Occurred())
-        return NULL;
-    uint32_t parameter;
-    sp_location *loc = parameter_target(args[0], SP_PARAM_INT64, &parameter);
-    if (loc)
-        sp_parameter_int(loc, parameter, value, time);
-    if (PyErr_Occurred())
-        return NULL;
-    Py_RETURN_NONE;
+    return record_parameter(args, nargs, SP_PARAM_INT64, "parameter_int(name, value)");
 }
 
 static PyObject *py_parameter_uint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    uint64_t time = sp_clock_now();
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "parameter_uint(name, value)");
-        return NULL;
-    }
-    unsigned long long value = PyLong_AsUnsignedLongLong(args[1]);
-    if (value == (unsigned long long)-1 && PyErr_Occurred())
-        return NULL;
-    uint32_t parameter;
-    sp_location *loc = parameter_target(args[0], SP_PARAM_UINT64, &parameter);
-    if (loc)
-        sp_parameter_uint(loc, parameter, value, time);
-    if (PyErr_Occurred())
-        return NULL;
-    Py_RETURN_NONE;
+    return record_parameter(args, nargs, SP_PARAM_UINT64, "parameter_uint(name, value)");
 }
 
 static PyObject *py_parameter_string(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    uint64_t time = sp_clock_now();
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "parameter_string(name, value)");
-        return NULL;
-    }
-    const char *value = PyUnicode_AsUTF8(args[1]);
-    if (!value)
-        return NULL;
-    uint32_t parameter;
-    sp_location *loc = parameter_target(args[0], SP_PARAM_STRING, &parameter);
-    if (loc) {
-        uint32_t string = sp_defs_string(&sp_meas.defs, value);
-        if (string != SP_NO_ID)
-            sp_parameter_string(loc, parameter, string, time);
-    }
-    if (PyErr_Occurred())
-        return NULL;
-    Py_RETURN_NONE;
+    return record_parameter(args, nargs, SP_PARAM_STRING, "parameter_string(name, value)");
 }
 
 static PyObject *py_set_recording(PyObject *self, PyObject *on)
@@ -586,9 +589,10 @@ static PyObject *py_experiment_dir(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    if (!sp_measurement_running())
+    const char *dir = sp_measurement_experiment_dir();
+    if (!dir)
         Py_RETURN_NONE;
-    return PyUnicode_DecodeFSDefault(sp_meas.config.experiment_dir);
+    return PyUnicode_DecodeFSDefault(dir);
 }
 
 /* Before the end of an MPI-mode measurement whose ranks never initialized MPI: the
@@ -599,16 +603,13 @@ static PyObject *py_set_experiment_dir(PyObject *self, PyObject *path)
     PyObject *bytes = NULL;
     if (!PyUnicode_FSConverter(path, &bytes))
         return NULL;
-    if (sp_measurement_running() && !sp_meas.mpi.ops) {
-        char *copy = strdup(PyBytes_AS_STRING(bytes));
-        if (copy) {
-            free((char *)sp_meas.config.experiment_dir);
-            sp_meas.config.experiment_dir = copy;
-            if (sp_meas.trace)
-                sp_trace_set_spill_dir(sp_meas.trace, copy);
-        }
-    }
+    char err[512];
+    int status = sp_measurement_set_experiment_dir(PyBytes_AS_STRING(bytes), err, sizeof err);
     Py_DECREF(bytes);
+    if (status != 0) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -616,9 +617,10 @@ static PyObject *py_mpi_info(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    if (!sp_measurement_running() || !sp_meas.mpi.ops)
+    uint32_t rank, size;
+    if (!sp_measurement_group(&rank, &size))
         Py_RETURN_NONE;
-    return Py_BuildValue("(II)", sp_meas.mpi.rank, sp_meas.mpi.size);
+    return Py_BuildValue("(II)", rank, size);
 }
 
 static PyObject *py_tsc_usable(PyObject *self, PyObject *unused)
@@ -685,5 +687,21 @@ PyMODINIT_FUNC PyInit__bindings(void)
 {
     if (sp_python_adapter_init() != 0)
         return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    sp_layout layout;
+    sp_measurement_layout(&layout);
+    if (PyModule_AddIntConstant(m, "CHUNK_BYTES", layout.chunk_bytes) < 0 ||
+        PyModule_AddIntConstant(m, "TRACE_RECORD_BYTES", layout.trace_record_bytes) < 0 ||
+        PyModule_AddIntConstant(m, "TRACE_CHUNK_HEADER_BYTES", layout.trace_chunk_header_bytes) < 0 ||
+        PyModule_AddIntConstant(m, "PROFILE_NODES_PER_CHUNK", layout.profile_nodes_per_chunk) < 0 ||
+        PyModule_AddIntConstant(m, "DEFAULT_MAX_CALLPATH_DEPTH",
+                                layout.default_max_callpath_depth) < 0 ||
+        PyModule_AddObject(m, "DEFAULT_TOTAL_MEMORY",
+                           PyLong_FromUnsignedLongLong(layout.default_total_memory)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

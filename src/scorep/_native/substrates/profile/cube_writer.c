@@ -15,7 +15,7 @@
 #endif
 #define _FILE_OFFSET_BITS 64 /* data files of big runs pass 2 GiB on 32-bit hosts */
 
-#include "core/cube_writer.h"
+#include "substrates/profile/cube_writer.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,0 +1,184 @@
+/* The group operations the core needs at the end of the measurement (core/ipc.h), as
+ * PMPI collectives on the adapter's own duplicate of MPI_COMM_WORLD. */
+#include "adapters/mpi/mpi_adapter.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int wait_for(MPI_Request *request, double timeout)
+{
+    struct timespec start, now, pause = {0, 1000000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        int done = 0;
+        if (PMPI_Test(request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return -1;
+        if (done)
+            return 0;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) * 1e-9 > timeout)
+            return -1;
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* Two phases, so that no rank writes together with the others unless all of them will:
+ * a barrier every rank reaches within the timeout, then a sum that only ranks past that
+ * barrier contribute to (a rank that gave up never posts it). A rank that gave up leaves
+ * its barrier request behind: harmless, the program ends right after. */
+static int op_agree(void *ctx, double timeout)
+{
+    (void)ctx;
+    MPI_Request request;
+    if (PMPI_Ibarrier(spmpi_tool_comm, &request) != MPI_SUCCESS || wait_for(&request, timeout) != 0)
+        return -1;
+    int one = 1, sum = 0;
+    if (PMPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, spmpi_tool_comm, &request) != MPI_SUCCESS ||
+        wait_for(&request, timeout < 10 ? timeout : 10) != 0)
+        return -1;
+    return sum == spmpi_world_size ? 0 : -1;
+}
+
+static int ok(int status)
+{
+    return status == MPI_SUCCESS ? 0 : -1;
+}
+
+/* MPI counts are ints: larger transfers fail (the results are then written per rank). */
+static bool fits(uint64_t bytes)
+{
+    return bytes <= INT32_MAX;
+}
+
+static int op_barrier(void *ctx)
+{
+    (void)ctx;
+    return ok(PMPI_Barrier(spmpi_tool_comm));
+}
+
+static int op_bcast(void *ctx, void *data, uint64_t bytes, uint32_t root)
+{
+    (void)ctx;
+    if (!fits(bytes))
+        return -1;
+    return ok(PMPI_Bcast(data, (int)bytes, MPI_BYTE, (int)root, spmpi_tool_comm));
+}
+
+static int op_gather(void *ctx, const void *in, uint64_t bytes, void *out, uint32_t root)
+{
+    (void)ctx;
+    if (!fits(bytes))
+        return -1;
+    return ok(PMPI_Gather(in, (int)bytes, MPI_BYTE, out, (int)bytes, MPI_BYTE, (int)root,
+                          spmpi_tool_comm));
+}
+
+static int op_scatter(void *ctx, const void *in, void *out, uint64_t bytes, uint32_t root)
+{
+    (void)ctx;
+    if (!fits(bytes))
+        return -1;
+    return ok(PMPI_Scatter(in, (int)bytes, MPI_BYTE, out, (int)bytes, MPI_BYTE, (int)root,
+                           spmpi_tool_comm));
+}
+
+/* Counts and displacements of a v-collective at the root (NULL elsewhere); false when they
+ * do not fit into MPI's ints or out of memory (then the root takes part with zero counts:
+ * the others' data is refused, which the tool's communicator reports as an error). */
+static bool v_layout(const uint64_t *counts, bool is_root, int **out_counts, int **out_displs)
+{
+    *out_counts = *out_displs = NULL;
+    if (!is_root)
+        return true;
+    int *c = calloc((size_t)spmpi_world_size, sizeof *c);
+    int *d = calloc((size_t)spmpi_world_size, sizeof *d);
+    *out_counts = c;
+    *out_displs = d;
+    if (!c || !d || !counts)
+        return false;
+    uint64_t total = 0;
+    for (int r = 0; r < spmpi_world_size; r++)
+        total += counts[r];
+    if (!fits(total))
+        return false;
+    for (int r = 0, offset = 0; r < spmpi_world_size; offset += c[r], r++) {
+        c[r] = (int)counts[r];
+        d[r] = offset;
+    }
+    return true;
+}
+
+static int op_gatherv(void *ctx, const void *in, uint64_t bytes, void *out,
+                      const uint64_t *counts, uint32_t root)
+{
+    (void)ctx;
+    int *c, *d;
+    bool is_root = spmpi_world_rank == (int)root;
+    /* Every rank takes part even when its own layout failed: the others wait for it. */
+    int status = v_layout(counts, is_root, &c, &d) && fits(bytes) ? 0 : -1;
+    if (PMPI_Gatherv(in, fits(bytes) ? (int)bytes : 0, MPI_BYTE, out, c, d, MPI_BYTE, (int)root,
+                     spmpi_tool_comm) != MPI_SUCCESS)
+        status = -1;
+    free(c);
+    free(d);
+    return status;
+}
+
+static int op_scatterv(void *ctx, const void *in, const uint64_t *counts, void *out,
+                       uint64_t bytes, uint32_t root)
+{
+    (void)ctx;
+    int *c, *d;
+    bool is_root = spmpi_world_rank == (int)root;
+    int status = v_layout(counts, is_root, &c, &d) && fits(bytes) ? 0 : -1;
+    if (PMPI_Scatterv(in, c, d, MPI_BYTE, out, fits(bytes) ? (int)bytes : 0, MPI_BYTE,
+                      (int)root, spmpi_tool_comm) != MPI_SUCCESS)
+        status = -1;
+    free(c);
+    free(d);
+    return status;
+}
+
+/* Rank 0's clock minus ours: the best of a few ping-pongs (the shortest round trip
+ * bounds the error), one rank after the other. */
+static int op_clock_offset(void *ctx, int64_t *offset)
+{
+    (void)ctx;
+    enum { ROUNDS = 8, TAG = 4711 };
+    *offset = 0;
+    for (int r = 1; r < spmpi_world_size; r++) {
+        if (spmpi_world_rank == 0) {
+            for (int k = 0; k < ROUNDS; k++) {
+                uint64_t ask, now;
+                PMPI_Recv(&ask, 1, MPI_UINT64_T, r, TAG, spmpi_tool_comm, MPI_STATUS_IGNORE);
+                now = sp_clock_monotonic_ns();
+                PMPI_Send(&now, 1, MPI_UINT64_T, r, TAG, spmpi_tool_comm);
+            }
+        } else if (spmpi_world_rank == r) {
+            uint64_t best_rtt = UINT64_MAX;
+            for (int k = 0; k < ROUNDS; k++) {
+                uint64_t t1 = sp_clock_monotonic_ns(), t0;
+                PMPI_Send(&t1, 1, MPI_UINT64_T, 0, TAG, spmpi_tool_comm);
+                PMPI_Recv(&t0, 1, MPI_UINT64_T, 0, TAG, spmpi_tool_comm, MPI_STATUS_IGNORE);
+                uint64_t t2 = sp_clock_monotonic_ns();
+                if (t2 - t1 < best_rtt) {
+                    best_rtt = t2 - t1;
+                    *offset = (int64_t)t0 - (int64_t)(t1 + (t2 - t1) / 2);
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+const sp_ipc_ops spmpi_ipc_ops = {
+    .agree = op_agree,
+    .barrier = op_barrier,
+    .bcast = op_bcast,
+    .gather = op_gather,
+    .gatherv = op_gatherv,
+    .scatter = op_scatter,
+    .scatterv = op_scatterv,
+    .clock_offset = op_clock_offset,
+};

@@ -1,0 +1,164 @@
+/* What the Python adapter's files share: the adapter's state and the inline pieces of the
+ * event path (the code object's region cache, the thread's location, the program's pending
+ * exception). Nothing outside adapters/python/ includes this. */
+#ifndef SCOREP_ADAPTERS_PYTHON_INTERNAL_H
+#define SCOREP_ADAPTERS_PYTHON_INTERNAL_H
+
+#include "adapters/python/python.h"
+
+#include <frameobject.h>
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+/* 3.11 evaluates _PyInterpreterFrame structs; their layout is only in the internal headers. */
+#define Py_BUILD_CORE
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+#endif
+
+#if PY_VERSION_HEX >= 0x030C0000
+#define SP_HAVE_MONITORING 1
+#define SP_HAVE_EVAL 0
+/* 3.12 renamed the co_extra API (the old names remain, deprecated). */
+#define sp_code_get_extra PyUnstable_Code_GetExtra
+#define sp_code_set_extra PyUnstable_Code_SetExtra
+#define sp_request_code_extra_index PyUnstable_Eval_RequestCodeExtraIndex
+#else
+#define SP_HAVE_MONITORING 0
+#define SP_HAVE_EVAL 1
+#define sp_code_get_extra _PyCode_GetExtra
+#define sp_code_set_extra _PyCode_SetExtra
+#define sp_request_code_extra_index _PyEval_RequestCodeExtraIndex
+#endif
+
+typedef struct sp_python_adapter {
+    Py_ssize_t code_extra_index; /* our slot in every code object (co_extra) */
+    sp_instrumenter_kind kind;
+    bool registered;
+    char **exclude_dirs; /* code from below these is never recorded (scorep itself, ...) */
+    size_t exclude_count;
+    char *cwd;
+    uint32_t generation31; /* the measurement generation, as stored in co_extra */
+#if SP_HAVE_MONITORING
+    int tool_id; /* -1 until we hold a sys.monitoring tool id */
+    PyObject *monitoring;
+    PyObject *disable; /* sys.monitoring.DISABLE */
+    bool disabled_any; /* some event was switched off with DISABLE since the last restart */
+    uint32_t disabled_generation; /* the measurement in which that happened */
+#endif
+} sp_python_adapter;
+
+/* The adapter's state. Global because interpreter hooks carry no context of ours, and
+ * there is one interpreter and one measurement per process. */
+extern sp_python_adapter sp_py;
+
+/* ---- the program's pending exception ---------------------------------------------------
+ * Hooks run while the program may have an exception pending (a generator entered through
+ * throw() or close(), a frame unwinding). Whatever our slow paths call into Python must not
+ * clear or replace it, so they save it first and put it back after (as _lsprof.c does). */
+
+typedef struct {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exception;
+#else
+    PyObject *type, *value, *traceback;
+#endif
+} saved_exception;
+
+static inline saved_exception exception_save(void)
+{
+    saved_exception saved;
+#if PY_VERSION_HEX >= 0x030C0000
+    saved.exception = PyErr_GetRaisedException();
+#else
+    PyErr_Fetch(&saved.type, &saved.value, &saved.traceback);
+#endif
+    return saved;
+}
+
+/* Drops any error our own calls left and reinstates the program's. */
+static inline void exception_restore(saved_exception saved)
+{
+    if (PyErr_Occurred())
+        PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(saved.exception);
+#else
+    PyErr_Restore(saved.type, saved.value, saved.traceback);
+#endif
+}
+
+/* ---- the code object -> region cache ---------------------------------------------------
+ * co_extra holds [generation:31][filtered:1][region:32]: one load tells whether the code
+ * object was seen in this measurement and what it is. */
+
+#define EXTRA_FILTERED ((uintptr_t)1 << 32)
+
+static inline int cached_region(PyCodeObject *code, uint32_t *region)
+{
+    void *extra = NULL;
+    if (sp_code_get_extra((PyObject *)code, sp_py.code_extra_index, &extra) < 0) {
+        /* Only an invalid index fails here, and the program's exception stays. */
+        return -1;
+    }
+    uintptr_t v = (uintptr_t)extra;
+    if ((uint32_t)(v >> 33) != sp_py.generation31)
+        return -1;
+    if (v & EXTRA_FILTERED)
+        return 0;
+    *region = (uint32_t)v;
+    return 1;
+}
+
+
+/* naming.c: defines the code object's region (or its exclusion) and caches the answer. */
+bool sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
+                                  PyObject *module, PyObject *qualname, uint32_t *region);
+
+/* The region of a code object: from its cache slot, else defined once (with the thread
+ * busy, so nothing the definition runs is recorded). The one lookup behind both the
+ * event path and the binding's explicit lookup. */
+static inline bool lookup_code_region(PyCodeObject *code, PyFrameObject *frame,
+                                      PyObject *globals, PyObject *module, PyObject *qualname,
+                                      uint32_t *region)
+{
+    int cached = cached_region(code, region);
+    if (cached >= 0)
+        return cached == 1;
+    sp_thread.busy++;
+    bool recorded = sp_python_define_code_region(code, frame, globals, module, qualname, region);
+    sp_thread.busy--;
+    return recorded;
+}
+
+static inline bool code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
+                               uint32_t *region)
+{
+    return lookup_code_region(code, frame, globals, NULL, NULL, region);
+}
+
+/* adapter.c: the calling thread's location, made when it first records. */
+sp_location *sp_python_attach_thread(void);
+
+/* The event path: the thread's location, or NULL when nothing is to be recorded. */
+static inline sp_location *event_location(void)
+{
+    if (sp_thread.busy)
+        return NULL;
+    if (sp_location_cache_valid())
+        return sp_thread.location;
+    return sp_python_attach_thread();
+}
+
+/* The ways of seeing calls (one file each). */
+#if SP_HAVE_MONITORING
+int sp_python_monitoring_register(void);   /* monitoring.c */
+int sp_python_monitoring_set_events(long mask);
+void sp_python_monitoring_release(void);
+#endif
+void sp_python_hooks_set_all_threads(bool on); /* hooks.c: profile/trace hooks */
+#if SP_HAVE_EVAL
+int sp_python_eval_register(void);             /* eval_frame.c: PEP 523 */
+void sp_python_eval_unregister(void);
+#endif
+
+#endif

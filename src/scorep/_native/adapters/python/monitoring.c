@@ -1,0 +1,216 @@
+/* sys.monitoring (3.12+): PY_START/RESUME/THROW are enters, PY_RETURN/YIELD/UNWIND leaves;
+ * a filtered function's events are switched off for good (DISABLE). */
+#include "adapters/python/internal.h"
+
+#if SP_HAVE_MONITORING
+static PyObject *switch_off(void)
+{
+    sp_py.disabled_any = true;
+    sp_py.disabled_generation = sp_py.generation31;
+    return Py_NewRef(sp_py.disable);
+}
+
+/* A function starts or a generator/coroutine resumes. Only local events may answer DISABLE
+ * for a filtered function. */
+__attribute__((always_inline)) static inline PyObject *enter_event(PyObject *const *args, size_t nargsf, bool may_disable)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    uint64_t time = sp_clock_now();
+    sp_location *loc = event_location();
+    if (!loc || nargs < 1)
+        Py_RETURN_NONE;
+    PyCodeObject *code = (PyCodeObject *)args[0];
+    uint32_t region;
+    if (code_region(code, NULL, NULL, &region))
+        sp_enter(loc, region, (uintptr_t)code, time);
+    else if (may_disable)
+        return switch_off();
+    Py_RETURN_NONE;
+}
+
+/* PY_START, PY_RESUME. */
+static PyObject *on_py_enter(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    (void)kwnames;
+    return enter_event(args, nargsf, true);
+}
+
+/* PY_THROW: resumed by throw(); not a local event. */
+static PyObject *on_py_throw(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    (void)kwnames;
+    return enter_event(args, nargsf, false);
+}
+
+/* A function returns or yields, or an exception leaves it. A filtered function (cached as
+ * such) needs no search through the stack; only local events may answer DISABLE for it. */
+__attribute__((always_inline)) static inline PyObject *leave_event(PyObject *const *args, size_t nargsf, bool may_disable)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    uint64_t time = sp_clock_now();
+    sp_location *loc = event_location();
+    if (!loc || nargs < 1)
+        Py_RETURN_NONE;
+    PyObject *code = args[0];
+    uint32_t region;
+    if (!(loc->depth && loc->stack[loc->depth - 1].key == (uintptr_t)code) &&
+        cached_region((PyCodeObject *)code, &region) == 0) {
+        if (may_disable)
+            return switch_off();
+        Py_RETURN_NONE;
+    }
+    sp_leave(loc, (uintptr_t)code, time);
+    Py_RETURN_NONE;
+}
+
+/* PY_RETURN, PY_YIELD. */
+static PyObject *on_py_leave(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    (void)kwnames;
+    return leave_event(args, nargsf, true);
+}
+
+/* PY_UNWIND: not a local event. */
+static PyObject *on_py_unwind(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    (void)kwnames;
+    return leave_event(args, nargsf, false);
+}
+
+/* The callbacks are objects of a minimal type of our own whose vectorcall is the
+ * function itself: sys.monitoring calls it directly, without the recursion checks and
+ * thread-state lookups of a builtin function's call path (which cost a __tls_get_addr
+ * each on interpreters built with a shared libpython). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc call;
+} monitoring_callback;
+
+static PyTypeObject monitoring_callback_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scorep._bindings.monitoring_callback",
+    .tp_basicsize = sizeof(monitoring_callback),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(monitoring_callback, call),
+    .tp_call = PyVectorcall_Call,
+};
+
+static const vectorcallfunc monitoring_callbacks[] = {on_py_enter, on_py_throw, on_py_leave,
+                                                      on_py_unwind};
+
+static PyObject *new_callback(vectorcallfunc call)
+{
+    if (PyType_Ready(&monitoring_callback_type) < 0)
+        return NULL;
+    monitoring_callback *cb = PyObject_New(monitoring_callback, &monitoring_callback_type);
+    if (cb)
+        cb->call = call;
+    return (PyObject *)cb;
+}
+
+static const struct {
+    const char *event;
+    int callback;
+} monitoring_events[] = {
+    {"PY_START", 0}, {"PY_RESUME", 0}, {"PY_THROW", 1},
+    {"PY_RETURN", 2}, {"PY_YIELD", 2}, {"PY_UNWIND", 3},
+};
+
+static long event_bit(const char *name)
+{
+    PyObject *events = PyObject_GetAttrString(sp_py.monitoring, "events");
+    PyObject *bit = events ? PyObject_GetAttrString(events, name) : NULL;
+    long value = bit ? PyLong_AsLong(bit) : -1;
+    Py_XDECREF(bit);
+    Py_XDECREF(events);
+    return value;
+}
+
+int sp_python_monitoring_set_events(long mask)
+{
+    PyObject *r = PyObject_CallMethod(sp_py.monitoring, "set_events", "il", sp_py.tool_id, mask);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static int monitoring_acquire_tool(void)
+{
+    if (sp_py.tool_id >= 0)
+        return 0;
+    /* PROFILER_ID first; cProfile holds it when it runs too, then take a free one. */
+    static const int candidates[] = {2, 3, 4};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        PyObject *r = PyObject_CallMethod(sp_py.monitoring, "use_tool_id", "is", candidates[i],
+                                          "scorep");
+        if (r) {
+            Py_DECREF(r);
+            sp_py.tool_id = candidates[i];
+            break;
+        }
+        PyErr_Clear();
+    }
+    if (sp_py.tool_id < 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "no free sys.monitoring tool id (ids 2-4 are taken by other tools)");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {
+        long bit = event_bit(monitoring_events[i].event);
+        PyObject *fn = new_callback(monitoring_callbacks[monitoring_events[i].callback]);
+        PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(sp_py.monitoring, "register_callback",
+                                                         "ilO", sp_py.tool_id, bit, fn)
+                                     : NULL;
+        Py_XDECREF(fn);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+void sp_python_monitoring_release(void)
+{
+    if (sp_py.tool_id < 0)
+        return;
+    sp_python_monitoring_set_events(0);
+    for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {
+        long bit = event_bit(monitoring_events[i].event);
+        PyObject *r = PyObject_CallMethod(sp_py.monitoring, "register_callback", "ilO",
+                                          sp_py.tool_id, bit, Py_None);
+        Py_XDECREF(r);
+    }
+    PyObject *r = PyObject_CallMethod(sp_py.monitoring, "free_tool_id", "i", sp_py.tool_id);
+    Py_XDECREF(r);
+    PyErr_Clear();
+    sp_py.tool_id = -1;
+}
+
+int sp_python_monitoring_register(void)
+{
+    if (monitoring_acquire_tool() != 0)
+        return -1;
+    if (sp_py.disabled_any && sp_py.disabled_generation != sp_py.generation31) {
+        /* Events switched off in an earlier measurement may belong to functions that this
+         * one records (another filter, or a new generation of region ids). Within one
+         * measurement they stay off: its filter decisions do not change. */
+        PyObject *r = PyObject_CallMethod(sp_py.monitoring, "restart_events", NULL);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+        sp_py.disabled_any = false;
+    }
+    long mask = 0;
+    for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {
+        long bit = event_bit(monitoring_events[i].event);
+        if (bit < 0)
+            return -1;
+        mask |= bit;
+    }
+    return sp_python_monitoring_set_events(mask);
+}
+#endif
+

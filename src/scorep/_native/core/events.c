@@ -1,0 +1,304 @@
+/* Events on a location: its call stack and time order are kept here; what is recorded
+ * goes to the substrates (core/substrates.h). */
+#include "core/core_internal.h"
+#include "core/substrates.h"
+
+#include <sched.h>
+#include <stdio.h>
+
+/* Every event starts the same way: time never goes back within a location, and a change
+ * of recording on/off since the location's last event is marked first. Returns whether
+ * recording is on. */
+static inline bool stamp(sp_location *loc, uint64_t *time);
+
+static inline void sync_recording(sp_location *loc, uint64_t time)
+{
+    uint32_t epoch = atomic_load_explicit(&sp_meas.recording_epoch, memory_order_relaxed);
+    if (epoch == loc->recording_epoch)
+        return;
+    loc->recording_epoch = epoch;
+    bool on = atomic_load_explicit(&sp_meas.recording, memory_order_relaxed);
+    if (on == loc->recording)
+        return;
+    loc->recording = on;
+    uint64_t at = atomic_load_explicit(&sp_meas.recording_changed_at, memory_order_relaxed);
+    if (at < loc->last_time)
+        at = loc->last_time;
+    if (at > time)
+        at = time;
+    loc->last_time = at;
+    sp_substrates_measurement_on_off(loc, at, on);
+}
+
+static inline bool stamp(sp_location *loc, uint64_t *time)
+{
+    if (*time < loc->last_time)
+        *time = loc->last_time;
+    sync_recording(loc, *time);
+    loc->last_time = *time;
+    return loc->recording;
+}
+
+static inline sp_frame *top_frame(sp_location *loc)
+{
+    return loc->depth ? &loc->stack[loc->depth - 1] : NULL;
+}
+
+void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
+{
+    bool recording = stamp(loc, &time);
+    if (loc->depth == loc->capacity && !sp_location_grow_stack(loc))
+        return; /* its leave will find no frame and be ignored */
+    sp_frame *frame = &loc->stack[loc->depth++];
+    frame->key = key;
+    frame->region = region;
+    frame->enter_time = time;
+    if (loc->depth > loc->max_depth)
+        loc->max_depth = loc->depth;
+    const sp_frame *parent = loc->depth > 1 ? frame - 1 : NULL;
+    if (!recording) {
+        frame->flags = 0;
+        sp_substrates_enter_unrecorded(frame, parent);
+        return;
+    }
+    frame->flags = SP_FRAME_RECORDED;
+    loc->enters++;
+    sp_substrates_enter(loc, frame, parent, time);
+}
+
+static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t time)
+{
+    if (frame->flags & SP_FRAME_RECORDED)
+        sp_substrates_leave(loc, frame, time);
+}
+
+bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time)
+{
+    uint32_t depth = loc->depth;
+    uint32_t target;
+    if (depth && loc->stack[depth - 1].key == key) {
+        target = depth - 1;
+    } else {
+        /* A frame opened inside this one was never closed (a user region left open, a
+         * generator abandoned by a greenlet switch): close it together with this one. */
+        target = depth;
+        for (uint32_t i = depth; i-- > 0;) {
+            if (loc->stack[i].key == key) {
+                target = i;
+                break;
+            }
+        }
+        if (target == depth) {
+            loc->unmatched_leaves++;
+            return false;
+        }
+    }
+    stamp(loc, &time);
+    for (uint32_t i = depth; i-- > target;)
+        leave_frame(loc, &loc->stack[i], time);
+    loc->depth = target;
+    return true;
+}
+
+void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status)
+{
+    stamp(loc, &time);
+    for (uint32_t i = loc->depth; i-- > 0;)
+        leave_frame(loc, &loc->stack[i], time);
+    loc->depth = 0;
+    if (loc->is_main)
+        sp_substrates_program_end(loc, time, exit_status);
+}
+
+void sp_region_exit_without_enter(sp_location *loc, const char *region_name, uint64_t time)
+{
+    uint32_t value = sp_defs_string(&sp_meas.defs, region_name);
+    uintptr_t key = SP_KEY_NAMED | sp_meas.error_region;
+    sp_enter(loc, sp_meas.error_region, key, time);
+    if (value != SP_NO_ID)
+        sp_parameter_string(loc, sp_meas.error_parameter, value, time);
+    sp_leave(loc, key, time);
+    if (!sp_meas.error_reported) {
+        sp_meas.error_reported = true;
+        fputs("SCOREP_BINDING_PYTHON ERROR: There was a region exit without an enter!\n"
+              "SCOREP_BINDING_PYTHON ERROR: For details look for \"error_region\" in the "
+              "trace or profile.\n",
+              stderr);
+        fflush(stderr);
+    }
+}
+
+/* The rest of the enclosing region's visit goes into a call-path node for the value: a
+ * frame of the call-path substrate only, closed together with the region. */
+static void record_parameter(sp_location *loc, uint32_t parameter, sp_parameter_value value,
+                             uint64_t time)
+{
+    if (!stamp(loc, &time))
+        return;
+    const sp_frame *top = top_frame(loc);
+    uint32_t node = sp_substrates_parameter(loc, top, parameter, value, time);
+    if (node == SP_PROFILE_NO_NODE)
+        return;
+    if (loc->depth == loc->capacity && !sp_location_grow_stack(loc))
+        return;
+    sp_frame *frame = &loc->stack[loc->depth++];
+    frame->key = SP_KEY_PARAMETER;
+    frame->region = top ? top->region : sp_meas.program_region;
+    frame->flags = SP_FRAME_RECORDED | SP_FRAME_CALLPATH_ONLY;
+    frame->enter_time = time;
+    frame->callpath = node;
+}
+
+void sp_parameter_int(sp_location *loc, uint32_t parameter, int64_t value, uint64_t time)
+{
+    record_parameter(loc, parameter, (sp_parameter_value){SP_PARAM_INT64, value}, time);
+}
+
+void sp_parameter_uint(sp_location *loc, uint32_t parameter, uint64_t value, uint64_t time)
+{
+    record_parameter(loc, parameter, (sp_parameter_value){SP_PARAM_UINT64, (int64_t)value}, time);
+}
+
+void sp_parameter_string(sp_location *loc, uint32_t parameter, uint32_t string, uint64_t time)
+{
+    record_parameter(loc, parameter, (sp_parameter_value){SP_PARAM_STRING, string}, time);
+}
+
+void sp_set_recording(bool on, uint64_t time)
+{
+    if (atomic_load(&sp_meas.recording) == on)
+        return;
+    atomic_store(&sp_meas.recording_changed_at, time);
+    atomic_store(&sp_meas.recording, on);
+    atomic_fetch_add(&sp_meas.recording_epoch, 1);
+}
+
+/* ---- rewind ------------------------------------------------------------------------------ */
+
+void sp_rewind_begin(sp_location *loc, uint32_t region, uint64_t time)
+{
+    /* A pending MeasurementOnOff record belongs before the rewind point, or a discard
+     * would take it back too. */
+    stamp(loc, &time);
+    if (loc->rewind_count < SP_MAX_REWIND_DEPTH) {
+        __typeof__(loc->rewind[0]) *point = &loc->rewind[loc->rewind_count++];
+        point->region = region;
+        point->depth = loc->depth;
+        point->time = time;
+        point->marked = sp_substrates_mark(loc, &point->mark);
+    }
+    sp_enter(loc, region, SP_KEY_NAMED | region, time);
+}
+
+bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t time)
+{
+    uint32_t r = loc->rewind_count;
+    while (r > 0 && loc->rewind[r - 1].region != region)
+        r--;
+    if (r == 0)
+        return sp_leave(loc, SP_KEY_NAMED | region, time);
+    __typeof__(loc->rewind[0]) point = loc->rewind[r - 1];
+    loc->rewind_count = r - 1;
+    uint32_t depth = point.depth;
+    bool recording = stamp(loc, &time);
+    bool rewound = discard && recording && depth < loc->depth && point.marked &&
+                   sp_substrates_rewind(loc, &point.mark);
+    if (!rewound)
+        return sp_leave(loc, SP_KEY_NAMED | region, time);
+    /* The substrates that can forgot every event since the rewind point; the frames opened
+     * since then are closed in the others (which cannot take visits back). */
+    for (uint32_t i = loc->depth; i-- > depth;)
+        if (loc->stack[i].flags & SP_FRAME_RECORDED)
+            sp_substrates_leave_rewound(loc, &loc->stack[i], time);
+    loc->depth = depth;
+    sp_substrates_measurement_on_off(loc, point.time, false);
+    sp_substrates_measurement_on_off(loc, time, true);
+    return true;
+}
+
+/* ---- MPI ------------------------------------------------------------------------------- */
+
+static void record_mpi(sp_location *loc, uint64_t time, const sp_mpi_event *e)
+{
+    if (stamp(loc, &time))
+        sp_substrates_mpi(loc, top_frame(loc), e, time);
+}
+
+void sp_mpi_send(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
+                 uint32_t tag, uint64_t bytes)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_SEND, .comm = comm, .peer = receiver,
+                                          .tag = tag, .bytes_sent = bytes});
+}
+
+void sp_mpi_recv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
+                 uint64_t bytes)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_RECV, .comm = comm, .peer = sender,
+                                          .tag = tag, .bytes_received = bytes});
+}
+
+void sp_mpi_isend(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
+                  uint32_t tag, uint64_t bytes, uint64_t request)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_ISEND, .comm = comm, .peer = receiver,
+                                          .tag = tag, .bytes_sent = bytes, .request = request});
+}
+
+void sp_mpi_isend_complete(sp_location *loc, uint64_t time, uint64_t request)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_ISEND_COMPLETE, .request = request});
+}
+
+void sp_mpi_irecv_request(sp_location *loc, uint64_t time, uint64_t request)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_IRECV_REQUEST, .request = request});
+}
+
+void sp_mpi_irecv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
+                  uint64_t bytes, uint64_t request)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_IRECV, .comm = comm, .peer = sender,
+                                          .tag = tag, .bytes_received = bytes,
+                                          .request = request});
+}
+
+void sp_mpi_request_test(sp_location *loc, uint64_t time, uint64_t request)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_REQUEST_TEST, .request = request});
+}
+
+void sp_mpi_collective_begin(sp_location *loc, uint64_t time)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_COLLECTIVE_BEGIN});
+}
+
+void sp_mpi_collective_end(sp_location *loc, uint64_t time, sp_collective_op op, uint32_t comm,
+                           uint32_t root, uint64_t sent, uint64_t received)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_COLLECTIVE_END, .comm = comm,
+                                          .root = root, .op = op, .bytes_sent = sent,
+                                          .bytes_received = received});
+}
+
+/* ---- sections of threads that record without the GIL ------------------------------- */
+
+sp_location *sp_event_section_begin(void)
+{
+    sp_location *loc = sp_location_cache_valid() ? sp_thread.location : NULL;
+    if (!loc)
+        return NULL;
+    atomic_store(&loc->busy, 1);
+    /* Checked after announcing the section: the end of the measurement either sees the
+     * section and waits for it, or the section sees that the measurement ended. */
+    if (!sp_measurement_running() || !sp_location_cache_valid()) {
+        atomic_store(&loc->busy, 0);
+        return NULL;
+    }
+    return loc;
+}
+
+void sp_event_section_end(sp_location *loc)
+{
+    atomic_store(&loc->busy, 0);
+}

@@ -1,0 +1,118 @@
+/* The events adapters hand to the core, each on the calling thread's location with a
+ * timestamp of the measurement clock (sp_clock_now). The core keeps the location's call
+ * stack and time order, and dispatches each event to the substrates that record. */
+#ifndef SCOREP_CORE_EVENTS_H
+#define SCOREP_CORE_EVENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/location.h"
+
+/* A parameter's value as recorded: `value` holds an int64, the bits of a uint64 or a
+ * string id, as `type` (sp_param_type) says. */
+typedef struct {
+    uint8_t type;
+    int64_t value;
+} sp_parameter_value;
+
+void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time);
+
+/* Leaves the innermost frame with `key`, closing any frames opened inside it first.
+ * Returns false (and records nothing) when no open frame has that key. */
+bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time);
+
+/* A named region's end that matched no begin: recorded as error_region with the parameter
+ * leave-region=<name>; prints the original bindings' two-line message once. */
+void sp_region_exit_without_enter(sp_location *loc, const char *region_name, uint64_t time);
+
+void sp_parameter_int(sp_location *loc, uint32_t parameter, int64_t value, uint64_t time);
+void sp_parameter_uint(sp_location *loc, uint32_t parameter, uint64_t value, uint64_t time);
+void sp_parameter_string(sp_location *loc, uint32_t parameter, uint32_t string, uint64_t time);
+
+void sp_set_recording(bool on, uint64_t time);
+
+/* Rewind: discard everything the location recorded since rewind_begin when rewind_end is
+ * called with discard=true; the trace then shows measurement off/on for that span. */
+void sp_rewind_begin(sp_location *loc, uint32_t region, uint64_t time);
+/* Returns false when the region was not open (nothing done). */
+bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t time);
+
+/* What a collective operation did, as the trace records it. */
+typedef enum {
+    SP_COLL_BARRIER = 0,
+    SP_COLL_BCAST,
+    SP_COLL_GATHER,
+    SP_COLL_GATHERV,
+    SP_COLL_SCATTER,
+    SP_COLL_SCATTERV,
+    SP_COLL_ALLGATHER,
+    SP_COLL_ALLGATHERV,
+    SP_COLL_ALLTOALL,
+    SP_COLL_ALLTOALLV,
+    SP_COLL_ALLTOALLW,
+    SP_COLL_ALLREDUCE,
+    SP_COLL_REDUCE,
+    SP_COLL_REDUCE_SCATTER,
+    SP_COLL_SCAN,
+    SP_COLL_EXSCAN,
+    SP_COLL_REDUCE_SCATTER_BLOCK,
+    SP_COLL_CREATE_HANDLE,
+    SP_COLL_DESTROY_HANDLE,
+    SP_COLL_ALLOCATE,
+    SP_COLL_DEALLOCATE,
+    SP_COLL_CREATE_HANDLE_AND_ALLOCATE,
+    SP_COLL_DESTROY_HANDLE_AND_DEALLOCATE,
+} sp_collective_op;
+
+/* The root of a collective without one. */
+#define SP_NO_ROOT UINT32_MAX
+
+/* One MPI event as the substrates receive it (the core fills it from the calls below). */
+typedef enum {
+    SP_MPI_SEND,
+    SP_MPI_RECV,
+    SP_MPI_ISEND,
+    SP_MPI_IRECV,
+    SP_MPI_ISEND_COMPLETE,
+    SP_MPI_IRECV_REQUEST,
+    SP_MPI_REQUEST_TEST,
+    SP_MPI_COLLECTIVE_BEGIN,
+    SP_MPI_COLLECTIVE_END,
+} sp_mpi_event_kind;
+
+typedef struct {
+    sp_mpi_event_kind kind;
+    uint32_t comm;
+    uint32_t peer; /* world rank of the partner (point to point) */
+    uint32_t tag;
+    uint32_t root; /* collectives; SP_NO_ROOT when there is none */
+    sp_collective_op op;
+    uint64_t request;
+    uint64_t bytes_sent, bytes_received;
+} sp_mpi_event;
+
+/* MPI events of the calling thread's location (the frame of the MPI call is open). Ranks
+ * are world ranks, `comm` a communicator id of the definitions. */
+void sp_mpi_send(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
+                 uint32_t tag, uint64_t bytes);
+void sp_mpi_recv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
+                 uint64_t bytes);
+void sp_mpi_isend(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
+                  uint32_t tag, uint64_t bytes, uint64_t request);
+void sp_mpi_isend_complete(sp_location *loc, uint64_t time, uint64_t request);
+void sp_mpi_irecv_request(sp_location *loc, uint64_t time, uint64_t request);
+void sp_mpi_irecv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
+                  uint64_t bytes, uint64_t request);
+void sp_mpi_request_test(sp_location *loc, uint64_t time, uint64_t request);
+void sp_mpi_collective_begin(sp_location *loc, uint64_t time);
+void sp_mpi_collective_end(sp_location *loc, uint64_t time, sp_collective_op op, uint32_t comm,
+                           uint32_t root, uint64_t sent, uint64_t received);
+
+/* Threads that record without the GIL (MPI wrappers) bracket each recording section so
+ * that the end of the measurement never pulls their location away mid-event. Returns
+ * the location to record into, or NULL (then do not call sp_event_section_end). */
+sp_location *sp_event_section_begin(void);
+void sp_event_section_end(sp_location *loc);
+
+#endif

@@ -1,0 +1,59 @@
+/* How the processes of one experiment agree at the end of a measurement: whether all of
+ * them got there, who writes what, their definitions and clocks. One small interface,
+ * implemented by each way processes can be grouped:
+ *   - a single process (sp_ipc_single, here): every operation is a copy;
+ *   - MPI ranks (adapters/mpi/ipc.c): PMPI collectives on a communicator of the tool;
+ *   - the child processes of one program (through files in the experiment directory).
+ * The core's unification and the trace substrate's collective OTF2 writing are built on it;
+ * neither knows which implementation runs.
+ *
+ * Every operation is called by all processes of the group in the same order; `root`
+ * is a rank. All return 0, or -1 when the operation failed on this process. */
+#ifndef SCOREP_CORE_IPC_H
+#define SCOREP_CORE_IPC_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef struct sp_ipc_ops {
+    /* 0 when every process reached this point within `timeout` seconds (and knows that
+     * all others did): only then do they write one experiment together. */
+    int (*agree)(void *ctx, double timeout);
+    int (*barrier)(void *ctx);
+    /* root's `bytes` bytes at `data` to everyone. */
+    int (*bcast)(void *ctx, void *data, uint64_t bytes, uint32_t root);
+    /* Every process's `bytes` bytes, concatenated in rank order into root's `out`. */
+    int (*gather)(void *ctx, const void *in, uint64_t bytes, void *out, uint32_t root);
+    /* The same with a size per process; `counts` (bytes, per rank) is read at the root only. */
+    int (*gatherv)(void *ctx, const void *in, uint64_t bytes, void *out, const uint64_t *counts,
+                   uint32_t root);
+    /* root's `in` holds `bytes` bytes for each rank, in rank order. */
+    int (*scatter)(void *ctx, const void *in, void *out, uint64_t bytes, uint32_t root);
+    /* The same with a size per process; `counts` is read at the root only. */
+    int (*scatterv)(void *ctx, const void *in, const uint64_t *counts, void *out, uint64_t bytes,
+                    uint32_t root);
+    /* Rank 0's CLOCK_MONOTONIC minus this process's, in ns (0 on rank 0). */
+    int (*clock_offset)(void *ctx, int64_t *offset_ns);
+} sp_ipc_ops;
+
+typedef struct sp_ipc {
+    const sp_ipc_ops *ops;
+    void *ctx;
+    uint32_t rank, size;
+} sp_ipc;
+
+/* The group of one: this process alone. */
+extern const sp_ipc sp_ipc_single;
+
+/* Rank 0 receives every process's bytes, concatenated in rank order (*all, malloc'ed;
+ * sizes[r] per rank, `sizes` has room for ipc->size entries); elsewhere *all is NULL. */
+SP_MUST_CHECK int sp_ipc_gather_bytes(const sp_ipc *ipc, const void *data, uint64_t size,
+                                      void **all, uint64_t *sizes);
+
+/* Rank 0 sends parts[r] (sizes[r] bytes) to rank r; every process gets its own part
+ * (*mine, malloc'ed, *size bytes). `parts` and `sizes` are read at rank 0 only. */
+SP_MUST_CHECK int sp_ipc_scatter_bytes(const sp_ipc *ipc, void *const *parts,
+                                       const uint64_t *sizes, void **mine, uint64_t *size);
+
+#endif

@@ -1,0 +1,236 @@
+/* The substrates: what records the events the core receives. This is the only core file
+ * that names them. Each event is dispatched by static inline code (no function-pointer
+ * table on the hot path) to the substrates enabled in sp_meas.substrates, and each
+ * substrate keeps its per-location state in the slot of sp_location.substrate given here.
+ *
+ * Adding a substrate: a folder under substrates/ with its header, one id below, and one
+ * line in each dispatch function it takes part in. Substrates never include each other;
+ * when they compete for memory, the chunk pool's reclaim callback arbitrates. */
+#ifndef SCOREP_CORE_SUBSTRATES_H
+#define SCOREP_CORE_SUBSTRATES_H
+
+#include "core/measurement.h"
+#include "core/unify.h"
+#include "substrates/profile/profile.h"
+#include "substrates/trace/trace.h"
+
+typedef enum {
+    SP_SUBSTRATE_PROFILE = 0, /* call-path profile -> profile.cubex */
+    SP_SUBSTRATE_TRACE,       /* event trace -> traces.otf2 */
+    SP_SUBSTRATE_COUNT,
+} sp_substrate_id;
+
+_Static_assert(SP_SUBSTRATE_COUNT <= SP_SUBSTRATE_SLOTS, "a location has a slot per substrate");
+
+#define SP_SUBSTRATE_BIT(id) (1u << (id))
+
+static inline bool sp_substrate_on(sp_substrate_id id)
+{
+    return sp_meas.substrates & SP_SUBSTRATE_BIT(id);
+}
+
+static inline sp_profile_location *sp_profile_of(const sp_location *loc)
+{
+    return (sp_profile_location *)loc->substrate[SP_SUBSTRATE_PROFILE];
+}
+
+static inline sp_trace_location *sp_trace_of(const sp_location *loc)
+{
+    return (sp_trace_location *)loc->substrate[SP_SUBSTRATE_TRACE];
+}
+
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+/* At measurement start, after the definitions exist. */
+SP_MUST_CHECK static inline int sp_substrates_start(sp_measurement *m, char *err, size_t errlen)
+{
+    m->substrates = 0;
+    if (m->config.profiling) {
+        if (sp_profile_start(m, SP_SUBSTRATE_PROFILE, err, errlen) != 0)
+            return -1;
+        m->substrates |= SP_SUBSTRATE_BIT(SP_SUBSTRATE_PROFILE);
+    }
+    if (m->config.tracing) {
+        if (sp_trace_start(m, SP_SUBSTRATE_TRACE, err, errlen) != 0)
+            return -1;
+        m->substrates |= SP_SUBSTRATE_BIT(SP_SUBSTRATE_TRACE);
+    }
+    return 0;
+}
+
+/* Where spill files go during the run, once the experiment directory is known. */
+static inline void sp_substrates_output_dir_known(const char *dir)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_set_spill_dir(dir);
+}
+
+/* A new location: each substrate sets up its slot. Returns 0 or -1 (out of memory). */
+SP_MUST_CHECK static inline int sp_substrates_location_open(sp_location *loc)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE) && sp_trace_location_open(loc) != 0)
+        return -1;
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && sp_profile_location_open(loc) != 0)
+        return -1;
+    return 0;
+}
+
+/* The location's thread ended: buffers go back to the budget. */
+static inline void sp_substrates_location_retire(sp_location *loc)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_location_retire(loc);
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_location_retire(loc);
+}
+
+/* Frees what the substrates hold for the location (also after a failed open). */
+static inline void sp_substrates_location_free(sp_location *loc)
+{
+    sp_profile_location_free(loc);
+    sp_trace_location_free(loc);
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+/* `frame` was just pushed (loc->depth counts it); `parent` is the frame below or NULL. */
+static inline void sp_substrates_enter(sp_location *loc, sp_frame *frame, const sp_frame *parent,
+                                       uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_enter(sp_trace_of(loc), time, frame->region);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        frame->callpath = sp_profile_enter(sp_profile_of(loc), parent ? parent->callpath
+                                                                      : SP_PROFILE_ROOT,
+                                           frame->region, loc->depth);
+}
+
+/* A frame entered while recording is off: calls inside it belong to its caller's path. */
+static inline void sp_substrates_enter_unrecorded(sp_frame *frame, const sp_frame *parent)
+{
+    frame->callpath = parent ? parent->callpath : SP_PROFILE_ROOT;
+}
+
+static inline void sp_substrates_leave(sp_location *loc, const sp_frame *frame, uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE) && !(frame->flags & SP_FRAME_CALLPATH_ONLY))
+        sp_trace_leave(sp_trace_of(loc), time, frame->region);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_leave(sp_profile_of(loc), frame->callpath, time - frame->enter_time);
+}
+
+static inline void sp_substrates_measurement_on_off(sp_location *loc, uint64_t time, bool on)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_measurement_on_off(sp_trace_of(loc), time, on);
+}
+
+static inline void sp_substrates_program_begin(sp_location *loc, uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_program_begin(sp_trace_of(loc), time);
+}
+
+static inline void sp_substrates_program_end(sp_location *loc, uint64_t time, int64_t status)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_program_end(sp_trace_of(loc), time, status);
+}
+
+/* A parameter value: the trace records it; the call-path substrate splits the path of the
+ * enclosing frame `top` (NULL: the program root). Returns the call-path node the rest of
+ * the enclosing visit goes to, or SP_PROFILE_NO_NODE (no split). */
+static inline uint32_t sp_substrates_parameter(sp_location *loc, const sp_frame *top,
+                                               uint32_t parameter, sp_parameter_value value,
+                                               uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_parameter(sp_trace_of(loc), time, parameter, value);
+    if (!sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        return SP_PROFILE_NO_NODE;
+    return sp_profile_parameter(sp_profile_of(loc), top ? top->callpath : SP_PROFILE_ROOT,
+                                top ? top->region : sp_meas.program_region, parameter, value);
+}
+
+/* An MPI event: the trace keeps it, the profile adds its bytes to `top` (the MPI call). */
+static inline void sp_substrates_mpi(sp_location *loc, const sp_frame *top, const sp_mpi_event *e,
+                                     uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_mpi(sp_trace_of(loc), time, e);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && (e->bytes_sent || e->bytes_received))
+        sp_profile_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent, e->bytes_received);
+}
+
+/* A frame closed by a rewind that dropped its events: only the call-path substrate, which
+ * cannot take visits back, still closes it. */
+static inline void sp_substrates_leave_rewound(sp_location *loc, const sp_frame *frame,
+                                               uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_leave(sp_profile_of(loc), frame->callpath, time - frame->enter_time);
+}
+
+/* Rewind points (only the trace can go back; the profile keeps the visits). */
+static inline bool sp_substrates_mark(sp_location *loc, sp_substrate_mark *mark)
+{
+    return sp_substrate_on(SP_SUBSTRATE_TRACE) && sp_trace_mark(sp_trace_of(loc), mark);
+}
+
+static inline bool sp_substrates_rewind(sp_location *loc, const sp_substrate_mark *mark)
+{
+    return sp_substrate_on(SP_SUBSTRATE_TRACE) && sp_trace_rewind(sp_trace_of(loc), mark);
+}
+
+/* ---- the end ------------------------------------------------------------------------------ */
+
+/* Step 1, after every location is closed and the location ids are final (collective over
+ * the group when m->collective): what must happen before the definitions are unified.
+ * A trace that cannot be written by this process alone is given up here (the profile is
+ * still written; sp_substrates_results tells why). */
+SP_MUST_CHECK static inline int sp_substrates_prepare(sp_measurement *m, const char *dir,
+                                                      char *err, size_t errlen)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE) && sp_trace_encode(m, dir, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* What a location contributes to the unified definitions: its number of trace events. */
+static inline uint64_t sp_substrates_location_events(const sp_location *loc)
+{
+    return sp_substrate_on(SP_SUBSTRATE_TRACE) ? sp_trace_location_events(loc) : 0;
+}
+
+/* Step 2, with the unified definitions: every output file. */
+SP_MUST_CHECK static inline int sp_substrates_write(sp_measurement *m, sp_unified *u,
+                                                    const char *dir, uint64_t ticks_per_second,
+                                                    char *err, size_t errlen)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE) && sp_trace_finish(m, u, err, errlen) != 0)
+        return -1;
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) &&
+        sp_profile_write(m, u, dir, ticks_per_second, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* Each substrate's part of the results (after writing or failing). */
+static inline void sp_substrates_results(sp_measurement *m, sp_results *r)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_results(m, r);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_results(m, r);
+}
+
+/* Everything the substrates still hold goes (files they leave behind are removed). */
+static inline void sp_substrates_stop(sp_measurement *m)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_stop(m);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_stop(m);
+}
+
+#endif

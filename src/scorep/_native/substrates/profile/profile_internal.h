@@ -1,0 +1,22 @@
+/* What the profile substrate's files share. Nothing outside substrates/profile/ includes
+ * this. */
+#ifndef SCOREP_SUBSTRATES_PROFILE_INTERNAL_H
+#define SCOREP_SUBSTRATES_PROFILE_INTERNAL_H
+
+#include "substrates/profile/profile.h"
+
+typedef struct sp_profile_state {
+    sp_measurement *meas;
+    unsigned slot; /* this substrate's slot in sp_location.substrate */
+} sp_profile_state;
+
+/* The profile of the running measurement. Global because the event path's slow paths carry
+ * no context of ours, and there is one measurement per process. */
+extern sp_profile_state sp_profile;
+
+static inline sp_profile_location *profile_location(const sp_location *loc)
+{
+    return (sp_profile_location *)loc->substrate[sp_profile.slot];
+}
+
+#endif

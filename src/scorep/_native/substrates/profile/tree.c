@@ -1,0 +1,206 @@
+/* Per-location call-path trees: nodes in blocks of the budget, found by (parent, region). */
+#include "substrates/profile/profile_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+sp_profile_state sp_profile;
+
+_Static_assert(SP_PROFILE_BLOCK_NODES * sizeof(sp_profile_node) <= SP_CHUNK_SIZE,
+               "a block of profile nodes must fit into one chunk of the budget");
+
+/* ---- per-location trees ---------------------------------------------------------------- */
+
+/* A new node block from the budget; when it is used up, whoever can give memory back for
+ * this location does (the pool's reclaim callback). NULL: no memory (the call path is not
+ * created). */
+static sp_profile_node *new_block(sp_profile_location *p, bool first)
+{
+    return sp_chunk_pool_get_reclaiming(&sp_profile.meas->pool, p->location, first);
+}
+
+/* A compacted tree that gets a new node goes back into a block of the budget. */
+static int expand_compacted(sp_profile_location *p)
+{
+    sp_profile_node *block = new_block(p, true);
+    if (!block)
+        return -1;
+    memcpy(block, p->blocks[0], (size_t)p->count * sizeof *block);
+    free(p->blocks[0]);
+    p->blocks[0] = block;
+    p->compact = false;
+    return 0;
+}
+
+void sp_profile_location_retire(sp_location *loc)
+{
+    sp_profile_location *p = profile_location(loc);
+    /* Large trees keep their blocks: copying them would gain little. */
+    if (!p || p->compact || p->block_count != 1 ||
+        (size_t)p->count * sizeof(sp_profile_node) > SP_CHUNK_SIZE / 4)
+        return;
+    sp_profile_node *copy = malloc((size_t)p->count * sizeof *copy);
+    if (!copy)
+        return;
+    memcpy(copy, p->blocks[0], (size_t)p->count * sizeof *copy);
+    sp_chunk_pool_put(&sp_profile.meas->pool, p->blocks[0]);
+    p->blocks[0] = copy;
+    p->compact = true;
+}
+
+static uint32_t new_node(sp_profile_location *p, uint32_t parent, uint32_t region)
+{
+    if (p->compact && expand_compacted(p) != 0)
+        return SP_PROFILE_NO_NODE;
+    uint32_t index = p->count;
+    if (index % SP_PROFILE_BLOCK_NODES == 0) {
+        if (p->block_count == p->block_capacity) {
+            uint32_t cap = p->block_capacity ? p->block_capacity * 2 : 16;
+            sp_profile_node **blocks = realloc(p->blocks, cap * sizeof *blocks);
+            if (!blocks)
+                return SP_PROFILE_NO_NODE;
+            p->blocks = blocks;
+            p->block_capacity = cap;
+        }
+        sp_profile_node *block = new_block(p, index == 0);
+        if (!block)
+            return SP_PROFILE_NO_NODE;
+        p->blocks[p->block_count++] = block;
+    }
+    sp_profile_node *n = sp_profile_node_at(p, index);
+    memset(n, 0, sizeof *n);
+    n->region = region;
+    n->parent = parent;
+    n->first_child = n->next_sibling = n->last_child_hit = SP_PROFILE_NO_NODE;
+    n->min_time = UINT64_MAX;
+    p->count++;
+    if (parent != SP_PROFILE_NO_NODE) {
+        sp_profile_node *pn = sp_profile_node_at(p, parent);
+        /* Appended at the end so that children keep the order of their first call. */
+        if (pn->first_child == SP_PROFILE_NO_NODE) {
+            pn->first_child = index;
+        } else {
+            uint32_t c = pn->first_child;
+            while (sp_profile_node_at(p, c)->next_sibling != SP_PROFILE_NO_NODE)
+                c = sp_profile_node_at(p, c)->next_sibling;
+            sp_profile_node_at(p, c)->next_sibling = index;
+        }
+    }
+    return index;
+}
+
+int sp_profile_start(sp_measurement *m, unsigned slot, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    sp_profile.meas = m;
+    sp_profile.slot = slot;
+    return 0;
+}
+
+void sp_profile_stop(sp_measurement *m)
+{
+    (void)m;
+}
+
+int sp_profile_location_open(sp_location *loc)
+{
+    sp_profile_location *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    loc->substrate[sp_profile.slot] = p;
+    p->location = loc;
+    p->max_depth = sp_profile.meas->config.max_callpath_depth;
+    if (sp_u64map_init(&p->children, 64) != 0)
+        return -1;
+    return new_node(p, SP_PROFILE_NO_NODE, sp_profile.meas->program_region) == SP_PROFILE_ROOT
+               ? 0
+               : -1;
+}
+
+void sp_profile_location_free(sp_location *loc)
+{
+    if (!sp_profile.meas)
+        return;
+    sp_profile_location *p = profile_location(loc);
+    if (!p)
+        return;
+    if (p->compact)
+        free(p->blocks[0]);
+    else
+        for (uint32_t i = 0; i < p->block_count; i++)
+            sp_chunk_pool_put(&sp_profile.meas->pool, p->blocks[i]);
+    free(p->blocks);
+    if (p->children.keys)
+        sp_u64map_free(&p->children);
+    free(p);
+    loc->substrate[sp_profile.slot] = NULL;
+}
+
+void sp_profile_results(sp_measurement *m, sp_results *r)
+{
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs; i++) {
+        sp_profile_location *p = profile_location(m->locations[i]);
+        if (p) {
+            r->profile_folded_calls += p->folded_calls;
+            r->profile_dropped_calls += p->dropped_calls;
+            r->profile_folded_parameters += p->folded_parameters;
+        }
+    }
+}
+
+static uint64_t child_key(uint32_t parent, uint32_t region)
+{
+    return ((uint64_t)parent << 32) | region;
+}
+
+uint32_t sp_profile_child_slow(sp_profile_location *p, uint32_t parent, uint32_t region)
+{
+    uint32_t child = sp_u64map_get(&p->children, child_key(parent, region));
+    if (child != SP_NO_ID)
+        return child;
+    child = new_node(p, parent, region);
+    if (child == SP_PROFILE_NO_NODE || sp_u64map_put(&p->children, child_key(parent, region), child) != 0) {
+        p->dropped_calls++;
+        return SP_PROFILE_NO_NODE;
+    }
+    return child;
+}
+
+uint32_t sp_profile_parameter(sp_profile_location *p, uint32_t parent, uint32_t region,
+                              uint32_t parameter, sp_parameter_value parameter_value)
+{
+    if (parent == SP_PROFILE_NO_NODE)
+        return SP_PROFILE_NO_NODE;
+    /* CUBE's numeric parameters are signed 64-bit, as Score-P writes them. */
+    sp_profile_node_kind kind = parameter_value.type == SP_PARAM_STRING ? SP_NODE_PARAMETER_STRING
+                                                                        : SP_NODE_PARAMETER_INT;
+    int64_t value = parameter_value.value;
+    sp_profile_node *pn = sp_profile_node_at(p, parent);
+    for (uint32_t c = pn->first_child; c != SP_PROFILE_NO_NODE;
+         c = sp_profile_node_at(p, c)->next_sibling) {
+        sp_profile_node *n = sp_profile_node_at(p, c);
+        if (n->kind == kind && n->parameter == parameter && n->value == value) {
+            n->visits++;
+            return c;
+        }
+    }
+    if (pn->parameter_children >= SP_PROFILE_MAX_PARAMETER_VALUES) {
+        p->folded_parameters++;
+        return SP_PROFILE_NO_NODE;
+    }
+    uint32_t child = new_node(p, parent, region);
+    if (child == SP_PROFILE_NO_NODE) {
+        p->dropped_calls++;
+        return child;
+    }
+    pn = sp_profile_node_at(p, parent); /* blocks do not move, but stay explicit */
+    pn->parameter_children++;
+    sp_profile_node *n = sp_profile_node_at(p, child);
+    n->kind = (uint8_t)kind;
+    n->parameter = parameter;
+    n->value = value;
+    n->visits = 1;
+    return child;
+}
+

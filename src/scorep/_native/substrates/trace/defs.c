@@ -1,0 +1,316 @@
+/* The end, step 2: each location's mapping tables and clock offsets, the global
+ * definitions (the group's root writes them) and the archive closed. */
+#include "substrates/trace/trace_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static OTF2_RegionRole otf2_role(uint8_t role)
+{
+    switch ((sp_role)role) {
+    case SP_ROLE_FUNCTION: return OTF2_REGION_ROLE_FUNCTION;
+    case SP_ROLE_ARTIFICIAL: return OTF2_REGION_ROLE_ARTIFICIAL;
+    case SP_ROLE_WRAPPER: return OTF2_REGION_ROLE_WRAPPER;
+    case SP_ROLE_POINT2POINT: return OTF2_REGION_ROLE_POINT2POINT;
+    case SP_ROLE_BARRIER: return OTF2_REGION_ROLE_BARRIER;
+    case SP_ROLE_COLL_ONE2ALL: return OTF2_REGION_ROLE_COLL_ONE2ALL;
+    case SP_ROLE_COLL_ALL2ONE: return OTF2_REGION_ROLE_COLL_ALL2ONE;
+    case SP_ROLE_COLL_ALL2ALL: return OTF2_REGION_ROLE_COLL_ALL2ALL;
+    case SP_ROLE_COLL_OTHER: return OTF2_REGION_ROLE_COLL_OTHER;
+    case SP_ROLE_FILE_IO: return OTF2_REGION_ROLE_FILE_IO;
+    case SP_ROLE_CODE: return OTF2_REGION_ROLE_CODE;
+    }
+    return OTF2_REGION_ROLE_UNKNOWN;
+}
+
+static OTF2_Paradigm otf2_paradigm(uint8_t paradigm)
+{
+    switch ((sp_paradigm)paradigm) {
+    case SP_PARADIGM_USER: return OTF2_PARADIGM_USER;
+    case SP_PARADIGM_MEASUREMENT: return OTF2_PARADIGM_MEASUREMENT_SYSTEM;
+    case SP_PARADIGM_MPI: return OTF2_PARADIGM_MPI;
+    case SP_PARADIGM_IO: return OTF2_PARADIGM_UNKNOWN;
+    }
+    return OTF2_PARADIGM_UNKNOWN;
+}
+
+static OTF2_ParameterType otf2_parameter_type(uint8_t type)
+{
+    switch ((sp_param_type)type) {
+    case SP_PARAM_INT64: return OTF2_PARAMETER_TYPE_INT64;
+    case SP_PARAM_UINT64: return OTF2_PARAMETER_TYPE_UINT64;
+    case SP_PARAM_STRING: return OTF2_PARAMETER_TYPE_STRING;
+    }
+    return OTF2_PARAMETER_TYPE_STRING;
+}
+
+static OTF2_ErrorCode write_map(OTF2_DefWriter *dw, OTF2_MappingType type, const uint32_t *map,
+                                uint32_t count)
+{
+    if (!count)
+        return OTF2_SUCCESS;
+    OTF2_IdMap *id_map = OTF2_IdMap_CreateFromUint32Array(count, map, true);
+    if (!id_map)
+        return OTF2_SUCCESS; /* the identity: nothing to write */
+    OTF2_ErrorCode s = OTF2_DefWriter_WriteMappingTable(dw, type, id_map);
+    OTF2_IdMap_Free(id_map);
+    return s;
+}
+
+static int write_location_definitions(sp_measurement *m, OTF2_DefWriter *dw, const sp_unified *u,
+                                      char *err, size_t errlen)
+{
+    /* Events keep the location's own ids; unification may have merged definitions (two
+     * code objects of the same name, file and line), even in a single process. An identity
+     * map is not written. */
+    if (sp_trace_check(write_map(dw, OTF2_MAPPING_STRING, u->string_map, u->string_count),
+                       "WriteMappingTable", err, errlen) != 0 ||
+        sp_trace_check(write_map(dw, OTF2_MAPPING_REGION, u->region_map, u->region_count),
+                       "WriteMappingTable", err, errlen) != 0 ||
+        sp_trace_check(write_map(dw, OTF2_MAPPING_PARAMETER, u->parameter_map,
+                                 u->parameter_count),
+                       "WriteMappingTable", err, errlen) != 0 ||
+        sp_trace_check(write_map(dw, OTF2_MAPPING_COMM, u->comm_map, u->comm_count),
+                       "WriteMappingTable", err, errlen) != 0)
+        return -1;
+    if (!sp_trace.collective)
+        return 0;
+    /* Readers interpolate between the two offsets to put every process on the root's
+     * clock: without them a message could arrive before it was sent. */
+    const sp_clock_sync *sync = &m->clock_sync;
+    if (sp_trace_check(OTF2_DefWriter_WriteClockOffset(dw, sync->sync_begin_ns,
+                                                       sync->offset_begin_ns, 0.0),
+                       "WriteClockOffset", err, errlen) != 0 ||
+        sp_trace_check(OTF2_DefWriter_WriteClockOffset(dw, sync->sync_end_ns,
+                                                       sync->offset_end_ns, 0.0),
+                       "WriteClockOffset", err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+static int write_local_definitions(sp_measurement *m, const sp_unified *u, char *err,
+                                   size_t errlen)
+{
+    OTF2_Archive *archive = sp_trace.archive;
+    if (sp_trace_check(OTF2_Archive_OpenDefFiles(archive), "OpenDefFiles", err, errlen) != 0)
+        return -1;
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs; i++) {
+        OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(archive, m->locations[i]->id);
+        if (!dw)
+            return sp_error(err, errlen, "OTF2 GetDefWriter failed");
+        if (write_location_definitions(m, dw, u, err, errlen) != 0 ||
+            sp_trace_check(OTF2_Archive_CloseDefWriter(archive, dw), "CloseDefWriter", err,
+                           errlen) != 0)
+            return -1;
+    }
+    return sp_trace_check(OTF2_Archive_CloseDefFiles(archive), "CloseDefFiles", err, errlen);
+}
+
+static const char *thread_level_name(int32_t level)
+{
+    static const char *const names[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                        "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+    return level >= 0 && level < 4 ? names[level] : NULL;
+}
+
+/* Strings the global definitions need beyond the unified ones, interned before the
+ * strings are written. */
+typedef struct {
+    uint32_t machine, machine_class, node_class, world_name, empty;
+    uint32_t level_requested, level_provided;
+    uint32_t *levels; /* per rank: requested, provided (SP_NO_ID: unknown) */
+} extra_strings;
+
+static int intern_extra_strings(sp_measurement *m, sp_unified *u, extra_strings *x)
+{
+    sp_defs *g = &u->global;
+    x->machine = sp_defs_string(g, m->config.machine_name);
+    x->machine_class = sp_defs_string(g, "machine");
+    x->node_class = sp_defs_string(g, "node");
+    x->world_name = sp_defs_string(g, "MPI_COMM_WORLD");
+    x->empty = sp_defs_string(g, "");
+    x->level_requested = sp_defs_string(g, "MPI thread level requested");
+    x->level_provided = sp_defs_string(g, "MPI thread level provided");
+    x->levels = calloc(2 * (size_t)u->rank_count + 1, sizeof *x->levels);
+    if (!x->levels)
+        return -1;
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        const char *req = thread_level_name(u->ranks[r].thread_requested);
+        const char *prov = thread_level_name(u->ranks[r].thread_provided);
+        x->levels[2 * r] = req ? sp_defs_string(g, req) : SP_NO_ID;
+        x->levels[2 * r + 1] = prov ? sp_defs_string(g, prov) : SP_NO_ID;
+    }
+    return 0;
+}
+
+static int write_system_tree(OTF2_GlobalDefWriter *gw, const sp_unified *u,
+                             const extra_strings *x, char *err, size_t errlen)
+{
+    if (sp_trace_check(OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, 0, x->machine,
+                                                                x->machine_class,
+                                                                OTF2_UNDEFINED_SYSTEM_TREE_NODE),
+                       "WriteSystemTreeNode", err, errlen) != 0)
+        return -1;
+    for (uint32_t n = 0; n < u->node_count; n++)
+        if (sp_trace_check(OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, n + 1, u->nodes[n],
+                                                                    x->node_class, 0),
+                           "WriteSystemTreeNode", err, errlen) != 0)
+            return -1;
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        const sp_unified_rank *rank = &u->ranks[r];
+        if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroup(
+                               gw, rank->rank, rank->name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
+                               rank->node + 1, OTF2_UNDEFINED_LOCATION_GROUP),
+                           "WriteLocationGroup", err, errlen) != 0)
+            return -1;
+        for (int k = 0; k < 2; k++) {
+            if (x->levels[2 * r + k] == SP_NO_ID)
+                continue;
+            OTF2_AttributeValue value;
+            value.stringRef = x->levels[2 * r + k];
+            if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
+                                   gw, rank->rank, k ? x->level_provided : x->level_requested,
+                                   OTF2_TYPE_STRING, value),
+                               "WriteLocationGroupProperty", err, errlen) != 0)
+                return -1;
+        }
+    }
+    for (uint32_t r = 0; r < u->rank_count; r++)
+        for (uint32_t i = 0; i < u->ranks[r].location_count; i++) {
+            const sp_unified_location *l = &u->ranks[r].locations[i];
+            if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocation(gw, l->id, l->name,
+                                                                  OTF2_LOCATION_TYPE_CPU_THREAD,
+                                                                  l->events, u->ranks[r].rank),
+                               "WriteLocation", err, errlen) != 0)
+                return -1;
+        }
+    return 0;
+}
+
+static int write_regions_and_parameters(OTF2_GlobalDefWriter *gw, const sp_defs *g, char *err,
+                                        size_t errlen)
+{
+    for (uint32_t i = 0; i < g->region_count; i++) {
+        const sp_region *reg = &g->regions[i];
+        if (sp_trace_check(OTF2_GlobalDefWriter_WriteRegion(
+                               gw, i, reg->name, reg->canonical, 0, otf2_role(reg->role),
+                               otf2_paradigm(reg->paradigm), OTF2_REGION_FLAG_NONE, reg->file,
+                               reg->begin_line < 0 ? 0 : (uint32_t)reg->begin_line,
+                               reg->end_line < 0 ? 0 : (uint32_t)reg->end_line),
+                           "WriteRegion", err, errlen) != 0)
+            return -1;
+    }
+    for (uint32_t i = 0; i < g->parameter_count; i++)
+        if (sp_trace_check(OTF2_GlobalDefWriter_WriteParameter(
+                               gw, i, g->parameters[i].name,
+                               otf2_parameter_type(g->parameters[i].type)),
+                           "WriteParameter", err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
+static int write_communicators(OTF2_GlobalDefWriter *gw, const sp_unified *u,
+                               const extra_strings *x, char *err, size_t errlen)
+{
+    const sp_defs *g = &u->global;
+    if (!g->comm_count || !sp_trace.collective)
+        return 0;
+    /* Group 0 lists every rank's first location; communicator groups index into it. */
+    uint64_t *members = calloc(u->rank_count + 1, sizeof *members);
+    if (!members)
+        return sp_error(err, errlen, "out of memory while writing the trace definitions");
+    for (uint32_t r = 0; r < u->rank_count; r++)
+        members[u->ranks[r].rank] = u->ranks[r].location_count ? u->ranks[r].locations[0].id : 0;
+    int status = sp_trace_check(OTF2_GlobalDefWriter_WriteGroup(gw, 0, x->empty,
+                                                                OTF2_GROUP_TYPE_COMM_LOCATIONS,
+                                                                OTF2_PARADIGM_MPI,
+                                                                OTF2_GROUP_FLAG_NONE,
+                                                                u->rank_count, members),
+                                "WriteGroup", err, errlen);
+    free(members);
+    for (uint32_t c = 0; c < g->comm_count && status == 0; c++) {
+        const sp_comm *comm = &g->comms[c];
+        uint64_t *ranks = calloc(comm->size + 1, sizeof *ranks);
+        if (!ranks)
+            return sp_error(err, errlen, "out of memory while writing the trace definitions");
+        for (uint32_t k = 0; k < comm->size; k++)
+            ranks[k] = comm->members[k];
+        bool self = comm->kind == SP_COMM_SELF;
+        status = sp_trace_check(
+            OTF2_GlobalDefWriter_WriteGroup(gw, c + 1, x->empty,
+                                            self ? OTF2_GROUP_TYPE_COMM_SELF
+                                                 : OTF2_GROUP_TYPE_COMM_GROUP,
+                                            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                            self ? 0 : comm->size, ranks),
+            "WriteGroup", err, errlen);
+        free(ranks);
+        if (status == 0)
+            status = sp_trace_check(
+                OTF2_GlobalDefWriter_WriteComm(gw, c,
+                                               comm->kind == SP_COMM_WORLD ? x->world_name
+                                                                           : comm->name,
+                                               c + 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
+                "WriteComm", err, errlen);
+    }
+    return status;
+}
+
+static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err, size_t errlen)
+{
+    extra_strings x = {0};
+    if (intern_extra_strings(m, u, &x) != 0) {
+        free(x.levels);
+        return sp_error(err, errlen, "out of memory while writing the trace definitions");
+    }
+    const sp_defs *g = &u->global;
+    int status = -1;
+    OTF2_GlobalDefWriter *gw = OTF2_Archive_GetGlobalDefWriter(sp_trace.archive);
+    if (!gw) {
+        sp_error(err, errlen, "OTF2 GetGlobalDefWriter failed");
+        goto out;
+    }
+    uint64_t begin = UINT64_MAX, end = 0, realtime = 0;
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        if (u->ranks[r].start_ns < begin) {
+            begin = u->ranks[r].start_ns;
+            realtime = u->ranks[r].realtime_start_ns;
+        }
+        if (u->ranks[r].end_ns > end)
+            end = u->ranks[r].end_ns;
+    }
+    if (sp_trace_check(OTF2_GlobalDefWriter_WriteClockProperties(
+                           gw, 1000000000u, begin, end > begin ? end - begin + 1 : 1, realtime),
+                       "WriteClockProperties", err, errlen) != 0)
+        goto out;
+    for (uint32_t i = 0; i < g->strings.count; i++)
+        if (sp_trace_check(OTF2_GlobalDefWriter_WriteString(gw, i, sp_defs_str(g, i)),
+                           "WriteString", err, errlen) != 0)
+            goto out;
+    if (write_system_tree(gw, u, &x, err, errlen) != 0 ||
+        write_regions_and_parameters(gw, g, err, errlen) != 0 ||
+        write_communicators(gw, u, &x, err, errlen) != 0 ||
+        sp_trace_check(OTF2_Archive_CloseGlobalDefWriter(sp_trace.archive, gw),
+                       "CloseGlobalDefWriter", err, errlen) != 0)
+        goto out;
+    status = 0;
+out:
+    free(x.levels);
+    return status;
+}
+
+int sp_trace_finish(sp_measurement *m, sp_unified *u, char *err, size_t errlen)
+{
+    if (sp_trace.error[0] || !sp_trace.archive)
+        return 0; /* given up in step 1; the results say why */
+    sp_trace_capture_otf2_messages();
+    int status = write_local_definitions(m, u, err, errlen);
+    if (status == 0 && (!sp_trace.collective || m->ipc.rank == 0))
+        status = write_global_definitions(m, u, err, errlen);
+    if (status == 0)
+        status = sp_trace_check(OTF2_Archive_Close(sp_trace.archive), "Close", err, errlen);
+    if (status == 0)
+        sp_trace.archive = NULL;
+    sp_trace_release_otf2_messages(err, errlen);
+    return status;
+}

@@ -1,0 +1,212 @@
+/* The trace substrate: one OTF2 archive per measurement (traces.otf2, traces.def,
+ * traces/<location>.evt|.def), written at the end.
+ *
+ * The event path does not call libotf2: it appends 16-byte raw records to the location's
+ * current chunk (a few ns, against ~20 ns for an OTF2 record). Chunks come out of the
+ * SCOREP_TOTAL_MEMORY budget. When the budget is used up the location writes its full
+ * chunks to a spill file on disk (a flush: the pause shows in the trace as a BufferFlush
+ * record) and reuses the memory. At the end the OTF2 archive is opened (collectively over
+ * the group of processes, or by this process alone) and every location's records --
+ * spilled ones first, then those in memory -- are encoded in the order they were written.
+ * Timestamps become CLOCK_MONOTONIC nanoseconds then, whatever timer recorded them.
+ *
+ * Only core headers are included here: the OTF2 library stays inside this substrate's
+ * .c files. */
+#ifndef SCOREP_SUBSTRATES_TRACE_H
+#define SCOREP_SUBSTRATES_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/measurement.h"
+#include "core/unify.h"
+
+/* Raw chunks and the OTF2 writers' buffers are chunks of the budget. */
+#define SP_TRACE_CHUNK_SIZE SP_CHUNK_SIZE
+/* Each chunk of raw records starts with a header (its list link and end). */
+#define SP_TRACE_CHUNK_HEADER_BYTES 16
+
+enum sp_trace_record_kind {
+    SP_REC_ENTER = 1,
+    SP_REC_LEAVE,
+    SP_REC_PARAMETER_INT,    /* + payload: the value */
+    SP_REC_PARAMETER_UINT,   /* + payload: the value */
+    SP_REC_PARAMETER_STRING, /* ref: parameter, payload: the string id */
+    SP_REC_MEASUREMENT_ON,
+    SP_REC_MEASUREMENT_OFF,
+    SP_REC_PROGRAM_BEGIN,
+    SP_REC_PROGRAM_END,      /* + payload: the exit status */
+    SP_REC_BUFFER_FLUSH,     /* + payload: the time the flush ended */
+    /* MPI: ref is the communicator; payload a = bytes, b = peer << 32 | tag */
+    SP_REC_MPI_SEND,
+    SP_REC_MPI_RECV,
+    SP_REC_MPI_ISEND,        /* + second payload a = request */
+    SP_REC_MPI_IRECV,        /* + second payload a = request */
+    SP_REC_MPI_ISEND_COMPLETE, /* payload a = request */
+    SP_REC_MPI_IRECV_REQUEST,  /* payload a = request */
+    SP_REC_MPI_REQUEST_TEST,   /* payload a = request */
+    SP_REC_MPI_COLLECTIVE_BEGIN,
+    SP_REC_MPI_COLLECTIVE_END, /* payload a = sent, b = received; second a = op, b = root */
+};
+
+typedef struct sp_trace_record {
+    uint64_t time;
+    uint32_t kind;
+    uint32_t ref; /* region, parameter or communicator id */
+} sp_trace_record;
+
+/* Records with 64-bit values take the following one or two records as payload. */
+typedef struct {
+    uint64_t a;
+    uint64_t b;
+} sp_trace_payload;
+
+_Static_assert(sizeof(sp_trace_record) == 16 && sizeof(sp_trace_payload) == 16,
+               "raw records are 16 bytes (scorep-score's model counts them)");
+
+/* A location's trace: the event path appends raw records at `pos`; full chunks wait in a
+ * list until they are encoded into OTF2 (at a flush or at the end). */
+typedef struct sp_trace_location {
+    sp_trace_record *pos, *end; /* first: the only fields the event path touches */
+    void *chunk;                /* the current chunk */
+    void *full_first, *full_last;
+    sp_location *location;
+    void *writer;         /* OTF2_EvtWriter, at the end */
+    FILE *spill;          /* the chunks flushed to disk during the run */
+    bool spill_closed;    /* that file exists but was closed when the thread ended */
+    uint32_t flushes;     /* buffer flushes to disk during the run */
+    uint64_t lost_records; /* not even an over-budget chunk could be allocated */
+    uint64_t events;      /* OTF2 events written for it */
+} sp_trace_location;
+
+/* ---- life cycle (core/substrates.h calls these) ---------------------------------------- */
+
+SP_MUST_CHECK int sp_trace_start(sp_measurement *m, unsigned slot, char *err, size_t errlen);
+
+/* Flushes during the run write spill files into `dir` (until it is known, chunks are
+ * taken over budget instead). */
+void sp_trace_set_spill_dir(const char *dir);
+
+/* Gives the location its state and first chunk. */
+SP_MUST_CHECK int sp_trace_location_open(sp_location *loc);
+
+/* The location's thread has ended: its buffers go to its spill file and back to the
+ * budget, and the file is closed (thousands of ended threads must hold neither chunks nor
+ * descriptors). Records written later start a new chunk as usual. */
+void sp_trace_location_retire(sp_location *loc);
+
+void sp_trace_location_free(sp_location *loc);
+
+/* Rewind points: where the location's trace stands now, and going back there; false when
+ * a flush wrote the records since then to disk. */
+bool sp_trace_mark(sp_trace_location *tl, sp_substrate_mark *mark);
+bool sp_trace_rewind(sp_trace_location *tl, const sp_substrate_mark *mark);
+
+/* The end, step 1 (collective when m->collective): opens the archive in `dir`, encodes
+ * every location's records (location ids must be final) and closes the event files. When
+ * the trace cannot be written by this process alone, its files are removed and the reason
+ * is kept for the results (0 is returned: the profile is still written). */
+SP_MUST_CHECK int sp_trace_encode(sp_measurement *m, const char *dir, char *err, size_t errlen);
+
+/* OTF2 events written for the location in step 1. */
+uint64_t sp_trace_location_events(const sp_location *loc);
+
+/* The end, step 2: local definitions (mapping tables to the unified ids, clock offsets),
+ * the global definitions (the group's root, which adds the few strings they need to `u`),
+ * and the archive closed. */
+SP_MUST_CHECK int sp_trace_finish(sp_measurement *m, sp_unified *u, char *err, size_t errlen);
+
+/* Flushes, lost records, spill failures and a failed trace, for the results. */
+void sp_trace_results(sp_measurement *m, sp_results *r);
+
+/* Tears down without writing anything more (spill files are removed). */
+void sp_trace_stop(sp_measurement *m);
+
+/* ---- the event path ----------------------------------------------------------------------- */
+
+/* The current chunk is full: hands out the next one (flushing when the budget is used
+ * up). Returns where `count` records can go. */
+sp_trace_record *sp_trace_next_chunk(sp_trace_location *tl, unsigned count);
+
+static inline sp_trace_record *sp_trace_reserve(sp_trace_location *tl, unsigned count)
+{
+    sp_trace_record *r = tl->pos;
+    if (__builtin_expect(r + count > tl->end, 0))
+        r = sp_trace_next_chunk(tl, count);
+    tl->pos = r + count;
+    return r;
+}
+
+static inline void sp_trace_put(sp_trace_location *tl, uint64_t time, uint32_t kind, uint32_t ref)
+{
+    sp_trace_record *r = sp_trace_reserve(tl, 1);
+    r->time = time;
+    r->kind = kind;
+    r->ref = ref;
+}
+
+static inline void sp_trace_put_value(sp_trace_location *tl, uint64_t time, uint32_t kind,
+                                      uint32_t ref, uint64_t a, uint64_t b)
+{
+    sp_trace_record *r = sp_trace_reserve(tl, 2);
+    r->time = time;
+    r->kind = kind;
+    r->ref = ref;
+    ((sp_trace_payload *)(r + 1))->a = a;
+    ((sp_trace_payload *)(r + 1))->b = b;
+}
+
+static inline void sp_trace_put_values(sp_trace_location *tl, uint64_t time, uint32_t kind,
+                                       uint32_t ref, uint64_t a, uint64_t b, uint64_t c,
+                                       uint64_t d)
+{
+    sp_trace_record *r = sp_trace_reserve(tl, 3);
+    r->time = time;
+    r->kind = kind;
+    r->ref = ref;
+    ((sp_trace_payload *)(r + 1))->a = a;
+    ((sp_trace_payload *)(r + 1))->b = b;
+    ((sp_trace_payload *)(r + 2))->a = c;
+    ((sp_trace_payload *)(r + 2))->b = d;
+}
+
+static inline void sp_trace_enter(sp_trace_location *tl, uint64_t time, uint32_t region)
+{
+    sp_trace_put(tl, time, SP_REC_ENTER, region);
+}
+
+static inline void sp_trace_leave(sp_trace_location *tl, uint64_t time, uint32_t region)
+{
+    sp_trace_put(tl, time, SP_REC_LEAVE, region);
+}
+
+static inline void sp_trace_program_begin(sp_trace_location *tl, uint64_t time)
+{
+    sp_trace_put(tl, time, SP_REC_PROGRAM_BEGIN, 0);
+}
+
+static inline void sp_trace_program_end(sp_trace_location *tl, uint64_t time, int64_t status)
+{
+    sp_trace_put_value(tl, time, SP_REC_PROGRAM_END, 0, (uint64_t)status, 0);
+}
+
+static inline void sp_trace_measurement_on_off(sp_trace_location *tl, uint64_t time, bool on)
+{
+    sp_trace_put(tl, time, on ? SP_REC_MEASUREMENT_ON : SP_REC_MEASUREMENT_OFF, 0);
+}
+
+static inline void sp_trace_parameter(sp_trace_location *tl, uint64_t time, uint32_t parameter,
+                                      sp_parameter_value value)
+{
+    uint32_t kind = value.type == SP_PARAM_INT64    ? SP_REC_PARAMETER_INT
+                    : value.type == SP_PARAM_UINT64 ? SP_REC_PARAMETER_UINT
+                                                    : SP_REC_PARAMETER_STRING;
+    sp_trace_put_value(tl, time, kind, parameter, (uint64_t)value.value, 0);
+}
+
+/* MPI calls take microseconds: one out-of-line function serves every kind. */
+void sp_trace_mpi(sp_trace_location *tl, uint64_t time, const sp_mpi_event *e);
+
+#endif

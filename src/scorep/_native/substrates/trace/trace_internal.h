@@ -1,0 +1,66 @@
+/* What the trace substrate's files share: its state for the running measurement and the
+ * raw chunk layout. Nothing outside substrates/trace/ includes this. */
+#ifndef SCOREP_SUBSTRATES_TRACE_INTERNAL_H
+#define SCOREP_SUBSTRATES_TRACE_INTERNAL_H
+
+#include <otf2/otf2.h>
+
+#include "substrates/trace/trace.h"
+
+typedef struct sp_trace_state {
+    sp_measurement *meas;
+    unsigned slot;         /* this substrate's slot in sp_location.substrate */
+    OTF2_Archive *archive; /* open only at the end */
+    bool collective;       /* written by the whole group together */
+    double ns_per_tick;    /* timestamp conversion, fixed at the end */
+    /* A failed OTF2 call leaves its buffers broken: nothing may be flushed after it. */
+    bool broken;
+    char error[512];       /* the trace could not be written (when the profile was) */
+    uint64_t spill_failures; /* flushes during the run that could not be written */
+    char spill_error[256];   /* why the first one failed */
+    char spill_prefix[4096]; /* "" until the experiment directory is known */
+} sp_trace_state;
+
+/* The trace of the running measurement. Global because the event path's slow paths
+ * (sp_trace_next_chunk) and the chunk pool's reclaim callback carry no context, and there
+ * is one measurement per process. */
+extern sp_trace_state sp_trace;
+
+typedef struct raw_chunk {
+    struct raw_chunk *next;
+    sp_trace_record *used_end; /* set when the chunk is full */
+} raw_chunk;
+
+_Static_assert(sizeof(raw_chunk) == SP_TRACE_CHUNK_HEADER_BYTES, "the chunk header's size");
+
+#define CHUNK_RECORDS(c) ((sp_trace_record *)((char *)(c) + sizeof(raw_chunk)))
+#define CHUNK_END(c) ((sp_trace_record *)((char *)(c) + SP_TRACE_CHUNK_SIZE))
+
+static inline sp_trace_location *trace_location(const sp_location *loc)
+{
+    return (sp_trace_location *)loc->substrate[sp_trace.slot];
+}
+
+/* buffer.c */
+void sp_trace_retire_current_chunk(sp_trace_location *tl);
+void sp_trace_spill_path(const sp_trace_location *tl, char *path, size_t size);
+
+/* encode.c: records of one chunk into the location's OTF2 event writer. */
+OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_record *r,
+                                       const sp_trace_record *end);
+
+/* collectives.c: OTF2's collective callbacks on the group's sp_ipc. */
+extern const OTF2_CollectiveCallbacks sp_trace_ipc_collectives;
+
+/* OTF2 reports every failure on stderr by itself. While the trace is written its messages
+ * are kept instead: the first one explains the failure in our one error line. */
+void sp_trace_capture_otf2_messages(void);
+/* Ends the capture; appends " (<OTF2's first message>)" to err when err is set. */
+void sp_trace_release_otf2_messages(char *err, size_t errlen);
+
+/* One OTF2 call that must succeed: on failure err gets "OTF2 <what> failed: ..." and the
+ * archive counts as broken. Returns 0 or -1. */
+SP_MUST_CHECK int sp_trace_check(OTF2_ErrorCode status, const char *what, char *err,
+                                 size_t errlen);
+
+#endif

@@ -1,0 +1,127 @@
+/* The core's group operations (core/ipc.h) and the unification built on them: a process
+ * alone (sp_ipc_single) and a group of ranks simulated by threads (thread_ipc.h). */
+#include "core/ipc.h"
+#include "core/unify.h"
+#include "ctest.h"
+#include "thread_ipc.h"
+
+static void test_single_process_exchanges_are_copies(void)
+{
+    const sp_ipc *ipc = &sp_ipc_single;
+    void *all = NULL;
+    uint64_t sizes[1];
+    CHECK(sp_ipc_gather_bytes(ipc, "hello", 5, &all, sizes) == 0);
+    CHECK_EQ_U64(sizes[0], 5);
+    CHECK(all && memcmp(all, "hello", 5) == 0);
+    void *parts[1] = {"world!"};
+    uint64_t part_sizes[1] = {6};
+    void *mine = NULL;
+    uint64_t size = 0;
+    CHECK(sp_ipc_scatter_bytes(ipc, parts, part_sizes, &mine, &size) == 0);
+    CHECK_EQ_U64(size, 6);
+    CHECK(mine && memcmp(mine, "world!", 6) == 0);
+    free(all);
+    free(mine);
+    /* Only rank 0 exists. */
+    char byte = 1;
+    CHECK(ipc->ops->bcast(ipc->ctx, &byte, 1, 1) == -1);
+}
+
+enum { RANKS = 5 };
+
+typedef struct {
+    thread_rank me;
+    int status;
+    char err[256];
+    sp_unified u;
+    uint32_t shared_region, own_region;
+} rank_work;
+
+/* Each rank defines a region all ranks share (same name, file and line), one of its own and
+ * strings in a rank-specific order; the unified definitions must merge the shared one. */
+static void *unify_rank(void *arg)
+{
+    rank_work *w = arg;
+    sp_defs defs;
+    if (sp_defs_init(&defs) != 0) {
+        w->status = -1;
+        return NULL;
+    }
+    char name[64], host[64], thread[64];
+    snprintf(name, sizeof name, "__main__:work_of_rank_%u", w->me.rank);
+    snprintf(host, sizeof host, "node%u", w->me.rank / 2);
+    snprintf(thread, sizeof thread, "Thread %u", w->me.rank);
+    /* Rank-specific order: string ids differ between ranks. */
+    if (w->me.rank % 2)
+        w->own_region = sp_defs_new_region(&defs, name, NULL, "/app.py", 10 + w->me.rank,
+                                           10 + w->me.rank, SP_PARADIGM_USER, SP_ROLE_FUNCTION,
+                                           SP_REGION_PYTHON);
+    w->shared_region = sp_defs_new_region(&defs, "__main__:shared", NULL, "/app.py", 1, 1,
+                                          SP_PARADIGM_USER, SP_ROLE_FUNCTION, SP_REGION_PYTHON);
+    if (!(w->me.rank % 2))
+        w->own_region = sp_defs_new_region(&defs, name, NULL, "/app.py", 10 + w->me.rank,
+                                           10 + w->me.rank, SP_PARADIGM_USER, SP_ROLE_FUNCTION,
+                                           SP_REGION_PYTHON);
+    sp_unified_location location = {.id = (uint64_t)w->me.rank, .name = sp_defs_string(&defs, thread),
+                                    .events = 100 + w->me.rank};
+    char group[32];
+    snprintf(group, sizeof group, "Rank %u", w->me.rank);
+    sp_unified_rank mine = {
+        .rank = w->me.rank,
+        .name = sp_defs_string(&defs, group),
+        .host = sp_defs_string(&defs, host),
+        .thread_requested = -1,
+        .thread_provided = -1,
+        .location_count = 1,
+        .locations = &location,
+    };
+    sp_ipc ipc = thread_group_ipc(&w->me);
+    w->status = sp_unify(&ipc, &defs, &mine, &w->u, w->err, sizeof w->err);
+    sp_defs_free(&defs);
+    return NULL;
+}
+
+static void test_unification_over_a_group_of_ranks(void)
+{
+    thread_group group;
+    CHECK(thread_group_init(&group, RANKS) == 0);
+    rank_work work[RANKS];
+    pthread_t threads[RANKS];
+    memset(work, 0, sizeof work);
+    for (uint32_t r = 0; r < RANKS; r++) {
+        work[r].me = (thread_rank){&group, r};
+        CHECK(pthread_create(&threads[r], NULL, unify_rank, &work[r]) == 0);
+    }
+    for (uint32_t r = 0; r < RANKS; r++)
+        pthread_join(threads[r], NULL);
+    for (uint32_t r = 0; r < RANKS; r++)
+        CHECK_EQ_U64(work[r].status, 0);
+    const sp_unified *root = &work[0].u;
+    /* program-independent: one shared region and one per rank */
+    CHECK_EQ_U64(root->global.region_count, RANKS + 1);
+    CHECK_EQ_U64(root->rank_count, RANKS);
+    CHECK_EQ_U64(root->node_count, (RANKS + 1) / 2);
+    for (uint32_t r = 0; r < RANKS; r++) {
+        const sp_unified *u = &work[r].u;
+        uint32_t shared = u->region_map[work[r].shared_region];
+        uint32_t own = u->region_map[work[r].own_region];
+        CHECK_EQ_U64(shared, work[0].u.region_map[work[0].shared_region]);
+        CHECK_STR(sp_defs_str(&root->global, root->global.regions[shared].name), "__main__:shared");
+        char expected[64];
+        snprintf(expected, sizeof expected, "__main__:work_of_rank_%u", r);
+        CHECK_STR(sp_defs_str(&root->global, root->global.regions[own].name), expected);
+        CHECK_EQ_U64(root->global.regions[own].begin_line, 10 + r);
+        /* the rank's report, with global string ids */
+        const sp_unified_rank *reported = &root->ranks[r];
+        snprintf(expected, sizeof expected, "Rank %u", r);
+        CHECK_STR(sp_defs_str(&root->global, reported->name), expected);
+        snprintf(expected, sizeof expected, "node%u", r / 2);
+        CHECK_STR(sp_defs_str(&root->global, root->nodes[reported->node]), expected);
+        CHECK_EQ_U64(reported->locations[0].events, 100 + r);
+    }
+    for (uint32_t r = 0; r < RANKS; r++)
+        sp_unified_free(&work[r].u);
+    thread_group_free(&group);
+}
+
+CTEST_MAIN(test_single_process_exchanges_are_copies, test_unification_over_a_group_of_ranks)

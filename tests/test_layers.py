@@ -1,0 +1,58 @@
+"""The include-rule check of tools/check_layers.py: the real tree follows ARCHITECTURE.md's
+dependency rules, and each rule catches a file that breaks it."""
+
+import subprocess
+import sys
+
+from conftest import REPO
+
+CHECK = REPO / "tools" / "check_layers.py"
+
+
+def run_check(root):
+    return subprocess.run([sys.executable, str(CHECK), str(root)], capture_output=True,
+                          text=True)
+
+
+def test_the_native_tree_follows_the_rules():
+    out = run_check(REPO / "src" / "scorep" / "_native")
+    assert out.returncode == 0, out.stdout
+    assert out.stdout == ""
+
+
+def write(root, rel, *includes):
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join('#include "%s"\n' % i for i in includes))
+
+
+def test_each_rule_catches_its_violation(tmp_path):
+    write(tmp_path, "core/substrates.h", "substrates/trace/trace.h")  # allowed
+    write(tmp_path, "core/events.c", "core/substrates.h", "substrates/profile/profile.h")
+    write(tmp_path, "substrates/profile/tree.c", "core/measurement.h", "substrates/trace/trace.h")
+    write(tmp_path, "substrates/trace/encode.c", "otf2/otf2.h", "core/substrates.h")
+    write(tmp_path, "adapters/mpi/p2p.c", "core/measurement.h", "otf2/otf2.h",
+          "adapters/python/python.h")
+    write(tmp_path, "adapters/io/posix.c", "substrates/trace/trace.h", "core/core_internal.h")
+    write(tmp_path, "bindings/module.c", "adapters/python/internal.h")
+    out = run_check(tmp_path)
+    assert out.returncode == 1
+    lines = out.stdout.splitlines()
+    assert lines == [
+        "adapters/io/posix.c:1: includes substrates/trace/trace.h: adapters see only the core, "
+        "never a substrate",
+        "adapters/io/posix.c:2: includes core/core_internal.h: core/core_internal.h belongs to "
+        "the core's own files",
+        "adapters/mpi/p2p.c:2: includes otf2/otf2.h: adapters never include OTF2",
+        "adapters/mpi/p2p.c:3: includes adapters/python/python.h: adapters never include each "
+        "other",
+        "bindings/module.c:1: includes adapters/python/internal.h: the bindings use only the "
+        "Python adapter's public header",
+        "core/events.c:2: includes substrates/profile/profile.h: the core names substrates only "
+        "in core/substrates.h",
+        "substrates/profile/tree.c:2: includes substrates/trace/trace.h: substrates never "
+        "include each other",
+        "substrates/trace/encode.c:2: includes core/substrates.h: a substrate never includes "
+        "core/substrates.h (it names the other substrates)",
+        "8 include(s) break the layering rules of ARCHITECTURE.md",
+    ]
