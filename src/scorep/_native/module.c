@@ -8,6 +8,7 @@
 
 #include "adapters/python.h"
 #include "core/measurement.h"
+#include "substrates/profile.h"
 #include "substrates/trace.h"
 
 static sp_instrumenter_kind parse_instrumenter(const char *name)
@@ -42,7 +43,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
     const char *cwd = NULL;
     PyObject *exclude_dirs = NULL;
-    unsigned int max_depth = 30;
+    unsigned int max_depth = 128; /* SCOREP_PROFILING_MAX_CALLPATH_DEPTH's default */
     PyObject *program_args = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppd", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
@@ -685,5 +686,19 @@ PyMODINIT_FUNC PyInit__bindings(void)
 {
     if (sp_python_adapter_init() != 0)
         return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    /* Sizes and limits the Python side needs (scorep-score's models, the notes on the
+     * results): exported, so that Python never repeats them by hand. */
+    if (PyModule_AddIntConstant(m, "CHUNK_SIZE", SP_CHUNK_SIZE) < 0 ||
+        PyModule_AddIntConstant(m, "TRACE_RECORD_SIZE", (long)sizeof(sp_trace_record)) < 0 ||
+        PyModule_AddIntConstant(m, "PROFILE_BLOCK_NODES", SP_PROFILE_BLOCK_NODES) < 0 ||
+        PyModule_AddIntConstant(m, "PROFILE_MAX_PARAMETER_VALUES",
+                                SP_PROFILE_MAX_PARAMETER_VALUES) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_LOCATIONS", SP_MAX_LOCATIONS) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
