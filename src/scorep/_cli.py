@@ -14,6 +14,7 @@ import sys
 import types
 
 from scorep import _config, _measurement
+from scorep._errors import ConfigError, HelpRequested, MeasurementError, UsageError
 
 USAGE = "usage: python -m scorep [options] [--] script.py [args] | -m module [args] | -c code [args]"
 
@@ -77,14 +78,6 @@ SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
              "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE",
              "--summary", "--mpp=mpi|none", "-m", "-c", "--")
-
-
-class UsageError(Exception):
-    pass
-
-
-class HelpRequested(Exception):
-    """-h/--help: the caller prints HELP (a library caller such as the kernel decides)."""
 
 
 class Options:
@@ -279,7 +272,7 @@ def main(argv=None):
         sys.stdout.write(HELP)
         sys.exit(0)
     except UsageError as error:
-        fail(str(error), 2)
+        fail(str(error), error.status)
 
     overrides = {}
     if opts.verbose:
@@ -288,8 +281,8 @@ def main(argv=None):
         overrides["SCOREP_FILTERING_FILE"] = opts.filter_file
     try:
         config = _config.from_environ(overrides=overrides)
-    except _config.ConfigError as error:
-        fail(str(error), 1)
+    except ConfigError as error:
+        fail(str(error), error.status)
 
     try:
         code, module = prepare_main(opts)
@@ -315,7 +308,9 @@ def main(argv=None):
         measurement = _measurement.Measurement(config, opts.instrumenter, program_name,
                                                sys.argv, summary=summary,
                                                mpi=mpi).start(register=False)
-    except (_measurement.MeasurementError, _mpi.MPIError, OSError) as error:
+    except MeasurementError as error:  # MPIError too
+        fail(str(error), error.status)
+    except OSError as error:
         fail(str(error), 1)
     measurement.finalize_at_exit()
     if opts.scorep_flags:

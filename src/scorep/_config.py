@@ -8,12 +8,9 @@ import os
 import re
 import socket
 
+from scorep._errors import ConfigError, FilterError, MeasurementError
+
 __all__ = ["ConfigError", "Config", "VARIABLES", "parse_bool", "parse_memory", "from_environ"]
-
-
-class ConfigError(ValueError):
-    """A configuration value that cannot be used; str() is the one-line explanation."""
-
 
 _TRUE = {"true", "yes", "on", "1", "t", "y"}
 _FALSE = {"false", "no", "off", "0", "f", "n", ""}
@@ -104,13 +101,13 @@ def parse_filter_file(name, text):
     if not text.strip():
         return ""
     path = os.path.abspath(text)
+    from scorep import _filter
     try:
-        from scorep import _filter
         _filter.Filter(path)
-    except ImportError:
+    except FilterError:
+        raise
+    except MeasurementError:
         return path  # no core for this interpreter: the measurement will say so
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
     return path
 
 
@@ -181,11 +178,10 @@ class Config:
 
 
 def default_timer():
-    try:
-        from scorep import _bindings
-    except ImportError:
+    from scorep import _native
+    if _native.native() is None:
         return "clock_gettime"
-    usable, _why = _bindings.tsc_usable()
+    usable, _why = _native.native().tsc_usable()
     return "tsc" if usable else "clock_gettime"
 
 

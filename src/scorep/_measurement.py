@@ -16,7 +16,8 @@ import sys
 import threading
 import time
 
-from scorep import _config
+from scorep import _config, _native
+from scorep._errors import MeasurementError
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -39,22 +40,6 @@ TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 def default_instrumenter():
     return "monitoring" if sys.version_info >= (3, 12) else "eval"
-
-
-class MeasurementError(RuntimeError):
-    """Something kept the measurement from starting or from writing its results."""
-
-
-def _bindings():
-    try:
-        from scorep import _bindings as native
-    except ImportError as error:
-        raise MeasurementError(
-            "the measurement core is not built for this Python (%s %d.%d): %s; "
-            "run 'make build PYTHON=%s' in the scorep checkout"
-            % (sys.implementation.name, sys.version_info[0], sys.version_info[1], error,
-               sys.executable)) from None
-    return native
 
 
 def default_experiment_dir(cwd):
@@ -189,7 +174,7 @@ class Measurement:
     def start(self, register=True):
         if Measurement.current is not None:
             raise MeasurementError("a measurement is already running in this process")
-        native = _bindings()
+        native = _native.load()
         cwd = os.getcwd()
         try:
             cwd.encode("utf-8")

@@ -30,14 +30,12 @@ import tarfile
 import xml.etree.ElementTree as ET
 import zlib
 
+from scorep._errors import CubeError
+
 __all__ = [
     "CubeError", "Metric", "Region", "Cnode", "SystemNode", "LocationGroup", "Location",
     "Profile", "read", "deep_order", "wide_order",
 ]
-
-
-class CubeError(Exception):
-    """A file that is not a readable CUBE4 profile; the message names the file and why."""
 
 
 # dtype -> (struct code, size in bytes). Types with several fields per value (TAU_ATOMIC,
