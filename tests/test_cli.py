@@ -33,6 +33,7 @@ def test_help_lists_options_and_fastest_instrumenter(tmp_path):
     (["/nonexistent/x.py"], "scorep: can't open file '/nonexistent/x.py': "
                             "[Errno 2] No such file or directory\n"),
     (["-m", "no_such_module_here"], "scorep: No module named no_such_module_here\n"),
+    (["--mpp=shmem", "x.py"], "scorep: unknown --mpp=shmem; valid: mpi, none\n"),
 ])
 def test_usage_errors(tmp_path, args, message):
     out = run_scorep("python3", args, cwd=tmp_path)
@@ -273,6 +274,29 @@ def test_existing_experiment_directory_is_moved_aside(tmp_path):
     out = run_scorep("python3", [program("calls.py")], empty, cwd=tmp_path)
     assert out.returncode == 0 and (empty / "scorep.cfg").exists()
     assert len([p for p in tmp_path.iterdir() if p.name.startswith("empty")]) == 1
+
+
+def test_move_aside_renames_with_the_modification_time_and_never_deletes(tmp_path):
+    from scorep._files import move_aside
+    assert move_aside(str(tmp_path / "absent")) is None
+    made = []
+    for content in ("first", "second", "third"):
+        path = tmp_path / "initial_scorep.filter"
+        path.write_text(content)
+        os.utime(path, (1700000000, 1700000000))
+        made.append(move_aside(str(path)))
+        assert not path.exists()
+    stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime(1700000000))
+    base = str(tmp_path / "initial_scorep.filter-") + stamp
+    assert made == [base, base + "-2", base + "-3"]
+    assert [open(p).read() for p in made] == ["first", "second", "third"]
+    # A symbolic link is moved, not what it points to.
+    target = tmp_path / "target"
+    target.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    moved = move_aside(str(link))
+    assert os.path.islink(moved) and target.is_dir() and not os.path.lexists(link)
 
 
 def test_existing_experiment_directory_without_overwrite_is_an_error(tmp_path):

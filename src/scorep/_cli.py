@@ -142,7 +142,7 @@ def parse_args(argv):
             else:
                 opts.instrumenter_file = value
         elif name == "--mpp" and has_value:
-            if value not in ("mpi", "none", "shmem"):
+            if value not in ("mpi", "none"):
                 raise UsageError("unknown --mpp=%s; valid: mpi, none" % value)
             opts.mpp = value
         elif arg == "--mpi":  # the first bindings' flag

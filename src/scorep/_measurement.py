@@ -18,6 +18,7 @@ import time
 
 from scorep import _config, _native
 from scorep._errors import MeasurementError
+from scorep._files import move_aside
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -72,7 +73,7 @@ def lock_experiment_dir(path):
 
 def prepare_experiment_dir(path, overwrite):
     """Creates the experiment directory. An existing empty one is used as it is; a non-empty
-    one is renamed to <path>-<its modification time> (never deleted) when overwriting is
+    one is moved aside (scorep._files.move_aside: renamed, never deleted) when overwriting is
     allowed, unless a running measurement holds it. Returns (the path it was moved to or
     None, the descriptor holding the lock on the new directory or None)."""
     moved_to = None
@@ -87,13 +88,7 @@ def prepare_experiment_dir(path, overwrite):
                 raise MeasurementError(
                     "experiment directory %s exists and SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY "
                     "is false" % path)
-            stamp = datetime.datetime.fromtimestamp(os.path.getmtime(path)).strftime("%Y%m%d_%H%M%S")
-            moved_to = "%s-%s" % (path, stamp)
-            n = 1
-            while os.path.lexists(moved_to):
-                n += 1
-                moved_to = "%s-%s-%d" % (path, stamp, n)
-            os.rename(path, moved_to)
+            moved_to = move_aside(path)
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as error:
@@ -431,7 +426,8 @@ class Measurement:
         if r["profile_folded_parameters"]:
             notes.append(
                 "%d parameter value(s) beyond %d distinct ones per call path were not "
-                "split out in the profile" % (r["profile_folded_parameters"], 256))
+                "split out in the profile" % (r["profile_folded_parameters"],
+                                                 self._native.PROFILE_MAX_PARAMETER_VALUES))
         if r.get("trace_error"):
             notes.append("the trace could not be written: %s; its partial files were removed "
                          "(the profile is complete)" % r["trace_error"])
