@@ -430,7 +430,7 @@ def test_generated_names_are_escaped_for_the_filter_parser(tmp_path):
     name = "my region[1]*?#!x\\y"
     path = tmp_path / "escaped.filter"
     path.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE MANGLED %s\nSCOREP_REGION_NAMES_END\n"
-                    % score._escape_pattern(name))
+                    % score.escape_pattern(name))
     f = Filter(path)
     assert f.excludes(name, name, None)
     assert not f.excludes("my region1", "my region1", None)
