@@ -21,6 +21,10 @@ Usage: scorep-score [options] <experiment directory | profile.cubex>
 Estimates the size of an OTF2 trace and the SCOREP_TOTAL_MEMORY a tracing run needs from a
 CUBE4 profile, and helps to filter regions out of the measurement.
 
+Without arguments this help is shown. Profiles written by Score-P are scored with Score-P's
+own rules (its event sizes through otf2-estimator, its memory hint), profiles written by this
+tool with the sizes our trace writer really produces.
+
 Options:
   -r            list every region after the groups
   -s MODE       sort rows by MODE: maxbuffer (default; also maxbuf), totaltime, visits,
@@ -36,6 +40,10 @@ Options:
                   bufferabsolute=M  holds at least M MiB of max_buf (default 0)
                   type=T            is of type usr, com or both (default usr)
                 an existing file of that name is moved aside first
+  -g all        write ./max_scorep.filter instead: it excludes every region of type
+                USR or COM, whatever its numbers (the most a filter can leave out)
+  -c NUM        the number of hardware counters a tracing run records per event
+                (default 0): each enter and leave then also writes a metric record
   -m            show mangled (canonical, module:qualname) region names
   --ranks       instead of the estimate, the load balance over the MPI ranks (over the
                 threads when there is one process): per region the min, mean, max and
@@ -58,6 +66,7 @@ class Options:
         self.mangled = False
         self.ranks = False
         self.help = False
+        self.dense = 0  # -c
 
 
 def parse_args(argv):
@@ -73,7 +82,7 @@ def parse_args(argv):
             opts.mangled = True
         elif arg == "--ranks":
             opts.ranks = True
-        elif arg in ("-s", "-f"):
+        elif arg in ("-s", "-f", "-c"):
             if i + 1 >= len(argv):
                 raise UsageError("%s needs a value" % arg)
             i += 1
@@ -83,6 +92,8 @@ def parse_args(argv):
                     raise UsageError("-s %s: unknown sorting mode (use maxbuffer, totaltime, "
                                      "visits, timepervisit or name)" % argv[i])
                 opts.sort = mode
+            elif arg == "-c":
+                opts.dense = parse_counters(argv[i])
             else:
                 opts.filter_file = argv[i]
         elif arg.startswith("-s") and len(arg) > 2:
@@ -92,10 +103,13 @@ def parse_args(argv):
             opts.sort = mode
         elif arg == "-g":
             # The list is optional: the next argument is it only when it has KEY=VALUE form
-            # and names no file, so `-g profile.cubex` keeps working.
+            # or is "all", and is not the profile (it names no file, or another argument
+            # follows), so that `-g profile.cubex` keeps working.
             following = argv[i + 1] if i + 1 < len(argv) else ""
-            if "=" in following and not following.startswith("-") and \
-                    not os.path.exists(following):
+            listing = "=" in following or \
+                following.split(",")[0].strip().lower() == "all"
+            if listing and not following.startswith("-") and \
+                    (i + 2 < len(argv) or not os.path.exists(following)):
                 i += 1
                 opts.generate = parse_generate_options(argv[i])
             else:
@@ -111,10 +125,24 @@ def parse_args(argv):
         i += 1
     if opts.ranks and (opts.filter_file is not None or opts.generate is not None):
         raise UsageError("--ranks does not go with -f or -g")
+    if not argv:
+        opts.help = True  # Score-P's tool shows its help when called without arguments
     if opts.path is None and not opts.help:
         raise UsageError("no profile given: scorep-score [options] "
                          "<experiment directory | profile.cubex> (see --help)")
     return opts
+
+
+def parse_counters(text):
+    """-c's number of hardware counters: a non-negative integer."""
+    try:
+        number = int(text.strip())
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise UsageError("-c %s: the number of hardware counters is a non-negative integer"
+                         % text)
+    return number
 
 
 def run(argv, out):
@@ -137,11 +165,11 @@ def run(argv, out):
             filter = Filter(opts.filter_file)
         except MeasurementError as error:
             raise ScoreError("-f needs the measurement core: %s" % one_line(error))
-    est = estimate(profile, filter)
+    est = estimate(profile, filter, opts.dense)
     text = format_report(est, opts.sort, opts.show_regions, opts.mangled)
     if opts.generate is not None:
         path, moved, candidates = write_filter_file(est, opts.generate, opts.sort)
-        text += format_generate_message(path, moved, candidates)
+        text += format_generate_message(path, moved, candidates, opts.generate)
     out.write(text)
     out.flush()
     return 0
