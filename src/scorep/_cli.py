@@ -16,7 +16,7 @@ import types
 from scorep import _config, _measurement
 from scorep._errors import ConfigError, HelpRequested, MeasurementError, UsageError
 
-USAGE = "usage: python -m scorep [options] [--] script.py [args] | -m module [args] | -c code [args]"
+USAGE = "Usage: python -m scorep [options] [--] script.py [args] | -m module [args] | -c code [args]"
 
 HELP = USAGE + """
 
@@ -53,7 +53,8 @@ options:
                              experiment (default under mpirun/srun: on when the program
                              imports mpi4py); --mpp=none switches it off
   --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
-                             Score-P instrumenter flags, accepted for compatibility
+                             Score-P instrumenter flags, accepted for compatibility;
+                             --io=runtime:posix (deprecated) sets SCOREP_IO_POSIX=true
   --                         end of options: the next argument is the script
 
 environment (Score-P's names and defaults):
@@ -61,7 +62,11 @@ environment (Score-P's names and defaults):
                                  " (default: %s)" % default if default else "")
                 for name, (default, _parse, description) in _config.VARIABLES.items()) + """
 
-exit status: the program's own; 2 for command-line mistakes, 1 for configuration problems.
+Other SCOREP_* variables (Score-P's that this tool does not implement) get one warning line
+each when set to a value that would change what Score-P records.
+
+exit status: the program's own; 2 for command-line mistakes, 1 for no script and for
+configuration problems.
 """
 
 # Score-P instrumenter flags: accepted so that job scripts written for the original keep
@@ -78,6 +83,24 @@ SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
              "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE",
              "--summary", "--mpp=mpi|none", "-m", "-c", "--")
+
+
+# The original bindings exit with 1 when there is no script ("Did not find a script to run");
+# other command-line mistakes exit with 2, as python's own do.
+NO_SCRIPT_STATUS = 1
+
+IO_DEPRECATION = ("--io=runtime:posix is deprecated: POSIX I/O recording is chosen at run "
+                  "time with SCOREP_IO_POSIX=true, which is set for this run")
+
+
+def io_runtime_posix(flags):
+    """Whether the Score-P flags ask for POSIX I/O recording the old way
+    (--io=runtime:posix, as job scripts for the original bindings have it)."""
+    for flag in flags:
+        name, _sep, value = flag.partition("=")
+        if name == "--io" and any(v.strip() == "runtime:posix" for v in value.split(",")):
+            return True
+    return False
 
 
 class Options:
@@ -103,7 +126,7 @@ def parse_args(argv):
         if arg == "--":
             i += 1
             if i >= len(argv):
-                raise UsageError("no script given after --")
+                raise UsageError("no script given after --", status=NO_SCRIPT_STATUS)
             opts.mode, opts.target, opts.args = "script", argv[i], argv[i + 1:]
             return opts
         if arg in ("-m", "-c"):
@@ -154,7 +177,7 @@ def parse_args(argv):
                 arg, " ".join(OWN_FLAGS), " ".join(sorted(SCOREP_FLAGS) +
                                                    ["%s=..." % f for f in SCOREP_VALUE_FLAGS])))
         i += 1
-    raise UsageError("no script given (see python -m scorep --help)")
+    raise UsageError("no script given (see python -m scorep --help)", status=NO_SCRIPT_STATUS)
 
 
 def fail(message, status):
@@ -275,6 +298,10 @@ def main(argv=None):
         fail(str(error), error.status)
 
     overrides = {}
+    if io_runtime_posix(opts.scorep_flags):
+        sys.stderr.write("scorep: %s\n" % IO_DEPRECATION)
+        # In the environment too: the program's child processes see what Score-P's would.
+        os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"] = "true"
     if opts.verbose:
         overrides["SCOREP_VERBOSE"] = "true"
     if opts.filter_file is not None:
@@ -283,6 +310,8 @@ def main(argv=None):
         config = _config.from_environ(overrides=overrides)
     except ConfigError as error:
         fail(str(error), error.status)
+    for warning in _config.unsupported_variables():
+        sys.stderr.write("scorep: %s\n" % warning)
 
     try:
         code, module = prepare_main(opts)
