@@ -75,6 +75,7 @@ the node blocks.
 from scorep import _native
 from scorep._config import MIN_TOTAL_MEMORY
 from scorep._errors import MeasurementError, one_line
+from scorep.score import model
 from scorep.score.model import ScoreError, paradigm
 
 TIMESTAMP_BYTES = 9
@@ -262,14 +263,14 @@ class MeasuredModel:
         return Scenario(self, est.profile, rows)
 
 
-class Scenario:
+class Scenario(model.Scenario):
     """The trace and memory a measurement would need: all regions, or without the ones a
     filter leaves out. ``unit_bytes``: per location."""
 
-    def __init__(self, model, profile, rows):
+    def __init__(self, measured, profile, rows):
         nloc = len(profile.locations)
-        self.chunk_bytes = model.chunk_bytes
-        self.unit_bytes = [0] * nloc
+        model.Scenario.__init__(self, [0] * nloc)
+        self.chunk_bytes = measured.chunk_bytes
         self.records = [0] * nloc
         self.nodes = [0] * nloc
         for row in rows:
@@ -277,8 +278,8 @@ class Scenario:
                 self.unit_bytes[i] += row.bytes[i]
                 self.records[i] += row.records[i]
                 self.nodes[i] += row.nodes[i]
-        self.trace_chunks = [max(1, -(-r // model.records_per_chunk)) for r in self.records]
-        self.profile_chunks = [max(1, -(-n // model.nodes_per_chunk)) for n in self.nodes]
+        self.trace_chunks = [max(1, -(-r // measured.records_per_chunk)) for r in self.records]
+        self.profile_chunks = [max(1, -(-n // measured.nodes_per_chunk)) for n in self.nodes]
         # Chunks per process (location group) during the run, and with the encoding chunks.
         self.run_chunks = {}
         self.total_chunks = {}
@@ -293,14 +294,6 @@ class Scenario:
         return self.unit_bytes
 
     @property
-    def total_bytes(self):
-        return sum(self.unit_bytes)
-
-    @property
-    def max_buf(self):
-        return max(self.unit_bytes) if self.unit_bytes else 0
-
-    @property
     def max_run_chunks(self):
         return max(self.run_chunks.values()) if self.run_chunks else 0
 
@@ -309,5 +302,3 @@ class Scenario:
         """The SCOREP_TOTAL_MEMORY (bytes) that avoids flushes."""
         chunks = max(self.total_chunks.values()) if self.total_chunks else 1
         return max(chunks * self.chunk_bytes, MIN_TOTAL_MEMORY)
-
-    memory_warning = None

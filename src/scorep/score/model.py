@@ -121,18 +121,41 @@ def is_own_profile(profile):
 
 # ---- rows and groups ----------------------------------------------------------------------
 
-class RegionRow:
-    """One region's numbers: visits, hits and time over all locations, bytes per unit (a
-    location in our model, a process in Score-P's), and in our model raw records and profile
-    nodes per location."""
+class Tally:
+    """Visits, hits and time summed over locations, and bytes per unit (a location in our
+    model, a process in Score-P's): what every row of the table shows."""
 
-    def __init__(self, region, type_, nunits):
-        self.region = region
-        self.type = type_
+    def __init__(self, nunits):
         self.visits = 0
         self.hits = 0
         self.time = 0.0
         self.bytes = [0] * nunits
+
+    def add(self, other):
+        self.visits += other.visits
+        self.hits += other.hits
+        self.time += other.time
+        for i, value in enumerate(other.bytes):
+            self.bytes[i] += value
+
+    @property
+    def max_buf(self):
+        """The bytes on the unit where they are most (Score-P's max_buf)."""
+        return max(self.bytes) if self.bytes else 0
+
+    @property
+    def total_bytes(self):
+        return sum(self.bytes)
+
+
+class RegionRow(Tally):
+    """One region's numbers; in our model also raw records and profile nodes per
+    location."""
+
+    def __init__(self, region, type_, nunits):
+        Tally.__init__(self, nunits)
+        self.region = region
+        self.type = type_
         self.records = [0] * nunits
         self.nodes = [0] * nunits
         self.filtered = None  # None: no filter given; else whether -f leaves it out
@@ -141,58 +164,45 @@ class RegionRow:
     def name(self):
         return self.region.name
 
-    @property
-    def max_buf(self):
-        return max(self.bytes) if self.bytes else 0
 
-    @property
-    def total_bytes(self):
-        return sum(self.bytes)
-
-
-class Group:
+class Group(Tally):
     """A row summing regions (ALL, USR, ..., FLT, or one of the *-FLT rows)."""
 
     def __init__(self, type_, name, nunits, symbol=" "):
+        Tally.__init__(self, nunits)
         self.type = type_
         self.name = name
         self.symbol = symbol
-        self.visits = 0
-        self.hits = 0
-        self.time = 0.0
-        self.bytes = [0] * nunits
-
-    def add(self, part):
-        self.visits += part.visits
-        self.hits += part.hits
-        self.time += part.time
-        for i, value in enumerate(part.bytes):
-            self.bytes[i] += value
-
-    @property
-    def max_buf(self):
-        return max(self.bytes) if self.bytes else 0
-
-    @property
-    def total_bytes(self):
-        return sum(self.bytes)
 
 
-class Part:
+class Part(Tally):
     """What call paths of one region added to one type's group. A dynamic region's calls
     (Score-P's ``instance=``/``iteration=`` children) are charged to its parent's row but
     its own type's group, and no filter applies to them (as in Score-P)."""
 
-    __slots__ = ("type", "row", "dynamic", "visits", "hits", "time", "bytes")
-
     def __init__(self, type_, row, dynamic, nunits):
+        Tally.__init__(self, nunits)
         self.type = type_
         self.row = row
         self.dynamic = dynamic
-        self.visits = 0
-        self.hits = 0
-        self.time = 0.0
-        self.bytes = [0] * nunits
+
+
+class Scenario:
+    """The trace a measurement would write: bytes per unit. The models add their memory
+    hint (``total_memory``, ``memory_warning``)."""
+
+    memory_warning = False
+
+    def __init__(self, unit_bytes):
+        self.unit_bytes = unit_bytes
+
+    @property
+    def total_bytes(self):
+        return sum(self.unit_bytes)
+
+    @property
+    def max_buf(self):
+        return max(self.unit_bytes) if self.unit_bytes else 0
 
 
 class Estimate:

@@ -30,6 +30,7 @@ SCOREP_Score_Group.cpp (rows, the filter file entries).
 
 import subprocess
 
+from scorep.score import model
 from scorep.score.model import ScoreError, paradigm
 
 TIMESTAMP = "Timestamp"
@@ -349,20 +350,12 @@ class ScorePModel:
         return Scenario(unit_bytes, self.max_locations)
 
 
-class Scenario:
+class Scenario(model.Scenario):
     """What Score-P's tool reports: bytes per process, and its memory hint."""
 
     def __init__(self, unit_bytes, max_locations):
-        self.unit_bytes = unit_bytes
+        model.Scenario.__init__(self, unit_bytes)
         self.max_locations = max_locations
-
-    @property
-    def total_bytes(self):
-        return sum(self.unit_bytes)
-
-    @property
-    def max_buf(self):
-        return max(self.unit_bytes) if self.unit_bytes else 0
 
     @property
     def total_memory(self):
