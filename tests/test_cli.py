@@ -267,6 +267,12 @@ def test_unsupported_score_p_variables_get_one_warning_line_each(tmp_path):
     assert out.returncode == 0
     assert [line.split("=")[0] for line in out.stderr.splitlines()] == [
         "scorep: SCOREP_METRIC_PAPI", "scorep: SCOREP_MPI_ENABLE_GROUPS"]
+    # Under a launcher rank 0 says it for the job, the other ranks keep quiet.
+    for rank, lines in (("0", 2), ("1", 0)):
+        out = run_scorep("python3", ["--mpp=none", "--io=runtime:posix", program("calls.py")],
+                         tmp_path / "exp3", cwd=tmp_path, OMPI_COMM_WORLD_RANK=rank,
+                         OMPI_COMM_WORLD_SIZE="2", SCOREP_METRIC_PAPI="PAPI_TOT_INS")
+        assert out.returncode == 0 and len(out.stderr.splitlines()) == lines, out.stderr
 
 
 def test_noinstrumenter_midstack_enable_is_balanced(python, tmp_path):

@@ -297,9 +297,13 @@ def main(argv=None):
     except UsageError as error:
         fail(str(error), error.status)
 
+    from scorep import _mpi
+    # Said once for a job, not once per rank.
+    speaks = _mpi.launcher_rank() in (None, 0)
     overrides = {}
     if io_runtime_posix(opts.scorep_flags):
-        sys.stderr.write("scorep: %s\n" % IO_DEPRECATION)
+        if speaks:
+            sys.stderr.write("scorep: %s\n" % IO_DEPRECATION)
         # In the environment too: the program's child processes see what Score-P's would.
         os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"] = "true"
     if opts.verbose:
@@ -310,7 +314,7 @@ def main(argv=None):
         config = _config.from_environ(overrides=overrides)
     except ConfigError as error:
         fail(str(error), error.status)
-    for warning in _config.unsupported_variables():
+    for warning in _config.unsupported_variables() if speaks else ():
         sys.stderr.write("scorep: %s\n" % warning)
 
     try:
@@ -326,7 +330,6 @@ def main(argv=None):
         program_name = "python -m " + opts.target
     else:
         program_name = "python -c"
-    from scorep import _mpi
     mpi = opts.mpp == "mpi" or (opts.mpp is None and _mpi.under_launcher())
     try:
         if opts.mpp == "mpi":

@@ -3,7 +3,7 @@ the same run would take and the SCOREP_TOTAL_MEMORY it would need.
 
 Two byte and memory models fill the same rows:
 
-- profiles written by this tool (``Creator`` "scorep (Python measurement tool)"): the bytes
+- profiles written by this tool (``Creator`` "scorep ...", Score-P's say "Score-P ..."): the bytes
   our trace writer really produces, measured (:mod:`scorep.score.measured`);
 - profiles written by Score-P: Score-P's own rules, so that the numbers are the ones its
   scorep-score prints (:mod:`scorep.score.scorep_rules`).
@@ -50,8 +50,6 @@ _PARADIGM_TYPES = {"mpi": "MPI", "shmem": "SHMEM", "openmp": "OMP", "pthread": "
                    "cuda": "CUDA", "opencl": "OPENCL", "openacc": "OPENACC",
                    "memory": "MEMORY", "measurement": "SCOREP", "hip": "HIP", "io": "IO"}
 _PARADIGM_PREFIXES = (("libwrap:", "LIB"), ("kokkos:", "KOKKOS"), ("hip:", "HIP"))
-
-OWN_CREATOR = "scorep (Python measurement tool)"
 
 
 class ScoreError(ScorepError):
@@ -115,7 +113,7 @@ def classify(profile):
 
 def is_own_profile(profile):
     """Whether this tool wrote the profile (then its trace is ours and so is the model)."""
-    return profile.attrs.get("Creator", "") == OWN_CREATOR or \
+    return profile.attrs.get("Creator", "").startswith("scorep") or \
         any(key.startswith("scorep::") for key in profile.attrs)
 
 
