@@ -51,7 +51,7 @@ def python(request):
 def scorep_env(experiment_dir=None, **extra):
     env = dict(os.environ)
     for name in list(env):
-        if name.startswith("SCOREP_") and name != "SCOREP_TEST_PYTHONS":
+        if name.startswith("SCOREP_"):
             del env[name]
     env["PYTHONPATH"] = str(SRC)
     env.pop("PYTHONHOME", None)

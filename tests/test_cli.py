@@ -20,6 +20,8 @@ def plain(python, args, cwd):
 def test_help_lists_options_and_fastest_instrumenter(tmp_path):
     out = run_scorep("python3", ["--help"], cwd=tmp_path)
     assert out.returncode == 0 and out.stderr == ""
+    # The original's test checks the capital U.
+    assert out.stdout.startswith("Usage: python -m scorep [options] [--] script.py")
     assert "--instrumenter-type" in out.stdout and "--noinstrumenter" in out.stdout
     assert re.search(r"monitoring .*the fastest", out.stdout)
     assert "SCOREP_TOTAL_MEMORY" in out.stdout
@@ -28,11 +30,21 @@ def test_help_lists_options_and_fastest_instrumenter(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     ([], "scorep: no script given (see python -m scorep --help)\n"),
+    (["-v", "--"], "scorep: no script given after --\n"),
+])
+def test_no_script_exits_1_as_the_original(tmp_path, args, message):
+    out = run_scorep("python3", args, cwd=tmp_path)
+    assert (out.returncode, out.stdout, out.stderr) == (1, "", message)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("args,message", [
     (["--frobnicate", "x.py"], None),
     (["--instrumenter-type=fast", "x.py"], None),
     (["/nonexistent/x.py"], "scorep: can't open file '/nonexistent/x.py': "
                             "[Errno 2] No such file or directory\n"),
     (["-m", "no_such_module_here"], "scorep: No module named no_such_module_here\n"),
+    (["--mpp=shmem", "x.py"], "scorep: unknown --mpp=shmem; valid: mpi, none\n"),
 ])
 def test_usage_errors(tmp_path, args, message):
     out = run_scorep("python3", args, cwd=tmp_path)
@@ -203,10 +215,64 @@ def test_instrumenter_file_runs_before_the_script(python, tmp_path):
 
 
 def test_score_p_flags_are_accepted(tmp_path):
-    out = run_scorep("python3", ["--mpp=mpi", "--thread=pthread", "--io=runtime:posix",
+    out = run_scorep("python3", ["--mpp=mpi", "--thread=pthread", "--io=posix",
                                  "--nocompiler", "--compiler", "--user", "--keep-files",
                                  program("calls.py")], tmp_path / "exp", cwd=tmp_path)
     assert out.returncode == 0 and out.stderr == "" and out.stdout == "argv []\n"
+
+
+def test_io_runtime_posix_is_deprecated_and_sets_scorep_io_posix(tmp_path):
+    exp = tmp_path / "exp"
+    out = run_scorep("python3", ["--io=runtime:posix", "-c",
+                                 "import os; print(os.environ['SCOREP_IO_POSIX'])"],
+                     exp, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout == "true\n"
+    assert out.stderr == ("scorep: --io=runtime:posix is deprecated: POSIX I/O recording is "
+                          "chosen at run time with SCOREP_IO_POSIX=true, which is set for this "
+                          "run\n")
+    assert "SCOREP_IO_POSIX=true" in (exp / "scorep.cfg").read_text().splitlines()
+    # Set by the user, the (pending) variable is taken silently and recorded.
+    out = run_scorep("python3", [program("calls.py")], exp, cwd=tmp_path, SCOREP_IO_POSIX="yes")
+    assert out.returncode == 0 and out.stderr == ""
+    assert "SCOREP_IO_POSIX=true" in (exp / "scorep.cfg").read_text().splitlines()
+
+
+def test_unsupported_score_p_variables_get_one_warning_line_each(tmp_path):
+    out = run_scorep("python3", [program("calls.py")], tmp_path / "exp", cwd=tmp_path,
+                     SCOREP_PROFILING_FORMAT="tau_snapshot", SCOREP_SELECTIVE_CONFIG_FILE="sel.cfg",
+                     SCOREP_METRIC_PAPI="PAPI_TOT_INS", SCOREP_ENABLE_TRACNG="true",
+                     # nothing asked: a feature off, Score-P's default, a tuning knob
+                     SCOREP_TRACING_USE_SION="false", SCOREP_METRIC_RUSAGE="",
+                     SCOREP_PAGE_SIZE="8K", SCOREP_TOPOLOGY_PLATFORM="true")
+    assert out.returncode == 0 and out.stdout == "argv []\n"
+    assert out.stderr.splitlines() == [
+        "scorep: SCOREP_ENABLE_TRACNG='true' is not supported by this tool and has no effect",
+        "scorep: SCOREP_METRIC_PAPI='PAPI_TOT_INS' is not supported by this tool and has no "
+        "effect; no hardware or software counters are recorded",
+        "scorep: SCOREP_PROFILING_FORMAT='tau_snapshot' is not supported by this tool and has "
+        "no effect; the profile is always CUBE4 (profile.cubex)",
+        "scorep: SCOREP_SELECTIVE_CONFIG_FILE='sel.cfg' is not supported by this tool and has "
+        "no effect; use scorep.user.enable_recording()/disable_recording() or a filter file "
+        "(SCOREP_FILTERING_FILE)"]
+    # A scorep.cfg Score-P wrote, sourced as its manual suggests: only what it asks for and
+    # this tool does not do (PAPI counters, MPI groups) is said.
+    cfg = {}
+    with open(os.path.join(os.path.dirname(__file__), "data", "cube-samples",
+                           "kripke.p8.d2.g32.r1", "scorep.cfg")) as f:
+        for line in f:
+            name, _sep, value = line.strip().partition("=")
+            cfg[name] = value.replace("'", "")
+    cfg.update(SCOREP_EXPERIMENT_DIRECTORY=str(tmp_path / "exp2"), SCOREP_MACHINE_NAME="m")
+    out = run_scorep("python3", [program("calls.py")], cwd=tmp_path, **cfg)
+    assert out.returncode == 0
+    assert [line.split("=")[0] for line in out.stderr.splitlines()] == [
+        "scorep: SCOREP_METRIC_PAPI", "scorep: SCOREP_MPI_ENABLE_GROUPS"]
+    # Under a launcher rank 0 says it for the job, the other ranks keep quiet.
+    for rank, lines in (("0", 2), ("1", 0)):
+        out = run_scorep("python3", ["--mpp=none", "--io=runtime:posix", program("calls.py")],
+                         tmp_path / "exp3", cwd=tmp_path, OMPI_COMM_WORLD_RANK=rank,
+                         OMPI_COMM_WORLD_SIZE="2", SCOREP_METRIC_PAPI="PAPI_TOT_INS")
+        assert out.returncode == 0 and len(out.stderr.splitlines()) == lines, out.stderr
 
 
 def test_noinstrumenter_midstack_enable_is_balanced(python, tmp_path):
@@ -273,6 +339,29 @@ def test_existing_experiment_directory_is_moved_aside(tmp_path):
     out = run_scorep("python3", [program("calls.py")], empty, cwd=tmp_path)
     assert out.returncode == 0 and (empty / "scorep.cfg").exists()
     assert len([p for p in tmp_path.iterdir() if p.name.startswith("empty")]) == 1
+
+
+def test_move_aside_renames_with_the_modification_time_and_never_deletes(tmp_path):
+    from scorep._files import move_aside
+    assert move_aside(str(tmp_path / "absent")) is None
+    made = []
+    for content in ("first", "second", "third"):
+        path = tmp_path / "initial_scorep.filter"
+        path.write_text(content)
+        os.utime(path, (1700000000, 1700000000))
+        made.append(move_aside(str(path)))
+        assert not path.exists()
+    stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime(1700000000))
+    base = str(tmp_path / "initial_scorep.filter-") + stamp
+    assert made == [base, base + "-2", base + "-3"]
+    assert [open(p).read() for p in made] == ["first", "second", "third"]
+    # A symbolic link is moved, not what it points to.
+    target = tmp_path / "target"
+    target.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    moved = move_aside(str(link))
+    assert os.path.islink(moved) and target.is_dir() and not os.path.lexists(link)
 
 
 def test_existing_experiment_directory_without_overwrite_is_an_error(tmp_path):

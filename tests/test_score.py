@@ -10,6 +10,7 @@ import csv
 import io
 import math
 import re
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -17,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Trace, otf2_print, program, run, run_scorep, scorep_env
-from scorep import cube, score
+from scorep import _native, cube, score
+
+CHUNK_BYTES = _native.constant("CHUNK_SIZE")
 
 SAMPLES = Path(__file__).resolve().parent / "data" / "cube-samples"
 TIME_P4 = SAMPLES / "time.p4.n2000.x1.r0"
@@ -191,7 +194,14 @@ def test_m_shows_canonical_names(calls):
 def test_sort_orders(calls, mode):
     _, sections = parse(ok("-r", "-s", mode, calls))
     groups, regions = sections
-    assert groups[0].name == "ALL"
+    # Score-P sorts ALL with the groups: it comes first but for time per visit, where the
+    # average is larger than the tiny functions' USR group.
+    assert groups == sorted(groups, key={
+        "maxbuffer": lambda g: -g.max_buf, "maxbuf": lambda g: -g.max_buf,
+        "visits": lambda g: -g.visits, "totaltime": lambda g: -g.time,
+        "name": lambda g: g.name, "timepervisit": lambda g: g.per_visit}[mode])
+    if mode != "timepervisit":
+        assert groups[0].name == "ALL"
     names = [r.name for r in regions]
     known = ["__main__:hot", "__main__:medium", "user:tagged", "__main__:slow",
              "__main__:driver"]
@@ -255,12 +265,15 @@ def test_estimate_matches_the_trace_of_the_same_run(tmp_path, calls, name):
 def test_compressed_sizes_and_readable_bytes():
     assert [score.compressed_size(v) for v in (0, 1, 255, 256, 65535, 65536, 2**32, -1)] == \
         [1, 2, 2, 3, 3, 4, 6, 9]
-    assert score.readable_bytes(913) == "913 bytes"
-    assert score.readable_bytes(4096) == "4096 bytes"
+    # Score-P's get_user_readable_byte_no: divided while above 4 units, then 1 added.
+    assert score.readable_bytes(913) == "914 bytes"
+    assert score.readable_bytes(4096) == "4097 bytes"
     assert score.readable_bytes(4097) == "5kB"
     assert score.readable_bytes(585893) == "573kB"
-    assert score.readable_bytes(1 << 20) == "1024kB"
+    assert score.readable_bytes(1 << 20) == "1025kB"
+    assert score.readable_bytes(4 << 20) == "4097kB"
     assert score.readable_bytes(27 * 256 * 1024) == "7MB"
+    assert score.readable_bytes(5 << 40) == "6TB"
 
 
 # ---- the memory model ----------------------------------------------------------------------
@@ -289,7 +302,7 @@ def test_total_memory_hint_avoids_flushes_and_less_memory_flushes(tmp_path):
     assert 304900 < s.records[0] < 305100
     assert 2400 < s.nodes[0] < 2600
     assert s.trace_chunks == [19] and s.profile_chunks == [2]
-    assert s.max_run_chunks == 21 and s.total_memory == 22 * score.CHUNK_BYTES
+    assert s.max_run_chunks == 21 and s.total_memory == 22 * CHUNK_BYTES
     assert hint == "6MB" and to_bytes(hint) >= s.total_memory
 
     exp, stderr = _trace_with_memory(tmp_path, "hinted", hint)
@@ -301,7 +314,7 @@ def test_total_memory_hint_avoids_flushes_and_less_memory_flushes(tmp_path):
     assert "BUFFER_FLUSH" in otf2_print(str(exp / "traces.otf2"))
 
     # The model is exact: the run needs its 21 chunks (trace and profile), one less flushes.
-    chunk_k = score.CHUNK_BYTES // 1024
+    chunk_k = CHUNK_BYTES // 1024
     _, stderr = _trace_with_memory(tmp_path, "exact", "%dk" % (s.max_run_chunks * chunk_k))
     assert "flushed" not in stderr
     _, stderr = _trace_with_memory(tmp_path, "one_less",
@@ -363,18 +376,28 @@ def test_filter_never_marks_mpi_or_measurement_regions(tmp_path):
 
 # ---- -g ------------------------------------------------------------------------------------
 
+def region_rules(text):
+    """The lines of a filter file's region block that are not comments: real scorep-score
+    -g writes one EXCLUDE, then one MANGLED <name> line per region."""
+    block = text.split("SCOREP_REGION_NAMES_BEGIN\n", 1)[1].split("SCOREP_REGION_NAMES_END")[0]
+    return [l.strip() for l in block.splitlines() if l.strip() and not l.strip().startswith("#")]
+
+
 def test_generate_writes_a_filter_that_the_measurement_applies(calls, tmp_path):
     out = ok("-g", calls, cwd=tmp_path)
     path = tmp_path / score.FILTER_FILE_NAME
     assert "An initial filter file template has been generated: '%s'" % path in out
     text = path.read_text()
-    rules = [l.strip() for l in text.splitlines() if l.strip().startswith("EXCLUDE")]
-    assert rules == ["EXCLUDE MANGLED __main__:hot"]
-    comment = text[:text.index("EXCLUDE MANGLED __main__:hot")].splitlines()[-4:-1]
-    assert re.match(r"^    # type=USR max_buf=480,000 \(9\d\.\d% of max_buf\) visits=20,000, "
-                    r"time=\d+\.\d\ds \(\s*\d+\.\d%\), time/visit=0\.\d\dus$", comment[0]), comment
+    assert region_rules(text) == ["EXCLUDE", "MANGLED __main__:hot"]
+    assert text.splitlines()[-1] == "SCOREP_REGION_NAMES_END"
+    comment = text[:text.index("    MANGLED __main__:hot")].splitlines()[-3:]
+    assert re.match(r"^    # type=USR max_buf=\s*480,000 visits=\s*20,000, time=\s*\d+\.\d\ds "
+                    r"\(\s*\d+\.\d%\), time/visit=\s+0\.\d\dus$", comment[0]), comment
     assert comment[1] == "    # name='__main__:hot'"
-    assert comment[2] == "    # file='%s'" % program("score_calls.py")
+    # Files are shown without the common prefix the header names (as Score-P does).
+    prefix = re.search(r"^# The common prefix for the files is:\n# '(.*)'$", text, re.M).group(1)
+    assert prefix and program("score_calls.py").startswith(prefix)
+    assert comment[2] == "    # file='%s'" % program("score_calls.py")[len(prefix):]
     assert "at least 1% of the estimated trace buffer" in text
     assert "at most 1 us" in text
 
@@ -399,9 +422,14 @@ def test_generate_writes_a_filter_that_the_measurement_applies(calls, tmp_path):
     again.mkdir()
     ok("-g", "bufferpercent=50", "-f", path, calls, cwd=again)
     text = (again / score.FILTER_FILE_NAME).read_text()
-    assert "# Regions left out by the filter file given with -f: %s" % path in text
-    assert [l.strip() for l in text.splitlines() if l.strip().startswith("EXCLUDE")] == \
-        ["EXCLUDE MANGLED __main__:hot"]
+    assert "    # Regions directly included from filter file provided by `-f`:\n    # '%s'" \
+        % path in text
+    assert region_rules(text) == ["EXCLUDE", "MANGLED __main__:hot"]
+    # Given the file it is about to replace, the note says where that went.
+    ok("-g", "-f", score.FILTER_FILE_NAME, calls, cwd=again)
+    moved = sorted(p.name for p in again.iterdir() if p.name != score.FILTER_FILE_NAME)
+    assert "    # '%s' moved to '%s'" % (score.FILTER_FILE_NAME, again / moved[-1]) in \
+        (again / score.FILTER_FILE_NAME).read_text()
 
 
 def test_generate_parameters_and_moving_an_existing_file_aside(calls, tmp_path):
@@ -412,15 +440,15 @@ def test_generate_parameters_and_moving_an_existing_file_aside(calls, tmp_path):
     assert len(moved) == 1 and moved[0].read_text() == first
     assert "Moved existing filter file to: '%s'" % moved[0] in out
     text = (tmp_path / score.FILTER_FILE_NAME).read_text()
-    rules = [l.strip() for l in text.splitlines() if l.strip().startswith("EXCLUDE")]
     # hot (98 %) and medium (1.5 % of max_buf); slow has 3 visits but 0.01 % of max_buf.
-    assert rules == ["EXCLUDE MANGLED __main__:hot", "EXCLUDE MANGLED __main__:medium"]
+    assert region_rules(text) == ["EXCLUDE", "MANGLED __main__:hot", "MANGLED __main__:medium"]
     assert "at least 3 visits" in text
-    # Nothing qualifies: the file still parses and excludes nothing.
+    # Nothing qualifies: an EXCLUDE without patterns, as Score-P writes it; it parses and
+    # excludes nothing.
     out = ok("-g", "timepervisit=0", calls, cwd=tmp_path)
     assert "No region meets the conditions" in out
     text = (tmp_path / score.FILTER_FILE_NAME).read_text()
-    assert "EXCLUDE" not in text.replace("# ", "#").split("SCOREP_REGION_NAMES_BEGIN")[1]
+    assert region_rules(text) == ["EXCLUDE"]
     _, sections = parse(ok("-r", "-f", tmp_path / score.FILTER_FILE_NAME, calls))
     assert {r.flt for r in sections[2]} == {"-"}
 
@@ -429,8 +457,8 @@ def test_generated_names_are_escaped_for_the_filter_parser(tmp_path):
     from scorep._filter import Filter
     name = "my region[1]*?#!x\\y"
     path = tmp_path / "escaped.filter"
-    path.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE MANGLED %s\nSCOREP_REGION_NAMES_END\n"
-                    % score._escape_pattern(name))
+    path.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\n    MANGLED %s\n"
+                    "SCOREP_REGION_NAMES_END\n" % score.clean_name(name))
     f = Filter(path)
     assert f.excludes(name, name, None)
     assert not f.excludes("my region1", "my region1", None)
@@ -508,6 +536,232 @@ def test_other_samples_add_up(sample):
             assert groups[0].visits == sum(int(r[2]) for r in list(csv.reader(f))[1:])
 
 
+# ---- Score-P's rules on Score-P's profiles ------------------------------------------------
+#
+# Score-P's scorep-score asks OTF2's otf2-estimator for the size of each event (given the
+# profile's definition counts) and charges each visit the events its region stands for
+# (src/tools/score/SCOREP_Score_Estimator.cpp, SCOREP_Score_Event.cpp,
+# SCOREP_Score_EventList.hpp). The expectations below are built from the samples' excl.csv
+# and otf2-estimator directly, not through scorep.score.
+
+def otf2_sizes(definitions, names):
+    script = ["set %s %d" % d for d in definitions] + ["get " + n for n in names] + ["exit"]
+    out = subprocess.run(["otf2-estimator"], input="\n".join(script) + "\n",
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    return {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in out.splitlines()}
+
+
+def score_p_readable(count):
+    """Score-P's get_user_readable_byte_no, for the summary lines."""
+    units = 0
+    while count > 4096:
+        count //= 1024
+        units += 1
+    return "%d%s" % (count + 1, [" bytes", "kB", "MB", "GB"][units])
+
+
+def visits_per_rank(sample, ranks):
+    profile = cube.read(sample / "profile.cubex")
+    visits = collections.defaultdict(lambda: [0] * ranks)
+    with open(sample / "excl.csv") as f:
+        for row in list(csv.reader(f))[1:]:
+            visits[profile.cnodes[int(row[0])].region.name][int(row[1])] += int(row[2])
+    return visits
+
+
+def test_score_p_profile_bytes_and_memory_hint_are_score_p_s():
+    s = otf2_sizes([("Region", 262), ("Metric", 10), ("Parameter", 4)],
+                   ["Timestamp", "Enter", "Leave", "MpiSend", "MpiRecv", "MpiCollectiveBegin",
+                    "MpiCollectiveEnd", "ProgramBegin 4", "ProgramEnd"])
+    ts = s["Timestamp"]
+    call = s["Enter"] + s["Leave"] + 2 * ts
+    collective = call + s["MpiCollectiveBegin"] + s["MpiCollectiveEnd"] + ts  # Begin: no time
+    visits = visits_per_rank(TIME_P4, 4)
+    per_visit = {name: call for name in visits}
+    per_visit.update({"MPI_Send": call + s["MpiSend"] + ts, "MPI_Recv": call + s["MpiRecv"] + ts,
+                      # the program's root: no Enter/Leave, ProgramBegin (4 arguments) and End
+                      "bg_time": s["ProgramBegin 4"] + s["ProgramEnd"] + 2 * ts})
+    for name in ("MPI_Allgather", "MPI_Allreduce", "MPI_Barrier", "MPI_Bcast", "MPI_Gather",
+                 "MPI_Reduce", "MPI_Scatter"):
+        per_visit[name] = collective
+    rank_bytes = [sum(per_visit[n] * v[rank] for n, v in visits.items()) for rank in range(4)]
+
+    summary, (groups, regions) = parse(ok("-r", TIME_P4))
+    rows = by_name(regions)
+    for name, counts in visits.items():
+        if sum(counts):
+            assert rows[name].visits == sum(counts)
+            assert rows[name].max_buf == max(per_visit[name] * c for c in counts), name
+    assert rows["bg_time"].max_buf == per_visit["bg_time"] and rows["bg_time"].type == "SCOREP"
+    # max_buf is per process (here one thread each); the summary sums the processes.
+    assert by_name(groups)["ALL"].max_buf == max(rank_bytes)
+    assert summary_value(summary, "Estimated aggregate size of event trace:") == \
+        score_p_readable(sum(rank_bytes))
+    assert summary_value(summary, "Estimated requirements for largest trace buffer (max_buf):") \
+        == score_p_readable(max(rank_bytes))
+    # The memory hint: max(max_buf, 2 MiB) + 2 MiB per location of the largest process.
+    memory = score_p_readable(max(max(rank_bytes), 2 << 20) + (2 << 20) * 1)
+    assert summary_value(summary, "Estimated memory requirements (SCOREP_TOTAL_MEMORY):") == \
+        memory
+    assert "(hint: When tracing set SCOREP_TOTAL_MEMORY=%s to avoid intermediate flushes" \
+        % memory in summary
+    # No file framing anywhere: the SCOREP row is the program's two events.
+    assert by_name(groups)["SCOREP"].max_buf == per_visit["bg_time"]
+
+
+def test_score_p_profiles_of_other_versions():
+    # Score-P 8.4, one process: ProgramBegin with 0 arguments and ProgramEnd make the SCOREP
+    # row 41 bytes (the row the Score-P manual shows for its example); 4 MiB + 1 kB printed.
+    s = otf2_sizes([("Region", 20), ("Metric", 8), ("Parameter", 4)],
+                   ["Timestamp", "Enter", "Leave", "ProgramBegin 0", "ProgramEnd"])
+    summary, (groups, regions) = parse(ok("-r", CALL_TREE))
+    assert by_name(groups)["SCOREP"].max_buf == \
+        s["ProgramBegin 0"] + s["ProgramEnd"] + 2 * s["Timestamp"] == 41
+    call = s["Enter"] + s["Leave"] + 2 * s["Timestamp"]
+    assert by_name(regions)["d3"].max_buf == 12 * call
+    assert summary_value(summary, "Estimated memory requirements (SCOREP_TOTAL_MEMORY):") == \
+        "4097kB"
+    # Score-P 1.4 wrote no program argument count: no ProgramBegin/End, so no SCOREP row;
+    # an MPI_Isend writes MpiIsend and MpiIsendComplete besides Enter/Leave.
+    s = otf2_sizes([("Region", 211), ("Metric", 15)],
+                   ["Timestamp", "Enter", "Leave", "MpiIsend", "MpiIsendComplete"])
+    _, (groups, regions) = parse(ok("-r", KRIPKE))
+    assert [g.name for g in groups] == ["ALL", "MPI", "USR", "COM"]
+    per_visit = s["Enter"] + s["Leave"] + s["MpiIsend"] + s["MpiIsendComplete"] + \
+        4 * s["Timestamp"]
+    isend = by_name(regions)["MPI_Isend"]
+    assert isend.max_buf == per_visit * 12000 and isend.visits == 96000  # 12,000 per rank
+
+
+def _anchor_only_cubex(path, regions, tree):
+    """A CUBE4 file with an anchor.xml only: regions (name, paradigm or None for none,
+    descr) and a call tree of nested (region index, [children]) tuples; every metric is
+    zero."""
+    region_xml = "".join(
+        '<region id="%d" mod="" begin="-1" end="-1"><name>%s</name>%s<descr>%s</descr>'
+        '</region>' % (i, name, "" if paradigm is None else "<paradigm>%s</paradigm>" % paradigm,
+                       descr)
+        for i, (name, paradigm, descr) in enumerate(regions))
+    ids = iter(range(1000))
+
+    def cnode(node):
+        index, children = node
+        return '<cnode id="%d" calleeId="%d">%s</cnode>' % (
+            next(ids), index, "".join(cnode(c) for c in children))
+    anchor = ('<?xml version="1.0"?><cube version="4.4"><metrics>'
+              '<metric id="0"><uniq_name>visits</uniq_name><dtype>UINT64</dtype></metric>'
+              '<metric id="1" type="INCLUSIVE"><uniq_name>time</uniq_name><dtype>DOUBLE</dtype>'
+              '</metric></metrics><program>%s%s</program><system>'
+              '<systemtreenode Id="0"><name>m</name><class>machine</class>'
+              '<locationgroup Id="0"><name>p</name><rank>0</rank><type>process</type>'
+              '<location Id="0"><name>t</name><rank>0</rank><type>thread</type></location>'
+              '</locationgroup></systemtreenode></system></cube>'
+              % (region_xml, cnode(tree))).encode()
+    with tarfile.open(path, "w") as tar:
+        info = tarfile.TarInfo("anchor.xml")
+        info.size = len(anchor)
+        tar.addfile(info, io.BytesIO(anchor))
+    return cube.read(path)
+
+
+def test_paradigm_classification_follows_score_p(tmp_path):
+    """SCOREP_Score_Profile::get_definition_type: a paradigm 'unknown' (also a missing one,
+    as cubelib reports it) is replaced by the region's description; the name decides only
+    when that is 'unknown' too, as in profiles of old Score-P versions."""
+    from scorep.score.model import classify
+    old = "unknown"
+    regions = [
+        ("main", "user", ""), ("wrapped", "libwrap:libfoo", ""), ("kernel", "kokkos:parallel",
+                                                                   ""),
+        ("hip_a", "hip", ""), ("hip_b", "hip:runtime", ""), ("MPI_Send", old, old),
+        ("shmem_put", old, old), ("omp_get_thread_num", old, old),
+        ("!$omp parallel @x.c:3", old, old), ("pthread_create", None, old),
+        ("cudaMalloc", old, old), ("cuLaunchKernel", old, old),
+        ("clCreateBuffer", old, old), ("cleanup", old, old), ("custom", old, old),
+        ("described", "unknown", "mpi"), ("flush", "measurement", ""), ("f", "user", ""),
+        ("g", "compiler", ""), ("h", "user", ""), ("io_call", "io", ""),
+        ("alloc", "memory", ""), ("MPI_Recv", "unknown", ""),
+    ]
+    index = {name: i for i, (name, _p, _d) in enumerate(regions)}
+    leaf = lambda name: (index[name], [])
+    tree = (index["main"], [
+        (index["f"], [leaf("flush")]),             # the measurement does not make f COM
+        (index["g"], [(index["h"], [leaf("MPI_Send")])]),  # g and h lead to MPI: COM
+        leaf("wrapped"),                           # a library call makes main COM
+        (index["custom"], [leaf("alloc")]),        # so does MEMORY (it comes after COM)
+    ])
+    types = classify(_anchor_only_cubex(tmp_path / "p.cubex", regions, tree))
+    by = {name: types[i] for name, i in index.items()}
+    assert {n: by[n] for n in ("wrapped", "kernel", "hip_a", "hip_b", "MPI_Send", "shmem_put",
+                               "omp_get_thread_num", "!$omp parallel @x.c:3",
+                               "pthread_create", "cudaMalloc", "cuLaunchKernel",
+                               "clCreateBuffer", "described", "flush", "io_call",
+                               "alloc")} == {
+        "wrapped": "LIB", "kernel": "KOKKOS", "hip_a": "HIP", "hip_b": "HIP",
+        "MPI_Send": "MPI", "shmem_put": "SHMEM", "omp_get_thread_num": "OMP",
+        "!$omp parallel @x.c:3": "OMP", "pthread_create": "PTHREAD", "cudaMalloc": "CUDA",
+        "cuLaunchKernel": "CUDA", "clCreateBuffer": "OPENCL", "described": "MPI",
+        "flush": "SCOREP", "io_call": "IO", "alloc": "MEMORY"}
+    # 'cleanup' is not cl + upper case: a user region; unknown without a rule: USR, also a
+    # name of the MPI_ form whose description is not 'unknown' (Score-P reads it literally).
+    assert by["cleanup"] == "USR" and by["f"] == "USR" and by["MPI_Recv"] == "USR"
+    assert by["main"] == by["g"] == by["h"] == by["custom"] == "COM"
+
+
+def test_filtered_scorep_row_equals_the_unfiltered_one(calls, tmp_path):
+    flt = tmp_path / "hot.filter"
+    flt.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE __main__:hot\nSCOREP_REGION_NAMES_END\n")
+    _, (before, after, _regions) = parse(ok("-r", "-f", flt, calls))
+    assert by_name(before)["SCOREP"].max_buf == by_name(after)["SCOREP-FLT"].max_buf
+    assert by_name(after)["ALL-FLT"].max_buf == sum(
+        g.max_buf for g in after if g.name not in ("ALL-FLT", "FLT"))
+
+
+def test_hardware_counters_add_metric_records(calls):
+    # Score-P's rule: each visit gets a metric set at enter and at leave, with a timestamp.
+    s = otf2_sizes([("Region", 20), ("Metric", 8), ("Parameter", 4)], ["Timestamp", "Metric 2"])
+    _, (_, plain) = parse(ok("-r", CALL_TREE))
+    _, (_, counted) = parse(ok("-r", "-c", "2", CALL_TREE))
+    extra = 2 * s["Metric 2"] + s["Timestamp"]
+    assert by_name(counted)["d3"].max_buf - by_name(plain)["d3"].max_buf == 12 * extra
+    # Our traces: the metric records share the enter's and leave's timestamps.
+    s = otf2_sizes([("Metric", 1)], ["Metric 1"])
+    _, (_, plain) = parse(ok("-r", calls))
+    _, (_, counted) = parse(ok("-r", "-c", "1", calls))
+    assert by_name(counted)["__main__:hot"].max_buf - by_name(plain)["__main__:hot"].max_buf \
+        == 20000 * 2 * s["Metric 1"]
+
+
+def test_generate_on_a_score_p_profile_writes_score_p_s_shape(tmp_path):
+    from scorep._filter import Filter
+    out = ok("-g", TIME_P4, cwd=tmp_path)
+    text = (tmp_path / score.FILTER_FILE_NAME).read_text()
+    # The only USR region under 1 us per visit with 1 % of max_buf: its mangled name.
+    assert region_rules(text) == ["EXCLUDE", "MANGLED _ZN2bg6VectorIdEclEi"]
+    assert "bg::Vector<double>::operator()(int)" in out
+    f = Filter(tmp_path / score.FILTER_FILE_NAME)
+    assert f.excludes("bg::Vector<double>::operator()(int)", "_ZN2bg6VectorIdEclEi", None)
+    assert not f.excludes("main", "main", None)
+
+
+def test_generate_all_writes_max_scorep_filter(calls, tmp_path):
+    from scorep._filter import Filter
+    out = ok("-r", "-g", "all", calls, cwd=tmp_path)
+    path = tmp_path / score.ALL_FILTER_FILE_NAME
+    assert "generated: '%s'" % path in out and not (tmp_path / score.FILTER_FILE_NAME).exists()
+    _, (_, regions) = parse(out)
+    filterable = [r for r in regions if r.type in ("USR", "COM")]
+    assert len(filterable) > 5
+    rules = region_rules(path.read_text())
+    assert rules[0] == "EXCLUDE" and all(r.startswith("MANGLED ") for r in rules[1:])
+    assert len(rules) - 1 == len(filterable)
+    # Everything that can be filtered is left out, the program's root is not.
+    _, (_, _, listed) = parse(ok("-r", "-f", path, calls))
+    assert {r.flt for r in listed if r.type in ("USR", "COM")} == {"+"}
+    assert [r.flt for r in listed if r.type == "SCOREP"] == ["-"]
+    assert Filter(path).excludes("__main__:hot", "__main__:hot", None)
+
+
 # ---- errors and help -----------------------------------------------------------------------
 
 def _fails(status, message, *args, cwd=None):
@@ -556,13 +810,15 @@ def test_errors_in_filters(tmp_path, calls):
 
 
 @pytest.mark.parametrize("args, message", [
-    ((), "no profile given"),
+    (("-r",), "no profile given"),
     (("-x", "p.cubex"), "unknown option -x"),
     (("-s", "fastest", "p.cubex"), "unknown sorting mode"),
     (("-s",), "-s needs a value"),
     (("p.cubex", "-f"), "-f needs a value"),
     (("a.cubex", "b.cubex"), "one profile only"),
-    (("-g", "percent=3", "p.cubex"), "-g: 'percent=3' is not KEY=VALUE"),
+    (("-g", "percent=3", "p.cubex"), "-g: 'percent=3' is not all or KEY=VALUE"),
+    (("-c", "two", "p.cubex"), "-c two: the number of hardware counters is a non-negative"),
+    (("-c", "-1", "p.cubex"), "-c -1: the number of hardware counters is a non-negative"),
     (("-g", "timepervisit=fast", "p.cubex"), "is not a number"),
     (("-g", "type=mpi", "p.cubex"), "expected usr, com or both"),
     (("-g", "visits=-1", "p.cubex"), "must not be negative"),
@@ -574,12 +830,13 @@ def test_usage_errors(args, message):
 
 
 def test_help():
-    for flag in ("-h", "--help"):
-        out = ok(flag)
+    # Without arguments too, as Score-P's tool does (exit status 0).
+    for flag in ("-h", "--help", None):
+        out = ok(flag) if flag else ok()
         assert out.startswith(
             "Usage: scorep-score [options] <experiment directory | profile.cubex>")
         for option in ("-r", "-s MODE", "-f FILE", "-g [LIST]", "bufferpercent=P",
-                       "timepervisit=U", "-m"):
+                       "timepervisit=U", "-m", "-g all", "max_scorep.filter", "-c NUM"):
             assert option in out
 
 

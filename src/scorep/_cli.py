@@ -14,8 +14,9 @@ import sys
 import types
 
 from scorep import _config, _measurement
+from scorep._errors import ConfigError, HelpRequested, MeasurementError, UsageError
 
-USAGE = "usage: python -m scorep [options] [--] script.py [args] | -m module [args] | -c code [args]"
+USAGE = "Usage: python -m scorep [options] [--] script.py [args] | -m module [args] | -c code [args]"
 
 HELP = USAGE + """
 
@@ -52,7 +53,8 @@ options:
                              experiment (default under mpirun/srun: on when the program
                              imports mpi4py); --mpp=none switches it off
   --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
-                             Score-P instrumenter flags, accepted for compatibility
+                             Score-P instrumenter flags, accepted for compatibility;
+                             --io=runtime:posix (deprecated) sets SCOREP_IO_POSIX=true
   --                         end of options: the next argument is the script
 
 environment (Score-P's names and defaults):
@@ -60,7 +62,11 @@ environment (Score-P's names and defaults):
                                  " (default: %s)" % default if default else "")
                 for name, (default, _parse, description) in _config.VARIABLES.items()) + """
 
-exit status: the program's own; 2 for command-line mistakes, 1 for configuration problems.
+Other SCOREP_* variables (Score-P's that this tool does not implement) get one warning line
+each when set to a value that would change what Score-P records.
+
+exit status: the program's own; 2 for command-line mistakes, 1 for no script and for
+configuration problems.
 """
 
 # Score-P instrumenter flags: accepted so that job scripts written for the original keep
@@ -79,12 +85,22 @@ OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumente
              "--summary", "--mpp=mpi|none", "-m", "-c", "--")
 
 
-class UsageError(Exception):
-    pass
+# The original bindings exit with 1 when there is no script ("Did not find a script to run");
+# other command-line mistakes exit with 2, as python's own do.
+NO_SCRIPT_STATUS = 1
+
+IO_DEPRECATION = ("--io=runtime:posix is deprecated: POSIX I/O recording is chosen at run "
+                  "time with SCOREP_IO_POSIX=true, which is set for this run")
 
 
-class HelpRequested(Exception):
-    """-h/--help: the caller prints HELP (a library caller such as the kernel decides)."""
+def io_runtime_posix(flags):
+    """Whether the Score-P flags ask for POSIX I/O recording the old way
+    (--io=runtime:posix, as job scripts for the original bindings have it)."""
+    for flag in flags:
+        name, _sep, value = flag.partition("=")
+        if name == "--io" and any(v.strip() == "runtime:posix" for v in value.split(",")):
+            return True
+    return False
 
 
 class Options:
@@ -110,7 +126,7 @@ def parse_args(argv):
         if arg == "--":
             i += 1
             if i >= len(argv):
-                raise UsageError("no script given after --")
+                raise UsageError("no script given after --", status=NO_SCRIPT_STATUS)
             opts.mode, opts.target, opts.args = "script", argv[i], argv[i + 1:]
             return opts
         if arg in ("-m", "-c"):
@@ -149,7 +165,7 @@ def parse_args(argv):
             else:
                 opts.instrumenter_file = value
         elif name == "--mpp" and has_value:
-            if value not in ("mpi", "none", "shmem"):
+            if value not in ("mpi", "none"):
                 raise UsageError("unknown --mpp=%s; valid: mpi, none" % value)
             opts.mpp = value
         elif arg == "--mpi":  # the first bindings' flag
@@ -161,7 +177,7 @@ def parse_args(argv):
                 arg, " ".join(OWN_FLAGS), " ".join(sorted(SCOREP_FLAGS) +
                                                    ["%s=..." % f for f in SCOREP_VALUE_FLAGS])))
         i += 1
-    raise UsageError("no script given (see python -m scorep --help)")
+    raise UsageError("no script given (see python -m scorep --help)", status=NO_SCRIPT_STATUS)
 
 
 def fail(message, status):
@@ -279,17 +295,27 @@ def main(argv=None):
         sys.stdout.write(HELP)
         sys.exit(0)
     except UsageError as error:
-        fail(str(error), 2)
+        fail(str(error), error.status)
 
+    from scorep import _mpi
+    # Said once for a job, not once per rank.
+    speaks = _mpi.launcher_rank() in (None, 0)
     overrides = {}
+    if io_runtime_posix(opts.scorep_flags):
+        if speaks:
+            sys.stderr.write("scorep: %s\n" % IO_DEPRECATION)
+        # In the environment too: the program's child processes see what Score-P's would.
+        os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"] = "true"
     if opts.verbose:
         overrides["SCOREP_VERBOSE"] = "true"
     if opts.filter_file is not None:
         overrides["SCOREP_FILTERING_FILE"] = opts.filter_file
     try:
         config = _config.from_environ(overrides=overrides)
-    except _config.ConfigError as error:
-        fail(str(error), 1)
+    except ConfigError as error:
+        fail(str(error), error.status)
+    for warning in _config.unsupported_variables() if speaks else ():
+        sys.stderr.write("scorep: %s\n" % warning)
 
     try:
         code, module = prepare_main(opts)
@@ -304,7 +330,6 @@ def main(argv=None):
         program_name = "python -m " + opts.target
     else:
         program_name = "python -c"
-    from scorep import _mpi
     mpi = opts.mpp == "mpi" or (opts.mpp is None and _mpi.under_launcher())
     try:
         if opts.mpp == "mpi":
@@ -315,7 +340,9 @@ def main(argv=None):
         measurement = _measurement.Measurement(config, opts.instrumenter, program_name,
                                                sys.argv, summary=summary,
                                                mpi=mpi).start(register=False)
-    except (_measurement.MeasurementError, _mpi.MPIError, OSError) as error:
+    except MeasurementError as error:  # MPIError too
+        fail(str(error), error.status)
+    except OSError as error:
         fail(str(error), 1)
     measurement.finalize_at_exit()
     if opts.scorep_flags:

@@ -8,12 +8,9 @@ import os
 import re
 import socket
 
+from scorep._errors import ConfigError, FilterError, MeasurementError
+
 __all__ = ["ConfigError", "Config", "VARIABLES", "parse_bool", "parse_memory", "from_environ"]
-
-
-class ConfigError(ValueError):
-    """A configuration value that cannot be used; str() is the one-line explanation."""
-
 
 _TRUE = {"true", "yes", "on", "1", "t", "y"}
 _FALSE = {"false", "no", "off", "0", "f", "n", ""}
@@ -104,13 +101,13 @@ def parse_filter_file(name, text):
     if not text.strip():
         return ""
     path = os.path.abspath(text)
+    from scorep import _filter
     try:
-        from scorep import _filter
         _filter.Filter(path)
-    except ImportError:
+    except FilterError:
+        raise
+    except MeasurementError:
         return path  # no core for this interpreter: the measurement will say so
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
     return path
 
 
@@ -139,7 +136,65 @@ VARIABLES = {
         "60", bounded_int(7 * 24 * 3600), "seconds MPI ranks wait for each other at the end"),
     "SCOREP_FILTERING_FILE": ("", parse_filter_file,
                               "filter file: regions and files to leave out (Score-P syntax)"),
+    # Pending: accepted and recorded in scorep.cfg (--io=runtime:posix sets it), but POSIX
+    # I/O calls are not recorded yet.
+    "SCOREP_IO_POSIX": ("false", parse_bool,
+                        "record POSIX I/O calls (pending: accepted, not recorded yet)"),
 }
+
+# Score-P variables that only tune a mechanism this tool does not have, or that act only
+# together with another variable: whatever their value, nothing is asked that is not done.
+# (Sourcing a scorep.cfg that Score-P wrote, as its manual suggests, sets all of them.)
+_HARMLESS = {
+    "SCOREP_PAGE_SIZE", "SCOREP_PROFILING_TASK_EXCHANGE_NUM",
+    "SCOREP_PROFILING_ENABLE_CLUSTERING", "SCOREP_PROFILING_CLUSTER_COUNT",
+    "SCOREP_PROFILING_CLUSTERING_MODE", "SCOREP_TRACING_MAX_PROCS_PER_SION_FILE",
+    "SCOREP_MPI_MAX_COMMUNICATORS", "SCOREP_MPI_MAX_WINDOWS", "SCOREP_MPI_MAX_EPOCHS",
+    "SCOREP_MPI_MAX_ACCESS_EPOCHS", "SCOREP_MPI_MAX_GROUPS", "SCOREP_CUDA_BUFFER",
+    "SCOREP_CUDA_BUFFER_CHUNK", "SCOREP_OPENCL_BUFFER_QUEUE", "SCOREP_ONLINEACCESS_REG_PORT",
+    "SCOREP_ONLINEACCESS_REG_HOST", "SCOREP_ONLINEACCESS_BASE_PORT",
+    "SCOREP_ONLINEACCESS_APPL_NAME", "SCOREP_FORCE_CFG_FILES", "SCOREP_EXECUTABLE",
+    "SCOREP_NM_SYMBOLS",
+    # set by the original bindings for their own re-exec
+    "SCOREP_PYTHON_BINDINGS_INITIALISED", "SCOREP_PYTHON_BINDINGS_INITALISED",
+}
+# Values that ask for nothing (a feature off, nothing listed, Score-P's default).
+_NOTHING_ASKED = {"", "false", "no", "off", "0", "none", "default"}
+# Values that ask for what this tool does anyway.
+_DONE_ANYWAY = {"SCOREP_PROFILING_FORMAT": {"cube4"}}
+_HINTS = {
+    "SCOREP_PROFILING_FORMAT": "the profile is always CUBE4 (profile.cubex)",
+    "SCOREP_SELECTIVE_CONFIG_FILE": "use scorep.user.enable_recording()/disable_recording() "
+                                    "or a filter file (SCOREP_FILTERING_FILE)",
+    "SCOREP_MPI_ENABLE_GROUPS": "every MPI call is recorded",
+    "SCOREP_ENABLE_UNWINDING": "calling contexts are not sampled",
+    "SCOREP_SAMPLING_EVENTS": "calling contexts are not sampled",
+}
+
+
+def unsupported_variables(environ=None):
+    """One warning line (without the "scorep: " prefix) per SCOREP_* variable in the
+    environment that asks for something this tool does not do: a Score-P variable it does
+    not implement (or a misspelt name), set to a value that would change what Score-P
+    records. Nothing for the variables above, for tuning knobs of mechanisms it does not
+    have, and for values that ask for nothing."""
+    environ = os.environ if environ is None else environ
+    lines = []
+    for name in sorted(environ):
+        if not name.startswith("SCOREP_") or name in VARIABLES or name in _HARMLESS or \
+                name.startswith("SCOREP_TOPOLOGY_") or name.endswith("_SEP"):
+            continue
+        value = environ[name]
+        normal = value.strip().strip("'\"").lower()
+        if normal in _NOTHING_ASKED or normal in _DONE_ANYWAY.get(name, ()):
+            continue
+        if name.startswith("SCOREP_METRIC_"):
+            hint = "no hardware or software counters are recorded"
+        else:
+            hint = _HINTS.get(name)
+        lines.append("%s=%r is not supported by this tool and has no effect%s"
+                     % (name, value, "; " + hint if hint else ""))
+    return lines
 
 
 class Config:
@@ -181,11 +236,10 @@ class Config:
 
 
 def default_timer():
-    try:
-        from scorep import _bindings
-    except ImportError:
+    from scorep import _native
+    if _native.native() is None:
         return "clock_gettime"
-    usable, _why = _bindings.tsc_usable()
+    usable, _why = _native.native().tsc_usable()
     return "tsc" if usable else "clock_gettime"
 
 

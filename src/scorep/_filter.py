@@ -1,19 +1,20 @@
 """Score-P filter files (SCOREP_FILTERING_FILE, --filter), parsed and matched by the C core
 so that the measurement and the tools (scorep-score -f) decide alike."""
 
+from scorep import _native
+from scorep._errors import FilterError
+
 __all__ = ["Filter", "FilterError"]
 
 
-class FilterError(ValueError):
-    """A filter file that cannot be used; str() is "file:line: what was expected"."""
-
-
 class Filter:
+    """A parsed filter file. MeasurementError when the core is not built for this Python,
+    FilterError when the file cannot be used."""
+
     def __init__(self, path):
-        from scorep import _bindings
-        self._native = _bindings
+        self._native = _native.load()
         try:
-            self._handle = _bindings.filter_load(str(path))
+            self._handle = self._native.filter_load(str(path))
         except ValueError as error:
             raise FilterError(str(error)) from None
         self.path = str(path)

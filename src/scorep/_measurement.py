@@ -16,7 +16,9 @@ import sys
 import threading
 import time
 
-from scorep import _config
+from scorep import _config, _native
+from scorep._errors import MeasurementError
+from scorep._files import move_aside
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -39,22 +41,6 @@ TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 def default_instrumenter():
     return "monitoring" if sys.version_info >= (3, 12) else "eval"
-
-
-class MeasurementError(RuntimeError):
-    """Something kept the measurement from starting or from writing its results."""
-
-
-def _bindings():
-    try:
-        from scorep import _bindings as native
-    except ImportError as error:
-        raise MeasurementError(
-            "the measurement core is not built for this Python (%s %d.%d): %s; "
-            "run 'make build PYTHON=%s' in the scorep checkout"
-            % (sys.implementation.name, sys.version_info[0], sys.version_info[1], error,
-               sys.executable)) from None
-    return native
 
 
 def default_experiment_dir(cwd):
@@ -87,7 +73,7 @@ def lock_experiment_dir(path):
 
 def prepare_experiment_dir(path, overwrite):
     """Creates the experiment directory. An existing empty one is used as it is; a non-empty
-    one is renamed to <path>-<its modification time> (never deleted) when overwriting is
+    one is moved aside (scorep._files.move_aside: renamed, never deleted) when overwriting is
     allowed, unless a running measurement holds it. Returns (the path it was moved to or
     None, the descriptor holding the lock on the new directory or None)."""
     moved_to = None
@@ -102,13 +88,7 @@ def prepare_experiment_dir(path, overwrite):
                 raise MeasurementError(
                     "experiment directory %s exists and SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY "
                     "is false" % path)
-            stamp = datetime.datetime.fromtimestamp(os.path.getmtime(path)).strftime("%Y%m%d_%H%M%S")
-            moved_to = "%s-%s" % (path, stamp)
-            n = 1
-            while os.path.lexists(moved_to):
-                n += 1
-                moved_to = "%s-%s-%d" % (path, stamp, n)
-            os.rename(path, moved_to)
+            moved_to = move_aside(path)
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as error:
@@ -189,7 +169,7 @@ class Measurement:
     def start(self, register=True):
         if Measurement.current is not None:
             raise MeasurementError("a measurement is already running in this process")
-        native = _bindings()
+        native = _native.load()
         cwd = os.getcwd()
         try:
             cwd.encode("utf-8")
@@ -446,7 +426,8 @@ class Measurement:
         if r["profile_folded_parameters"]:
             notes.append(
                 "%d parameter value(s) beyond %d distinct ones per call path were not "
-                "split out in the profile" % (r["profile_folded_parameters"], 256))
+                "split out in the profile" % (r["profile_folded_parameters"],
+                                                 self._native.PROFILE_MAX_PARAMETER_VALUES))
         if r.get("trace_error"):
             notes.append("the trace could not be written: %s; its partial files were removed "
                          "(the profile is complete)" % r["trace_error"])

@@ -18,6 +18,8 @@ import importlib.abc
 import os
 import sys
 
+from scorep._errors import MPIError
+
 LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libscorep_mpi.so")
 
 # Environment variables MPI launchers set in every process they start.
@@ -26,10 +28,6 @@ _RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WO
 _SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS")
 
 _loaded = None
-
-
-class MPIError(RuntimeError):
-    pass
 
 
 def launcher_rank(environ=os.environ):

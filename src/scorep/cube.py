@@ -30,14 +30,12 @@ import tarfile
 import xml.etree.ElementTree as ET
 import zlib
 
+from scorep._errors import CubeError
+
 __all__ = [
     "CubeError", "Metric", "Region", "Cnode", "SystemNode", "LocationGroup", "Location",
     "Profile", "read", "deep_order", "wide_order",
 ]
-
-
-class CubeError(Exception):
-    """A file that is not a readable CUBE4 profile; the message names the file and why."""
 
 
 # dtype -> (struct code, size in bytes). Types with several fields per value (TAU_ATOMIC,
@@ -86,13 +84,15 @@ class Metric:
 
 
 class Region:
-    """A code region. ``file`` is the ``mod`` attribute; lines are -1 when unknown."""
+    """A code region. ``file`` is the ``mod`` attribute; lines are -1 when unknown. ``attrs``
+    holds its ``<attr>`` elements (Score-P puts the number of program arguments on the
+    program's root region)."""
 
     __slots__ = ("id", "name", "mangled_name", "file", "begin_line", "end_line", "paradigm",
-                 "role", "url", "descr")
+                 "role", "url", "descr", "attrs")
 
     def __init__(self, id, name, mangled_name, file, begin_line, end_line, paradigm, role,
-                 url="", descr=""):
+                 url="", descr="", attrs=None):
         self.id = id
         self.name = name
         self.mangled_name = mangled_name
@@ -103,6 +103,7 @@ class Region:
         self.role = role
         self.url = url
         self.descr = descr
+        self.attrs = attrs or {}
 
     def __repr__(self):
         return "Region(id=%d, name=%r)" % (self.id, self.name)
@@ -157,17 +158,19 @@ class SystemNode:
 
 
 class LocationGroup:
-    """A process (type "process") or accelerator context; ``node`` is its SystemNode."""
+    """A process (type "process") or accelerator context; ``node`` is its SystemNode;
+    ``attrs`` its ``<attr>`` elements (an accelerator's "Creating location group")."""
 
-    __slots__ = ("id", "name", "rank", "type", "node", "locations")
+    __slots__ = ("id", "name", "rank", "type", "node", "locations", "attrs")
 
-    def __init__(self, id, name, rank, type, node):
+    def __init__(self, id, name, rank, type, node, attrs=None):
         self.id = id
         self.name = name
         self.rank = rank
         self.type = type
         self.node = node
         self.locations = []
+        self.attrs = attrs or {}
 
     def __repr__(self):
         return "LocationGroup(id=%d, name=%r, rank=%d)" % (self.id, self.name, self.rank)
@@ -218,6 +221,11 @@ def wide_order(roots):
             order.extend(node.children)
             stack.extend(reversed(node.children))
     return order
+
+
+def _attrs(elem):
+    """The ``<attr key= value=>`` children of an element, as a dict."""
+    return {a.get("key", ""): a.get("value", "") for a in elem.findall("attr")}
 
 
 def _int_attr(elem, name, default, where):
@@ -324,7 +332,7 @@ class Profile:
                                   _int_attr(elem, "begin", -1, self.path),
                                   _int_attr(elem, "end", -1, self.path),
                                   _text(elem, "paradigm"), _text(elem, "role"),
-                                  _text(elem, "url"), _text(elem, "descr"))
+                                  _text(elem, "url"), _text(elem, "descr"), _attrs(elem))
         self.regions = self._dense(regions, "region")
 
         cnodes = {}
@@ -374,7 +382,7 @@ class Profile:
                     raise self._err("location group without a unique Id")
                 group = LocationGroup(gid, _text(gelem, "name"),
                                       int(_text(gelem, "rank", "0") or 0),
-                                      _text(gelem, "type"), node)
+                                      _text(gelem, "type"), node, _attrs(gelem))
                 groups[gid] = group
                 node.location_groups.append(group)
                 for lelem in gelem.findall("location"):

@@ -11,7 +11,7 @@ The switch is process-wide: it affects every thread, as sys.monitoring does.
 import functools
 import sys
 
-from scorep import _native_module
+from scorep import _native
 
 __all__ = ["enable", "disable", "register", "unregister", "get_instrumenter",
            "has_c_instrumenter"]
@@ -29,30 +29,30 @@ class Instrumenter:
     instrumenter classes."""
 
     def register(self):
-        if _native_module.running():
-            _native_module.native().register()
+        if _native.running():
+            _native.native().register()
 
     def unregister(self):
-        native = _native_module.native()
+        native = _native.native()
         if native is not None:
             native.unregister()
 
     def get_registered(self):
-        return _native_module.running() and _native_module.native().registered()
+        return _native.running() and _native.native().registered()
 
     def region_begin(self, module_name, function_name, file_name, line_number, code_object=None):
-        if not _native_module.running():
+        if not _native.running():
             return
-        native = _native_module.native()
+        native = _native.native()
         if code_object is not None:
             native.code_region_begin(code_object, module_name, function_name)
         else:
             native.region_begin("%s:%s" % (module_name, function_name), file_name, line_number)
 
     def region_end(self, module_name, function_name, code_object=None):
-        if not _native_module.running():
+        if not _native.running():
             return
-        native = _native_module.native()
+        native = _native.native()
         if code_object is not None:
             native.code_region_end(code_object)
         else:
@@ -147,21 +147,21 @@ class _Switch:
         return switched
 
     def _begin_region(self):
-        if self.region_name and _native_module.running():
+        if self.region_name and _native.running():
             file_name, line = _caller_location(2)
-            _native_module.native().region_begin("user_instrumenter:%s" % self.region_name,
+            _native.native().region_begin("user_instrumenter:%s" % self.region_name,
                                                  file_name, line)
 
     def _end_region(self):
-        if self.region_name and _native_module.running():
-            _native_module.native().region_end("user_instrumenter:%s" % self.region_name)
+        if self.region_name and _native.running():
+            _native.native().region_end("user_instrumenter:%s" % self.region_name)
 
 
 class enable(_Switch):
     """Automatic instrumentation on inside the block (it overrides --noinstrumenter)."""
 
     def __enter__(self):
-        self._changed = not _instrumenter.get_registered() and _native_module.running()
+        self._changed = not _instrumenter.get_registered() and _native.running()
         if self._changed:
             self._begin_region()
             _instrumenter.register()

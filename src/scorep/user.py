@@ -8,7 +8,7 @@ import functools
 import inspect
 import sys
 
-from scorep import _native_module
+from scorep import _native
 from scorep import instrumenter as _instrumenter
 
 __all__ = ["region_begin", "region_end", "region", "instrument_function", "instrument_module",
@@ -16,7 +16,7 @@ __all__ = ["region_begin", "region_end", "region", "instrument_function", "instr
            "enable_recording", "disable_recording", "parameter_int", "parameter_uint",
            "parameter_string", "force_finalize", "reregister_exit_handler"]
 
-_running = _native_module.running
+_running = _native.running
 
 
 def _location(file_name, line_number, depth):
@@ -36,7 +36,7 @@ def _unrecordable(what, text):
     try:
         str(text).encode("utf-8")
     except UnicodeEncodeError:
-        _native_module.warn_once((what, str(text)), "%s %r is not valid Unicode text (it holds "
+        _native.warn_once((what, str(text)), "%s %r is not valid Unicode text (it holds "
                                  "lone surrogates); not recorded" % (what, text))
         return True
     return False
@@ -47,13 +47,13 @@ def region_begin(name, file_name=None, line_number=None):
     if not _running() or _unrecordable("region name", name):
         return
     file_name, line_number = _location(file_name, line_number, 1)
-    _native_module.native().region_begin("user:%s" % name, file_name, line_number)
+    _native.native().region_begin("user:%s" % name, file_name, line_number)
 
 
 def region_end(name):
     """End the user region user:<name>. An end without a begin is recorded as error_region."""
     if _running() and not _unrecordable("region name", name):
-        _native_module.native().region_end("user:%s" % name)
+        _native.native().region_end("user:%s" % name)
 
 
 class region:
@@ -95,15 +95,15 @@ class region:
         if self.region_name:
             if _running() and not _unrecordable("region name", self.region_name):
                 file_name, line_number = _location(None, None, 1)
-                _native_module.native().region_begin("user:%s" % self.region_name, file_name,
+                _native.native().region_begin("user:%s" % self.region_name, file_name,
                                                      line_number)
         elif callable(self.func):
             code = getattr(self.func, "__code__", None)
             # While the instrumenter records, it records this function itself.
             self._code_region = code is not None and _running() and \
-                not _native_module.native().registered()
+                not _native.native().registered()
             if self._code_region:
-                _native_module.native().code_region_begin(
+                _native.native().code_region_begin(
                     code, getattr(self.func, "__module__", None) or "unknown",
                     getattr(self.func, "__qualname__", code.co_name))
         else:
@@ -113,11 +113,11 @@ class region:
     def __exit__(self, exc_type, exc, tb):
         if self.region_name:
             if _running() and not _unrecordable("region name", self.region_name):
-                _native_module.native().region_end("user:%s" % self.region_name)
+                _native.native().region_end("user:%s" % self.region_name)
         elif self._code_region:
             self._code_region = False
             if _running():
-                _native_module.native().code_region_end(self.func.__code__)
+                _native.native().code_region_end(self.func.__code__)
         return False
 
 
@@ -138,14 +138,14 @@ def rewind_begin(name, file_name=None, line_number=None):
     if not _running() or _unrecordable("rewind region name", name):
         return
     file_name, line_number = _location(file_name, line_number, 1)
-    _native_module.native().rewind_begin(name, file_name, line_number)
+    _native.native().rewind_begin(name, file_name, line_number)
 
 
 def rewind_end(name, value):
     """End the rewind region; a truthy value discards what it recorded (the trace then shows
     the measurement switched off for that span)."""
     if _running() and not _unrecordable("rewind region name", name):
-        _native_module.native().rewind_end(name, value)
+        _native.native().rewind_end(name, value)
 
 
 def oa_region_begin(name, file_name=None, line_number=None):
@@ -153,31 +153,31 @@ def oa_region_begin(name, file_name=None, line_number=None):
     if not _running() or _unrecordable("region name", name):
         return
     file_name, line_number = _location(file_name, line_number, 1)
-    _native_module.native().region_begin(name, file_name, line_number)
+    _native.native().region_begin(name, file_name, line_number)
 
 
 def oa_region_end(name):
     if _running() and not _unrecordable("region name", name):
-        _native_module.native().region_end(name)
+        _native.native().region_end(name)
 
 
 def enable_recording():
     """Record events again (all threads)."""
     if _running():
-        _native_module.native().set_recording(True)
+        _native.native().set_recording(True)
 
 
 def disable_recording():
     """Stop recording events (all threads) until enable_recording(); open regions still close."""
     if _running():
-        _native_module.native().set_recording(False)
+        _native.native().set_recording(False)
 
 
 def _parameter(kind, name, value, check):
     if not _running():
         return
     if not isinstance(name, str):
-        _native_module.warn_once((kind, "name"), "parameter_%s: the name must be a str, not %s; "
+        _native.warn_once((kind, "name"), "parameter_%s: the name must be a str, not %s; "
                                  "not recorded" % (kind, type(name).__name__))
         return
     if _unrecordable("parameter name", name) or \
@@ -185,10 +185,10 @@ def _parameter(kind, name, value, check):
         return
     problem = check(value)
     if problem:
-        _native_module.warn_once((kind, name), "parameter_%s(%r, %r): %s; not recorded"
+        _native.warn_once((kind, name), "parameter_%s(%r, %r): %s; not recorded"
                                  % (kind, name, value, problem))
         return
-    getattr(_native_module.native(), "parameter_" + kind)(name, value)
+    getattr(_native.native(), "parameter_" + kind)(name, value)
 
 
 def _int_problem(value, low, high):

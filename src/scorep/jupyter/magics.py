@@ -16,6 +16,8 @@ import os
 import sys
 import threading
 
+from scorep import _errors, _native
+
 # `import scorep` re-exports load_ipython_extension from here: everything else this module
 # needs (IPython above all) is imported when it is used, so that importing it costs nothing.
 
@@ -61,7 +63,7 @@ def machinery_dirs():
     return list(_machinery_dirs)
 
 
-class SettingsError(ValueError):
+class SettingsError(_errors.UsageError, ValueError):
     """Binding arguments or environment lines that cannot be used."""
 
 
@@ -232,8 +234,7 @@ class CellMeasurement:
         except BaseException:
             self._restore_environ()
             raise
-        from scorep import _bindings
-        self._native = _bindings
+        self._native = _native.load()
         self.thread = threading.get_ident()
         self._threads_before = set(sys._current_frames())
         try:

@@ -7,6 +7,7 @@ import os
 import sys
 import tempfile
 
+from scorep._errors import UsageError
 from scorep.report.model import (ReportError, format_bytes, format_count, parse_duration,
                                  parse_size)
 
@@ -23,10 +24,6 @@ FORMATS = [
     (".png", "png"), (".svg", "svg"), (".pdf", "pdf"),
 ]
 PER_RANK = {"pstats", "collapsed", "speedscope", "dot", "png", "svg", "pdf"}
-
-
-class UsageError(Exception):
-    pass
 
 
 class _Parser(argparse.ArgumentParser):

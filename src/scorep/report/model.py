@@ -4,12 +4,14 @@ a call tree, and per (call path, location) visits and inclusive time."""
 
 import math
 
+from scorep._errors import ScorepError
+
 __all__ = ["ReportError", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
            "PARADIGMS", "ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
            "format_bytes", "parse_duration", "parse_size", "format_duration_option"]
 
 
-class ReportError(Exception):
+class ReportError(ScorepError):
     """A report that cannot be made; str() is the one-line reason shown to the user."""
 
 

@@ -690,16 +690,20 @@ PyMODINIT_FUNC PyInit__bindings(void)
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
+    /* Sizes and limits the Python side needs (scorep-score's models, the notes on the
+     * results): exported, so that Python never repeats them by hand. */
     sp_layout layout;
     sp_measurement_layout(&layout);
-    if (PyModule_AddIntConstant(m, "CHUNK_BYTES", layout.chunk_bytes) < 0 ||
-        PyModule_AddIntConstant(m, "TRACE_RECORD_BYTES", layout.trace_record_bytes) < 0 ||
-        PyModule_AddIntConstant(m, "TRACE_CHUNK_HEADER_BYTES", layout.trace_chunk_header_bytes) < 0 ||
-        PyModule_AddIntConstant(m, "PROFILE_NODES_PER_CHUNK", layout.profile_nodes_per_chunk) < 0 ||
+    if (PyModule_AddIntConstant(m, "CHUNK_SIZE", layout.chunk_bytes) < 0 ||
+        PyModule_AddIntConstant(m, "TRACE_RECORD_SIZE", layout.trace_record_bytes) < 0 ||
+        PyModule_AddIntConstant(m, "TRACE_CHUNK_HEADER_SIZE", layout.trace_chunk_header_bytes) < 0 ||
+        PyModule_AddIntConstant(m, "PROFILE_BLOCK_NODES", layout.profile_nodes_per_chunk) < 0 ||
+        PyModule_AddIntConstant(m, "PROFILE_MAX_PARAMETER_VALUES",
+                                layout.profile_max_parameter_values) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_LOCATIONS", layout.max_locations) < 0 ||
         PyModule_AddIntConstant(m, "DEFAULT_MAX_CALLPATH_DEPTH",
                                 layout.default_max_callpath_depth) < 0 ||
-        PyModule_AddObject(m, "DEFAULT_TOTAL_MEMORY",
-                           PyLong_FromUnsignedLongLong(layout.default_total_memory)) < 0) {
+        PyModule_AddIntConstant(m, "DEFAULT_TOTAL_MEMORY", (long)layout.default_total_memory) < 0) {
         Py_DECREF(m);
         return NULL;
     }

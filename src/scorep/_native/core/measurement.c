@@ -165,6 +165,8 @@ void sp_measurement_layout(sp_layout *layout)
         .trace_record_bytes = sizeof(sp_trace_record),
         .trace_chunk_header_bytes = SP_TRACE_CHUNK_HEADER_BYTES,
         .profile_nodes_per_chunk = SP_PROFILE_BLOCK_NODES,
+        .profile_max_parameter_values = SP_PROFILE_MAX_PARAMETER_VALUES,
+        .max_locations = SP_MAX_LOCATIONS,
         .default_max_callpath_depth = SP_DEFAULT_MAX_CALLPATH_DEPTH,
         .default_total_memory = SP_DEFAULT_TOTAL_MEMORY,
     };

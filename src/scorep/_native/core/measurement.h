@@ -235,6 +235,8 @@ typedef struct sp_layout {
     uint32_t trace_record_bytes;      /* one raw trace record */
     uint32_t trace_chunk_header_bytes; /* the header of a chunk of raw records */
     uint32_t profile_nodes_per_chunk; /* call-path nodes in one chunk */
+    uint32_t profile_max_parameter_values; /* values of one parameter under one call path */
+    uint32_t max_locations;
     uint32_t default_max_callpath_depth;
     uint64_t default_total_memory;
 } sp_layout;

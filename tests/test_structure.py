@@ -1,0 +1,67 @@
+"""The package's structural rules (ARCHITECTURE.md): one error root whose classes carry the
+exit status, one module importing the native extension, the C constants exported rather
+than repeated, and the core's defaults agreeing with the configuration's."""
+
+import re
+from pathlib import Path
+
+from conftest import SRC
+
+from scorep import _cli, _config, _errors, _filter, _measurement, _mpi, _native, cube, score
+from scorep._errors import ScorepError
+from scorep.jupyter import magics
+from scorep.report import cli as report_cli
+from scorep.report import model as report_model
+
+
+def test_every_error_class_has_the_one_root_and_its_exit_status():
+    statuses = {
+        _cli.UsageError: 2, report_cli.UsageError: 2, magics.SettingsError: 2,
+        _cli.HelpRequested: 0,
+        _config.ConfigError: 1, _filter.FilterError: 1, _measurement.MeasurementError: 1,
+        _mpi.MPIError: 1, cube.CubeError: 1, report_model.ReportError: 1,
+        score.ScoreError: 1,
+    }
+    for cls, status in statuses.items():
+        assert issubclass(cls, ScorepError), cls
+        assert cls("x").status == status, cls
+    # One UsageError, not two.
+    assert _cli.UsageError is report_cli.UsageError is _errors.UsageError
+    # Callers that catch the built-in bases keep working.
+    assert issubclass(_config.ConfigError, ValueError)
+    assert issubclass(_filter.FilterError, _config.ConfigError)
+    assert issubclass(magics.SettingsError, ValueError)
+    assert issubclass(_measurement.MeasurementError, RuntimeError)
+    assert issubclass(_mpi.MPIError, _measurement.MeasurementError)
+    # A status given where it is raised wins.
+    assert _errors.UsageError("no script", status=1).status == 1
+
+
+def test_only_scorep_native_imports_the_extension():
+    importers = []
+    for path in sorted((Path(SRC) / "scorep").rglob("*.py")):
+        text = path.read_text()
+        if re.search(r"^\s*(from scorep import _bindings|import scorep\._bindings|"
+                     r"from scorep\._bindings import)", text, re.M):
+            importers.append(path.relative_to(SRC).as_posix())
+    assert importers == ["scorep/_native.py"]
+
+
+def test_the_core_exports_its_sizes_and_limits():
+    native = _native.load()
+    assert native.CHUNK_SIZE == 256 * 1024
+    assert native.TRACE_RECORD_SIZE == 16
+    assert native.TRACE_CHUNK_HEADER_SIZE == 16
+    assert native.PROFILE_BLOCK_NODES == 2048
+    assert native.PROFILE_MAX_PARAMETER_VALUES == 256
+    assert native.MAX_LOCATIONS == 65536
+    assert _native.constant("CHUNK_SIZE") == native.CHUNK_SIZE
+
+
+def test_the_core_defaults_the_call_path_depth_as_the_configuration_does(tmp_path):
+    native = _native.load()
+    native.start(str(tmp_path))  # every option at the core's own default
+    native.finalize(0)
+    profile = cube.read(tmp_path)
+    assert profile.attrs["scorep::max_callpath_depth"] == \
+        _config.VARIABLES["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"][0] == "128"
