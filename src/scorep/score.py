@@ -164,6 +164,7 @@ Options:
                 most, and max/mean; sorted by the largest max (-s totaltime, visits or name
                 sort by total, visits or name); with -r every region, else the top 20
   -h, --help    show this help and exit
+  --version     show scorep's version and exit
 
 Use the filter file with `python -m scorep --filter=FILE ...` or SCOREP_FILTERING_FILE=FILE.
 """
@@ -896,6 +897,7 @@ class Options:
         self.mangled = False
         self.ranks = False
         self.help = False
+        self.version = False
 
 
 def parse_args(argv):
@@ -905,6 +907,8 @@ def parse_args(argv):
         arg = argv[i]
         if arg in ("-h", "--help"):
             opts.help = True
+        elif arg == "--version":
+            opts.version = True
         elif arg == "-r":
             opts.show_regions = True
         elif arg == "-m":
@@ -949,7 +953,7 @@ def parse_args(argv):
         i += 1
     if opts.ranks and (opts.filter_file is not None or opts.generate is not None):
         raise ScoreError("--ranks does not go with -f or -g", 2)
-    if opts.path is None and not opts.help:
+    if opts.path is None and not (opts.help or opts.version):
         raise ScoreError("no profile given: scorep-score [options] "
                          "<experiment directory | profile.cubex> (see --help)", 2)
     return opts
@@ -963,6 +967,10 @@ def run(argv, out):
     opts = parse_args(argv)
     if opts.help:
         out.write(USAGE)
+        return 0
+    if opts.version:
+        from scorep._version import __version__
+        out.write("scorep-score (scorep %s)\n" % __version__)
         return 0
     from scorep import cube
     try:
