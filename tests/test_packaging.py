@@ -341,3 +341,31 @@ def test_uninstall_leaves_the_venv_as_it_was(installs, name):
               cwd=installs["work"])
     assert out.returncode == 1 or not os.path.realpath(out.stdout.strip()).startswith(
         os.path.realpath(venv.path)), out.stdout
+
+
+def test_make_install_runs_pip_for_the_interpreter(tmp_path):
+    """`make install` (tools/install.py) only chooses pip's options; --dry-run prints them."""
+    venv = tmp_path / "v"
+    out = check([DEBIAN_PYTHON, REPO / "tools" / "install.py", "--dry-run", "--venv", venv],
+                cwd=tmp_path)
+    python = str(venv / "bin" / "python")
+    assert out.stdout.splitlines() == [
+        "$ %s -m venv --system-site-packages %s" % (DEBIAN_PYTHON, venv),
+        "$ %s -m pip install --no-index --no-build-isolation %s" % (python, REPO),
+        "$ %s -m scorep.jupyter install --sys-prefix" % python]
+    assert not venv.exists()
+
+    out = check([DEBIAN_PYTHON, REPO / "tools" / "install.py", "--dry-run"], cwd=tmp_path)
+    # Debian's python3 is externally managed: system-wide (root) or ~/.local, never its own
+    # directories; the kernelspec for the same interpreter
+    where = "--root-user-action=ignore" if os.getuid() == 0 else "--user"
+    assert out.stdout.splitlines()[0] == (
+        "$ %s -m pip install --no-index --no-build-isolation %s --break-system-packages %s"
+        % (DEBIAN_PYTHON, where, REPO))
+
+    pyenv = pyenv_python()
+    if pyenv:  # no setuptools of its own: pip's isolated build with Debian's wheels
+        out = check([pyenv, REPO / "tools" / "install.py", "--dry-run",
+                     "--wheels", DEBIAN_WHEELS], cwd=tmp_path)
+        assert out.stdout.splitlines()[0].startswith(
+            "$ %s -m pip install --no-index --find-links %s " % (pyenv, DEBIAN_WHEELS))
