@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 DEBIAN_PYTHON = "/usr/bin/python3"
 DEBIAN_WHEELS = "/usr/share/python-wheels"
+
+
+def _source_version():
+    """The version as src/scorep/_version.py defines it (the one place it is defined)."""
+    namespace = {}
+    exec((REPO / "src" / "scorep" / "_version.py").read_text(), namespace)
+    return namespace["__version__"]
+
+
+VERSION = _source_version()
 
 APP = '''\
 import sys
@@ -213,17 +222,17 @@ def measure_and_report(venv, work, tag):
         "MANIFEST.md", "profile.cubex", "scorep.cfg", "traces", "traces.def", "traces.otf2"]
 
     cfg = (exp / "scorep.cfg").read_text().splitlines()
-    assert re.fullmatch(r"# written by scorep 0\.\d+\.\d+ \(Python %s\.\d+\)"
-                        % re.escape(python_version), cfg[0]), cfg[0]
+    assert re.fullmatch(r"# written by scorep %s \(Python %s\.\d+\)" % (
+        re.escape(VERSION), re.escape(python_version)), cfg[0]), cfg[0]
     assert "SCOREP_ENABLE_TRACING=true" in cfg
-    assert re.search(r"Written by scorep 0\.\d+\.\d+, ", (exp / "MANIFEST.md").read_text())
+    assert "Written by scorep %s, " % VERSION in (exp / "MANIFEST.md").read_text()
 
-    version_line = check([venv.python, "-m", "scorep", "--version"], cwd=work).stdout
-    assert re.fullmatch(r"scorep 0\.\d+\.\d+\n", version_line)
-    number = version_line.split()[1]
-    assert cfg[0].startswith("# written by scorep %s " % number)
+    assert check([venv.python, "-m", "scorep", "--version"], cwd=work).stdout == \
+        "scorep %s\n" % VERSION
     assert check([venv.script("scorep-score"), "--version"], cwd=work).stdout == \
-        "scorep-score (scorep %s)\n" % number
+        "scorep-score (scorep %s)\n" % VERSION
+    out = check([venv.python, "-m", "pip", "show", "scorep"], cwd=work)
+    assert "\nVersion: %s\n" % VERSION in out.stdout  # the package metadata says the same
 
     score = check([venv.script("scorep-score"), "-r", exp], cwd=work).stdout
     assert "Estimated aggregate size of event trace" in score
@@ -273,7 +282,10 @@ def test_build_runs_the_makefile(installs):
 
 def test_wheel_is_for_this_interpreter(installs):
     venv = venv_or_skip(installs, "wheel-full")
-    assert re.fullmatch(r"scorep-0\.\d+\.\d+-cp311-cp311-linux_\w+\.whl", venv.wheel.name)
+    tag = check([DEBIAN_PYTHON, "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"],
+                cwd=venv.path).stdout.strip()
+    assert re.fullmatch(r"scorep-%s-%s-%s-linux_\w+\.whl" % (re.escape(VERSION), tag, tag),
+                        venv.wheel.name)
 
 
 def test_mpi_ranks_with_the_installed_wrappers(installs):
