@@ -66,11 +66,11 @@ class BuildNative(build_ext):
 
     def run(self):
         inplace = self.inplace or self.editable_mode
-        if inplace:
-            pkg_dir = SRC_PACKAGE
+        if inplace:  # where `make build` puts them, so the two share their objects
+            pkg_dir, obj_dir = SRC_PACKAGE, os.path.join(HERE, "build")
         else:
             pkg_dir = os.path.join(os.path.abspath(self.build_lib), "scorep")
-        obj_dir = os.path.join(os.path.abspath(self.build_temp), "native")
+            obj_dir = os.path.join(os.path.abspath(self.build_temp), "native")
         os.makedirs(pkg_dir, exist_ok=True)
         command = [os.environ.get("MAKE", "make"), "-C", HERE, "--no-print-directory",
                    "native", "PYTHON=" + sys.executable, "PKG_DIR=" + pkg_dir,
@@ -81,7 +81,9 @@ class BuildNative(build_ext):
         env = {k: v for k, v in os.environ.items()
                if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
         if subprocess.call(command, env=env) != 0:
-            raise ExecError("building scorep's C parts failed (%s)" % " ".join(command))
+            raise ExecError("`%s` failed: it builds scorep's C parts and fetches the HTML "
+                            "report's JavaScript (its output above says what went wrong)"
+                            % " ".join(command))
         self._outputs = []
         if not inplace:
             self._outputs = self._native_files(pkg_dir) + self._copy_report_js(

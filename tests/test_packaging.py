@@ -134,6 +134,11 @@ def copy_checkout(destination):
     shutil.copytree(REPO, destination, ignore=ignore, symlinks=True)
 
 
+def ext_suffix(python):
+    return check([python, "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+                 cwd="/").stdout.strip()
+
+
 class Venv:
     def __init__(self, base_python, path, system_site_packages):
         self.path = Path(path)
@@ -144,9 +149,9 @@ class Venv:
         self.python = self.path / "bin" / "python"
         self.before = venv_files(self.path)
 
-    def pip_install(self, target, *options):
+    def pip_install(self, *arguments):
         return check([self.python, "-m", "pip", "install", "--no-index", "--no-cache-dir",
-                      *options, target], cwd=self.path.parent)
+                      *arguments], cwd=self.path.parent)
 
     def script(self, name):
         return self.path / "bin" / name
@@ -183,6 +188,20 @@ def installs(tmp_path_factory):
         venvs["pyenv"] = Venv(pyenv, base / "venv-pyenv", False)
         venvs["pyenv"].pip_install(source, "--find-links", DEBIAN_WHEELS)
 
+    # 4. Editable (development) install: the package stays in the source tree, whose
+    #    src/scorep gets the built parts, as with `make build`.
+    editable = Venv(DEBIAN_PYTHON, base / "venv-editable", True)
+    editable.pip_install("-e", source, "--no-build-isolation")
+    out = check([editable.python, "-m", "scorep", "-c", "import scorep, scorep._bindings as b; "
+                 "print(scorep.__file__); print(b.__file__)"], cwd=base,
+                SCOREP_EXPERIMENT_DIRECTORY=str(base / "exp-editable"))
+    assert out.stdout.splitlines() == [str(source / "src" / "scorep" / "__init__.py"),
+                                       str(source / "src" / "scorep" / ("_bindings" + ext_suffix(
+                                           editable.python)))]
+    assert (base / "exp-editable" / "profile.cubex").is_file()
+    check([editable.python, "-m", "pip", "uninstall", "-y", "scorep"], cwd=base)
+    editable.left_after_uninstall = venv_files(editable.path) - editable.before
+
     shutil.rmtree(source)
 
     for kind, (wheel, log) in wheels.items():
@@ -194,7 +213,8 @@ def installs(tmp_path_factory):
     work.mkdir()
     (work / "app.py").write_text(APP)
     (work / "mpi_app.py").write_text(MPI_APP)
-    return {"venvs": venvs, "work": work, "pyenv": pyenv, "has_build": bool(wheels)}
+    return {"venvs": venvs, "work": work, "pyenv": pyenv, "has_build": bool(wheels),
+            "editable": editable}
 
 
 def venv_or_skip(installs, name):
@@ -381,3 +401,9 @@ def test_make_install_runs_pip_for_the_interpreter(tmp_path):
                      "--wheels", DEBIAN_WHEELS], cwd=tmp_path)
         assert out.stdout.splitlines()[0].startswith(
             "$ %s -m pip install --no-index --find-links %s " % (pyenv, DEBIAN_WHEELS))
+
+
+def test_editable_install_and_uninstall(installs):
+    """pip install -e ran from the source tree (checked while it existed) and its
+    uninstall left the venv as it was."""
+    assert not installs["editable"].left_after_uninstall
