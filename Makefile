@@ -12,6 +12,11 @@ PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 TEST_PYTHONS ?= $(foreach v,3.9 3.10 3.12 3.13,$(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/$(v).*/bin/python$(v)))))
 
 NATIVE := src/scorep/_native
+# Where the built files of the package go (shared libraries, extension modules) and where the
+# object files go. `make build` builds into the checkout (src/scorep, build/), so PYTHONPATH=src
+# works; pip's build step (setup.py) sets both to its own build tree.
+PKG_DIR ?= src/scorep
+OBJ_DIR ?= build
 CORE_SRC := $(sort $(wildcard $(NATIVE)/core/*.c))
 # Adapters with a binary of their own: the Python adapter goes into the extension module of
 # each interpreter, the MPI adapter into a library built with the MPI compiler wrapper. Every
@@ -23,14 +28,14 @@ CORE_ADAPTER_SRC := $(sort $(filter-out $(foreach a,$(OWN_BINARY_ADAPTERS),$(NAT
 # library for every interpreter and for the MPI wrappers, so that they all record into the
 # same measurement.
 CORE_LIB_SRC := $(CORE_SRC) $(sort $(wildcard $(NATIVE)/substrates/*/*.c)) $(CORE_ADAPTER_SRC)
-CORE_LIB := src/scorep/libscorep_core.so
-CORE_OBJS := $(patsubst $(NATIVE)/%.c,build/core/%.o,$(CORE_LIB_SRC))
+CORE_LIB := $(PKG_DIR)/libscorep_core.so
+CORE_OBJS := $(patsubst $(NATIVE)/%.c,$(OBJ_DIR)/core/%.o,$(CORE_LIB_SRC))
 # The CPython module (per interpreter): the Python adapter and the glue.
 EXT_SRC := $(sort $(wildcard $(NATIVE)/adapters/python/*.c $(NATIVE)/bindings/*.c))
 # The MPI adapter: PMPI wrappers, built with the MPI compiler wrapper when MPI is there.
 MPI_SRC := $(sort $(wildcard $(NATIVE)/adapters/mpi/*.c))
-MPI_LIB := src/scorep/libscorep_mpi.so
-MPI_OBJS := $(patsubst $(NATIVE)/%.c,build/mpi/%.o,$(MPI_SRC))
+MPI_LIB := $(PKG_DIR)/libscorep_mpi.so
+MPI_OBJS := $(patsubst $(NATIVE)/%.c,$(OBJ_DIR)/mpi/%.o,$(MPI_SRC))
 MPICC ?= mpicc
 # The reports' fast OTF2 reader: a module of its own (scorep._reader), built when present.
 READER_SRC := $(sort $(wildcard $(NATIVE)/reader/*.c))
@@ -49,19 +54,29 @@ OTF2_CFLAGS = $(eval OTF2_CFLAGS := $(shell otf2-config --cflags 2>/dev/null))$(
 OTF2_LIBS = $(eval OTF2_LIBS := $(shell otf2-config --ldflags 2>/dev/null) \
   $(shell otf2-config --libs 2>/dev/null))$(OTF2_LIBS)
 
-# Debian packages everything needs: build, OTF2, MPI, Jupyter, tests, reports.
+# Debian packages everything needs: build, OTF2, MPI, Jupyter, tests, reports, packaging
+# (pip's build backend is setuptools; the *-whl packages are setuptools and wheel for pip's
+# isolated builds with interpreters that lack them, such as pyenv's).
 DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3-otf2 \
   libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy python3-pytest \
   python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat \
-  python3-jupyter-kernel-test graphviz chromium
+  python3-jupyter-kernel-test graphviz chromium nodejs npm \
+  python3-pip python3-venv python3-setuptools python3-wheel python3-build \
+  python3-setuptools-whl python3-wheel-whl
+# Wheels of setuptools and wheel that pip may use for a build environment (never PyPI).
+DEB_WHEELS := /usr/share/python-wheels
 
-.PHONY: all deps build build-all install demo test ctest ctest-sanitize pytest clean ext js check-layers
+.PHONY: all deps build native build-all install demo test ctest ctest-sanitize pytest clean ext js \
+  check-layers
 
 all: build
 
 # Installs missing Debian packages; does nothing (and needs no network) when all are there.
+# npm counts as there when the command is (NodeSource's nodejs package brings its own npm and
+# conflicts with Debian's).
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
+	    if [ $$p = npm ] && command -v npm >/dev/null 2>&1; then continue; fi; \
 	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:" $$missing; \
@@ -70,10 +85,20 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-build: deps js $(CORE_LIB) $(if $(MPI_SRC),$(MPI_LIB))
+build: deps
+	@$(MAKE) --no-print-directory native
+
+# The package's native parts for one interpreter (PYTHON), the report's npm packages, and
+# the MPI wrappers where $(MPICC) is found: what pip's build step (setup.py) runs, with
+# PKG_DIR and OBJ_DIR in its build tree. Installs no Debian packages.
+native: js $(CORE_LIB)
+	@if [ -n "$(MPI_SRC)" ]; then \
+	  if command -v $(MPICC) >/dev/null 2>&1; then $(MAKE) --no-print-directory $(MPI_LIB); \
+	  else echo "scorep: $(MPICC) not found: building without the MPI wrappers (libscorep_mpi.so); --mpp=mpi will say so"; fi; \
+	fi
 	@$(MAKE) --no-print-directory ext PYTHON=$(PYTHON)
 
-build/core/%.o: $(NATIVE)/%.c $(HEADERS)
+$(OBJ_DIR)/core/%.o: $(NATIVE)/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC  core $<"
 	@$(CC) $(CFLAGS_COMMON) $(OPT) $(OTF2_CFLAGS) -c $< -o $@
@@ -82,18 +107,19 @@ $(CORE_LIB): $(CORE_OBJS)
 	@echo "  LD  $@"
 	@$(CC) -shared -Wl,-soname,libscorep_core.so -Wl,--no-undefined -o $@ $^ $(OTF2_LIBS) -lpthread
 
-build/mpi/%.o: $(NATIVE)/%.c $(HEADERS)
+$(OBJ_DIR)/mpi/%.o: $(NATIVE)/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC  mpi $<"
 	@$(MPICC) $(CFLAGS_BASE) $(OPT) $(OTF2_CFLAGS) -c $< -o $@
 
 $(MPI_LIB): $(MPI_OBJS) $(CORE_LIB)
 	@echo "  LD  $@"
-	@$(MPICC) -shared -o $@ $(MPI_OBJS) -Lsrc/scorep -lscorep_core -Wl,-rpath,'$$ORIGIN' \
+	@$(MPICC) -shared -o $@ $(MPI_OBJS) -L$(PKG_DIR) -lscorep_core -Wl,-rpath,'$$ORIGIN' \
 	  $(OTF2_LIBS) -lpthread
 
 js:
 	@if [ -f $(JS_DIR)/package.json ] && [ ! -f $(JS_DIR)/node_modules/.package-lock.json -o $(JS_DIR)/package-lock.json -nt $(JS_DIR)/node_modules/.package-lock.json ]; then \
+	  command -v npm >/dev/null 2>&1 || { echo "scorep: npm is needed once, to fetch the HTML report's JavaScript into $(JS_DIR)/node_modules (Debian: apt-get install npm)" >&2; exit 1; }; \
 	  echo "installing the report's npm packages"; \
 	  (cd $(JS_DIR) && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 	fi
@@ -106,12 +132,12 @@ ifneq ($(filter ext,$(MAKECMDGOALS)),)
 PY_TAG := $(shell $(PYTHON) -c "import sys;print('%s%d%d' % (sys.implementation.name, *sys.version_info[:2]))")
 EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig;print(sysconfig.get_config_var('EXT_SUFFIX'))")
 PY_INCLUDE := $(shell $(PYTHON) -c "import sysconfig;print(sysconfig.get_paths()['include'])")
-EXT_OBJDIR := build/$(PY_TAG)
+EXT_OBJDIR := $(OBJ_DIR)/$(PY_TAG)
 EXT_OBJS := $(patsubst $(NATIVE)/%.c,$(EXT_OBJDIR)/%.o,$(EXT_SRC))
-EXT_MODULE := src/scorep/_bindings$(EXT_SUFFIX)
+EXT_MODULE := $(PKG_DIR)/_bindings$(EXT_SUFFIX)
 
 READER_OBJS := $(patsubst $(NATIVE)/%.c,$(EXT_OBJDIR)/%.o,$(READER_SRC))
-READER_MODULE := $(if $(READER_SRC),src/scorep/_reader$(EXT_SUFFIX))
+READER_MODULE := $(if $(READER_SRC),$(PKG_DIR)/_reader$(EXT_SUFFIX))
 
 ext: $(CORE_LIB) $(EXT_MODULE) $(READER_MODULE)
 
@@ -126,7 +152,7 @@ $(EXT_OBJDIR)/%.o: $(NATIVE)/%.c $(HEADERS)
 
 $(EXT_MODULE): $(EXT_OBJS) $(CORE_LIB)
 	@echo "  LD  $@"
-	@$(CC) -shared -o $@ $(EXT_OBJS) -Lsrc/scorep -lscorep_core -Wl,-rpath,'$$ORIGIN' \
+	@$(CC) -shared -o $@ $(EXT_OBJS) -L$(PKG_DIR) -lscorep_core -Wl,-rpath,'$$ORIGIN' \
 	  $(OTF2_LIBS) -lpthread
 endif
 
@@ -162,23 +188,17 @@ check-layers:
 
 test: check-layers build-all ctest ctest-sanitize pytest
 
-# Makes `python -m scorep` and the console scripts work for $(PYTHON) without PYTHONPATH:
-# a .pth file pointing at this checkout's src/ and small launchers in $(BINDIR).
-# Also for the `python3` first on PATH (often a pyenv build, not Debian's) and the other
-# interpreters found, so that `python3 -m scorep` works whichever one a user picks; and the
-# Jupyter kernelspec scorep_jupyter.
-BINDIR ?= /usr/local/bin
-PATH_PYTHON := $(shell python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
-INSTALL_PYTHONS := $(sort $(filter-out $(PYTHON),$(PATH_PYTHON) $(TEST_PYTHONS)))
-install: build
-	@$(PYTHON) tools/install.py --bindir $(BINDIR)
-	@for py in $(INSTALL_PYTHONS); do \
-	  $(MAKE) --no-print-directory ext PYTHON=$$py && $$py tools/install.py --no-scripts || exit 1; \
-	done
-	@$(PYTHON) -m scorep.jupyter install $(if $(filter 0,$(shell id -u)),,--user)
+# pip installs this checkout for $(PYTHON): as root system-wide (Debian: /usr/local/lib/python3*/
+# and /usr/local/bin), else for the user (~/.local); with VENV=DIR into a virtual environment
+# DIR (created with --system-site-packages when missing). Then the Jupyter kernelspec for that
+# interpreter. tools/install.py says which pip command it runs; `pip uninstall scorep` undoes it.
+VENV ?=
+INSTALLED_PYTHON = $(if $(VENV),$(VENV)/bin/python,$(PYTHON))
+install: deps
+	@$(PYTHON) tools/install.py $(if $(VENV),--venv $(VENV)) --wheels $(DEB_WHEELS)
 
 demo: install
-	@$(PYTHON) tools/demo.py
+	@$(INSTALLED_PYTHON) tools/demo.py
 
 clean:
-	rm -rf build src/scorep/_bindings*.so src/scorep/_reader*.so src/scorep/libscorep_*.so
+	rm -rf build dist src/scorep.egg-info src/scorep/_bindings*.so src/scorep/_reader*.so src/scorep/libscorep_*.so

@@ -7,9 +7,8 @@ measurement (plain `python`) all of it costs next to nothing.
 """
 
 from scorep import instrumenter, user
+from scorep._version import __version__
 from scorep.jupyter.magics import load_ipython_extension  # noqa: F401  (%load_ext scorep)
-
-__version__ = "0.1.0"
 
 __all__ = ["user", "instrumenter", "register", "__version__"]
 

@@ -15,6 +15,7 @@ import types
 
 from scorep import _config, _measurement
 from scorep._errors import ConfigError, HelpRequested, MeasurementError, UsageError
+from scorep._version import __version__
 
 USAGE = "Usage: python -m scorep [options] [--] script.py [args] | -m module [args] | -c code [args]"
 
@@ -26,6 +27,7 @@ SCOREP_ENABLE_TRACING=true, an OTF2 trace (traces.otf2) into the experiment dire
 
 options:
   -h, --help                 show this help and exit
+  --version                  show scorep's version and exit
   -v, --verbose              report what the measurement does on stderr
   --noinstrumenter, --nopython
                              no automatic instrumentation until the program enables it
@@ -82,7 +84,7 @@ SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
                       "--memory", "--openmp")
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
              "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE",
-             "--summary", "--mpp=mpi|none", "-m", "-c", "--")
+             "--summary", "--mpp=mpi|none", "--version", "-m", "-c", "--")
 
 
 # The original bindings exit with 1 when there is no script ("Did not find a script to run");
@@ -101,6 +103,10 @@ def io_runtime_posix(flags):
         if name == "--io" and any(v.strip() == "runtime:posix" for v in value.split(",")):
             return True
     return False
+
+
+class VersionRequested(HelpRequested):
+    """--version: the caller prints the version."""
 
 
 class Options:
@@ -141,6 +147,8 @@ def parse_args(argv):
         name, has_value, value = arg.partition("=")
         if arg in ("-h", "--help"):
             raise HelpRequested()
+        elif arg == "--version":
+            raise VersionRequested()
         elif arg in ("-v", "--verbose"):
             opts.verbose = True
         elif arg == "--keep-files":
@@ -291,6 +299,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         opts = parse_args(argv)
+    except VersionRequested:
+        sys.stdout.write("scorep %s\n" % __version__)
+        sys.exit(0)
     except HelpRequested:
         sys.stdout.write(HELP)
         sys.exit(0)

@@ -11,6 +11,7 @@ import _thread
 import atexit
 import datetime
 import os
+import platform
 import signal
 import sys
 import threading
@@ -19,6 +20,7 @@ import time
 from scorep import _config, _native
 from scorep._errors import MeasurementError
 from scorep._files import move_aside
+from scorep._version import __version__
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -106,7 +108,8 @@ MANIFEST_ENTRIES = [
 
 def write_manifest(path, profile_name="profile", notes=(), other_ranks=False):
     lines = ["# Experiment directory overview", "",
-             "Written by scorep, the Python measurement tool.", "", "## Files", ""]
+             "Written by scorep %s, the Python measurement tool (Python %s)." % (
+                 __version__, platform.python_version()), "", "## Files", ""]
     entries = [(profile_name + ".cubex",
                 "call-path profile in CUBE4 format: open it with Cube, pycubexr, "
                 "scorep-score or `python -m scorep.report`")] + MANIFEST_ENTRIES
@@ -247,6 +250,9 @@ class Measurement:
 
     def _write_cfg(self, path):
         with open(os.path.join(path, "scorep.cfg"), "w") as out:
+            # A comment, as in a shell script: Score-P's readers skip it.
+            out.write("# written by scorep %s (Python %s)\n" % (__version__,
+                                                                platform.python_version()))
             out.write(self.config.as_cfg())
 
     def _prepare_without_mpi(self):

@@ -56,8 +56,10 @@ def load_wrappers():
     global _loaded
     if _loaded is None:
         if not os.path.exists(LIBRARY):
-            raise MPIError("the MPI wrappers are not built (%s); run 'make build' with MPI "
-                           "installed" % LIBRARY)
+            raise MPIError("this scorep was built without MPI support (no mpicc was found "
+                           "when it was built, so %s is missing): install MPI with its "
+                           "compiler wrapper (Debian: libopenmpi-dev) and build scorep again "
+                           "(pip install, or make build in a checkout)" % LIBRARY)
         try:
             _loaded = ctypes.CDLL(LIBRARY, mode=ctypes.RTLD_GLOBAL)
         except OSError as error:

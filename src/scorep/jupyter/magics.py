@@ -70,8 +70,9 @@ class SettingsError(_errors.UsageError, ValueError):
 def parse_binding_args(args):
     """The binding arguments as the command line parses them (without a script)."""
     from scorep import _cli
-    if any(a in ("-h", "--help") for a in args):
-        raise SettingsError("--help is not a binding argument here")
+    for arg in args:
+        if arg in ("-h", "--help", "--version"):
+            raise SettingsError("%s is not a binding argument here" % arg)
     try:
         opts = _cli.parse_args(list(args) + ["-c", ""])
     except _cli.UsageError as error:

@@ -51,6 +51,7 @@ Options:
                 most, and max/mean; sorted by the largest max (-s totaltime, visits or name
                 sort by total, visits or name); with -r every region, else the top 20
   -h, --help    show this help and exit
+  --version     show scorep's version and exit
 
 Use the filter file with `python -m scorep --filter=FILE ...` or SCOREP_FILTERING_FILE=FILE.
 """
@@ -66,6 +67,7 @@ class Options:
         self.mangled = False
         self.ranks = False
         self.help = False
+        self.version = False
         self.dense = 0  # -c
 
 
@@ -76,6 +78,8 @@ def parse_args(argv):
         arg = argv[i]
         if arg in ("-h", "--help"):
             opts.help = True
+        elif arg == "--version":
+            opts.version = True
         elif arg == "-r":
             opts.show_regions = True
         elif arg == "-m":
@@ -127,7 +131,7 @@ def parse_args(argv):
         raise UsageError("--ranks does not go with -f or -g")
     if not argv:
         opts.help = True  # Score-P's tool shows its help when called without arguments
-    if opts.path is None and not opts.help:
+    if opts.path is None and not (opts.help or opts.version):
         raise UsageError("no profile given: scorep-score [options] "
                          "<experiment directory | profile.cubex> (see --help)")
     return opts
@@ -149,6 +153,10 @@ def run(argv, out):
     opts = parse_args(argv)
     if opts.help:
         out.write(USAGE)
+        return 0
+    if opts.version:
+        from scorep._version import __version__
+        out.write("scorep-score (scorep %s)\n" % __version__)
         return 0
     from scorep import cube
     profile = cube.read(opts.path)
