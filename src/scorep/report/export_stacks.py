@@ -1,15 +1,25 @@
 """Flame graph stacks (.collapsed: flamegraph.pl, inferno, speedscope's import) and
 speedscope's own format (.speedscope.json).
 
-Both come from the call-path profile: a stack per call path, weighted by its exclusive
-time. That is exact for flame graphs (which merge identical stacks anyway) and tiny
-whatever the run length; the time order lives in the trace exports (.json)."""
+.collapsed comes from the call-path profile: a stack per call path, weighted by its
+exclusive time. That is exact for flame graphs (which merge identical stacks anyway) and
+tiny whatever the run length.
+
+.speedscope.json is, when the experiment has a trace, an "evented" profile per thread:
+every call opened and closed in time order, so that speedscope's Time Order view shows
+the run as it happened (--min-duration/--max-depth leave out short or deep calls, as for
+the trace exports). Without a trace it is a "sampled" profile per thread from the call
+paths, weighted by exclusive time (Left Heavy and Sandwich views; no time order)."""
 
 import json
 
 from scorep.report.model import ReportError
 
-__all__ = ["write_collapsed", "write_speedscope", "speedscope_document", "estimated_size"]
+__all__ = ["write_collapsed", "write_speedscope", "speedscope_document", "estimated_size",
+           "evented_document", "EVENTED_BYTES_PER_CALL"]
+
+# {"type":"O","frame":123,"at":123456789}, and its "C": about 80 bytes per call.
+EVENTED_BYTES_PER_CALL = 80
 
 
 def estimated_size(tree, fmt, locations=None):
@@ -106,8 +116,53 @@ def speedscope_document(tree, name, locations=None):
             "exporter": "scorep-report", "shared": {"frames": frames}, "profiles": profiles}
 
 
-def write_speedscope(tree, path, name, locations=None):
-    doc = speedscope_document(tree, name, locations)
+def _frame_entry(region):
+    entry = {"name": region.display}
+    if region.file:
+        entry["file"] = region.file
+        if region.line:
+            entry["line"] = region.line
+    return entry
+
+
+def evented_document(calls, name, locations=None):
+    """A speedscope file from a trace's calls (trace_calls.TraceCalls): one "evented"
+    profile per location, in nanoseconds since the start of the trace."""
+    scan = calls.scan
+    cols = list(range(len(scan.locations))) if locations is None else list(locations)
+    frames, frame_of = [], {}
+    multi_rank = len({scan.locations[l].rank for l in cols}) > 1
+    profiles = []
+    for l in cols:
+        events = []
+        for t, is_open, r in calls.events(l):
+            f = frame_of.get(r)
+            if f is None:
+                f = frame_of[r] = len(frames)
+                frames.append(_frame_entry(scan.regions[r]))
+            events.append({"type": "O" if is_open else "C", "frame": f, "at": t})
+        if not events:
+            continue
+        loc = scan.locations[l]
+        label = "%s / %s" % (scan.ranks[loc.rank].name, loc.name) if multi_rank else loc.name
+        profiles.append({"type": "evented", "name": label, "unit": "nanoseconds",
+                         "startValue": events[0]["at"], "endValue": events[-1]["at"],
+                         "events": events})
+    if not profiles:
+        raise ReportError("no call was recorded on these locations (or all were shorter "
+                          "than --min-duration): no speedscope profile")
+    return {"$schema": "https://www.speedscope.app/file-format-schema.json",
+            "version": "0.0.1", "name": name, "activeProfileIndex": 0,
+            "exporter": "scorep-report", "shared": {"frames": frames}, "profiles": profiles}
+
+
+def write_speedscope(tree, path, name, locations=None, calls=None):
+    """Evented profiles from the trace's calls when given, sampled ones from the tree
+    otherwise. Returns (profiles written, "evented" or "sampled")."""
+    if calls is not None:
+        doc = evented_document(calls, name, locations)
+    else:
+        doc = speedscope_document(tree, name, locations)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, separators=(",", ":"), ensure_ascii=False)
-    return len(doc["profiles"])
+    return len(doc["profiles"]), doc["profiles"][0]["type"]
