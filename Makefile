@@ -46,7 +46,7 @@ OTF2_LIBS = $(eval OTF2_LIBS := $(shell otf2-config --ldflags 2>/dev/null) \
 DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3-otf2 \
   libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy python3-pytest \
   python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat \
-  python3-jupyter-kernel-test graphviz chromium
+  python3-jupyter-kernel-test python3-protobuf graphviz chromium
 
 .PHONY: all deps build build-all install demo test ctest ctest-sanitize pytest clean ext js
 
