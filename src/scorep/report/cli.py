@@ -114,6 +114,10 @@ def build_parser():
                    help="write those exports even above --max-size")
     p.add_argument("--timeline-calls", type=_positive, default=250000, metavar="N",
                    help="the HTML timeline keeps the N longest calls (default 250000)")
+    p.add_argument("--no-source", action="store_true",
+                   help="the HTML report leaves out the source of the program's files "
+                        "(embedded by default, up to 2 MB; never the standard library's "
+                        "or installed packages')")
     p.add_argument("--node-threshold", type=_percent, default=0.005, metavar="PCT",
                    help="call graphs leave out functions below PCT%% of the time "
                         "(default 0.5)")

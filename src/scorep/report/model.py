@@ -39,13 +39,14 @@ class Region:
     """A region definition. ``display`` is the name the reports show: ``name``, with
     ``:line`` added when several regions share the name (two ``<genexpr>`` of one module),
     so that they stay apart in tables, stacks and diffs (see disambiguate)."""
-    __slots__ = ("id", "name", "file", "line", "paradigm", "role", "display")
+    __slots__ = ("id", "name", "file", "line", "paradigm", "role", "display", "end")
 
-    def __init__(self, id, name, file="", line=0, paradigm="user", role="function"):
+    def __init__(self, id, name, file="", line=0, paradigm="user", role="function", end=0):
         self.id = id
         self.name = name
         self.file = file
         self.line = line if line and line > 0 else 0
+        self.end = end if end and end >= self.line else 0
         self.paradigm = paradigm
         self.role = role
         self.display = name
