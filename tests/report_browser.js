@@ -96,7 +96,19 @@ async function main() {
       await shot("source", "#source");
       await shot("flame", "#flame");
     }
+    if (plan.fold) {
+      // recursion folding in the flame graph
+      const frames = () => page.$$eval("#flame-chart g.frame", (gs) => gs.map((g) => g.getAttribute("name")));
+      const height = () => page.$eval("#flame-chart svg", (s) => +s.getAttribute("height"));
+      const unfolded = await frames(), unfoldedHeight = await height();
+      await page.click("#flame-fold");
+      await settle(800);
+      out.steps.fold = {unfolded, unfolded_height: unfoldedHeight, folded: await frames(),
+                        folded_height: await height()};
+      await shot("flame-folded", "#flame");
+    }
     if (plan.fold_lane !== undefined) {
+      await shot("timeline-lanes", "#timeline");
       const before = await page.$eval("#timeline-canvas", (c) => [c.getAttribute("data-lanes"), c.style.height]);
       const box = await (await page.$("#timeline-canvas")).boundingBox();
       // a lane's name is the first line under the time axis (22 px), 16 px high

@@ -254,6 +254,8 @@
       .width(width())
       .cellHeight(18)
       .transitionDuration(250)
+      // The chart is as tall as what it shows: folded recursion or a zoom make it shorter.
+      .resetHeightOnZoom(true)
       // Frames under a pixel are skipped only for big trees: small ones keep every call
       // path in the DOM (findable, and zoomable from the table's point of view).
       .minFrameSize(flame.parent.length > 5000 ? 1 : 0)
