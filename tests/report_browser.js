@@ -94,7 +94,6 @@ async function main() {
       };
       await shot("sandwich", "#sandwich");
       await shot("source", "#source");
-      await shot("flame", "#flame");
     }
     if (plan.fold) {
       // recursion folding in the flame graph
@@ -137,7 +136,7 @@ async function main() {
         scope: await page.$eval("#flame-scope", (e) => (e.hidden ? "" : e.textContent)),
         frames: await page.$$eval("#flame-chart g.frame", (gs) => gs.map((g) => g.getAttribute("name"))),
       };
-      await shot("timeline", "#timeline");
+      await shot("timeline-range", "#timeline");
       await shot("flame-range", "#flame");
       await page.click("#range-clear");
       await settle(500);
@@ -153,11 +152,6 @@ async function main() {
       }
       out.steps.keys = views;
     }
-    if (shots) {
-      await shot("summary", "#summary");
-      await shot("regions", "#regions");
-      await shot("balance", "#balance");
-    }
     if (plan.narrow) {
       const wide = await page.$eval("#flame-chart", (e) => e.getAttribute("data-width"));
       await page.setViewport({width: plan.narrow, height: 900});
@@ -171,7 +165,10 @@ async function main() {
         timeline: document.querySelector("#timeline-canvas").getBoundingClientRect().width,
       }));
       out.steps.narrow.wide_flame = wide;
-      if (shots) await page.screenshot({path: path.join(shots, "narrow.png")});
+      if (shots) {
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await page.screenshot({path: path.join(shots, "narrow.png")});
+      }
     }
     out.errors = await page.$eval("body", (b) => b.getAttribute("data-js-errors"));
   } finally {

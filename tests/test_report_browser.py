@@ -6,7 +6,8 @@ lane of a timeline with many threads and folds recursion in the flame graph. The
 are checked against scorep.report's own aggregates and an independent computation from
 the trace.
 
-SCOREP_README_SHOTS=DIR keeps the screenshots (the README's pictures are made so)."""
+SCOREP_README_SHOTS=DIR keeps the screenshots: the README's pictures (docs/images) are
+made by `SCOREP_README_SHOTS=$PWD/docs/images pytest tests/test_report_browser.py`."""
 
 import json
 import os
@@ -159,7 +160,7 @@ def test_select_a_function_a_range_keys_and_a_narrow_window(tmp_path):
     assert int(nar["flame_attr"]) < int(nar["wide_flame"]) and int(nar["flame_attr"]) <= 800
     assert nar["page_width"] <= 800
     assert nar["table"] <= nar["table_box"] and nar["timeline"] <= 800
-    for name in ("sandwich", "timeline", "flame-range", "narrow", "source"):
+    for name in ("sandwich", "timeline-range", "flame-range", "narrow", "source"):
         png = Path(os.environ.get("SCOREP_README_SHOTS") or tmp_path) / (name + ".png")
         assert png.stat().st_size > 2000, name
 
@@ -168,7 +169,7 @@ def test_many_threads_fold_and_recursion_folds(tmp_path):
     exp = measure(tmp_path, "exp", "many_threads.py", SCOREP_ENABLE_TRACING="true")
     html = tmp_path / "threads.html"
     assert report(exp, "-o", html).returncode == 0
-    got = drive(html, tmp_path, fold_lane=0, screenshots=str(tmp_path))
+    got = drive(html, tmp_path, fold_lane=0)
     before, after = got["steps"]["fold"]["before"], got["steps"]["fold"]["after"]
     assert before[0] == "13"  # a lane per thread
     # 13 lanes: all but the first start folded to one row; clicking the first lane's name
@@ -178,7 +179,7 @@ def test_many_threads_fold_and_recursion_folds(tmp_path):
     rec = measure(tmp_path, "rec", "recursion_mix.py", SCOREP_ENABLE_TRACING="true")
     html = tmp_path / "rec.html"
     assert report(rec, "-o", html).returncode == 0
-    got = drive(html, tmp_path, fold=True, screenshots=str(tmp_path))
+    got = drive(html, tmp_path, fold=True)
     frames = got["steps"]["fold"]
     assert frames["unfolded"].count("__main__:fib") >= 10
     assert frames["folded"].count("__main__:fib") == 1
