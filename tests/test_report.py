@@ -610,3 +610,38 @@ def test_diff_puts_the_regressed_function_first(tmp_path):
     table = html.read_text().split('id="region-table"')[1]
     names = re.findall(r'<td class="name" data-sort="([^"]+)"', table)
     assert names[:2] == ["__main__:process", "__main__:validate"]
+
+
+def test_same_name_regions_are_told_apart_by_their_line(tmp_path):
+    """Two <genexpr> of one module: :line in the terminal report, the stacks, the diff."""
+    exp = measure(tmp_path, "exp", "twin_genexpr.py")
+    text = report(exp).stdout
+    assert "__main__:<genexpr>:3" in text and "__main__:<genexpr>:4" in text
+    assert visits_in(text, "__main__:<genexpr>:3") == 501
+    assert visits_in(text, "__main__:<genexpr>:4") == 1501
+    assert re.search(r"  __main__:<genexpr>$", text, re.M) is None
+    assert report(exp, "-o", tmp_path / "s.collapsed").returncode == 0
+    lines = [l.rsplit(" ", 1)[0] for l in (tmp_path / "s.collapsed").read_text().splitlines()]
+    assert len(lines) == len(set(lines))  # no duplicate stack lines to be added up
+    assert any(l.endswith(";__main__:<genexpr>:3") for l in lines)
+    assert any(l.endswith(";__main__:<genexpr>:4") for l in lines)
+    out = report("diff", exp, exp)
+    assert "__main__:<genexpr>:3" in out.stdout and "__main__:<genexpr>:4" in out.stdout
+
+
+def test_load_balance_compares_only_the_threads_that_run_a_region(tmp_path):
+    """threads.py: worker runs in the two workers only: its statistics are over those two,
+    its coverage 2 of 3, and it is not ranked imbalanced for the thread that never ran it."""
+    from scorep.report.analysis import load_balance
+    exp = measure(tmp_path, "threads", "threads.py")
+    lb = load_balance(Experiment(exp).tree, top=50)
+    assert lb["unit"] == "thread" and len(lb["names"]) == 3
+    rows = {r["stat"].region.name: r for r in lb["regions"]}
+    worker = rows["__main__:worker"]
+    ran = [lb["names"][u] for u in worker["ran"]]
+    assert sorted(ran) == ["worker-0", "worker-1"]
+    lo, mean, hi, sd = worker["stats"]
+    assert lo > 0 and hi / mean < 2.0  # over the threads that run it: no 0 minimum
+    main_only = rows["__main__:<module>"]
+    assert [lb["names"][u] for u in main_only["ran"]] == ["MainThread"]
+    assert main_only["stats"][3] == 0.0  # one thread: nothing to compare
