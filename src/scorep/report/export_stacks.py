@@ -16,7 +16,7 @@ import json
 from scorep.report.model import ReportError
 
 __all__ = ["write_collapsed", "write_speedscope", "speedscope_document", "estimated_size",
-           "evented_document", "EVENTED_BYTES_PER_CALL"]
+           "write_evented", "EVENTED_BYTES_PER_CALL"]
 
 # {"type":"O","frame":123,"at":123456789}, and its "C": about 80 bytes per call.
 EVENTED_BYTES_PER_CALL = 80
@@ -125,44 +125,59 @@ def _frame_entry(region):
     return entry
 
 
-def evented_document(calls, name, locations=None):
+def write_evented(calls, path, name, locations=None):
     """A speedscope file from a trace's calls (trace_calls.TraceCalls): one "evented"
-    profile per location, in nanoseconds since the start of the trace."""
+    profile per location, in nanoseconds since the start of the trace. Streamed: the
+    events are written as they come (millions of them), the shared frames last (JSON
+    objects have no order). Returns the number of profiles."""
     scan = calls.scan
     cols = list(range(len(scan.locations))) if locations is None else list(locations)
     frames, frame_of = [], {}
     multi_rank = len({scan.locations[l].rank for l in cols}) > 1
-    profiles = []
-    for l in cols:
-        events = []
-        for t, is_open, r in calls.events(l):
-            f = frame_of.get(r)
-            if f is None:
-                f = frame_of[r] = len(frames)
-                frames.append(_frame_entry(scan.regions[r]))
-            events.append({"type": "O" if is_open else "C", "frame": f, "at": t})
-        if not events:
-            continue
-        loc = scan.locations[l]
-        label = "%s / %s" % (scan.ranks[loc.rank].name, loc.name) if multi_rank else loc.name
-        profiles.append({"type": "evented", "name": label, "unit": "nanoseconds",
-                         "startValue": events[0]["at"], "endValue": events[-1]["at"],
-                         "events": events})
-    if not profiles:
-        raise ReportError("no call was recorded on these locations (or all were shorter "
-                          "than --min-duration): no speedscope profile")
-    return {"$schema": "https://www.speedscope.app/file-format-schema.json",
-            "version": "0.0.1", "name": name, "activeProfileIndex": 0,
-            "exporter": "scorep-report", "shared": {"frames": frames}, "profiles": profiles}
+    profiles = 0
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('{"$schema":"https://www.speedscope.app/file-format-schema.json",'
+                '"version":"0.0.1","name":%s,"activeProfileIndex":0,'
+                '"exporter":"scorep-report","profiles":[' % json.dumps(name))
+        for l in cols:
+            if calls.offsets[l] == calls.offsets[l + 1]:
+                continue
+            loc = scan.locations[l]
+            label = "%s / %s" % (scan.ranks[loc.rank].name, loc.name) if multi_rank else loc.name
+            f.write('%s{"type":"evented","name":%s,"unit":"nanoseconds","events":['
+                    % ("," if profiles else "", json.dumps(label)))
+            first = last = None
+            chunk, written = [], False
+            for t, is_open, r in calls.events(l):
+                fr = frame_of.get(r)
+                if fr is None:
+                    fr = frame_of[r] = len(frames)
+                    frames.append(_frame_entry(scan.regions[r]))
+                chunk.append('{"type":"%s","frame":%d,"at":%d}' % ("O" if is_open else "C", fr, t))
+                if first is None:
+                    first = t
+                last = t
+                if len(chunk) >= 65536:
+                    f.write(("," if written else "") + ",".join(chunk))
+                    chunk, written = [], True
+            if chunk:
+                f.write(("," if written else "") + ",".join(chunk))
+            f.write('],"startValue":%d,"endValue":%d}' % (first, last))
+            profiles += 1
+        if not profiles:
+            raise ReportError("no call was recorded on these locations (or all were shorter "
+                              "than --min-duration): no speedscope profile")
+        f.write('],"shared":{"frames":%s}}' % json.dumps(frames, separators=(",", ":"),
+                                                         ensure_ascii=False))
+    return profiles
 
 
 def write_speedscope(tree, path, name, locations=None, calls=None):
     """Evented profiles from the trace's calls when given, sampled ones from the tree
     otherwise. Returns (profiles written, "evented" or "sampled")."""
     if calls is not None:
-        doc = evented_document(calls, name, locations)
-    else:
-        doc = speedscope_document(tree, name, locations)
+        return write_evented(calls, path, name, locations), "evented"
+    doc = speedscope_document(tree, name, locations)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, separators=(",", ":"), ensure_ascii=False)
     return len(doc["profiles"]), doc["profiles"][0]["type"]
