@@ -9,8 +9,9 @@ Without --experiment it measures a generated program under scorep with tracing o
     the Chrome export gather (timeline, density, messages, call durations);
   - the OTF2 Python reader on the first 200 000 events, for comparison;
   - the report commands: terminal report, -o report.html, -o trace.json (refused above
-    the default size cap, and written with a --min-duration cap), each with wall time
-    and peak RSS of the process.
+    the default size cap, and written with a --min-duration cap), -o trace.pftrace and
+    -o trace.speedscope.json (evented) with the same cap, each with wall time and peak
+    RSS of the process.
 """
 
 import argparse
@@ -164,6 +165,11 @@ def reports(exp, directory):
     path = os.path.join(directory, "trace.json")
     if os.path.exists(path):
         print("      trace.json: %.1f MB" % (os.path.getsize(path) / 1e6))
+    for name in ("trace.pftrace", "trace.speedscope.json"):
+        path = os.path.join(directory, name)
+        timed([exp, "-o", path, "--min-duration", "2us"], "-o %s --min-duration 2us" % name)
+        if os.path.exists(path):
+            print("      %s: %.1f MB" % (name, os.path.getsize(path) / 1e6))
 
 
 def main():

@@ -149,20 +149,95 @@ def test_collapsed_stacks(both, tmp_path):
 
 
 def test_speedscope_export(both, tmp_path):
+    """With a trace: an evented profile (speedscope's Time Order view) whose calls are
+    the trace's, in order; profile only: sampled call paths by exclusive time."""
     out = report(both, "-o", tmp_path / "p.speedscope.json")
     assert out.returncode == 0, out.stderr
+    assert "1 evented profile(s)" in out.stdout
     doc = validate_speedscope(tmp_path / "p.speedscope.json")
     assert len(doc["profiles"]) == 1 and doc["profiles"][0]["name"] == "MainThread"
     frames = doc["shared"]["frames"]
     names = [f["name"] for f in frames]
     prof = doc["profiles"][0]
-    # samples are root first: every stack starts at the program root
-    assert all(names[s[0]] == "report_work.py" for s in prof["samples"])
+    assert prof["type"] == "evented" and prof["unit"] == "nanoseconds"
+    opened = [names[e["frame"]] for e in prof["events"] if e["type"] == "O"]
+    for region, visits in KNOWN.items():
+        assert opened.count(region) == visits, region
+    # time order: trunk's calls (branch, leaf) before recurse before nap
+    assert opened.index("__main__:trunk") < opened.index("__main__:recurse") < \
+        opened.index("__main__:nap")
+    nap = [e["at"] for e in prof["events"] if names[e["frame"]] == "__main__:nap"]
+    assert len(nap) == 2 and nap[1] - nap[0] >= 20_000_000
     leaf = names.index("__main__:leaf")
     assert frames[leaf]["file"] == program("report_work.py") and frames[leaf]["line"] == 8
+    # --min-duration leaves the short calls out, the nesting stays valid
+    out = report(both, "-o", tmp_path / "long.speedscope.json", "--min-duration", "1ms")
+    assert out.returncode == 0, out.stderr
+    doc = validate_speedscope(tmp_path / "long.speedscope.json")
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    opened = {names[e["frame"]] for e in doc["profiles"][0]["events"] if e["type"] == "O"}
+    assert "__main__:nap" in opened and "__main__:leaf" not in opened
+
+    # profile only: sampled
+    out = report(both / "profile.cubex", "-o", tmp_path / "s.speedscope.json")
+    assert out.returncode == 0, out.stderr
+    assert "1 sampled profile(s)" in out.stdout
+    doc = validate_speedscope(tmp_path / "s.speedscope.json")
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    prof = doc["profiles"][0]
+    # samples are root first: every stack starts at the program root
+    assert all(names[s[0]] == "report_work.py" for s in prof["samples"])
     nap = names.index("__main__:nap")
     nap_weight = sum(w for s, w in zip(prof["samples"], prof["weights"]) if s[-1] == nap)
     assert nap_weight >= 20_000_000
+
+
+def test_perfetto_protobuf_trace(both, tmp_path):
+    """.pftrace: decoded with the protobuf library that wrote it, it holds a process and
+    a thread track, the interned region names with their source, and a begin/end pair
+    per call on the thread's track, properly nested, the same calls as the Chrome JSON."""
+    from scorep.report.export_perfetto import message_classes
+    path = tmp_path / "t.pftrace"
+    out = report(both, "-o", path, "-o", tmp_path / "t.json")
+    assert out.returncode == 0, out.stderr
+    assert re.match(r"wrote %s \([\d.]+ kB\): (\d+) calls" % re.escape(str(path)), out.stdout)
+    trace = message_classes()["Trace"]()
+    trace.ParseFromString(path.read_bytes())
+    packets = list(trace.packet)
+    tracks = [p.track_descriptor for p in packets if p.HasField("track_descriptor")]
+    process = [t for t in tracks if t.HasField("process")]
+    threads = [t for t in tracks if t.HasField("thread")]
+    assert len(process) == 1 and process[0].process.process_name == "report_work.py (Process)"
+    assert len(threads) == 1 and threads[0].thread.thread_name == "MainThread"
+    assert threads[0].parent_uuid == process[0].uuid
+    interned = [p for p in packets if p.HasField("interned_data")]
+    assert len(interned) == 1 and interned[0].sequence_flags == 1
+    names = {n.iid: n.name for n in interned[0].interned_data.event_names}
+    sources = {s.iid: s for s in interned[0].interned_data.source_locations}
+    events = [p for p in packets if p.HasField("track_event")]
+    assert all(p.trusted_packet_sequence_id == 1 for p in packets)
+    assert all(p.sequence_flags == 2 for p in events)  # they use the interned names
+    stack, opened = [], []
+    last = 0
+    for p in events:
+        ev = p.track_event
+        assert ev.track_uuid == threads[0].uuid and p.timestamp >= last
+        last = p.timestamp
+        if ev.type == 1:
+            stack.append(ev.name_iid)
+            opened.append(names[ev.name_iid])
+            assert ev.source_location_iid in sources
+        else:
+            assert ev.type == 2 and stack
+            stack.pop()
+    assert not stack
+    for region, visits in KNOWN.items():
+        assert opened.count(region) == visits, region
+    leaf = [s for s in sources.values() if s.function_name == "__main__:leaf"][0]
+    assert leaf.file_name == program("report_work.py") and leaf.line_number == 8
+    chrome = [e["name"] for e in chrome_slices(validate_chrome(tmp_path / "t.json"))]
+    assert sorted(chrome) == sorted(opened)
+    assert path.stat().st_size < (tmp_path / "t.json").stat().st_size / 2
 
 
 def test_chrome_json_known_calls(both, tmp_path):
@@ -184,6 +259,8 @@ def test_chrome_json_known_calls(both, tmp_path):
                for e in meta)
     nap = [e for e in xs if e["name"] == "__main__:nap"][0]
     assert nap["dur"] >= 20000.0 and nap["cat"] == "python"
+    # file and line of the function in the args (Perfetto shows them with the slice)
+    assert nap["args"] == {"file": program("report_work.py"), "line": 28}
     # the calls of leaf lie inside their branch
     branches = [e for e in xs if e["name"] == "__main__:branch"]
     for e in xs:
@@ -285,7 +362,7 @@ def test_threads_breakdown(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "1 process, 3 threads;" in out.stdout
     threads = out.stdout.split("\nThreads\n")[1].split("\n\n")[0].splitlines()[1:]
-    assert sorted(l.split()[1] for l in threads) == ["MainThread", "worker-0", "worker-1"]
+    assert sorted(l.split()[0] for l in threads) == ["MainThread", "worker-0", "worker-1"]
     assert visits_in(out.stdout, "__main__:work") == 11
     out = report(exp, "-o", tmp_path / "t.json", "-o", tmp_path / "t.speedscope.json")
     assert out.returncode == 0, out.stderr
@@ -421,3 +498,150 @@ def test_stack_exports_of_deep_recursion_are_bounded(tmp_path):
         assert "call paths up to 3003 deep" in out.stderr and out.stderr.count("\n") == 1
         out = run([sys.executable, "-m", "scorep.report", exp, "-o", target], env=scorep_env())
         assert out.returncode == 0 and target.stat().st_size > 1 << 20
+
+
+def test_terminal_fits_80_columns_line_by_line(both):
+    """COLUMNS=80: every line fits, no name is cut (a long one moves whole to the next
+    line), and the tables keep their columns."""
+    out = report(both, columns=80)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), [l for l in lines if len(l) > 80]
+    assert "~" not in out.stdout  # the old middle cut
+    number = r"(?:[\d.]+ (?:s|ms|us|ns)|0 s)"
+    expected = [
+        r"scorep report: %s$" % re.escape(str(both)),
+        r"  program  report_work\.py$",
+        r"  read     profile profile\.cubex \(call tree\) \+ trace traces\.otf2 \([\d,]+ "
+        r"events\)$",
+        r"  ran      1 process, 1 thread; %s of thread time, [\d,]+ calls$" % number,
+        r"$",
+        r"Top 15 regions by exclusive time \(own time, callees excluded\)$",
+        r"      excl  excl%     incl  incl%     visits per visit  region$",
+    ]
+    for i, pattern in enumerate(expected):  # the header, line by line
+        assert re.match(pattern, lines[i]), (i, lines[i], pattern)
+    # each row: the six columns at fixed places, then the name; a name that does not
+    # fit follows whole on the next line, indented
+    row = re.compile(r"  ( {0,7}%s) ( {0,5}[\d.]+%%) ( {0,7}%s) ( {0,5}[\d.]+%%) ( {0,9}[\d,]+) "
+                     r"( {0,8}%s)(?:  (\S+))?$" % (number, number, number))
+    table = lines[7:lines.index("", 7)]
+    named = []
+    for i, line in enumerate(table):
+        m = row.match(line)
+        if m:
+            assert len(m.group(1)) == 8 and len(m.group(6)) == 9, line
+            named.append(line if m.group(7) else line + "  " + table[i + 1].strip())
+        else:
+            assert re.match(r"      \S+$", line) and row.match(table[i - 1]), line
+    assert len(named) >= 10
+    assert named[0].endswith("  __main__:nap")
+    assert [l for l in table if l.endswith("  __main__:leaf")][0].split()[6] == "12"
+    assert "Threads" in lines
+    t = lines.index("Threads")
+    assert re.match(r"  thread +time  time% +calls  busiest region \(exclusive time\)$", lines[t + 1])
+    assert re.match(r"  MainThread +%s +100\.0%% +[\d,]+  __main__:nap \(%s\)$" % (number, number),
+                    lines[t + 2])
+    # narrower: the per-visit column goes first, the names stay whole
+    narrow = report(both, columns=60).stdout.splitlines()
+    assert all(len(line) <= 60 for line in narrow)
+    assert "per visit" not in "\n".join(narrow) and any(
+        l.endswith("  __main__:<module>") for l in narrow)
+
+
+def test_terminal_colour_on_a_terminal_only(both):
+    """Colour when stdout is a terminal, none with NO_COLOR or in a pipe; --color forces."""
+    import pty
+    from conftest import scorep_env as env_of
+
+    def on_tty(**extra):
+        env = env_of()
+        env.update(COLUMNS="100", PYTHONPATH=str(__import__("conftest").SRC), **extra)
+        env.pop("NO_COLOR", None)
+        env.update(extra)
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "scorep.report", str(both)], env=env,
+                                stdout=slave, stderr=subprocess.PIPE)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        proc.wait(timeout=60)
+        os.close(master)
+        return b"".join(chunks).decode()
+
+    coloured = on_tty()
+    assert "\x1b[1mscorep report: " in coloured and "\x1b[36m__main__:nap\x1b[0m" in coloured
+    assert "\x1b[" not in on_tty(NO_COLOR="1")
+    assert "\x1b[" not in report(both).stdout  # a pipe
+    forced = report(both, "--color", "always", NO_COLOR="1").stdout
+    assert "\x1b[1mTop 15 regions" in forced
+    plain = re.sub(r"\x1b\[[\d;]*m", "", forced)
+    assert plain == report(both).stdout  # colour changes no character
+
+
+def test_diff_puts_the_regressed_function_first(tmp_path):
+    """process() got slower because it calls a new function: process comes first, with
+    validate listed under it as new; tiny changes are marked as noise."""
+    a = measure(tmp_path, "a", "regression.py", ["old"])
+    b = measure(tmp_path, "b", "regression.py", ["new"])
+    out = report("diff", a, b, columns=80)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    head = [i for i, l in enumerate(lines) if l.lstrip().startswith("change ")][0]
+    first = lines[head + 1].split()
+    assert first[-1] == "__main__:process" and first[0].startswith("+"), lines[head + 1]
+    assert float(first[0][1:]) >= 25 and first[1] == "ms"  # validate's 30 ms, here once
+    assert lines[head + 2].split()[-5:] == ["+", "__main__:validate", "(only", "in", "B)"]
+    assert "new" in lines[head + 2].split()
+    # main and <module> only pass validate's time on: small own change, marked noise
+    rows = {l.split()[-1]: l for l in lines[head + 3:] if l.strip() and "(only" not in l}
+    assert rows["__main__:main"].split()[0].startswith("~")
+    assert rows["__main__:<module>"].split()[0].startswith("~")
+    html = tmp_path / "d.html"
+    assert report("diff", a, b, "-o", html).returncode == 0
+    table = html.read_text().split('id="region-table"')[1]
+    names = re.findall(r'<td class="name" data-sort="([^"]+)"', table)
+    assert names[:2] == ["__main__:process", "__main__:validate"]
+
+
+def test_same_name_regions_are_told_apart_by_their_line(tmp_path):
+    """Two <genexpr> of one module: :line in the terminal report, the stacks, the diff."""
+    exp = measure(tmp_path, "exp", "twin_genexpr.py")
+    text = report(exp).stdout
+    assert "__main__:<genexpr>:3" in text and "__main__:<genexpr>:4" in text
+    assert visits_in(text, "__main__:<genexpr>:3") == 501
+    assert visits_in(text, "__main__:<genexpr>:4") == 1501
+    assert re.search(r"  __main__:<genexpr>$", text, re.M) is None
+    assert report(exp, "-o", tmp_path / "s.collapsed").returncode == 0
+    lines = [l.rsplit(" ", 1)[0] for l in (tmp_path / "s.collapsed").read_text().splitlines()]
+    assert len(lines) == len(set(lines))  # no duplicate stack lines to be added up
+    assert any(l.endswith(";__main__:<genexpr>:3") for l in lines)
+    assert any(l.endswith(";__main__:<genexpr>:4") for l in lines)
+    out = report("diff", exp, exp)
+    assert "__main__:<genexpr>:3" in out.stdout and "__main__:<genexpr>:4" in out.stdout
+
+
+def test_load_balance_compares_only_the_threads_that_run_a_region(tmp_path):
+    """threads.py: worker runs in the two workers only: its statistics are over those two,
+    its coverage 2 of 3, and it is not ranked imbalanced for the thread that never ran it."""
+    from scorep.report.analysis import load_balance
+    exp = measure(tmp_path, "threads", "threads.py")
+    lb = load_balance(Experiment(exp).tree, top=50)
+    assert lb["unit"] == "thread" and len(lb["names"]) == 3
+    rows = {r["stat"].region.name: r for r in lb["regions"]}
+    worker = rows["__main__:worker"]
+    ran = [lb["names"][u] for u in worker["ran"]]
+    assert sorted(ran) == ["worker-0", "worker-1"]
+    lo, mean, hi, sd = worker["stats"]
+    assert lo > 0 and hi / mean < 2.0  # over the threads that run it: no 0 minimum
+    main_only = rows["__main__:<module>"]
+    assert [lb["names"][u] for u in main_only["ran"]] == ["MainThread"]
+    assert main_only["stats"][3] == 0.0  # one thread: nothing to compare

@@ -46,8 +46,8 @@ def test_report_html_in_chromium(tmp_path):
     html = tmp_path / "report.html"
     out = report(exp, "-o", html)
     assert out.returncode == 0, out.stderr
-    m = re.match(r"wrote %s \([\d.]+ kB\): \d+ regions, \d+ call paths, timeline of (\d+) calls\n"
-                 % re.escape(str(html)), out.stdout)
+    m = re.match(r"wrote %s \([\d.]+ kB\): \d+ regions, \d+ call paths, timeline of (\d+) calls, "
+                 r"source of 1 file\(s\)\n" % re.escape(str(html)), out.stdout)
     assert m, out.stdout
     calls = int(m.group(1))
     assert calls >= 24  # 1 trunk + 4 branch + 12 leaf + 6 recurse + 1 nap, + <module>, ...
@@ -62,11 +62,12 @@ def test_report_html_in_chromium(tmp_path):
                  "__main__:branch", "__main__:leaf", "__main__:nap", "__main__:recurse"):
         assert name in frames, name
     assert frames.count("__main__:recurse") == 6  # one frame per recursion level
-    assert re.search(r"<title>__main__:leaf: [\d.]+ [nu]s inclusive \([\d.]+%\), 12 visits</title>",
-                     dom)
+    assert re.search(r"<title>__main__:leaf \(%s:8\): [\d.]+ [nu]s inclusive \([\d.]+%%\), "
+                     r"12 visits</title>" % re.escape(program("report_work.py")), dom)
     # region table: every region once, with its visits
     table = dom.split('id="region-table"')[1].split("</table>")[0]
-    rows = re.findall(r'<tr><td class="name" data-sort="([^"]+)">.*?</td>(.*?)</tr>', table)
+    rows = re.findall(r'<tr data-rid="\d+"><td class="name" title="[^"]*" data-sort="([^"]+)">'
+                      r'.*?</td>(.*?)</tr>', table)
     names = [r[0] for r in rows]
     assert len(names) == len(set(names)) and "__main__:leaf" in names
     leaf = dict(rows)["__main__:leaf"]
@@ -75,7 +76,10 @@ def test_report_html_in_chromium(tmp_path):
     assert "Showing %d of %d calls" % (calls, calls) in dom
     assert re.search(r'<canvas id="timeline-canvas" [^>]*width="\d{3,}"', dom)
     assert "SCOREP_ENABLE_TRACING" in dom and "MANIFEST.md" in dom
-    assert "No MPI communication in this run." in dom
+    # no MPI in this run: no MPI section, no MPI link
+    assert 'id="mpi"' not in dom and 'href="#mpi"' not in dom
+    # the program's own source is in the report, the standard library's is not
+    assert "def branch(k):" in text and "def _shutdown" not in text
     colors, share = image_stats(screenshot(html, tmp_path))
     assert colors > 30 and share > 0.1, (colors, share)
 
@@ -223,7 +227,8 @@ def test_report_html_interactions(tmp_path):
     # a drag to the right moves the view back in time, same range (rounding: 1 ns)
     assert abs((panned[1] - panned[0]) - (zoomed[1] - zoomed[0])) <= 1 and panned[0] < zoomed[0]
     assert got["view3"] == got["view0"]  # reset
-    assert got["hover"].startswith("Process / MainThread: __main__:<module>, ")
+    assert got["hover"].startswith("Process / MainThread: __main__:<module> (%s:1), "
+                                   % program("report_work.py"))
     assert got["sorted"] == "__main__:leaf"  # the most visits first
     assert got["visible"] == "1"
     assert got["highlighted"] == "1"

@@ -98,8 +98,8 @@ def test_mpi_terminal_report(mpi_exp):
     assert "4 processes, 4 threads;" in text
     assert "missing  no profile (profile.cubex)" in text
     threads = text.split("\nThreads\n")[1].split("\n\n")[0].splitlines()[1:]
-    assert [l.split()[:4] for l in threads] == [
-        ["MPI", "Rank", "%d" % r, "Master"] for r in range(RANKS)]
+    assert [l.split()[:5] for l in threads] == [
+        ["MPI", "Rank", "%d" % r, "/", "Master"] for r in range(RANKS)]
     balance = text.split("Ranks: load balance")[1]
     assert "IDLE: 1 of 4 ranks do less than a quarter of the busiest rank's work: MPI Rank 3" \
         in balance

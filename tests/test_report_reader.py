@@ -81,7 +81,9 @@ def test_timeline_keeps_the_longest_calls(tmp_path):
     assert all(c[4] >= threshold for c in kept)
     assert sorted(kept) == sorted(c for c in everything if c[4] >= threshold)
     assert "__main__:nap" in {c[1] for c in kept}
-    assert "__main__:leaf" not in {c[1] for c in kept}
+    # (which of the many short calls are dropped depends on the machine's load: that the
+    # kept ones are exactly those above the threshold is the property)
+    assert len(kept) < len(everything)
     # the histogram counts every call, whatever the timeline kept
     counts = array.array("Q", scan.histogram()[0])
     assert sum(counts) == scan.summary["calls"] == len(everything)

@@ -24,10 +24,13 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
                   "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>"]
 
 
-def report(*args, cwd=None, timeout=120):
-    """python -m scorep.report <args>"""
+def report(*args, cwd=None, timeout=120, columns=200, **extra_env):
+    """python -m scorep.report <args>, its terminal `columns` wide (COLUMNS)"""
     env = scorep_env()
     env["PYTHONPATH"] = str(SRC)
+    env["COLUMNS"] = str(columns)
+    env.pop("NO_COLOR", None)
+    env.update(extra_env)
     return subprocess.run([sys.executable, "-m", "scorep.report"] + [str(a) for a in args],
                           env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 

@@ -4,23 +4,13 @@ that pipelines and tests see exactly the program's own output otherwise."""
 import os
 
 
-def region_totals(profile_path):
-    """(region name -> [visits, exclusive seconds]) summed over call paths and locations,
-    and the total time, read from the profile the measurement just wrote."""
-    from scorep import cube
-    profile = cube.read(profile_path)
-    visits = profile.values(profile.metric("visits"), inclusive=False)
-    exclusive = profile.values(profile.metric("time"), inclusive=False)
-    totals = {}
-    for node in profile.cnodes:
-        # A parameter's node is a split of its region's visit: its time is the region's,
-        # its visits are not extra calls.
-        entry = totals.setdefault(node.region.name, [0, 0.0])
-        if not node.parameters:
-            entry[0] += sum(visits[node.id])
-        entry[1] += sum(exclusive[node.id])
-    total = sum(t for _, t in totals.values())
-    return totals, total, profile.root.region.name
+def top_regions(experiment_dir, base_name, top):
+    """(regions by exclusive time, total time) from the profile the measurement just
+    wrote: the shared aggregates of scorep.report.analysis, as the report and the
+    Jupyter kernel rank them."""
+    from scorep.report.analysis import experiment_tree, top_regions as rank
+    tree = experiment_tree(experiment_dir, base_name)
+    return rank(tree, "excl", top, include_measurement=False), tree.total_time()
 
 
 def format_summary(measurement, finalize_seconds, top=8):
@@ -33,14 +23,14 @@ def format_summary(measurement, finalize_seconds, top=8):
              "scorep: results in %s" % exp]
     profile_path = os.path.join(exp, measurement.config["SCOREP_PROFILING_BASE_NAME"] + ".cubex")
     if measurement.config.profiling and os.path.exists(profile_path):
-        totals, total, root = region_totals(profile_path)
-        ranked = sorted(((t, v, name) for name, (v, t) in totals.items() if name != root),
-                        reverse=True)[:top]
+        ranked, total = top_regions(exp, measurement.config["SCOREP_PROFILING_BASE_NAME"],
+                                    top)
         lines.append("scorep: top regions by exclusive time:")
         lines.append("    %12s %8s %14s  %s" % ("time[s]", "time[%]", "visits", "region"))
-        for t, v, name in ranked:
-            lines.append("    %12.6f %8.1f %14s  %s" % (t, 100.0 * t / total if total else 0.0,
-                                                     "{:,}".format(v), name))
+        for st in ranked:
+            lines.append("    %12.6f %8.1f %14s  %s" % (
+                st.excl, 100.0 * st.excl / total if total else 0.0,
+                "{:,}".format(st.visits), st.region.display))
     else:
         lines.append("scorep: profiling was off (SCOREP_ENABLE_PROFILING=false): no region "
                      "summary")

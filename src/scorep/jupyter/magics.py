@@ -407,35 +407,17 @@ def results_line(run):
 
 
 def top_regions(experiment_dir, top=10):
-    """[(region, visits, inclusive s, exclusive s)] of the regions with the most time, from
-    profile.cubex; [] when there is no readable profile."""
-    path = os.path.join(experiment_dir, "profile.cubex")
-    if not os.path.exists(path):
-        return []
+    """[(region, visits, inclusive s, exclusive s)] of the regions with the most inclusive
+    time, from the experiment's profile (SCOREP_PROFILING_BASE_NAME honoured), ranked by
+    the shared aggregates of scorep.report.analysis; [] when there is no readable
+    profile."""
     try:
-        from scorep import cube
-        profile = cube.read(path)
-        exclusive = profile.values("time", inclusive=False)
-        inclusive = profile.values("time", inclusive=True)
-        visits = profile.values("visits", inclusive=False)
+        from scorep.report.analysis import experiment_tree, top_regions as rank
+        tree = experiment_tree(experiment_dir)
     except Exception:  # a summary is a convenience: the experiment itself is what counts
         return []
-    per_region = {}
-    for cnode in profile.cnodes:
-        if cnode.parent is None:
-            continue  # the program itself (the measurement's root), not one of its regions
-        name = cnode.region.name
-        entry = per_region.setdefault(name, [0, 0.0, 0.0])
-        entry[0] += sum(visits[cnode.id])
-        entry[1] += sum(exclusive[cnode.id])
-        # A recursive region's inclusive time counts once: at its outermost call paths.
-        outer = cnode.parent
-        while outer is not None and outer.region.name != name:
-            outer = outer.parent
-        if outer is None:
-            entry[2] += sum(inclusive[cnode.id])
-    rows = sorted(per_region.items(), key=lambda item: (-item[1][2], item[0]))[:top]
-    return [(name, count, incl, excl) for name, (count, excl, incl) in rows]
+    return [(st.region.display, st.visits, st.incl, st.excl)
+            for st in rank(tree, "incl", top, include_measurement=False)]
 
 
 def show_summary(experiment_dir):

@@ -16,6 +16,7 @@ PROG = "scorep-report"
 # Extension -> format; the longest match wins (.speedscope.json before .json).
 FORMATS = [
     (".speedscope.json", "speedscope"),
+    (".perfetto-trace", "perfetto"), (".pftrace", "perfetto"),
     (".html", "html"), (".htm", "html"),
     (".json", "chrome"),
     (".prof", "pstats"), (".pstats", "pstats"),
@@ -80,13 +81,17 @@ def build_parser():
         "Without -o: a terminal report. Each -o FILE writes one file, its format told by "
         "the extension: .html (self-contained report: flame graph, region table, "
         "timeline, load balance, MPI, configuration), .json (Chrome/Perfetto trace "
-        "events), .speedscope.json, .prof (pstats: python -m pstats, SnakeViz, gprof2dot), "
+        "events), .pftrace/.perfetto-trace (Perfetto's protobuf trace), .speedscope.json, "
+        ".prof (pstats: python -m pstats, SnakeViz, gprof2dot), "
         ".collapsed (flame graph stacks), .dot/.png/.svg (call graph, Graphviz). "
         "{rank} in a .prof/.collapsed/.speedscope.json/.dot/.png/.svg name writes one "
         "file per rank. `%s diff A B` compares two runs." % PROG))
     p.add_argument("experiment", help="experiment directory, profile.cubex or traces.otf2")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help="write FILE (format from its extension); repeatable")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour in the terminal report: auto (default) colours on a terminal "
+                        "unless NO_COLOR is set")
     p.add_argument("--top", type=_positive, default=15, metavar="N",
                    help="regions listed in the terminal report and the HTML summary "
                         "(default 15)")
@@ -106,6 +111,10 @@ def build_parser():
                    help="write those exports even above --max-size")
     p.add_argument("--timeline-calls", type=_positive, default=250000, metavar="N",
                    help="the HTML timeline keeps the N longest calls (default 250000)")
+    p.add_argument("--no-source", action="store_true",
+                   help="the HTML report leaves out the source of the program's files "
+                        "(embedded by default, up to 2 MB; never the standard library's "
+                        "or installed packages')")
     p.add_argument("--node-threshold", type=_percent, default=0.005, metavar="PCT",
                    help="call graphs leave out functions below PCT%% of the time "
                         "(default 0.5)")
@@ -125,6 +134,8 @@ def build_diff_parser():
     p.add_argument("--top", type=_positive, default=20, metavar="N",
                    help="regions listed (default 20)")
     p.add_argument("--source", choices=("auto", "profile", "trace"), default="auto")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour on a terminal (auto, the default, honours NO_COLOR)")
     return p
 
 
@@ -162,10 +173,11 @@ def run_report(args):
     outputs = _outputs(args)
     exp = Experiment(args.experiment, args.source)
     formats = {fmt for _, fmt in outputs}
-    if "chrome" in formats and not exp.has_trace:
-        raise ReportError("%s needs a trace, and %s has only a profile (run with "
-                          "SCOREP_ENABLE_TRACING=true)" % (
-                              next(p for p, f in outputs if f == "chrome"), exp.path))
+    for fmt in ("chrome", "perfetto"):
+        if fmt in formats and not exp.has_trace:
+            raise ReportError("%s needs a trace, and %s has only a profile (run with "
+                              "SCOREP_ENABLE_TRACING=true)" % (
+                                  next(p for p, f in outputs if f == fmt), exp.path))
     for path, _ in outputs:
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
@@ -174,7 +186,8 @@ def run_report(args):
     durations = None
     try:
         # One pass over the trace serves every output; what it gathers depends on them.
-        if exp.has_trace and (not outputs or formats & {"html", "chrome"} or exp.tree_from_trace):
+        if exp.has_trace and (not outputs or formats & {"html", "chrome", "perfetto", "speedscope"}
+                              or exp.tree_from_trace):
             opts = {}
             if "html" in formats:
                 opts.update(timeline_limit=args.timeline_calls,
@@ -190,19 +203,23 @@ def run_report(args):
                 os.close(fd)
                 opts["durations_path"] = durations
                 opts.setdefault("flush_limit", 10000)
+            if "perfetto" in formats:
+                opts.setdefault("message_limit", 1000000)
+                opts.setdefault("flush_limit", 100000)
             try:
                 exp.run_scan(**opts)
             except ReportError as error:
                 # A profile still makes every report but the trace exports: say what is
                 # lost and go on.
-                if "chrome" in formats or exp.tree_from_trace:
+                if formats & {"chrome", "perfetto"} or exp.tree_from_trace:
                     raise
                 _warn("the trace is not read (%s); reporting from the profile alone" % error)
                 exp.trace_error = str(error)
 
         if not outputs:
             from scorep.report import terminal
-            sys.stdout.write(terminal.render(exp, top=args.top))
+            sys.stdout.write(terminal.render(exp, top=args.top,
+                                             color=terminal.use_color(args.color)))
             return 0
 
         for path, fmt in outputs:
@@ -225,6 +242,23 @@ def write_output(exp, path, fmt, args):
             " (%s shorter or deeper ones left out)" % format_count(left) if left else "",
             format_count(stats["flows"] // 2), format_count(stats["flushes"])))
         return
+    if fmt == "perfetto":
+        from scorep.report import export_chrome, export_perfetto
+        from scorep.report.trace_calls import scan_calls
+        export_perfetto.message_classes()  # the library is there before a long pass
+        export_chrome.check_size(exp.scan, path, args.min_duration, args.max_depth,
+                                 args.max_size, args.force, viewers="Perfetto",
+                                 per_event=export_perfetto.BYTES_PER_CALL,
+                                 names_in_events=False)
+        calls = scan_calls(exp, args.min_duration, args.max_depth)
+        stats = export_perfetto.write(exp, calls, path, exp.program)
+        left = exp.scan.calls - stats["calls"]
+        _say("wrote %s (%s): %s calls%s, %s message arrows, %s buffer flushes (Perfetto: "
+             "ui.perfetto.dev)" % (
+                 path, format_bytes(stats["bytes"]), format_count(stats["calls"]),
+                 " (%s shorter or deeper ones left out)" % format_count(left) if left else "",
+                 format_count(stats["flows"]), format_count(stats["flushes"])))
+        return
     if fmt == "html":
         from scorep.report import html
         info = html.write_report(exp, path, args)
@@ -235,8 +269,18 @@ def write_output(exp, path, fmt, args):
                   % (path, format_bytes(size)))
         return
     tree = exp.tree
+    calls = None
+    if fmt == "speedscope" and exp.has_trace and exp.trace_error is None:
+        # Time order from the trace: an evented profile per thread.
+        from scorep.report import export_chrome, export_stacks
+        from scorep.report.trace_calls import scan_calls
+        export_chrome.check_size(exp.scan, path, args.min_duration, args.max_depth,
+                                 args.max_size, args.force, viewers="speedscope",
+                                 per_event=export_stacks.EVENTED_BYTES_PER_CALL,
+                                 names_in_events=False)
+        calls = scan_calls(exp, args.min_duration, args.max_depth)
     for target, locs in _per_rank(tree, path):
-        if fmt in ("collapsed", "speedscope") and not args.force:
+        if (fmt == "collapsed" or (fmt == "speedscope" and calls is None)) and not args.force:
             from scorep.report import export_stacks
             size, deepest = export_stacks.estimated_size(tree, fmt, locs)
             if size > args.max_size:
@@ -255,9 +299,11 @@ def write_output(exp, path, fmt, args):
             _say("wrote %s: %d stacks (values: exclusive ns)" % (target, n))
         elif fmt == "speedscope":
             from scorep.report import export_stacks
-            n = export_stacks.write_speedscope(tree, target, exp.program, locs)
-            _say("wrote %s: %d profile(s), one per thread (open in speedscope.app)"
-                 % (target, n))
+            n, kind = export_stacks.write_speedscope(tree, target, exp.program, locs, calls)
+            _say("wrote %s: %d %s profile(s), one per thread (open in speedscope.app)%s"
+                 % (target, n, kind, ": calls in time order from the trace"
+                    if kind == "evented" else ": call paths by exclusive time, no time "
+                    "order (that needs a trace)"))
         else:
             from scorep.report import export_dot
             title = exp.program if locs is None else "%s, %s" % (
@@ -285,7 +331,9 @@ def run_diff(args):
     b = Experiment(args.b, args.source)
     result = diff.compare(a, b)
     if not outputs:
-        sys.stdout.write(diff.render_terminal(result, top=args.top))
+        from scorep.report.terminal import use_color
+        sys.stdout.write(diff.render_terminal(result, top=args.top,
+                                              color=use_color(args.color)))
         return 0
     for path in outputs:
         diff.write_html(result, path, top=args.top)

@@ -77,7 +77,7 @@ def dot_source(tree, title, node_threshold=0.005, edge_threshold=0.001, location
         incl, excl, calls, region = funcs[rid]
         w = incl / total
         label = "%s\\n%.2f%%\\n(%.2f%%)\\n%s\xd7" % (
-            _quote(region.name)[1:-1], 100 * w, 100 * excl / total, format_count(calls))
+            _quote(region.display)[1:-1], 100 * w, 100 * excl / total, format_count(calls))
         lines.append('  %d [color="%s", fontcolor="%s", fontsize="%.2f", label="%s"];' % (
             rid, color(w), "#ffffff", max(8.0, min(14.0, 8 + 6 * w ** 0.5)), label))
     for (a, b), (incl, calls) in sorted(edges.items()):

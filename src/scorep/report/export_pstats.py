@@ -1,11 +1,15 @@
 """Python pstats files (.prof): what `python -m pstats`, SnakeViz, gprof2dot -f pstats and
 tuna open. The file is marshal.dump of {(file, line, name): (cc, nc, tt, ct, callers)},
 callers {(file, line, name): (nc, cc, tt, ct)} (note the swapped first two), times in
-seconds, ct counting recursion once (FORMATS.md section 3.4).
+seconds, with cProfile's semantics: ct counts each outermost activation once, cc counts
+the calls made while the function (for callers: the caller -> callee pair) was not
+already active (FORMATS.md section 3.4).
 
 Threads and ranks are merged; `{rank}` in the output name writes one file per rank."""
 
 import marshal
+
+from scorep.report.analysis import call_stats
 
 __all__ = ["stats_dict", "write"]
 
@@ -19,45 +23,30 @@ def _key(region):
 
 
 def stats_dict(tree, locations=None):
-    cols = list(range(len(tree.locations))) if locations is None else list(locations)
-    excl = tree.excl
-    stats = {}
-    callers = {}
-
-    def entry(key):
-        e = stats.get(key)
-        if e is None:
-            e = stats[key] = [0, 0, 0.0, 0.0]
-            callers[key] = {}
-        return e
-
-    for node in tree.nodes:
-        key = _key(node.region)
-        e = entry(key)
-        tt = sum(excl[node.id][l] for l in cols)
-        e[2] += tt
-        if node.params:
-            continue  # a parameter split: its time is the region's, its visits are not calls
-        nc = sum(tree.visits[node.id][l] for l in cols)
-        ct = sum(tree.incl[node.id][l] for l in cols) if not node.recursive else 0.0
-        cc = nc if not node.recursive else 0
-        e[0] += cc
-        e[1] += nc
-        e[3] += ct
-        parent = node.parent
-        if parent is None:
-            continue
-        edge = callers[key].setdefault(_key(parent.region), [0, 0, 0.0, 0.0])
-        edge[0] += nc
-        edge[1] += cc
-        edge[2] += sum(excl[node.id][l] for l in cols) + sum(
-            excl[c.id][l] for c in node.children if c.params for l in cols)
-        edge[3] += sum(tree.incl[node.id][l] for l in cols)
+    """cProfile's numbers (analysis.call_stats): recursion counted as cProfile counts it,
+    so that cumulative times never exceed the run and gprof2dot's ratios stay <= 1."""
+    funcs, edges = call_stats(tree, locations)
+    regions = {n.region.id: n.region for n in tree.nodes}
+    callers = {rid: {} for rid in funcs}
+    for (caller, callee), (nc, cc, tt, ct) in edges.items():
+        key = _key(regions[caller])
+        prev = callers[callee].get(key)
+        if prev is not None:  # two regions with one key (a name without a file)
+            nc, cc, tt, ct = nc + prev[0], cc + prev[1], tt + prev[2], ct + prev[3]
+        callers[callee][key] = (nc, cc, tt, ct)
     out = {}
-    for key, (cc, nc, tt, ct) in stats.items():
+    for rid, (cc, nc, tt, ct) in funcs.items():
         if nc == 0 and tt == 0.0:
             continue  # never ran on these locations
-        out[key] = (cc, nc, tt, ct, {k: tuple(v) for k, v in callers[key].items()})
+        key = _key(regions[rid])
+        if key in out:
+            pcc, pnc, ptt, pct, pcallers = out[key]
+            for k, v in callers[rid].items():
+                w = pcallers.get(k)
+                pcallers[k] = v if w is None else tuple(a + b for a, b in zip(v, w))
+            out[key] = (pcc + cc, pnc + nc, ptt + tt, pct + ct, pcallers)
+        else:
+            out[key] = (cc, nc, tt, ct, dict(callers[rid]))
     return out
 
 

@@ -1,15 +1,25 @@
 """Flame graph stacks (.collapsed: flamegraph.pl, inferno, speedscope's import) and
 speedscope's own format (.speedscope.json).
 
-Both come from the call-path profile: a stack per call path, weighted by its exclusive
-time. That is exact for flame graphs (which merge identical stacks anyway) and tiny
-whatever the run length; the time order lives in the trace exports (.json)."""
+.collapsed comes from the call-path profile: a stack per call path, weighted by its
+exclusive time. That is exact for flame graphs (which merge identical stacks anyway) and
+tiny whatever the run length.
+
+.speedscope.json is, when the experiment has a trace, an "evented" profile per thread:
+every call opened and closed in time order, so that speedscope's Time Order view shows
+the run as it happened (--min-duration/--max-depth leave out short or deep calls, as for
+the trace exports). Without a trace it is a "sampled" profile per thread from the call
+paths, weighted by exclusive time (Left Heavy and Sandwich views; no time order)."""
 
 import json
 
 from scorep.report.model import ReportError
 
-__all__ = ["write_collapsed", "write_speedscope", "speedscope_document", "estimated_size"]
+__all__ = ["write_collapsed", "write_speedscope", "speedscope_document", "estimated_size",
+           "write_evented", "EVENTED_BYTES_PER_CALL"]
+
+# {"type":"O","frame":123,"at":123456789}, and its "C": about 80 bytes per call.
+EVENTED_BYTES_PER_CALL = 80
 
 
 def estimated_size(tree, fmt, locations=None):
@@ -106,8 +116,68 @@ def speedscope_document(tree, name, locations=None):
             "exporter": "scorep-report", "shared": {"frames": frames}, "profiles": profiles}
 
 
-def write_speedscope(tree, path, name, locations=None):
+def _frame_entry(region):
+    entry = {"name": region.display}
+    if region.file:
+        entry["file"] = region.file
+        if region.line:
+            entry["line"] = region.line
+    return entry
+
+
+def write_evented(calls, path, name, locations=None):
+    """A speedscope file from a trace's calls (trace_calls.TraceCalls): one "evented"
+    profile per location, in nanoseconds since the start of the trace. Streamed: the
+    events are written as they come (millions of them), the shared frames last (JSON
+    objects have no order). Returns the number of profiles."""
+    scan = calls.scan
+    cols = list(range(len(scan.locations))) if locations is None else list(locations)
+    frames, frame_of = [], {}
+    multi_rank = len({scan.locations[l].rank for l in cols}) > 1
+    profiles = 0
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('{"$schema":"https://www.speedscope.app/file-format-schema.json",'
+                '"version":"0.0.1","name":%s,"activeProfileIndex":0,'
+                '"exporter":"scorep-report","profiles":[' % json.dumps(name))
+        for l in cols:
+            if calls.offsets[l] == calls.offsets[l + 1]:
+                continue
+            loc = scan.locations[l]
+            label = "%s / %s" % (scan.ranks[loc.rank].name, loc.name) if multi_rank else loc.name
+            f.write('%s{"type":"evented","name":%s,"unit":"nanoseconds","events":['
+                    % ("," if profiles else "", json.dumps(label)))
+            first = last = None
+            chunk, written = [], False
+            for t, is_open, r in calls.events(l):
+                fr = frame_of.get(r)
+                if fr is None:
+                    fr = frame_of[r] = len(frames)
+                    frames.append(_frame_entry(scan.regions[r]))
+                chunk.append('{"type":"%s","frame":%d,"at":%d}' % ("O" if is_open else "C", fr, t))
+                if first is None:
+                    first = t
+                last = t
+                if len(chunk) >= 65536:
+                    f.write(("," if written else "") + ",".join(chunk))
+                    chunk, written = [], True
+            if chunk:
+                f.write(("," if written else "") + ",".join(chunk))
+            f.write('],"startValue":%d,"endValue":%d}' % (first, last))
+            profiles += 1
+        if not profiles:
+            raise ReportError("no call was recorded on these locations (or all were shorter "
+                              "than --min-duration): no speedscope profile")
+        f.write('],"shared":{"frames":%s}}' % json.dumps(frames, separators=(",", ":"),
+                                                         ensure_ascii=False))
+    return profiles
+
+
+def write_speedscope(tree, path, name, locations=None, calls=None):
+    """Evented profiles from the trace's calls when given, sampled ones from the tree
+    otherwise. Returns (profiles written, "evented" or "sampled")."""
+    if calls is not None:
+        return write_evented(calls, path, name, locations), "evented"
     doc = speedscope_document(tree, name, locations)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, separators=(",", ":"), ensure_ascii=False)
-    return len(doc["profiles"])
+    return len(doc["profiles"]), doc["profiles"][0]["type"]

@@ -16,14 +16,15 @@ import datetime
 import html as htmlmod
 import json
 import os
+import re
 import sys
 from array import array
 
-from scorep.report.analysis import load_balance, top_regions
+from scorep.report.analysis import load_balance, region_balance, top_regions
 from scorep.report.model import (COLLECTIVE_OPS, ReportError, format_count,
                                  format_seconds)
 
-__all__ = ["write_report", "js_assets", "page"]
+__all__ = ["write_report", "render_page", "render_experiment", "js_assets", "page"]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JS_DIR = os.path.join(HERE, "js")
@@ -92,9 +93,42 @@ def esc(text):
 
 # ---- data --------------------------------------------------------------------------
 
-def flame_data(tree):
-    """Call paths as parallel arrays (parent index, label index, inclusive ns, visits),
-    preorder, capped to FLAME_NODE_LIMIT of the heaviest paths."""
+KINDS = {"code": 0, "mpi": 1, "measurement": 2}
+
+
+class RegionIndex:
+    """The report's one list of regions: the call tree's, then those that only the trace
+    knows. Every view (flame graph, table, timeline, callers/callees, source) refers to a
+    region by its index here, so that selecting a function in one view finds it in all."""
+
+    def __init__(self, tree):
+        self.entries = []
+        self.of_tree = {}
+        self.by_key = {}
+        for r in tree.regions:
+            if r.id in self.of_tree:
+                continue
+            self.of_tree[r.id] = self._add(r)
+
+    def _add(self, r):
+        key = (r.name, r.file, r.line)
+        i = self.by_key.get(key)
+        if i is None:
+            i = self.by_key[key] = len(self.entries)
+            self.entries.append({"name": r.display, "full": r.name, "file": r.file or "",
+                                 "line": r.line, "end": r.end if r.end > r.line else 0,
+                                 "kind": KINDS[r.kind]})
+        return i
+
+    def of_scan(self, scan):
+        """Index per trace region id (trace regions matched by name, file and line)."""
+        return [self._add(r) for r in scan.regions]
+
+
+def flame_data(tree, index):
+    """Call paths as parallel arrays (parent index, region index, label index, inclusive
+    ns, visits, parameter flag), preorder, capped to FLAME_NODE_LIMIT of the heaviest
+    paths."""
     order = tree.preorder()
     nloc = len(tree.locations)
     if len(order) > FLAME_NODE_LIMIT:
@@ -105,37 +139,39 @@ def flame_data(tree):
             if totals[n.id] >= cut and (n.parent is None or n.parent.id in keep):
                 keep.add(n.id)
         order = [n for n in order if n.id in keep]
-    index = {n.id: i for i, n in enumerate(order)}
+    pos = {n.id: i for i, n in enumerate(order)}
     labels, label_of = [], {}
-    parent, label, incl, visits, kind = [], [], [], [], []
-    kinds = {"code": 0, "mpi": 1, "measurement": 2}
+    parent, region, label, incl, visits, param = [], [], [], [], [], []
     for n in order:
         text = n.label
         li = label_of.get(text)
         if li is None:
             li = label_of[text] = len(labels)
             labels.append(text)
-        parent.append(index[n.parent.id] if n.parent is not None else -1)
+        parent.append(pos[n.parent.id] if n.parent is not None else -1)
+        region.append(index.of_tree[n.region.id])
         label.append(li)
         incl.append(int(round(sum(tree.incl[n.id]) * 1e9)))
         visits.append(0 if n.params else sum(tree.visits[n.id]))
-        kind.append(kinds[n.region.kind])
-    data = {"labels": labels, "parent": parent, "label": label, "incl": incl,
-            "visits": visits, "kind": kind, "truncated": len(order) < len(tree.nodes)}
+        param.append(1 if n.params else 0)
+    data = {"labels": labels, "parent": parent, "region": region, "label": label,
+            "incl": incl, "visits": visits, "param": param,
+            "truncated": len(order) < len(tree.nodes)}
     if len(order) * nloc <= PER_LOCATION_LIMIT and nloc > 1:
         data["by_loc"] = [[int(round(tree.incl[n.id][l] * 1e9)) for n in order]
                           for l in range(nloc)]
     return data
 
 
-def timeline_data(exp):
+def timeline_data(exp, index):
     scan = exp.scan
     if scan is None or not scan.opts.get("timeline_limit"):
         return None
     cols = scan.raw.slices()
     start = array("Q", cols["start"])
     dur = array("Q", cols["dur"])
-    region = array("I", cols["region"])
+    remap = index.of_scan(scan)
+    region = array("I", (remap[r] for r in array("I", cols["region"])))
     loc = array("I", cols["loc"])
     depth = array("I", cols["depth"])
     nloc = len(scan.locations)
@@ -150,14 +186,11 @@ def timeline_data(exp):
         raw = scan.raw.density(l) if bins else None
         density.append(_b64(array("I", raw)) if raw else None)
     msgs = scan.messages()
-    region_kind = {"code": 0, "mpi": 1, "measurement": 2}
     return {
         "span_ns": scan.span_ns,
         "lanes": [{"name": l.name, "rank": scan.ranks[l.rank].name,
                    "max_depth": scan.loc_stats[l.index]["max_depth"],
                    "calls": scan.loc_stats[l.index]["enters"]} for l in scan.locations],
-        "regions": [r.name for r in scan.regions],
-        "region_kind": [region_kind[r.kind] for r in scan.regions],
         "offsets": offsets,
         "start": _b64(array("d", start)),
         "dur": _b64(array("f", dur)),
@@ -183,8 +216,9 @@ def balance_data(tree):
     return {
         "unit": lb["unit"], "names": lb["names"], "work": lb["work"], "mpi": lb["mpi"],
         "other": lb["other"], "idle": lb["idle"],
-        "regions": [{"name": r["stat"].region.name, "kind": r["stat"].region.kind,
-                     "values": r["incl"], "stats": list(r["stats"])} for r in lb["regions"]],
+        "regions": [{"name": r["stat"].region.display, "kind": r["stat"].region.kind,
+                     "values": r["incl"], "ran": r["ran"], "stats": list(r["stats"])}
+                    for r in lb["regions"]],
     }, lb
 
 
@@ -232,40 +266,49 @@ def config_data(exp):
 
 # ---- static HTML parts -------------------------------------------------------------
 
-def region_table_html(tree, total, lb):
+def region_table_html(tree, total, lb, index):
+    """The table of all regions; each row carries its region index (data-rid) so that a
+    click selects the function. Columns marked "opt" give way on narrow screens."""
     unit_groups = ([r.locations for r in tree.ranks] if lb["unit"] == "rank"
                    else [[l.index] for l in tree.locations])
+    nunits = len(unit_groups)
     rows = []
     for st in top_regions(tree, "excl", None):
-        per_unit = [sum(st.per_loc_incl[l] for l in g) for g in unit_groups]
-        mean = sum(per_unit) / len(per_unit) if per_unit else 0.0
-        imb = max(per_unit) / mean if mean > 0 and len(per_unit) > 1 else None
+        bal = region_balance(st, unit_groups)
+        lo, mean, hi, sd = bal["stats"]
+        imb = hi / mean if mean > 0 and len(bal["ran"]) > 1 else None
         per_visit = st.incl / st.visits if st.visits else None
         r = st.region
-        where = "%s:%d" % (r.file, r.line) if r.file and r.line else (r.file or "")
+        where = r.where
         cells = [
-            ('class="name"', esc(r.name), r.name),
-            ("", esc(r.kind if r.kind != "code" else r.paradigm), r.kind),
-            ('class="file"', esc(where), where),
+            ('class="name" title="%s"' % esc(r.display), esc(r.display), r.display),
+            ('class="opt"', esc(r.kind if r.kind != "code" else r.paradigm), r.kind),
+            ('class="file opt" title="%s"' % esc(where), esc(where), where),
             ("", format_count(st.visits), st.visits),
             ("", format_seconds(st.excl), st.excl),
             ("", "%.1f%%" % (100 * st.excl / total) if total else "-", st.excl),
             ("", format_seconds(st.incl), st.incl),
-            ("", "%.1f%%" % (100 * st.incl / total) if total else "-", st.incl),
-            ("", format_seconds(per_visit), per_visit if per_visit is not None else -1),
-            ("", format_seconds(st.min), st.min if st.min is not None else -1),
-            ("", format_seconds(st.max), st.max if st.max is not None else -1),
-            ("", "%.2f" % imb if imb is not None else "-", imb if imb is not None else -1),
+            ('class="opt"', "%.1f%%" % (100 * st.incl / total) if total else "-", st.incl),
+            ('class="opt"', format_seconds(per_visit),
+             per_visit if per_visit is not None else -1),
+            ('class="opt"', format_seconds(st.min), st.min if st.min is not None else -1),
+            ('class="opt"', format_seconds(st.max), st.max if st.max is not None else -1),
+            ('class="opt"', "%d/%d" % (len(bal["ran"]), nunits), len(bal["ran"])),
+            ('class="opt"', "%.2f" % imb if imb is not None else "-",
+             imb if imb is not None else -1),
         ]
-        rows.append("<tr>%s</tr>" % "".join(
+        rows.append('<tr data-rid="%d">%s</tr>' % (index.of_tree[r.id], "".join(
             '<td %s data-sort="%s">%s</td>' % (attr, esc(key), text)
-            for attr, text, key in cells))
-    head = ["region", "kind", "file:line", "visits", "exclusive", "excl %", "inclusive",
-            "incl %", "per visit", "min", "max", "max/mean " + lb["unit"]]
-    numeric = [False, False, False] + [True] * 9
-    ths = "".join('<th data-numeric="%d">%s</th>' % (num, esc(h)) for h, num in zip(head, numeric))
-    return ('<table id="region-table" class="sortable"><thead><tr>%s</tr></thead>'
-            '<tbody>%s</tbody></table>' % (ths, "\n".join(rows)))
+            for attr, text, key in cells)))
+    unit = lb["unit"]
+    head = [("region", 0, ""), ("kind", 0, "opt"), ("file:line", 0, "opt"), ("visits", 1, ""),
+            ("exclusive", 1, ""), ("excl %", 1, ""), ("inclusive", 1, ""), ("incl %", 1, "opt"),
+            ("per visit", 1, "opt"), ("min", 1, "opt"), ("max", 1, "opt"),
+            ("%ss" % unit, 1, "opt"), ("max/mean %s" % unit, 1, "opt")]
+    ths = "".join('<th data-numeric="%d"%s>%s</th>' % (num, ' class="%s"' % cls if cls else "",
+                                                         esc(h)) for h, num, cls in head)
+    return ('<div class="table-box"><table id="region-table" class="sortable"><thead><tr>%s'
+            '</tr></thead><tbody>%s</tbody></table></div>' % (ths, "\n".join(rows)))
 
 
 def facts_html(exp):
@@ -277,12 +320,14 @@ def facts_html(exp):
     return "<ul class=\"facts\">%s</ul>" % "".join(items)
 
 
-def summary_html(tree, total, top):
+def summary_html(tree, total, top, index):
     def table(key, title):
         rows = []
         for st in top_regions(tree, key, top):
-            rows.append("<tr><td class=\"name\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
-                        % (esc(st.region.name), format_seconds(getattr(st, key)),
+            rows.append("<tr data-rid=\"%d\"><td class=\"name\">%s</td><td>%s</td><td>%s</td>"
+                        "<td>%s</td></tr>"
+                        % (index.of_tree[st.region.id], esc(st.region.display),
+                           format_seconds(getattr(st, key)),
                            "%.1f%%" % (100 * getattr(st, key) / total) if total else "-",
                            format_count(st.visits)))
         return ('<div class="top"><h3>%s</h3><table class="plain"><thead><tr><th>region</th>'
@@ -305,22 +350,77 @@ def page(title, body, data, mode):
                 _script_safe(js_assets())))
 
 
-def write_report(exp, path, args):
+SOURCE_FILE_LIMIT = 300 * 1000     # bytes of one embedded source file
+SOURCE_TOTAL_LIMIT = 2 * 1000 * 1000  # bytes of all embedded source files
+_LIBRARY = re.compile(r"/(?:site|dist)-packages/|/lib/python\d+(?:\.\d+)?/|^<")
+
+
+def is_program_file(path):
+    """A Python file of the measured program itself: not of an interpreter's standard
+    library nor of an installed package."""
+    return bool(path) and os.path.isabs(path) and path.endswith(".py") and \
+        not _LIBRARY.search(path) and os.path.isfile(path)
+
+
+def source_data(tree, limit=SOURCE_TOTAL_LIMIT):
+    """The source of the program's own files that have functions in the call tree, the
+    files with the most inclusive time first, within the size limits: {"files":
+    [{"file", "text"}], "left_out": [(file, reason)]}."""
+    weight = {}
+    for st in tree.flat():
+        if is_program_file(st.region.file):
+            weight[st.region.file] = weight.get(st.region.file, 0.0) + st.incl
+    files, left_out, used = [], [], 0
+    for path in sorted(weight, key=lambda f: (-weight[f], f)):
+        try:
+            size = os.path.getsize(path)
+            if size > SOURCE_FILE_LIMIT:
+                left_out.append((path, "larger than %d kB" % (SOURCE_FILE_LIMIT // 1000)))
+                continue
+            if used + size > limit:
+                left_out.append((path, "over the report's source limit"))
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError as error:
+            left_out.append((path, error.strerror or str(error)))
+            continue
+        used += size
+        files.append({"file": path, "text": text})
+    return {"files": files, "left_out": left_out}
+
+
+def has_mpi(exp, tree, mpi):
+    return bool(mpi["p2p"] or mpi["collectives"] or mpi.get("bytes_sent") or
+                any(r.kind == "mpi" for r in tree.regions if r.id in
+                    {n.region.id for n in tree.nodes}))
+
+
+def report_data(exp, top=15, embed_source=True):
+    """(data, body HTML) of the report of an experiment whose scan (if it has a trace) was
+    made with the timeline options."""
     tree = exp.tree
     total = tree.total_time()
+    index = RegionIndex(tree)
     balance, lb = balance_data(tree)
-    timeline = timeline_data(exp)
+    flame = flame_data(tree, index)
+    timeline = timeline_data(exp, index)
+    mpi = mpi_data(exp, tree)
+    show_mpi = has_mpi(exp, tree, mpi)
     data = {
         "title": exp.program,
         "experiment": exp.path,
         "source": tree.source,
         "total_s": total,
+        "regions": index.entries,
         "locations": [{"name": l.name, "rank": tree.ranks[l.rank].name} for l in tree.locations],
-        "flame": flame_data(tree),
+        "flame": flame,
         "timeline": timeline,
         "balance": balance,
-        "mpi": mpi_data(exp, tree),
+        "mpi": mpi if show_mpi else None,
         "config": config_data(exp),
+        "sources": source_data(tree) if embed_source else {"files": [], "left_out": [],
+                                                           "off": True},
     }
     missing_timeline = ""
     if timeline is None:
@@ -328,52 +428,109 @@ def write_report(exp, path, args):
             "the trace could not be read" if exp.trace_error else
             "this experiment has no trace (run with SCOREP_ENABLE_TRACING=true)"))
     generated = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    body = """
-<header><h1>scorep report: %(program)s</h1>
-<p class="sub">%(path)s &middot; %(ranks)d process(es), %(threads)d thread(s) &middot;
-%(total)s of thread time &middot; %(calls)s calls &middot; call tree from the %(source)s
-&middot; written %(generated)s</p></header>
-<nav><a href="#summary">Summary</a><a href="#flame">Flame graph</a><a href="#regions">Regions</a>
-<a href="#timeline">Timeline</a><a href="#balance">Load balance</a><a href="#mpi">MPI</a>
-<a href="#config">Configuration</a></nav>
-<main>
-<section id="summary"><h2>Summary</h2>%(facts)s%(tops)s</section>
-<section id="flame"><h2>Flame graph</h2>
-<div class="controls"><label><input type="checkbox" id="flame-icicle"> icicle (root on top)</label>
-<select id="flame-location"></select>
-<input id="flame-search" type="search" placeholder="highlight regions containing...">
-<button id="flame-reset">reset zoom</button>
-<span class="hint">click a frame to zoom into it; width = inclusive time</span></div>
-<div id="flame-details" class="details">&nbsp;</div><div id="flame-chart"></div></section>
-<section id="regions"><h2>Regions</h2>
-<div class="controls"><input id="region-filter" type="search" placeholder="filter regions...">
-<span class="hint">click a column to sort</span></div>%(table)s</section>
-<section id="timeline"><h2>Timeline</h2>%(missing_timeline)s
-<div class="controls" id="timeline-controls"><button id="tl-zoom-in">+</button>
-<button id="tl-zoom-out">&minus;</button><button id="tl-reset">reset</button>
-<span class="hint">wheel: zoom &middot; drag: pan &middot; click a call: zoom to it</span></div>
-<div id="timeline-info" class="details">&nbsp;</div>
-<div id="timeline-box"><canvas id="timeline-canvas"></canvas></div></section>
-<section id="balance"><h2>Load balance</h2><div id="balance-info"></div>
-<div id="balance-box"><canvas id="balance-canvas"></canvas></div>
-<div id="balance-table"></div></section>
-<section id="mpi"><h2>MPI</h2><div id="mpi-body"></div></section>
-<section id="config"><h2>Configuration</h2><div id="config-body"></div></section>
-</main>""" % {
+    body = BODY % {
         "program": esc(exp.program), "path": esc(exp.path), "ranks": len(tree.ranks),
         "threads": len(tree.locations), "total": esc(format_seconds(total)),
         "calls": format_count(tree.total_visits()), "source": tree.source,
         "generated": generated, "facts": facts_html(exp),
-        "tops": summary_html(tree, total, args.top),
-        "table": region_table_html(tree, total, lb), "missing_timeline": missing_timeline,
+        "tops": summary_html(tree, total, top, index),
+        "table": region_table_html(tree, total, lb, index),
+        "missing_timeline": missing_timeline,
+        "mpi_nav": '<a href="#mpi">MPI</a>' if show_mpi else "",
+        "mpi_section": '<section id="mpi"><h2>MPI</h2><div id="mpi-body"></div></section>'
+        if show_mpi else "",
     }
-    text = page("scorep report: %s" % exp.program, body, data, "report")
+    return data, body
+
+
+BODY = """
+<header><h1>scorep report: %(program)s</h1>
+<p class="sub">%(path)s &middot; %(ranks)d process(es), %(threads)d thread(s) &middot;
+%(total)s of thread time &middot; %(calls)s calls &middot; call tree from the %(source)s
+&middot; written %(generated)s</p></header>
+<nav><a href="#summary">Summary</a><a href="#flame">Flame graph</a>
+<a href="#sandwich">Callers &amp; callees</a><a href="#regions">Regions</a>
+<a href="#timeline">Timeline</a><a href="#balance">Load balance</a>%(mpi_nav)s
+<a href="#source">Source</a><a href="#config">Configuration</a></nav>
+<main>
+<section id="summary"><h2>Summary</h2>%(facts)s%(tops)s</section>
+<section id="flame"><h2>Flame graph</h2>
+<div class="controls"><label><input type="checkbox" id="flame-icicle"> icicle</label>
+<label title="merge a function's recursive calls into its outermost call"><input
+type="checkbox" id="flame-fold"> fold recursion</label>
+<select id="flame-location"></select>
+<input id="flame-search" type="search" placeholder="highlight functions containing...">
+<button id="flame-reset">reset zoom</button>
+<span class="hint">click a frame: zoom in and show its callers and callees; width =
+inclusive time</span></div>
+<div id="flame-scope" class="scope" hidden></div>
+<div id="flame-details" class="details">&nbsp;</div><div id="flame-chart"></div></section>
+<section id="sandwich"><h2>Callers and callees</h2><div id="sandwich-body">
+<p class="hint">Select a function (click a row of a table, a frame of the flame graph or a
+call in the timeline) to see who calls it and what it calls.</p></div></section>
+<section id="regions"><h2>Regions</h2>
+<div class="controls"><input id="region-filter" type="search" placeholder="filter regions...">
+<span class="hint">click a column to sort, a row to select the function</span></div>
+%(table)s</section>
+<section id="timeline"><h2>Timeline</h2>%(missing_timeline)s
+<div class="controls" id="timeline-controls"><button id="tl-zoom-in" title="zoom in (W)">+</button>
+<button id="tl-zoom-out" title="zoom out (S)">&minus;</button><button id="tl-reset">reset</button>
+<button id="tl-expand">expand all</button><button id="tl-collapse">collapse all</button>
+<input id="tl-search" type="search" placeholder="highlight a function...">
+<span class="hint">W/S: zoom &middot; A/D: pan &middot; wheel: zoom &middot; drag: pan &middot;
+shift+drag or drag on the time axis: select a range &middot; click a call: select its
+function &middot; double-click: zoom to it &middot; click a lane's name: fold it</span></div>
+<div id="timeline-info" class="details">&nbsp;</div>
+<div id="timeline-box" tabindex="0"><canvas id="timeline-canvas"></canvas>
+<div id="timeline-spacer"></div></div>
+<div id="range-panel" hidden></div></section>
+<section id="balance"><h2>Load balance</h2><div id="balance-info"></div>
+<div id="balance-box"><canvas id="balance-canvas"></canvas></div>
+<div id="balance-table"></div></section>
+%(mpi_section)s
+<section id="source"><h2>Source</h2><div id="source-body"><p class="hint">Select a function
+to see its source.</p></div></section>
+<section id="config"><h2>Configuration</h2><div id="config-body"></div></section>
+</main>"""
+
+
+def render_page(exp, top=15, embed_source=True):
+    """The whole self-contained report page of an experiment (readers.Experiment) as a
+    string; when the experiment has a trace, its scan should have been made with the
+    timeline options (see render_experiment)."""
+    data, body = report_data(exp, top, embed_source)
+    return page("scorep report: %s" % exp.program, body, data, "report"), data
+
+
+def render_experiment(path, top=15, timeline_calls=250000, embed_source=True):
+    """The report page of an experiment directory, ready to display or write (what the
+    Jupyter kernel's inline results call)."""
+    from scorep.report.readers import Experiment
+    exp = Experiment(path)
+    if exp.has_trace:
+        try:
+            exp.run_scan(timeline_limit=timeline_calls, density_bins=1024,
+                         message_limit=20000, flush_limit=10000)
+        except ReportError as error:
+            if exp.tree_from_trace:
+                raise
+            exp.trace_error = str(error)
+    return render_page(exp, top, embed_source)[0]
+
+
+def write_report(exp, path, args):
+    text, data = render_page(exp, args.top, not getattr(args, "no_source", False))
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
+    tree = exp.tree
+    timeline = data["timeline"]
     info = "%d regions, %d call paths" % (len(tree.flat()), len(tree.nodes))
     if timeline:
         info += ", timeline of %s calls" % format_count(timeline["kept"])
         if timeline["kept"] < timeline["calls"]:
             info += " (the longest of %s; --timeline-calls keeps more)" % format_count(
                 timeline["calls"])
+    nsrc = len(data["sources"]["files"])
+    if nsrc:
+        info += ", source of %d file(s)" % nsrc
     return info

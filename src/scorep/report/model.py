@@ -7,7 +7,7 @@ import math
 from scorep._errors import ScorepError
 
 __all__ = ["ReportError", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
-           "PARADIGMS", "ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
+           "disambiguate", "PARADIGMS", "ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
            "format_bytes", "parse_duration", "parse_size", "format_duration_option"]
 
 
@@ -38,15 +38,27 @@ COLLECTIVE_OPS = {0: "barrier", 1: "bcast", 2: "gather", 3: "gatherv", 4: "scatt
 
 
 class Region:
-    __slots__ = ("id", "name", "file", "line", "paradigm", "role")
+    """A region definition. ``display`` is the name the reports show: ``name``, with
+    ``:line`` added when several regions share the name (two ``<genexpr>`` of one module),
+    so that they stay apart in tables, stacks and diffs (see disambiguate)."""
+    __slots__ = ("id", "name", "file", "line", "paradigm", "role", "display", "end")
 
-    def __init__(self, id, name, file="", line=0, paradigm="user", role="function"):
+    def __init__(self, id, name, file="", line=0, paradigm="user", role="function", end=0):
         self.id = id
         self.name = name
         self.file = file
         self.line = line if line and line > 0 else 0
+        self.end = end if end and end >= self.line else 0
         self.paradigm = paradigm
         self.role = role
+        self.display = name
+
+    @property
+    def where(self):
+        """file:line, the file alone, or "" when the region has no source."""
+        if self.file and self.line:
+            return "%s:%d" % (self.file, self.line)
+        return self.file or ""
 
     @property
     def kind(self):
@@ -59,6 +71,28 @@ class Region:
 
     def __repr__(self):
         return "Region(%d, %r)" % (self.id, self.name)
+
+
+def disambiguate(regions):
+    """Sets ``display`` of each region: its name, or for names that several regions
+    share, ``name:line`` (``name (file:line)`` when even those are equal)."""
+    by_name = {}
+    for r in regions:
+        by_name.setdefault(r.name, []).append(r)
+    for name, same in by_name.items():
+        if len(same) == 1:
+            same[0].display = name
+            continue
+        lines = {}
+        for r in same:
+            lines.setdefault(r.line, []).append(r)
+        for r in same:
+            if r.line and len(lines[r.line]) == 1:
+                r.display = "%s:%d" % (name, r.line)
+            elif r.file:
+                r.display = "%s (%s)" % (name, r.where)
+            else:
+                r.display = "%s #%d" % (name, r.id)
 
 
 class Location:
@@ -106,8 +140,8 @@ class Node:
     @property
     def label(self):
         if not self.params:
-            return self.region.name
-        return "%s [%s]" % (self.region.name,
+            return self.region.display
+        return "%s [%s]" % (self.region.display,
                             ", ".join("%s=%s" % (k, v) for k, v in self.params))
 
     def path(self):
@@ -159,6 +193,8 @@ class CallTree:
         self.maxs = maxs
         self.source = source
         self._excl = None
+        # Only the regions that ran: a defined but unused twin changes no name.
+        disambiguate(list({n.region.id: n.region for n in nodes}.values()))
         self._mark_recursion()
 
     def _mark_recursion(self):

@@ -21,17 +21,23 @@ def _one_line(exc):
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _resolve(path):
+def _resolve(path, base_name=None):
     """(directory, profile file or None, trace anchor or None) for an experiment
-    directory, a .cubex file or a traces.otf2 anchor."""
+    directory, a .cubex file or a traces.otf2 anchor. In a directory the profile is
+    <base_name>.cubex: the base name given, else SCOREP_PROFILING_BASE_NAME of the run's
+    scorep.cfg, else profile.cubex, else the only .cubex there is."""
     path = os.path.abspath(os.fspath(path))
     if not os.path.exists(path):
         raise ReportError("%s: no such file or directory" % path)
     if os.path.isdir(path):
         directory = path
         profiles = sorted(n for n in os.listdir(path) if n.endswith(".cubex"))
+        if base_name is None:
+            base_name = dict(read_cfg(path)).get("SCOREP_PROFILING_BASE_NAME") or None
         profile = None
-        if "profile.cubex" in profiles:
+        if base_name and base_name + ".cubex" in profiles:
+            profile = os.path.join(path, base_name + ".cubex")
+        elif "profile.cubex" in profiles:
             profile = os.path.join(path, "profile.cubex")
         elif len(profiles) == 1:
             profile = os.path.join(path, profiles[0])
@@ -129,7 +135,7 @@ class TraceScan:
                 name, canonical, file, begin, end, role, paradigm = r
                 self.regions.append(Region(ref, name, file, begin,
                                            PARADIGMS.get(paradigm, "unknown"),
-                                           ROLES.get(role, "unknown")))
+                                           ROLES.get(role, "unknown"), end))
         groups = defs["location_groups"]
         group_order = sorted({loc[4] for loc in defs["locations"]})
         rank_of_group = {g: i for i, g in enumerate(group_order)}
@@ -279,7 +285,7 @@ class TraceScan:
 
 def tree_from_profile(profile):
     regions = [Region(r.id, r.name, r.file, r.begin_line, r.paradigm or "user",
-                      r.role or "function") for r in profile.regions]
+                      r.role or "function", r.end_line) for r in profile.regions]
     ranks = [Rank(g.id, g.name, []) for g in profile.location_groups]
     locations = []
     for loc in profile.locations:
@@ -331,9 +337,9 @@ class Experiment:
     """An experiment directory (or a single profile or trace file). ``source`` picks the
     call tree: "auto" (profile when there is one), "profile" or "trace"."""
 
-    def __init__(self, path, source="auto"):
+    def __init__(self, path, source="auto", base_name=None):
         self.path = os.path.abspath(os.fspath(path))
-        self.directory, self.profile_path, self.trace_path = _resolve(path)
+        self.directory, self.profile_path, self.trace_path = _resolve(path, base_name)
         if self.profile_path is None and self.trace_path is None:
             unfinished = _unfinished_experiment(self.directory)
             if unfinished:

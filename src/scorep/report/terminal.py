@@ -1,48 +1,145 @@
 """The terminal report: what ran, where the time went, per thread and rank, and what the
-measurement cost and lost."""
+measurement cost and lost.
+
+Every line fits the terminal's width (COLUMNS, else the terminal's size, else 100): the
+numeric columns are narrow and fixed, a region name takes the rest of its line, and a
+name that does not fit goes whole onto the line below instead of being cut. Colour only
+on a terminal and never with NO_COLOR set (or --color=never)."""
 
 import os
 import shutil
+import sys
+import textwrap
 
 from scorep.report.analysis import load_balance, location_rows, top_regions
 from scorep.report.model import format_count, format_seconds
 
-__all__ = ["render", "fit", "terminal_width"]
+__all__ = ["render", "terminal_width", "Style", "table_row", "wrap", "use_color"]
+
+MIN_WIDTH = 40
+MAX_WIDTH = 200
 
 
 def terminal_width():
-    return max(60, min(shutil.get_terminal_size((100, 24)).columns, 160))
+    """COLUMNS when set, else the terminal's width, else 100; within 40..200."""
+    return max(MIN_WIDTH, min(shutil.get_terminal_size((100, 24)).columns, MAX_WIDTH))
 
 
-def fit(text, width):
-    """Shortens text to width by cutting its middle: both the module and the function
-    name stay readable."""
-    if len(text) <= width:
+def use_color(choice="auto", stream=None):
+    """--color: "always", "never", or "auto": on a terminal unless NO_COLOR is set
+    (https://no-color.org) or TERM is dumb."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    stream = stream if stream is not None else sys.stdout
+    if os.environ.get("NO_COLOR", "") != "" or os.environ.get("TERM") == "dumb":
+        return False
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+class Style:
+    """ANSI styles, or nothing. Applied to text already padded to its column, so the
+    visible widths stay those of the plain text."""
+
+    def __init__(self, color):
+        self.color = color
+
+    def _sgr(self, code, text):
+        return "\x1b[%sm%s\x1b[0m" % (code, text) if self.color and text else text
+
+    def title(self, text):
+        return self._sgr("1", text)
+
+    def warn(self, text):
+        return self._sgr("31", text)
+
+    def dim(self, text):
+        return self._sgr("2", text)
+
+    def name(self, text):
+        return self._sgr("36", text)
+
+    def heat(self, text, share):
+        """A share of the run: red from 20%, yellow from 5%."""
+        if share >= 0.20:
+            return self._sgr("1;31", text)
+        if share >= 0.05:
+            return self._sgr("33", text)
         return text
-    if width <= 3:
-        return text[:width]
-    head = (width - 1) // 2
-    tail = width - 1 - head
-    return text[:head] + "~" + text[-tail:]
+
+    def up(self, text):
+        return self._sgr("31", text)
+
+    def down(self, text):
+        return self._sgr("32", text)
+
+
+PLAIN = Style(False)
+
+
+def wrap(text, width, indent="  ", hanging="    "):
+    """A line of prose wrapped to width; long words (paths) are split, never cut."""
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=hanging,
+                         break_long_words=True, break_on_hyphens=False) or [indent.rstrip()]
+
+
+def table_row(fixed, name, width, styled_fixed=None, styled_name=None):
+    """A table line: the fixed columns, then the name. When the name does not fit after
+    them it goes whole on the next line(s), indented, so no name is cut."""
+    styled_fixed = fixed if styled_fixed is None else styled_fixed
+    styled_name = name if styled_name is None else styled_name
+    if len(fixed) + 2 + len(name) <= width:
+        return [styled_fixed + "  " + styled_name]
+    lines = [styled_fixed.rstrip()]
+    indent = "      "
+    room = max(1, width - len(indent))
+    if len(name) <= room:
+        return lines + [indent + styled_name]
+    return lines + [indent + name[i:i + room] for i in range(0, len(name), room)]
 
 
 def _pct(part, whole):
-    return "%5.1f%%" % (100.0 * part / whole) if whole else "    - "
+    return "%.1f%%" % (100.0 * part / whole) if whole else "-"
 
 
-def _region_table(stats, total, width, key):
-    lines = []
-    fixed = 10 + 7 + 10 + 7 + 12 + 11 + 6
-    name_w = max(20, width - fixed)
-    lines.append("  %9s %6s %10s %6s %12s %10s  %s" % (
-        "excl", "excl%", "incl", "incl%", "visits", "per visit", "region"))
+# Region tables: (header, width, value) per column; the last ones go first when the
+# terminal is narrow, so the name keeps at least NAME_ROOM characters.
+NAME_ROOM = 22
+
+
+def _region_columns(total):
+    return [
+        ("excl", 8, lambda st: format_seconds(st.excl)),
+        ("excl%", 6, lambda st: _pct(st.excl, total)),
+        ("incl", 8, lambda st: format_seconds(st.incl)),
+        ("incl%", 6, lambda st: _pct(st.incl, total)),
+        ("visits", 10, lambda st: format_count(st.visits)),
+        ("per visit", 9, lambda st: format_seconds(st.incl / st.visits) if st.visits else "-"),
+    ]
+
+
+def _fit_columns(columns, width, keep=2):
+    """Drops columns from the end until the name has NAME_ROOM characters (at least
+    `keep` columns stay)."""
+    cols = list(columns)
+    while len(cols) > keep and 2 + sum(w + 1 for _, w, _ in cols) + 1 + NAME_ROOM > width:
+        cols.pop()
+    return cols
+
+
+def _region_table(stats, total, width, style):
+    cols = _fit_columns(_region_columns(total), width)
+    head = "  " + " ".join("%*s" % (w, h) for h, w, _ in cols)
+    lines = [style.dim(head + "  region")]
     for st in stats:
-        per_visit = st.incl / st.visits if st.visits else None
-        lines.append("  %9s %6s %10s %6s %12s %10s  %s" % (
-            format_seconds(st.excl), _pct(st.excl, total), format_seconds(st.incl),
-            _pct(st.incl, total), format_count(st.visits),
-            format_seconds(per_visit) if per_visit is not None else "-",
-            fit(st.region.name, name_w)))
+        cells = ["%*s" % (w, f(st)) for _, w, f in cols]
+        fixed = "  " + " ".join(cells)
+        styled = "  " + " ".join(
+            style.heat(c, (st.excl if h.startswith("excl") else st.incl) / total if total else 0)
+            if h in ("excl%", "incl%") else c for c, (h, _, _) in zip(cells, cols))
+        lines.extend(table_row(fixed, st.region.display, width, styled,
+                               style.name(st.region.display)))
     return lines
 
 
@@ -57,13 +154,80 @@ def _spread(names, values):
         format_seconds(values[hi]), names[hi])
 
 
-def render(exp, top=15, width=None):
-    """The report as text (ends with a newline)."""
-    width = width or terminal_width()
+def _threads(tree, total, width, style):
+    rows = location_rows(tree)
+    multi = len(tree.ranks) > 1
+
+    def label(loc):
+        return "%s / %s" % (tree.ranks[loc.rank].name, loc.name) if multi else loc.name
+
+    label_w = min(max([6] + [len(label(l)) for l, *_ in rows]), max(12, width - 58))
+    head = "  %-*s %8s %6s %11s" % (label_w, "thread", "time", "time%", "calls")
+    busiest_head = "busiest region (exclusive time)"
+    if len(head) + 2 + len(busiest_head) > width:
+        busiest_head = "busiest (excl)"
+    lines = [style.dim(line) for line in table_row(head, busiest_head, width)]
+    shown = rows
+    if len(rows) > 32:
+        # Thousands of ranks: the busiest and the least busy threads tell the story.
+        by_time = sorted(rows, key=lambda r: -r[1])
+        shown = by_time[:12] + [None] + by_time[-8:]
+    for row in shown:
+        if row is None:
+            lines.extend(wrap("... %d more threads (all of them: -o report.html)"
+                              % (len(rows) - 20), width))
+            continue
+        loc, secs, calls, busiest, bsecs = row
+        name = label(loc)
+        if len(name) > label_w:
+            lines.append("  " + name)
+            name = ""
+        fixed = "  %-*s %8s %6s %11s" % (label_w, name, format_seconds(secs), _pct(secs, total),
+                                        format_count(calls))
+        lines.extend(table_row(fixed, "%s (%s)" % (busiest, format_seconds(bsecs)), width))
+    return lines
+
+
+def _balance(tree, top, width, style):
+    lb = load_balance(tree, top=min(top, 10))
+    lines = [style.title(line) for line in wrap(
+        "Ranks: load balance of the top regions (inclusive time per rank, over the ranks "
+        "that run the region)", width, "", "  ")]
+    cols = [("min", 8), ("mean", 8), ("max", 8), ("stddev", 8), ("max/mean", 8), ("ranks", 9)]
+    cols = _fit_columns([(h, w, None) for h, w in cols], width, keep=4)
+    lines.append(style.dim("  " + " ".join("%*s" % (w, h) for h, w, _ in cols) + "  region"))
+    for r in lb["regions"]:
+        lo, mean, hi, sd = r["stats"]
+        values = {"min": format_seconds(lo), "mean": format_seconds(mean),
+                  "max": format_seconds(hi), "stddev": format_seconds(sd),
+                  "max/mean": "%.2f" % (hi / mean) if mean else "-",
+                  "ranks": "%d/%d" % (len(r["ran"]), len(lb["names"]))}
+        fixed = "  " + " ".join("%*s" % (w, values[h]) for h, w, _ in cols)
+        name = r["stat"].region.display
+        lines.extend(table_row(fixed, name, width, None, style.name(name)))
+    lines.extend(wrap("work (program code, exclusive) per rank: %s"
+                      % _spread(lb["names"], lb["work"]), width))
+    if any(lb["mpi"]):
+        lines.extend(wrap("MPI (exclusive) per rank: %s" % _spread(lb["names"], lb["mpi"]),
+                          width))
+    if lb["idle"]:
+        names = [lb["names"][i] for i in lb["idle"]]
+        more = " and %d more" % (len(names) - 16) if len(names) > 16 else ""
+        lines.extend(style.warn(line) for line in wrap(
+            "IDLE: %d of %d ranks do less than a quarter of the busiest rank's work: %s%s"
+            % (len(names), len(lb["names"]), ", ".join(names[:16]), more), width))
+    return lines
+
+
+def render(exp, top=15, width=None, color=False):
+    """The report as text (ends with a newline); every line at most `width` columns
+    (ANSI codes aside when `color`)."""
+    width = max(MIN_WIDTH, width or terminal_width())
+    style = Style(color)
     tree = exp.tree
     total = tree.total_time()
-    out = []
-    out.append("scorep report: %s" % exp.path)
+    out = wrap("scorep report: %s" % exp.path, width, "", "  ")
+    out[0] = style.title(out[0])
     sources = []
     if exp.has_profile:
         sources.append("profile %s%s" % (os.path.basename(exp.profile_path),
@@ -74,91 +238,60 @@ def render(exp, top=15, width=None):
             os.path.basename(exp.trace_path),
             " (%s events)" % format_count(scan.events) if scan else "",
             " (call tree)" if tree.source == "trace" else ""))
-    out.append("  program  %s" % exp.program)
-    out.append("  read     " + " + ".join(sources))
+    hang = " " * 11
+    out.extend(wrap("program  %s" % exp.program, width, "  ", hang))
+    out.extend(wrap("read     " + " + ".join(sources), width, "  ", hang))
     nthreads = len(tree.locations)
-    out.append("  ran      %d process%s, %d thread%s; %s of thread time, %s calls" % (
+    out.extend(wrap("ran      %d process%s, %d thread%s; %s of thread time, %s calls" % (
         len(tree.ranks), "" if len(tree.ranks) == 1 else "es", nthreads,
         "" if nthreads == 1 else "s", format_seconds(total),
-        format_count(tree.total_visits())))
+        format_count(tree.total_visits())), width, "  ", hang))
     for note in exp.missing():
-        out.append("  missing  " + note)
+        out.extend(style.warn(line) for line in wrap("missing  " + note, width, "  ", hang))
     out.append("")
 
-    out.append("Top %d regions by exclusive time (own time, callees excluded)" % top)
-    out.extend(_region_table(top_regions(tree, "excl", top), total, width, "excl"))
+    out.extend(style.title(line) for line in wrap(
+        "Top %d regions by exclusive time (own time, callees excluded)" % top, width, "", "  "))
+    out.extend(_region_table(top_regions(tree, "excl", top), total, width, style))
     out.append("")
-    out.append("Top %d regions by inclusive time (callees included, recursion once)" % top)
-    out.extend(_region_table(top_regions(tree, "incl", top), total, width, "incl"))
+    out.extend(style.title(line) for line in wrap(
+        "Top %d regions by inclusive time (callees included, recursion once)" % top, width,
+        "", "  "))
+    out.extend(_region_table(top_regions(tree, "incl", top), total, width, style))
     out.append("")
 
-    out.append("Threads")
-    rows = location_rows(tree)
-    rank_w = max([4] + [len(tree.ranks[l.rank].name) for l, *_ in rows])
-    thread_w = max([6] + [len(l.name) for l, *_ in rows])
-    rank_w, thread_w = min(rank_w, 20), min(thread_w, 24)
-    out.append("  %-*s %-*s %10s %6s %12s  %s" % (rank_w, "rank", thread_w, "thread", "time",
-                                                 "time%", "calls", "busiest region (excl)"))
-    name_w = max(20, width - rank_w - thread_w - 48)
-    shown = rows
-    if len(rows) > 32:
-        # Thousands of ranks: the busiest and the least busy threads tell the story.
-        by_time = sorted(rows, key=lambda r: -r[1])
-        shown = by_time[:12] + [None] + by_time[-8:]
-    for row in shown:
-        if row is None:
-            out.append("  ... %d more threads (all of them: -o report.html)" % (len(rows) - 20))
-            continue
-        loc, secs, calls, busiest, bsecs = row
-        out.append("  %-*s %-*s %10s %6s %12s  %s (%s)" % (
-            rank_w, fit(tree.ranks[loc.rank].name, rank_w), thread_w, fit(loc.name, thread_w),
-            format_seconds(secs), _pct(secs, total), format_count(calls),
-            fit(busiest, name_w), format_seconds(bsecs)))
+    out.append(style.title("Threads"))
+    out.extend(_threads(tree, total, width, style))
     out.append("")
 
     if len(tree.ranks) > 1:
-        lb = load_balance(tree, top=min(top, 10))
-        out.append("Ranks: load balance of the top regions (inclusive time per rank)")
-        out.append("  %9s %9s %9s %9s %8s  %s" % ("min", "mean", "max", "stddev", "max/mean",
-                                                  "region"))
-        for r in lb["regions"]:
-            lo, mean, hi, sd = r["stats"]
-            out.append("  %9s %9s %9s %9s %8s  %s" % (
-                format_seconds(lo), format_seconds(mean), format_seconds(hi),
-                format_seconds(sd), "%.2f" % (hi / mean) if mean else "-",
-                fit(r["stat"].region.name, max(20, width - 60))))
-        out.append("  work (program code, exclusive) per rank: %s" % _spread(lb["names"], lb["work"]))
-        if any(lb["mpi"]):
-            out.append("  MPI (exclusive) per rank: %s" % _spread(lb["names"], lb["mpi"]))
-        if lb["idle"]:
-            names = [lb["names"][i] for i in lb["idle"]]
-            more = " and %d more" % (len(names) - 16) if len(names) > 16 else ""
-            out.append("  IDLE: %d of %d ranks do less than a quarter of the busiest rank's "
-                       "work: %s%s" % (len(names), len(lb["names"]), ", ".join(names[:16]), more))
+        out.extend(_balance(tree, top, width, style))
         out.append("")
 
     if exp.scan is not None:
         msgs = exp.scan.messages()
         if msgs["p2p"] or msgs["collectives"]:
-            out.append("MPI messages")
+            out.append(style.title("MPI messages"))
             sent = sum(c for _, _, c, _ in msgs["p2p"])
             nbytes = sum(b for _, _, _, b in msgs["p2p"])
-            out.append("  point-to-point: %s messages, %s bytes between %d rank pairs" % (
-                format_count(sent), format_count(nbytes), len(msgs["p2p"])))
+            out.extend(wrap("point-to-point: %s messages, %s bytes between %d rank pairs" % (
+                format_count(sent), format_count(nbytes), len(msgs["p2p"])), width))
             colls = sum(c for _, _, c, _, _ in msgs["collectives"])
             if colls:
-                out.append("  collectives: %s operations (per rank)" % format_count(colls))
+                out.extend(wrap("collectives: %s operations (per rank)" % format_count(colls),
+                                width))
             out.append("")
 
-    out.append("Measurement")
+    out.append(style.title("Measurement"))
     for severity, text in exp.measurement_facts():
-        out.append("  %s %s" % ("!" if severity == "warn" else "-", text))
+        lines = wrap(("! " if severity == "warn" else "- ") + text, width, "  ", "    ")
+        out.extend(style.warn(line) if severity == "warn" else line for line in lines)
     out.append("")
-    look = ["-o report.html (flame graph, table, timeline, load balance)"]
+    look = ["-o report.html (flame graph, callers/callees, table, timeline, load balance)"]
     if exp.has_trace:
-        look.append("-o trace.json (Perfetto, chrome://tracing)")
+        look.append("-o trace.pftrace (Perfetto) or -o trace.json (Perfetto, chrome://tracing)")
     look.append("-o profile.prof (pstats, SnakeViz)")
-    out.append("More: python -m scorep.report %s %s" % (exp.path, look[0]))
-    for item in look[1:]:
-        out.append("      python -m scorep.report %s %s" % (exp.path, item))
+    out.append(style.title("More:"))
+    for item in look:
+        out.extend(wrap("python -m scorep.report %s %s" % (exp.path, item), width, "  ", "    "))
     return "\n".join(out) + "\n"

@@ -1,10 +1,16 @@
 /* scorep report: the interactive parts of the HTML report and of the diff report.
  *
+ * One selection links the views: clicking a function in a table, a frame of the flame
+ * graph or a call in the timeline selects it; the flame graph zooms to its heaviest call
+ * path, the "callers and callees" panel (speedscope's sandwich) lists who calls it and
+ * what it calls with inclusive and exclusive times, the timeline highlights its calls and
+ * the source panel shows its lines.
+ *
  * Flame graph: d3-flame-graph (npm, inlined). Timeline and load balance: plain canvas,
  * because the timeline must stay responsive with hundreds of thousands of calls: calls
- * are kept per (lane, depth) sorted by start, a frame draws only the visible range
- * (binary search), and calls narrower than a pixel are merged into one grey run per
- * pixel column (decimation), so a frame costs at most one rectangle per pixel and row.
+ * are kept per (lane, depth) sorted by start, a frame draws only the visible lanes and
+ * time range (binary search), and calls narrower than a pixel are merged into one run
+ * per pixel column (decimation), so a frame costs at most one rectangle per pixel and row.
  */
 (function () {
   "use strict";
@@ -68,6 +74,7 @@
     return (h >>> 0) % 360;
   }
   var KIND_MPI = 1, KIND_MEASUREMENT = 2;
+  var HIGHLIGHT = "#e600e6", SELECTED = "#ff8c00", FADED = "#e2e2e2";
   function regionColor(name, kind) {
     if (kind === KIND_MPI) return "hsl(4,78%,56%)";
     if (kind === KIND_MEASUREMENT) return "#c4c4c4";
@@ -75,18 +82,21 @@
     return "hsl(" + (30 + hashHue(name) % 300) + ",58%,66%)";
   }
 
-  function simpleTable(head, rows, cls) {
+  // optional: indexes of the columns that narrow screens leave out
+  function simpleTable(head, rows, cls, optional) {
     var t = el("table", {"class": cls || "plain"});
     var tr = el("tr");
-    head.forEach(function (h) { tr.appendChild(el("th", null, h)); });
+    var opt = {};
+    (optional || []).forEach(function (i) { opt[i] = 1; });
+    head.forEach(function (h, i) { tr.appendChild(el("th", opt[i] ? {"class": "opt"} : null, h)); });
     var thead = el("thead");
     thead.appendChild(tr);
     t.appendChild(thead);
     var tb = el("tbody");
     rows.forEach(function (r) {
       var row = el("tr");
-      r.forEach(function (c) {
-        var td = el("td");
+      r.forEach(function (c, i) {
+        var td = el("td", opt[i] ? {"class": "opt"} : null);
         if (c && typeof c === "object" && c.node) td.appendChild(c.node);
         else td.textContent = c;
         row.appendChild(td);
@@ -97,45 +107,155 @@
     return t;
   }
 
+  /* ---- the selection shared by the views ------------------------------------------ */
+
+  var regions = [];          // the report's regions: {name, full, file, line, end, kind}
+  var listeners = [];
+  var selected = -1;
+  function where(r) { return r.file ? r.file + (r.line ? ":" + r.line : "") : ""; }
+  function onSelect(f) { listeners.push(f); }
+  function select(rid, from) {
+    if (rid === null || rid === undefined || rid < 0 || rid >= regions.length) return;
+    selected = rid;
+    document.body.setAttribute("data-selected", regions[rid].name);
+    listeners.forEach(function (f) {
+      try { f(rid, from); } catch (e) { reportError("selection: " + (e && e.stack ? e.stack.split("\n")[0] : e)); }
+    });
+  }
+  function regionLink(rid) {
+    var a = el("a", {href: "#sandwich", "class": "fn", "data-rid": String(rid)}, regions[rid].name);
+    a.addEventListener("click", function (e) { e.preventDefault(); select(rid, "link"); });
+    return a;
+  }
+
   /* ---- flame graph ------------------------------------------------------------- */
 
-  function hierarchy(flame, values, deltas) {
+  // Nodes of the hierarchy d3-flame-graph draws: {name, value, kind, rid, visits, children}.
+  function node(name, rid, kind) {
+    return {name: name, value: 0, self: 0, kind: kind, rid: rid, visits: 0, children: [], byKey: null};
+  }
+  function child(parent, key, name, rid, kind) {
+    if (!parent.byKey) parent.byKey = {};
+    var c = parent.byKey[key];
+    if (!c) {
+      c = parent.byKey[key] = node(name, rid, kind);
+      c.up = parent;
+      parent.children.push(c);
+    }
+    return c;
+  }
+  // value = own time + children's, bottom-up; empty nodes go.
+  function finish(root) {
+    var order = [], stack = [root];
+    while (stack.length) {
+      var n = stack.pop();
+      order.push(n);
+      for (var i = 0; i < n.children.length; i++) stack.push(n.children[i]);
+    }
+    for (var k = order.length - 1; k >= 0; k--) {
+      var m = order[k], sum = m.self;
+      m.children = m.children.filter(function (c) { return c.value > 0; });
+      m.children.forEach(function (c) { sum += c.value; });
+      m.value = Math.max(sum, 0);
+      delete m.byKey;
+      delete m.up;
+    }
+    return root;
+  }
+
+  function exclusive(flame, values) {
+    var n = flame.parent.length, ex = new Float64Array(n);
+    for (var i = 0; i < n; i++) ex[i] = values[i];
+    for (i = 0; i < n; i++) if (flame.parent[i] >= 0) ex[flame.parent[i]] -= values[i];
+    for (i = 0; i < n; i++) if (ex[i] < 0) ex[i] = 0;
+    return ex;
+  }
+
+  function regionOf(flame, i) { return flame.region ? flame.region[i] : -1; }
+  function labelOf(flame, i) { return flame.labels[flame.label[i]]; }
+  function kindOf(flame, i) {
+    var r = regionOf(flame, i);
+    return r >= 0 ? regions[r].kind : (flame.kind ? flame.kind[i] : 0);
+  }
+
+  // The call tree as drawn: values = inclusive ns per call path; with `fold`, a function
+  // called from itself (directly or through others) is merged into its outermost call.
+  function hierarchy(flame, values, deltas, fold) {
     var n = flame.parent.length, objs = new Array(n), roots = [];
-    for (var i = 0; i < n; i++) {
-      var v = values[i];
-      if (!(v > 0) && !(deltas && deltas[i])) { objs[i] = null; continue; }
-      var o = {name: flame.labels[flame.label[i]], value: Math.max(v, 0), kind: flame.kind[i],
-               visits: flame.visits ? flame.visits[i] : 0, children: []};
-      if (deltas) o.delta = deltas[i];
-      objs[i] = o;
-      var p = flame.parent[i];
-      if (p < 0) roots.push(o);
-      else if (objs[p]) objs[p].children.push(o);
+    if (!fold) {
+      for (var i = 0; i < n; i++) {
+        var v = values[i];
+        if (!(v > 0) && !(deltas && deltas[i])) { objs[i] = null; continue; }
+        var o = {name: labelOf(flame, i), value: Math.max(v, 0), kind: kindOf(flame, i),
+                 rid: regionOf(flame, i), visits: flame.visits ? flame.visits[i] : 0, children: []};
+        if (deltas) o.delta = deltas[i];
+        objs[i] = o;
+        var p = flame.parent[i];
+        if (p < 0) roots.push(o);
+        else if (objs[p]) objs[p].children.push(o);
+      }
+    } else {
+      var ex = exclusive(flame, values), top = node("all", -1, KIND_MEASUREMENT);
+      for (i = 0; i < n; i++) {
+        var pf = flame.parent[i] < 0 ? top : objs[flame.parent[i]];
+        if (!pf) { objs[i] = null; continue; }
+        var rid = regionOf(flame, i), target = null;
+        if (!flame.param[i]) {
+          for (var up = pf; up && up !== top; up = up.up) if (up.rid === rid && !up.param) { target = up; break; }
+        }
+        if (!target) {
+          target = child(pf, labelOf(flame, i), labelOf(flame, i), rid, kindOf(flame, i));
+          target.param = flame.param[i];
+        }
+        target.self += ex[i];
+        target.visits += flame.visits[i];
+        objs[i] = target;
+      }
+      finish(top);
+      roots = top.children;
     }
     if (roots.length === 1) return roots[0];
-    var total = 0, dsum = 0;
-    roots.forEach(function (r) { total += r.value; dsum += r.delta || 0; });
-    var root = {name: "all", value: total, kind: KIND_MEASUREMENT, visits: 0, children: roots};
+    var total = 0;
+    roots.forEach(function (r) { total += r.value; });
+    var root = {name: "all", value: total, kind: KIND_MEASUREMENT, rid: -1, visits: 0, children: roots};
     if (deltas) root.delta = 0;
     return root;
   }
 
+  var flameView = null;  // {chart, show(root, scopeText), focus(rid), current}
+
   function initFlame(flame, opts) {
     opts = opts || {};
-    var chartBox = $("#flame-chart"), details = $("#flame-details");
+    var chartBox = $("#flame-chart"), details = $("#flame-details"), scope = $("#flame-scope");
     if (!flame || !flame.parent.length || typeof flamegraph === "undefined") {
       chartBox.appendChild(el("p", {"class": "missing"}, "No call paths to draw."));
       return;
     }
     var lib = flamegraph;
     var make = lib.flamegraph || lib.default || lib;
-    var root = hierarchy(flame, flame.incl, opts.delta);
-    var total = root.value;
-    var width = Math.max(600, chartBox.clientWidth || 1000);
+    var fold = false, location = -1, range = null, searchText = "", total = 0;
+    function build() {
+      if (range) return range.root;
+      var values = location < 0 ? flame.incl : flame.by_loc[location];
+      return hierarchy(flame, values, opts.delta, fold);
+    }
+    var root = build();
+    total = root.value;
+    function width() { return Math.max(300, chartBox.clientWidth || 1000); }
+    function label(d) {
+      var s = d.data.name, r = d.data.rid >= 0 ? regions[d.data.rid] : null;
+      if (r && where(r)) s += " (" + where(r) + ")";
+      s += ": " + fmtNs(d.data.value) + " inclusive (" + pct(d.data.value, total) + ")";
+      if (d.data.visits) s += ", " + fmtCount(d.data.visits) + " visits";
+      if (opts.delta) s += ", change " + (d.data.delta >= 0 ? "+" : "") + fmtNs(d.data.delta);
+      return s;
+    }
     var chart = make()
-      .width(width)
+      .width(width())
       .cellHeight(18)
       .transitionDuration(250)
+      // The chart is as tall as what it shows: folded recursion or a zoom make it shorter.
+      .resetHeightOnZoom(true)
       // Frames under a pixel are skipped only for big trees: small ones keep every call
       // path in the DOM (findable, and zoomable from the table's point of view).
       .minFrameSize(flame.parent.length > 5000 ? 1 : 0)
@@ -144,51 +264,112 @@
       .setSearchMatch(function (d, term) {
         return !!term && String(d.data.name).toLowerCase().indexOf(term.toLowerCase()) >= 0;
       })
-      .setLabelHandler(function (d) {
-        var s = d.data.name + ": " + fmtNs(d.data.value) + " inclusive (" +
-                pct(d.data.value, total) + ")";
-        if (d.data.visits) s += ", " + fmtCount(d.data.visits) + " visits";
-        if (opts.delta) s += ", change " + (d.data.delta >= 0 ? "+" : "") + fmtNs(d.data.delta);
-        return s;
-      })
-      .setDetailsElement(details);
+      .setLabelHandler(label)
+      .setDetailsElement(details)
+      // Our own texts: the library's speak of "samples" (ours are nanoseconds) and keep
+      // the search text after the search is cleared.
+      .setDetailsHandler(function (text) { details.textContent = text || searchText || "\u00a0"; })
+      .setSearchHandler(function (results, sum, all) {
+        var names = {};
+        results.forEach(function (d) { names[d.data.name] = 1; });
+        searchText = results.length ? "search: " + Object.keys(names).length + " function(s) in " +
+          results.length + " frame(s), " + fmtNs(sum) + " of " + fmtNs(all) + " (" + pct(sum, all) + ")" :
+          "search: no function matches";
+        details.textContent = searchText;
+      });
     if (opts.delta && lib.colorMapper) {
       chart.setColorMapper(lib.colorMapper.differentialColorMapper);
     } else {
       chart.setColorMapper(function (d) {
-        return d.highlight ? "#e600e6" : regionColor(String(d.data.name), d.data.kind);
+        if (d.highlight) return HIGHLIGHT;
+        if (selected >= 0 && d.data.rid === selected) return SELECTED;
+        return regionColor(String(d.data.name), d.data.kind);
       });
     }
+    chart.onClick(function (d) {
+      if (d && d.data && d.data.rid >= 0 && !opts.delta) select(d.data.rid, "flame");
+    });
     d3.select(chartBox).datum(root).call(chart);
+    chartBox.setAttribute("data-width", String(chart.width()));
 
+    function redraw() {
+      root = build();
+      total = root.value;
+      chart.update(root);
+    }
     var icicle = $("#flame-icicle");
     if (icicle) icicle.addEventListener("change", function () {
       chart.inverted(icicle.checked);
       chart.update();
     });
+    var foldBox = $("#flame-fold");
+    if (foldBox) {
+      if (!flame.param) foldBox.parentNode.hidden = true;
+      foldBox.addEventListener("change", function () { fold = foldBox.checked; redraw(); });
+    }
     var search = $("#flame-search");
     if (search) search.addEventListener("input", function () {
-      if (search.value) chart.search(search.value); else chart.clear();
+      if (search.value) chart.search(search.value);
+      else { searchText = ""; chart.clear(); details.textContent = "\u00a0"; }
     });
     var reset = $("#flame-reset");
     if (reset) reset.addEventListener("click", function () { chart.resetZoom(); });
-    var select = $("#flame-location");
-    if (select) {
+    var selectBox = $("#flame-location");
+    if (selectBox) {
       if (flame.by_loc && opts.locations) {
-        select.appendChild(el("option", {value: "-1"}, "all threads"));
+        selectBox.appendChild(el("option", {value: "-1"}, "all threads"));
         opts.locations.forEach(function (l, i) {
-          select.appendChild(el("option", {value: String(i)}, l.rank + " / " + l.name));
+          selectBox.appendChild(el("option", {value: String(i)}, l.rank + " / " + l.name));
         });
-        select.addEventListener("change", function () {
-          var i = +select.value;
-          var r = hierarchy(flame, i < 0 ? flame.incl : flame.by_loc[i]);
-          total = r.value;
-          chart.update(r);
-        });
+        selectBox.addEventListener("change", function () { location = +selectBox.value; redraw(); });
       } else {
-        select.hidden = true;
+        selectBox.hidden = true;
       }
     }
+    // The window's width, not the first one: redraw at the new width.
+    var resizeTimer = null;
+    window.addEventListener("resize", function () {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(function () {
+        var w = width();
+        if (w === chart.width()) return;
+        chart.width(w);
+        chart.update();
+        chartBox.setAttribute("data-width", String(w));
+      }, 60);
+    });
+
+    function heaviest(rid) {
+      var top = d3.select(chartBox).datum(), best = null;
+      if (!top || !top.descendants) return null;
+      top.descendants().forEach(function (d) {
+        if (d.data.rid === rid && (!best || d.value > best.value)) best = d;
+      });
+      return best;
+    }
+    flameView = {
+      chart: chart,
+      // A time range of the timeline (root built from its calls), or null: the whole run.
+      setRange: function (r) {
+        range = r;
+        scope.hidden = !r;
+        scope.textContent = "";
+        if (r) {
+          scope.appendChild(document.createTextNode(r.text + " "));
+          var back = el("button", {id: "flame-whole-run"}, "show the whole run");
+          back.addEventListener("click", function () { if (flameView.onClearRange) flameView.onClearRange(); });
+          scope.appendChild(back);
+        }
+        redraw();
+      },
+      focus: function (rid) {
+        var d = heaviest(rid);
+        if (d) chart.zoomTo(d); else chart.update();
+        chartBox.setAttribute("data-focus", d ? String(d.data.name) : "");
+      },
+      root: function () { return root; }
+    };
+    if (!opts.delta) onSelect(function (rid, from) { if (from !== "flame") flameView.focus(rid); else chart.update(); });
   }
 
   /* ---- sortable, filterable tables --------------------------------------------- */
@@ -221,22 +402,196 @@
     });
   }
 
+  // Rows with data-rid select their function; the selected one is marked.
+  function selectableRows(container) {
+    if (!container) return;
+    container.addEventListener("click", function (e) {
+      var tr = e.target.closest ? e.target.closest("tr[data-rid]") : null;
+      if (tr && container.contains(tr)) select(+tr.getAttribute("data-rid"), "table");
+    });
+  }
+  onSelect(function (rid) {
+    document.querySelectorAll("tr[data-rid].selected").forEach(function (tr) { tr.classList.remove("selected"); });
+    document.querySelectorAll('#region-table tr[data-rid="' + rid + '"], .tops tr[data-rid="' + rid + '"]').forEach(function (tr) {
+      tr.classList.add("selected");
+    });
+  });
+
+  /* ---- callers and callees (the sandwich) --------------------------------------------- */
+
+  // cProfile's view of the call tree, as scorep.report.analysis.call_stats computes it:
+  // per function and per caller -> callee pair, calls, primitive calls (not already
+  // active further out), exclusive and inclusive time (inclusive once per outermost
+  // activation). A parameter's node is part of its call.
+  function callStats(flame) {
+    var n = flame.parent.length, ex = exclusive(flame, flame.incl);
+    var funcs = {}, edges = {}, active = {}, activePair = {};
+    var path = [], undo = [];  // ancestors of the current node and what each incremented
+    var callOf = new Int32Array(n);  // the call a node belongs to (itself unless a parameter)
+    function f(rid) { return funcs[rid] || (funcs[rid] = {nc: 0, cc: 0, tt: 0, ct: 0}); }
+    function e(key) { return edges[key] || (edges[key] = {nc: 0, cc: 0, tt: 0, ct: 0}); }
+    for (var i = 0; i < n; i++) {
+      var p = flame.parent[i];
+      while (path.length && path[path.length - 1] !== p) {
+        path.pop();
+        var u = undo.pop();
+        if (u) { active[u[0]]--; if (u[1] !== null) activePair[u[1]]--; }
+      }
+      var rid = flame.region[i];
+      if (flame.param[i] && p >= 0) {
+        var call = callOf[p], crid = flame.region[call], cp = flame.parent[call];
+        callOf[i] = call;
+        f(crid).tt += ex[i];
+        if (cp >= 0) e(flame.region[callOf[cp]] + ">" + crid).tt += ex[i];
+        path.push(i);
+        undo.push(null);
+        continue;
+      }
+      callOf[i] = i;
+      var nc = flame.visits[i], fi = f(rid);
+      fi.nc += nc;
+      fi.tt += ex[i];
+      if (!active[rid]) { fi.cc += nc; fi.ct += flame.incl[i]; }
+      var key = null;
+      if (p >= 0) {
+        key = flame.region[callOf[p]] + ">" + rid;
+        var ei = e(key);
+        ei.nc += nc;
+        ei.tt += ex[i];
+        if (!activePair[key]) { ei.cc += nc; ei.ct += flame.incl[i]; }
+        activePair[key] = (activePair[key] || 0) + 1;
+      }
+      active[rid] = (active[rid] || 0) + 1;
+      path.push(i);
+      undo.push([rid, key]);
+    }
+    return {funcs: funcs, edges: edges};
+  }
+
+  function initSandwich(flame) {
+    var body = $("#sandwich-body");
+    if (!flame || !flame.region) return;
+    var stats = null;
+    onSelect(function (rid) {
+      if (!stats) stats = callStats(flame);
+      var r = regions[rid], fs = stats.funcs[rid] || {nc: 0, cc: 0, tt: 0, ct: 0};
+      var callers = [], callees = [];
+      for (var key in stats.edges) {
+        var parts = key.split(">"), a = +parts[0], b = +parts[1], e = stats.edges[key];
+        if (b === rid) callers.push([a, e]);
+        if (a === rid) callees.push([b, e]);
+      }
+      function byTime(x, y) { return y[1].ct - x[1].ct || regions[x[0]].name.localeCompare(regions[y[0]].name); }
+      callers.sort(byTime);
+      callees.sort(byTime);
+      body.textContent = "";
+      var h = el("h3", {id: "sandwich-title"});
+      h.appendChild(el("span", {"class": "fn-name"}, r.name));
+      if (where(r)) {
+        h.appendChild(document.createTextNode(" "));
+        var src = el("a", {href: "#source", "class": "where"}, where(r));
+        src.addEventListener("click", function () { showSource(rid); });
+        h.appendChild(src);
+      }
+      body.appendChild(h);
+      body.appendChild(el("p", {id: "sandwich-totals"}, fmtCount(fs.nc) + " calls" +
+        (fs.cc !== fs.nc ? " (" + fmtCount(fs.cc) + " not recursive)" : "") + ", inclusive " +
+        fmtNs(fs.ct) + " (" + pct(fs.ct, rootTotal(flame)) + " of the run), exclusive " +
+        fmtNs(fs.tt)));
+      function table(id, title, rows, empty) {
+        var box = el("div", {"class": "sandwich-part"});
+        box.appendChild(el("h4", null, title));
+        if (!rows.length) { box.appendChild(el("p", {"class": "hint"}, empty)); return box; }
+        var t = simpleTable(["function", "calls", "inclusive", "exclusive", "share"], rows.map(function (x) {
+          var e = x[1];
+          return [{node: regionLink(x[0])}, fmtCount(e.nc), fmtNs(e.ct), fmtNs(e.tt), pct(e.ct, fs.ct)];
+        }));
+        t.id = id;
+        rows.forEach(function (x, i) { t.tBodies[0].rows[i].setAttribute("data-rid", String(x[0])); });
+        box.appendChild(t);
+        return box;
+      }
+      var parts = el("div", {"class": "sandwich-parts"});
+      parts.appendChild(table("callers", "Called by (time spent in " + r.name + " when called from each)",
+                              callers, "nothing: the outermost function"));
+      parts.appendChild(table("callees", "Calls (time spent in each when called by " + r.name + ")",
+                              callees, "nothing: it calls no recorded function"));
+      body.appendChild(parts);
+    });
+  }
+  function rootTotal(flame) {
+    var t = 0;
+    for (var i = 0; i < flame.parent.length; i++) if (flame.parent[i] < 0) t += flame.incl[i];
+    return t;
+  }
+
+  /* ---- source ------------------------------------------------------------------------ */
+
+  var sources = {};
+  function showSource(rid) {
+    var body = $("#source-body"), r = regions[rid];
+    body.textContent = "";
+    var text = sources[r.file];
+    if (!r.file) { body.appendChild(el("p", {"class": "hint"}, r.name + " has no source file.")); return; }
+    if (text === undefined) {
+      body.appendChild(el("p", {"class": "hint"}, r.name + " is in " + where(r) + ", whose source is not in " +
+        "this report (only the program's own files are, not the standard library's or installed packages')."));
+      return;
+    }
+    var lines = text.split("\n"), first = Math.max(1, r.line || 1), last = r.end;
+    if (!last && r.line) {
+      // Python: the function goes on while lines are blank or indented deeper than its def.
+      var indent = /^\s*/.exec(lines[first - 1] || "")[0].length;
+      last = first;
+      for (var k = first; k < lines.length; k++) {
+        var line = lines[k];
+        if (!line.trim()) continue;
+        if (/^\s*/.exec(line)[0].length <= indent && !/^\s*[)\]}]/.test(line)) break;
+        last = k + 1;
+      }
+    }
+    last = last || first;
+    body.appendChild(el("p", {id: "source-title"}, r.file + ", lines " + first + "-" + last + " (" + r.name + ")"));
+    var pre = el("pre", {"class": "source", id: "source-text"});
+    var from = Math.max(1, first - 3), to = Math.min(lines.length, last + 3);
+    for (var n = from; n <= to; n++) {
+      var row = el("span", {"class": n >= first && n <= last ? "src-line hot" : "src-line"});
+      row.appendChild(el("span", {"class": "lineno"}, String(n)));
+      row.appendChild(document.createTextNode(lines[n - 1] + "\n"));
+      pre.appendChild(row);
+    }
+    body.appendChild(pre);
+  }
+  function initSource(src) {
+    (src.files || []).forEach(function (f) { sources[f.file] = f.text; });
+    var body = $("#source-body");
+    if (src.off) body.appendChild(el("p", {"class": "hint"}, "The source was left out (--no-source)."));
+    if (src.left_out && src.left_out.length) {
+      body.appendChild(el("p", {"class": "hint"}, "Not embedded: " + src.left_out.map(function (x) {
+        return x[0] + " (" + x[1] + ")";
+      }).join(", ")));
+    }
+    onSelect(function (rid) { showSource(rid); });
+  }
+
   /* ---- timeline ---------------------------------------------------------------- */
 
-  var MAX_ROWS = 40;      // depth rows drawn per lane
-  var AXIS_H = 22, LABEL_H = 15, DENS_H = 6, GAP = 6;
+  var MAX_ROWS = 40;      // depth rows drawn per expanded lane
+  var AXIS_H = 22, GROUP_H = 18, LABEL_H = 16, ROW_H = 13, DENS_H = 6, GAP = 6;
+  var FOLD_LANES = 8;     // more lanes than this: they start folded (one row each)
 
   function initTimeline(tl) {
     var canvas = $("#timeline-canvas"), box = $("#timeline-box"), info = $("#timeline-info");
+    var spacer = $("#timeline-spacer"), panel = $("#range-panel");
     if (!tl) {
       $("#timeline-controls").hidden = true;
-      canvas.hidden = true;
+      box.hidden = true;
       return;
     }
     var start = b64(tl.start, Float64Array), dur = b64(tl.dur, Float32Array);
     var region = b64(tl.region, Uint32Array), depth = b64(tl.depth, Uint8Array);
-    var colors = tl.regions.map(function (name, i) { return regionColor(name, tl.region_kind[i]); });
-    var totalRows = 0;
+    var colors = regions.map(function (r) { return regionColor(r.name, r.kind); });
+    var groupsByName = {}, groups = [];
     var lanes = tl.lanes.map(function (lane, i) {
       var lo = tl.offsets[i], hi = tl.offsets[i + 1], maxD = 0, k;
       for (k = lo; k < hi; k++) if (depth[k] > maxD) maxD = depth[k];
@@ -249,34 +604,63 @@
         var d = depth[k];
         if (d < rows) byDepth[d][fill[d]++] = k;
       }
-      totalRows += rows;
       var dens = tl.density[i] ? b64(tl.density[i], Uint32Array) : null, dmax = 0;
       if (dens) for (k = 0; k < dens.length; k++) if (dens[k] > dmax) dmax = dens[k];
-      return {name: lane.name, rank: lane.rank, calls: lane.calls, rows: rows,
-              byDepth: byDepth, deepest: lane.max_depth, dens: dens, dmax: dmax, y: 0, rowH: 0};
+      var l = {index: i, name: lane.name, rank: lane.rank, calls: lane.calls, rows: rows, lo: lo, hi: hi,
+               byDepth: byDepth, deepest: lane.max_depth, dens: dens, dmax: dmax,
+               folded: tl.lanes.length > FOLD_LANES && i > 0, y: 0, top: 0, shown: 0};
+      var g = groupsByName[lane.rank];
+      if (!g) { g = groupsByName[lane.rank] = {name: lane.rank, lanes: [], folded: false, y: 0}; groups.push(g); }
+      g.lanes.push(l);
+      return l;
     });
-    var rowH = Math.max(3, Math.min(14, Math.floor(640 / Math.max(1, totalRows))));
-    var y = AXIS_H;
-    lanes.forEach(function (lane) {
-      lane.y = y;
-      lane.top = y + LABEL_H;
-      y = lane.top + lane.rows * rowH + DENS_H + GAP;
-    });
-    var height = y;
+    var grouped = groups.length > 1;
+    var items = [], height = AXIS_H;  // what is drawn, top to bottom, in content coordinates
+
+    function layout() {
+      items = [];
+      var y = AXIS_H;
+      groups.forEach(function (g) {
+        if (grouped) {
+          g.y = y;
+          items.push({kind: "group", group: g, y: y, h: GROUP_H});
+          y += GROUP_H;
+          if (g.folded) return;
+        }
+        g.lanes.forEach(function (lane) {
+          lane.shown = lane.folded ? 1 : lane.rows;
+          lane.y = y;
+          lane.top = y + LABEL_H;
+          var h = LABEL_H + lane.shown * ROW_H + DENS_H + GAP;
+          items.push({kind: "lane", lane: lane, y: y, h: h});
+          y += h;
+        });
+      });
+      height = y;
+      canvas.setAttribute("data-lanes", String(items.filter(function (it) { return it.kind === "lane"; }).length));
+    }
+
     var span = Math.max(1, tl.span_ns);
     var view = {t0: 0, t1: span};
     var ctx = canvas.getContext("2d");
-    var width = 0, dpr = window.devicePixelRatio || 1;
+    var width = 0, viewH = 0, dpr = window.devicePixelRatio || 1;
+    var search = [], range = null, drag = null, hoverX = -1;
 
     function resize() {
-      width = Math.max(400, box.clientWidth || 1000);
+      layout();
+      width = Math.max(300, box.clientWidth || 1000);
+      // The box shows up to 70% of the window; more lanes scroll under a fixed time axis.
+      viewH = Math.min(height, Math.max(240, Math.round(window.innerHeight * 0.7)));
+      box.style.height = viewH + "px";
+      spacer.style.height = Math.max(0, height - viewH) + "px";
       canvas.style.width = width + "px";
-      canvas.style.height = height + "px";
+      canvas.style.height = viewH + "px";
       canvas.width = Math.round(width * dpr);
-      canvas.height = Math.round(height * dpr);
+      canvas.height = Math.round(viewH * dpr);
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       draw();
     }
+    function scrollY() { return box.scrollTop; }
 
     function firstVisible(arr, t0) {
       var lo = 0, hi = arr.length;
@@ -296,62 +680,91 @@
       return (m < 2 ? 2 : m < 5 ? 5 : 10) * p;
     }
 
+    // Regions highlighted: those whose name contains the search text, else the selected.
+    var marked = null;
+    function updateMarks() {
+      marked = null;
+      var term = ($("#tl-search").value || "").toLowerCase();
+      if (term) {
+        marked = new Uint8Array(regions.length);
+        regions.forEach(function (r, i) { if (r.name.toLowerCase().indexOf(term) >= 0) marked[i] = 1; });
+      } else if (selected >= 0) {
+        marked = new Uint8Array(regions.length);
+        marked[selected] = 1;
+      }
+    }
+
     function draw() {
-      var t0 = view.t0, t1 = view.t1, sx = width / (t1 - t0);
+      var t0 = view.t0, t1 = view.t1, sx = width / (t1 - t0), sy = scrollY();
       canvas.setAttribute("data-view", Math.round(t0) + "," + Math.round(t1));
-      ctx.clearRect(0, 0, width, height);
+      ctx.clearRect(0, 0, width, viewH);
       ctx.font = "11px sans-serif";
       ctx.textBaseline = "middle";
-      // axis
       var step = niceStep(t1 - t0, width);
-      ctx.fillStyle = "#555";
-      ctx.strokeStyle = "#ddd";
+      ctx.strokeStyle = "#e4e4e4";
       for (var t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
-        var x = (t - t0) * sx;
+        var gx = (t - t0) * sx;
         ctx.beginPath();
-        ctx.moveTo(x + 0.5, AXIS_H - 6);
-        ctx.lineTo(x + 0.5, height);
+        ctx.moveTo(gx + 0.5, AXIS_H);
+        ctx.lineTo(gx + 0.5, viewH);
         ctx.stroke();
-        ctx.fillText(fmtNs(t), x + 3, 8);
       }
-      lanes.forEach(function (lane, li) {
+      var matches = 0;
+      items.forEach(function (it) {
+        var y0 = it.y - sy;
+        if (y0 + it.h < AXIS_H || y0 > viewH) return;
+        if (it.kind === "group") {
+          var g = it.group;
+          ctx.fillStyle = "#e8edf5";
+          ctx.fillRect(0, y0, width, GROUP_H - 2);
+          ctx.fillStyle = "#23395d";
+          ctx.font = "bold 11px sans-serif";
+          ctx.fillText((g.folded ? "\u25B8 " : "\u25BE ") + g.name + "  (" + g.lanes.length + " thread" +
+                       (g.lanes.length === 1 ? "" : "s") + ")", 4, y0 + GROUP_H / 2 - 1);
+          ctx.font = "11px sans-serif";
+          return;
+        }
+        var lane = it.lane, top = lane.top - sy;
         ctx.fillStyle = "#222";
-        ctx.fillText(lane.rank + " / " + lane.name + "  (" + fmtCount(lane.calls) + " calls" +
-                     (lane.deepest > lane.rows ? ", " + lane.rows + " of " + lane.deepest +
-                      " levels shown" : "") + ")", 4, lane.y + LABEL_H / 2);
-        for (var d = 0; d < lane.rows; d++) {
-          var arr = lane.byDepth[d], yy = lane.top + d * rowH, h = Math.max(1, rowH - 1);
-          var runStart = -1, runEnd = -1;
+        ctx.fillText((lane.folded ? "\u25B8 " : "\u25BE ") + (grouped ? "" : lane.rank + " / ") + lane.name +
+                     "  (" + fmtCount(lane.calls) + " calls" + (lane.folded ? ", folded" :
+                     lane.deepest > lane.rows ? ", " + lane.rows + " of " + lane.deepest + " levels shown" : "") + ")",
+                     4 + (grouped ? 12 : 0), y0 + LABEL_H / 2);
+        for (var d = 0; d < lane.shown; d++) {
+          var arr = lane.byDepth[d], yy = top + d * ROW_H, h = ROW_H - 1;
+          if (yy + h < AXIS_H || yy > viewH) continue;
+          var runStart = -1, runEnd = -1, runMark = false;
           for (var i = firstVisible(arr, t0); i < arr.length; i++) {
             var k = arr[i], s = start[k];
             if (s > t1) break;
-            var x0 = (s - t0) * sx, x1 = (s + dur[k] - t0) * sx;
+            var x0 = (s - t0) * sx, x1 = (s + dur[k] - t0) * sx, m = marked ? marked[region[k]] : 0;
+            if (m) matches++;
             if (x1 - x0 < 1) {
-              // Decimation: sub-pixel calls of one pixel column become one grey run.
-              if (runEnd >= 0 && x0 <= runEnd + 1) { if (x1 > runEnd) runEnd = Math.max(x1, runStart + 1); continue; }
-              if (runEnd >= 0) { ctx.fillStyle = "#9a9a9a"; ctx.fillRect(runStart, yy, runEnd - runStart, h); }
-              runStart = x0; runEnd = Math.max(x1, x0 + 1);
+              // Decimation: sub-pixel calls of one pixel column become one run.
+              if (runEnd >= 0 && x0 <= runEnd + 1) { if (x1 > runEnd) runEnd = Math.max(x1, runStart + 1); runMark = runMark || m; continue; }
+              if (runEnd >= 0) { ctx.fillStyle = runMark ? HIGHLIGHT : "#9a9a9a"; ctx.fillRect(runStart, yy, runEnd - runStart, h); }
+              runStart = x0; runEnd = Math.max(x1, x0 + 1); runMark = !!m;
               continue;
             }
-            if (runEnd >= 0) { ctx.fillStyle = "#9a9a9a"; ctx.fillRect(runStart, yy, runEnd - runStart, h); runEnd = -1; }
+            if (runEnd >= 0) { ctx.fillStyle = runMark ? HIGHLIGHT : "#9a9a9a"; ctx.fillRect(runStart, yy, runEnd - runStart, h); runEnd = -1; }
             var a = Math.max(x0, 0), b = Math.min(x1, width);
-            ctx.fillStyle = colors[region[k]];
+            ctx.fillStyle = marked ? (m ? (search.length ? HIGHLIGHT : SELECTED) : FADED) : colors[region[k]];
             ctx.fillRect(a, yy, b - a, h);
-            if (b - a > 40 && rowH >= 10) {
+            if (b - a > 40) {
               ctx.save();
               ctx.beginPath();
               ctx.rect(a, yy, b - a - 2, h);
               ctx.clip();
-              ctx.fillStyle = "#111";
-              ctx.fillText(tl.regions[region[k]], a + 2, yy + h / 2);
+              ctx.fillStyle = marked && !m ? "#999" : "#111";
+              ctx.fillText(regions[region[k]].name, a + 2, yy + h / 2);
               ctx.restore();
             }
           }
-          if (runEnd >= 0) { ctx.fillStyle = "#9a9a9a"; ctx.fillRect(runStart, yy, runEnd - runStart, h); }
+          if (runEnd >= 0) { ctx.fillStyle = runMark ? HIGHLIGHT : "#9a9a9a"; ctx.fillRect(runStart, yy, runEnd - runStart, h); }
         }
         // event density: calls entered per time bin, shorter calls included
         if (lane.dens && lane.dmax) {
-          var bins = lane.dens.length, yd = lane.top + lane.rows * rowH + 1;
+          var bins = lane.dens.length, yd = top + lane.shown * ROW_H + 1;
           var b0 = Math.max(0, Math.floor(t0 / span * bins)), b1 = Math.min(bins - 1, Math.floor(t1 / span * bins));
           for (var bi = b0; bi <= b1; bi++) {
             var c = lane.dens[bi];
@@ -366,38 +779,71 @@
       ctx.fillStyle = "rgba(220,0,0,0.28)";
       tl.flushes.forEach(function (f) {
         var lane = lanes[f[0]];
-        if (!lane || f[2] < t0 || f[1] > t1) return;
+        if (!lane || !isShown(lane) || f[2] < t0 || f[1] > t1) return;
         var xa = (f[1] - t0) * sx, xb = (f[2] - t0) * sx;
-        ctx.fillRect(xa, lane.top, Math.max(2, xb - xa), lane.rows * rowH);
+        ctx.fillRect(xa, lane.top - sy, Math.max(2, xb - xa), lane.shown * ROW_H);
       });
       // messages: sender -> receiver
       ctx.strokeStyle = "rgba(0,0,0,0.55)";
       var drawn = 0;
-      for (var m = 0; m < tl.messages.length && drawn < 3000; m++) {
-        var msg = tl.messages[m], ls = lanes[msg[0]], lr = lanes[msg[2]];
-        if (!ls || !lr || (msg[1] < t0 && msg[3] < t0) || (msg[1] > t1 && msg[3] > t1)) continue;
+      for (var mi = 0; mi < tl.messages.length && drawn < 3000; mi++) {
+        var msg = tl.messages[mi], ls = lanes[msg[0]], lr = lanes[msg[2]];
+        if (!ls || !lr || !isShown(ls) || !isShown(lr) ||
+            (msg[1] < t0 && msg[3] < t0) || (msg[1] > t1 && msg[3] > t1)) continue;
         ctx.beginPath();
-        ctx.moveTo((msg[1] - t0) * sx, ls.top + rowH / 2);
-        ctx.lineTo((msg[3] - t0) * sx, lr.top + rowH / 2);
+        ctx.moveTo((msg[1] - t0) * sx, ls.top - sy + ROW_H / 2);
+        ctx.lineTo((msg[3] - t0) * sx, lr.top - sy + ROW_H / 2);
         ctx.stroke();
         drawn++;
       }
+      // the selected time range
+      var sel = drag && drag.mode === "range" ? {t0: Math.min(drag.tA, drag.tB), t1: Math.max(drag.tA, drag.tB)} : range;
+      if (sel) {
+        var ra = (sel.t0 - t0) * sx, rb = (sel.t1 - t0) * sx;
+        ctx.fillStyle = "rgba(35,57,93,0.12)";
+        ctx.fillRect(ra, AXIS_H, rb - ra, viewH - AXIS_H);
+        ctx.strokeStyle = "#23395d";
+        ctx.strokeRect(ra + 0.5, AXIS_H + 0.5, rb - ra, viewH - AXIS_H - 1);
+      }
+      // the time axis stays on top while the lanes scroll under it
+      ctx.fillStyle = "#f7f8fa";
+      ctx.fillRect(0, 0, width, AXIS_H);
+      ctx.fillStyle = "#555";
+      for (t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
+        var ax = (t - t0) * sx;
+        ctx.fillRect(ax, AXIS_H - 6, 1, 6);
+        ctx.fillText(fmtNs(t), ax + 3, 8);
+      }
+      canvas.setAttribute("data-marked-calls", marked ? String(matches) : "");
+    }
+    function isShown(lane) {
+      return lane.shown > 0 && !(grouped && groupsByName[lane.rank].folded);
     }
 
+    function itemAt(py) {
+      var y = py + scrollY();
+      for (var i = 0; i < items.length; i++) if (y >= items[i].y && y < items[i].y + items[i].h) return items[i];
+      return null;
+    }
     function hit(px, py) {
+      if (py < AXIS_H) return null;
+      var it = itemAt(py);
+      if (!it || it.kind !== "lane") return null;
+      var lane = it.lane, y = py + scrollY();
+      if (y < lane.top || y >= lane.top + lane.shown * ROW_H) return null;
       var t = view.t0 + px / width * (view.t1 - view.t0);
-      for (var li = 0; li < lanes.length; li++) {
-        var lane = lanes[li];
-        if (py < lane.top || py >= lane.top + lane.rows * rowH) continue;
-        var arr = lane.byDepth[Math.floor((py - lane.top) / rowH)];
-        var tol = 2 * (view.t1 - view.t0) / width;
-        var i = firstVisible(arr, t - tol);
-        for (; i < arr.length && start[arr[i]] <= t + tol; i++) {
-          var k = arr[i];
-          if (start[k] - tol <= t && t <= start[k] + dur[k] + tol) return {lane: lane, k: k};
-        }
+      var arr = lane.byDepth[Math.floor((y - lane.top) / ROW_H)];
+      var tol = 2 * (view.t1 - view.t0) / width;
+      for (var i = firstVisible(arr, t - tol); i < arr.length && start[arr[i]] <= t + tol; i++) {
+        var k = arr[i];
+        if (start[k] - tol <= t && t <= start[k] + dur[k] + tol) return {lane: lane, k: k};
       }
       return null;
+    }
+    function describe(h) {
+      var r = regions[region[h.k]];
+      return h.lane.rank + " / " + h.lane.name + ": " + r.name + (where(r) ? " (" + where(r) + ")" : "") +
+        ", " + fmtNs(dur[h.k]) + " from " + fmtNs(start[h.k]) + ", depth " + depth[h.k];
     }
 
     var summary = "Showing " + fmtCount(tl.kept) + " of " + fmtCount(tl.calls) + " calls";
@@ -413,48 +859,192 @@
       pending = true;
       requestAnimationFrame(function () { pending = false; draw(); });
     }
+    function timeAt(px) { return view.t0 + px / width * (view.t1 - view.t0); }
 
-    var drag = null;
-    canvas.addEventListener("mousedown", function (e) { drag = {x: e.offsetX, t0: view.t0, t1: view.t1, moved: false}; });
+    canvas.addEventListener("mousedown", function (e) {
+      box.focus({preventScroll: true});
+      var rangeMode = e.shiftKey || e.offsetY < AXIS_H;
+      drag = {x: e.offsetX, y: e.offsetY, t0: view.t0, t1: view.t1, moved: false,
+              mode: rangeMode ? "range" : "pan", tA: timeAt(e.offsetX), tB: timeAt(e.offsetX)};
+    });
     window.addEventListener("mouseup", function (e) {
-      if (drag && !drag.moved && e.target === canvas) {
-        var h = hit(e.offsetX, e.offsetY);
-        if (h) {
-          var pad = Math.max(dur[h.k] * 0.05, 10);
-          view.t0 = start[h.k] - pad;
-          view.t1 = start[h.k] + dur[h.k] + pad;
-          schedule();
-        }
-      }
+      var d = drag;
       drag = null;
+      if (!d) return;
+      if (d.mode === "range" && d.moved) {
+        setRange(Math.max(0, Math.min(d.tA, d.tB)), Math.min(span, Math.max(d.tA, d.tB)));
+        return;
+      }
+      if (!d.moved && e.target === canvas) {
+        var it = itemAt(e.offsetY);
+        if (it && e.offsetY >= AXIS_H && it.kind === "group") { it.group.folded = !it.group.folded; resize(); return; }
+        if (it && it.kind === "lane" && e.offsetY + scrollY() < it.lane.top) { it.lane.folded = !it.lane.folded; resize(); return; }
+        var h = hit(e.offsetX, e.offsetY);
+        if (h) select(region[h.k], "timeline");
+      }
+      schedule();
+    });
+    canvas.addEventListener("dblclick", function (e) {
+      var h = hit(e.offsetX, e.offsetY);
+      if (!h) return;
+      var pad = Math.max(dur[h.k] * 0.05, 10);
+      view.t0 = start[h.k] - pad;
+      view.t1 = start[h.k] + dur[h.k] + pad;
+      schedule();
     });
     canvas.addEventListener("mousemove", function (e) {
+      hoverX = e.offsetX;
       if (drag) {
-        var dt = (e.offsetX - drag.x) / width * (drag.t1 - drag.t0);
         if (Math.abs(e.offsetX - drag.x) > 2) drag.moved = true;
-        view.t0 = drag.t0 - dt;
-        view.t1 = drag.t1 - dt;
+        if (drag.mode === "range") {
+          drag.tB = timeAt(e.offsetX);
+        } else {
+          var dt = (e.offsetX - drag.x) / width * (drag.t1 - drag.t0);
+          view.t0 = drag.t0 - dt;
+          view.t1 = drag.t1 - dt;
+        }
         schedule();
         return;
       }
       var h = hit(e.offsetX, e.offsetY);
-      info.textContent = h ? h.lane.rank + " / " + h.lane.name + ": " + tl.regions[region[h.k]] +
-        ", " + fmtNs(dur[h.k]) + " from " + fmtNs(start[h.k]) + ", depth " + depth[h.k] : summary;
+      info.textContent = h ? describe(h) : summary;
     });
+    canvas.addEventListener("mouseleave", function () { hoverX = -1; });
+    box.addEventListener("scroll", schedule);
     canvas.addEventListener("wheel", function (e) {
+      // Lanes that overflow the box scroll with the wheel; ctrl+wheel zooms (Perfetto).
+      if (height > viewH && !e.ctrlKey && !e.metaKey) return;
       e.preventDefault();
       zoom(e.deltaY < 0 ? 1 / 1.3 : 1.3, e.offsetX / width);
     }, {passive: false});
     function zoom(f, at) {
       var t = view.t0 + at * (view.t1 - view.t0);
-      var range = Math.max(50, (view.t1 - view.t0) * f);
-      view.t0 = t - at * range;
-      view.t1 = view.t0 + range;
+      var r = Math.max(50, (view.t1 - view.t0) * f);
+      view.t0 = t - at * r;
+      view.t1 = view.t0 + r;
       schedule();
     }
+    function pan(f) {
+      var dt = (view.t1 - view.t0) * f;
+      view.t0 += dt;
+      view.t1 += dt;
+      schedule();
+    }
+    // W/S zoom in/out at the pointer (or the middle), A/D pan: while the pointer is over
+    // the timeline or it has the focus, and no text field has it.
+    var pointerIn = false;
+    box.addEventListener("mouseenter", function () { pointerIn = true; });
+    box.addEventListener("mouseleave", function () { pointerIn = false; });
+    document.addEventListener("keydown", function (e) {
+      var tag = e.target && e.target.tagName;
+      if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (!pointerIn && document.activeElement !== box) return;
+      var at = hoverX >= 0 ? hoverX / width : 0.5, key = (e.key || "").toLowerCase();
+      if (key === "w") zoom(1 / 1.25, at);
+      else if (key === "s") zoom(1.25, at);
+      else if (key === "a") pan(-0.1);
+      else if (key === "d") pan(0.1);
+      else if (key === "escape" && range) clearRange();
+      else return;
+      e.preventDefault();
+    });
     $("#tl-zoom-in").addEventListener("click", function () { zoom(1 / 2, 0.5); });
     $("#tl-zoom-out").addEventListener("click", function () { zoom(2, 0.5); });
     $("#tl-reset").addEventListener("click", function () { view.t0 = 0; view.t1 = span; schedule(); });
+    $("#tl-expand").addEventListener("click", function () {
+      lanes.forEach(function (l) { l.folded = false; });
+      groups.forEach(function (g) { g.folded = false; });
+      resize();
+    });
+    $("#tl-collapse").addEventListener("click", function () {
+      lanes.forEach(function (l) { l.folded = true; });
+      resize();
+    });
+    $("#tl-search").addEventListener("input", function () {
+      search = $("#tl-search").value ? [1] : [];
+      updateMarks();
+      draw();
+      var n = canvas.getAttribute("data-marked-calls");
+      info.textContent = search.length ? fmtCount(+n) + " calls of matching functions in view" : summary;
+    });
+    onSelect(function (rid) {
+      if (!$("#tl-search").value) { updateMarks(); draw(); }
+    });
+
+    /* A time range: totals of its calls (each clipped to the range) per function, and
+     * the flame graph of the range. Built from the calls the timeline keeps. */
+    function rangeStats(r0, r1) {
+      var top = node("selection", -1, KIND_MEASUREMENT), stats = {}, calls = 0;
+      function st(rid) { return stats[rid] || (stats[rid] = {rid: rid, incl: 0, excl: 0, calls: 0}); }
+      lanes.forEach(function (lane) {
+        var stack = [], onStack = {};
+        for (var k = lane.lo; k < lane.hi; k++) {
+          var s = start[k];
+          if (s >= r1) break;
+          var e = s + dur[k];
+          if (e <= r0) continue;
+          while (stack.length && stack[stack.length - 1].end <= s) {
+            var popped = stack.pop();
+            onStack[popped.rid]--;
+          }
+          var clip = Math.min(e, r1) - Math.max(s, r0), rid = region[k];
+          var parent = stack.length ? stack[stack.length - 1] : null;
+          var n = child(parent ? parent.node : top, rid, regions[rid].name, rid, regions[rid].kind);
+          n.self += clip;
+          n.visits += 1;
+          var x = st(rid);
+          x.calls++;
+          x.excl += clip;
+          if (!onStack[rid]) x.incl += clip;
+          if (parent) { parent.node.self -= clip; st(parent.rid).excl -= clip; }
+          calls++;
+          stack.push({end: e, rid: rid, node: n});
+          onStack[rid] = (onStack[rid] || 0) + 1;
+        }
+      });
+      finish(top);
+      var list = Object.keys(stats).map(function (k) { return stats[k]; });
+      return {root: top.children.length === 1 ? top.children[0] : top, stats: list, calls: calls};
+    }
+    function setRange(r0, r1) {
+      if (!(r1 > r0)) return;
+      range = {t0: r0, t1: r1};
+      box.setAttribute("data-range", Math.round(r0) + "," + Math.round(r1));
+      var res = rangeStats(r0, r1);
+      panel.hidden = false;
+      panel.textContent = "";
+      var head = el("p", {id: "range-title"});
+      head.appendChild(document.createTextNode("Selected " + fmtNs(r0) + " \u2013 " + fmtNs(r1) + " (" +
+        fmtNs(r1 - r0) + "): " + fmtCount(res.calls) + " calls" + (tl.kept < tl.calls ? " of those the timeline keeps" : "") +
+        "; the flame graph shows this range. "));
+      var clear = el("button", {id: "range-clear"}, "clear (Esc)");
+      clear.addEventListener("click", clearRange);
+      head.appendChild(clear);
+      panel.appendChild(head);
+      res.stats.sort(function (a, b) { return b.excl - a.excl || b.incl - a.incl; });
+      var rows = res.stats.slice(0, 25);
+      var t = simpleTable(["function", "calls", "exclusive", "excl %", "inclusive"], rows.map(function (x) {
+        return [{node: regionLink(x.rid)}, fmtCount(x.calls), fmtNs(x.excl), pct(x.excl, r1 - r0 > 0 ? sumExcl(res.stats) : 0), fmtNs(x.incl)];
+      }));
+      t.id = "range-table";
+      rows.forEach(function (x, i) { t.tBodies[0].rows[i].setAttribute("data-rid", String(x.rid)); });
+      panel.appendChild(t);
+      if (flameView) flameView.setRange({root: res.root, text: "Showing the time range " + fmtNs(r0) + " \u2013 " +
+                                         fmtNs(r1) + " of the timeline (" + fmtCount(res.calls) + " calls)."});
+      draw();
+    }
+    function sumExcl(list) { var s = 0; list.forEach(function (x) { s += x.excl; }); return s; }
+    function clearRange() {
+      range = null;
+      box.removeAttribute("data-range");
+      panel.hidden = true;
+      if (flameView) flameView.setRange(null);
+      draw();
+    }
+    if (flameView) flameView.onClearRange = clearRange;
+    // for scripts (and the tests): select a range in nanoseconds
+    canvas.selectRange = setRange;
+
     window.addEventListener("resize", resize);
     var t0 = performance.now();
     resize();
@@ -462,7 +1052,6 @@
     // benchmark read it to keep the timeline responsive.
     canvas.setAttribute("data-draw-ms", (performance.now() - t0).toFixed(1));
   }
-
   /* ---- load balance ------------------------------------------------------------ */
 
   function initBalance(bal) {
@@ -476,7 +1065,8 @@
       " " + bal.idle.length + " of " + n + " " + bal.unit + "s do less than a quarter of the busiest one's work (marked IDLE)." : "");
     infoBox.appendChild(p);
     var barH = Math.max(3, Math.min(18, Math.floor(480 / Math.max(1, n))));
-    var labelW = 190, width = Math.max(500, ($("#balance-box").clientWidth || 900));
+    var labelW = Math.min(190, Math.round(($("#balance-box").clientWidth || 900) * 0.3));
+    var width = Math.max(300, ($("#balance-box").clientWidth || 900));
     var height = n * (barH + 2) + 24, dpr = window.devicePixelRatio || 1;
     canvas.style.width = width + "px";
     canvas.style.height = height + "px";
@@ -511,15 +1101,24 @@
         ctx.fillText(fmtTime(bal.work[i] + bal.mpi[i] + bal.other[i]), x + 4, y + barH / 2);
       }
     }
+    // Statistics over the units that run the region: a function of one thread out of
+    // eight is where it is, not imbalanced; how many run it is its own column.
     var rows = bal.regions.map(function (r) {
       var lo = r.stats[0], mean = r.stats[1], hi = r.stats[2], sd = r.stats[3];
-      var argmin = r.values.indexOf(lo), argmax = r.values.indexOf(hi);
-      return [r.name, fmtTime(lo), fmtTime(mean), fmtTime(hi), fmtTime(sd),
-              mean > 0 ? (hi / mean).toFixed(2) : "-", bal.names[argmin] || "-", bal.names[argmax] || "-"];
+      var argmin = -1, argmax = -1;
+      r.ran.forEach(function (u) {
+        if (argmin < 0 || r.values[u] < r.values[argmin]) argmin = u;
+        if (argmax < 0 || r.values[u] > r.values[argmax]) argmax = u;
+      });
+      return [r.name, r.ran.length + " of " + n, fmtTime(lo), fmtTime(mean), fmtTime(hi), fmtTime(sd),
+              mean > 0 && r.ran.length > 1 ? (hi / mean).toFixed(2) : "-",
+              bal.names[argmin] || "-", bal.names[argmax] || "-"];
     });
-    $("#balance-table").appendChild(simpleTable(
-      ["region (inclusive time per " + bal.unit + ")", "min", "mean", "max", "stddev",
-       "max/mean", "min at", "max at"], rows));
+    var table = simpleTable(
+      ["region (inclusive time per " + bal.unit + ")", bal.unit + "s running it", "min", "mean", "max",
+       "stddev", "max/mean", "min at", "max at"], rows, "plain", [2, 5, 7, 8]);
+    table.id = "balance-regions";
+    $("#balance-table").appendChild(table);
   }
 
   /* ---- MPI ---------------------------------------------------------------------- */
@@ -627,11 +1226,20 @@
   }
 
   function report(data) {
+    regions = data.regions || [];
+    safely("source", function () { initSource(data.sources || {}); });
     safely("flame graph", function () { initFlame(data.flame, {locations: data.locations}); });
-    safely("region table", function () { initTable($("#region-table"), $("#region-filter")); });
+    safely("callers and callees", function () { initSandwich(data.flame); });
+    safely("region table", function () {
+      initTable($("#region-table"), $("#region-filter"));
+      selectableRows($("#region-table"));
+      selectableRows($("#summary"));
+      selectableRows($("#sandwich"));
+      selectableRows($("#range-panel"));
+    });
     safely("timeline", function () { initTimeline(data.timeline); });
     safely("load balance", function () { initBalance(data.balance); });
-    safely("mpi", function () { initMpi(data.mpi); });
+    if (data.mpi) safely("mpi", function () { initMpi(data.mpi); });
     safely("configuration", function () { initConfig(data.config); });
   }
 
