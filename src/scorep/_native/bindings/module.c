@@ -327,12 +327,13 @@ static int existing_region_of(PyObject *name, const char **text, uint32_t *regio
     return !excluded;
 }
 
-static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* region_begin(name, file, line) and rewind_begin(name, file, line). */
+static PyObject *begin_named(PyObject *const *args, Py_ssize_t nargs, bool rewind)
 {
-    (void)self;
     uint64_t time = sp_clock_now();
     if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "region_begin(name, file, line)");
+        PyErr_SetString(PyExc_TypeError, rewind ? "rewind_begin(name, file, line)"
+                                                : "region_begin(name, file, line)");
         return NULL;
     }
     sp_location *loc = sp_python_location();
@@ -342,9 +343,17 @@ static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize
     int found = named_region_of(args, &region);
     if (found < 0)
         return NULL;
-    if (found)
+    if (found && rewind)
+        sp_rewind_begin(loc, region, time);
+    else if (found)
         sp_enter(loc, region, SP_KEY_NAMED | region, time);
     Py_RETURN_NONE;
+}
+
+static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return begin_named(args, nargs, false);
 }
 
 static PyObject *py_region_end(PyObject *self, PyObject *name)
@@ -394,21 +403,7 @@ static PyObject *py_code_region_end(PyObject *self, PyObject *code)
 static PyObject *py_rewind_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    uint64_t time = sp_clock_now();
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "rewind_begin(name, file, line)");
-        return NULL;
-    }
-    sp_location *loc = sp_python_location();
-    if (!loc)
-        Py_RETURN_NONE;
-    uint32_t region;
-    int found = named_region_of(args, &region);
-    if (found < 0)
-        return NULL;
-    if (found)
-        sp_rewind_begin(loc, region, time);
-    Py_RETURN_NONE;
+    return begin_named(args, nargs, true);
 }
 
 static PyObject *py_rewind_end(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
