@@ -50,6 +50,9 @@ options:
                              SCOREP_FILTERING_FILE; see scorep-score -g)
   --summary                  print the end-of-run summary even when stderr is not a
                              terminal (it is printed when it is one)
+  --no-children              do not measure the Python processes the program starts
+                             (multiprocessing, subprocess, os.fork); sets
+                             SCOREP_CHILDREN=false
   --keep-files               accepted for compatibility (nothing is generated to keep)
   --mpp=mpi                  record MPI calls and messages; all ranks write one
                              experiment (default under mpirun/srun: on when the program
@@ -84,7 +87,7 @@ SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
                       "--memory", "--openmp")
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
              "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE",
-             "--summary", "--mpp=mpi|none", "--version", "-m", "-c", "--")
+             "--summary", "--no-children", "--mpp=mpi|none", "--version", "-m", "-c", "--")
 
 
 # The original bindings exit with 1 when there is no script ("Did not find a script to run");
@@ -117,6 +120,7 @@ class Options:
         self.instrumenter_file = None
         self.filter_file = None
         self.summary = False
+        self.children = True
         self.mpp = None  # None: decided by the launcher environment
         self.mode = None  # "script", "module" or "code"
         self.target = None
@@ -157,6 +161,8 @@ def parse_args(argv):
             opts.instrument = False
         elif arg == "--summary":
             opts.summary = True
+        elif arg == "--no-children":
+            opts.children = False
         elif name in ("--instrumenter-type", "--instrumenter-file", "--filter"):
             if not has_value:
                 if i + 1 >= len(argv):
@@ -321,6 +327,8 @@ def main(argv=None):
         overrides["SCOREP_VERBOSE"] = "true"
     if opts.filter_file is not None:
         overrides["SCOREP_FILTERING_FILE"] = opts.filter_file
+    if not opts.children:
+        overrides["SCOREP_CHILDREN"] = "false"
     try:
         config = _config.from_environ(overrides=overrides)
     except ConfigError as error:

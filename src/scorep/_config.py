@@ -134,6 +134,14 @@ VARIABLES = {
     # writes its own part (a rank may have died or hang).
     "SCOREP_MPI_FINALIZE_TIMEOUT": (
         "60", bounded_int(7 * 24 * 3600), "seconds MPI ranks wait for each other at the end"),
+    # Not Score-P variables: child processes (multiprocessing, subprocess, os.fork) join
+    # the experiment; how long the program's process waits for them at its end.
+    "SCOREP_CHILDREN": ("true", parse_bool,
+                        "measure the Python processes the program starts (multiprocessing, "
+                        "concurrent.futures, subprocess, os.fork) into the same experiment"),
+    "SCOREP_CHILDREN_TIMEOUT": (
+        "60", bounded_int(7 * 24 * 3600), "seconds the program's process waits at its end for "
+        "its child processes to hand their results over"),
     "SCOREP_FILTERING_FILE": ("", parse_filter_file,
                               "filter file: regions and files to leave out (Score-P syntax)"),
     # Pending: accepted and recorded in scorep.cfg (--io=runtime:posix sets it), but POSIX

@@ -4,6 +4,7 @@
 #define SCOREP_CORE_INTERNAL_H
 
 #include "core/measurement.h"
+#include "core/unify.h"
 
 /* location.c: frees every location of the measurement. */
 void sp_locations_free(sp_measurement *m);
@@ -11,5 +12,21 @@ void sp_locations_free(sp_measurement *m);
 /* events.c: closes every open frame of the location at `time` (after marking a pending
  * recording on/off change) and, on the main location, ends the program. */
 void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status);
+
+/* measurement.c: what this process reports to the unification about itself (its location
+ * group and locations; mine->locations is malloc'ed), and its results. */
+SP_MUST_CHECK int sp_measurement_report(sp_measurement *m, uint64_t end_time,
+                                        uint64_t ticks_per_second, sp_unified_rank *mine,
+                                        char *err, size_t errlen);
+void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_results *r);
+
+/* processes.c: a member hands its part over to its root (location ids become final here);
+ * the root adopts what its members handed over (m->processes.parts), adds their counters
+ * to its results, and lets the parts go at the end. */
+SP_MUST_CHECK int sp_processes_hand_over(sp_measurement *m, uint64_t end_time,
+                                         uint64_t ticks_per_second, char *err, size_t errlen);
+SP_MUST_CHECK int sp_processes_adopt(sp_measurement *m, char *err, size_t errlen);
+void sp_processes_add_counters(const sp_measurement *m, sp_results *r);
+void sp_processes_release(sp_measurement *m);
 
 #endif

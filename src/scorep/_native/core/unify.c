@@ -53,6 +53,15 @@ static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_bu
         sp_buffer_u32(b, mine->locations[i].name);
         sp_buffer_u64(b, mine->locations[i].events);
     }
+    sp_buffer_u32(b, mine->parent);
+    sp_buffer_u64(b, mine->pid);
+    sp_buffer_u64(b, mine->parent_pid);
+    sp_buffer_u32(b, mine->method);
+}
+
+void sp_unify_report(const sp_defs *defs, const sp_unified_rank *mine, sp_buffer *out)
+{
+    serialize_local(defs, mine, out);
 }
 
 /* ---- rank 0: merging ------------------------------------------------------------------- */
@@ -179,6 +188,11 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
         rank_out->locations[i].name = GLOBAL_STRING(sp_reader_u32(r));
         rank_out->locations[i].events = sp_reader_u64(r);
     }
+    rank_out->parent = sp_reader_u32(r);
+    rank_out->pid = sp_reader_u64(r);
+    rank_out->parent_pid = sp_reader_u64(r);
+    uint32_t method = sp_reader_u32(r);
+    rank_out->method = method == SP_NO_ID ? SP_NO_ID : GLOBAL_STRING(method);
 #undef GLOBAL_STRING
     free(smap);
     return r->failed || maps->failed ? -1 : 0;
@@ -189,12 +203,35 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
 static uint32_t *read_map(sp_reader *r, uint32_t *count)
 {
     *count = sp_reader_u32(r);
+    if (r->failed || *count > r->size / 4)
+        return NULL;
     uint32_t *map = malloc((*count ? *count : 1) * sizeof *map);
     if (!map)
         return NULL;
     for (uint32_t i = 0; i < *count; i++)
         map[i] = sp_reader_u32(r);
     return map;
+}
+
+/* One location group's four maps, as merge_rank wrote them. */
+static int read_maps(sp_reader *r, sp_unified_maps *m)
+{
+    m->string_map = read_map(r, &m->string_count);
+    m->region_map = read_map(r, &m->region_count);
+    m->parameter_map = read_map(r, &m->parameter_count);
+    m->comm_map = read_map(r, &m->comm_count);
+    return r->failed || !m->string_map || !m->region_map || !m->parameter_map || !m->comm_map
+               ? -1
+               : 0;
+}
+
+static void free_maps(sp_unified_maps *m)
+{
+    free(m->string_map);
+    free(m->region_map);
+    free(m->parameter_map);
+    free(m->comm_map);
+    memset(m, 0, sizeof *m);
 }
 
 /* The system tree's nodes: one per host, in the order the hosts first appear. */
@@ -218,8 +255,71 @@ static int assign_nodes(sp_unified *u)
     return status;
 }
 
-int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine, sp_unified *u,
-             char *err, size_t errlen)
+/* What one process contributes: its own report followed by the parts it adopted, each
+ * with its size. */
+static void serialize_contribution(const sp_defs *defs, const sp_unified_rank *mine,
+                                   const sp_unify_part *parts, uint32_t nparts, sp_buffer *b)
+{
+    sp_buffer own;
+    sp_buffer_init(&own);
+    serialize_local(defs, mine, &own);
+    if (own.failed)
+        b->failed = true;
+    sp_buffer_u32(b, nparts + 1);
+    sp_buffer_u64(b, own.size);
+    sp_buffer_put(b, own.data, own.size);
+    sp_buffer_free(&own);
+    for (uint32_t i = 0; i < nparts; i++) {
+        sp_buffer_u64(b, parts[i].size);
+        sp_buffer_put(b, parts[i].data, parts[i].size);
+    }
+}
+
+/* Rank 0: every location group of every rank merged, in rank order; maps[r] gets rank r's
+ * maps (per group). */
+static int merge_all(sp_unified *u, merge_state *st, const unsigned char *all,
+                     const uint64_t *sizes, uint32_t nranks, sp_buffer *maps, char *err,
+                     size_t errlen)
+{
+    /* First the number of location groups, to size u->ranks. */
+    uint64_t offset = 0, groups = 0;
+    for (uint32_t r = 0; r < nranks; r++) {
+        sp_reader reader;
+        sp_reader_init(&reader, all + offset, sizes[r]);
+        offset += sizes[r];
+        uint32_t n = sp_reader_u32(&reader);
+        if (reader.failed || n == 0 || n > SP_MAX_LOCATIONS)
+            return sp_error(err, errlen, "the definitions of rank %u arrived damaged", r);
+        groups += n;
+    }
+    u->ranks = calloc(groups ? groups : 1, sizeof *u->ranks);
+    if (!u->ranks)
+        return sp_error(err, errlen, "out of memory while unifying the definitions");
+    offset = 0;
+    for (uint32_t r = 0; r < nranks; r++) {
+        sp_reader reader;
+        sp_reader_init(&reader, all + offset, sizes[r]);
+        offset += sizes[r];
+        uint32_t n = sp_reader_u32(&reader);
+        sp_buffer_init(&maps[r]);
+        sp_buffer_u32(&maps[r], n);
+        for (uint32_t k = 0; k < n; k++) {
+            uint64_t size = sp_reader_u64(&reader);
+            if (reader.failed || size > reader.size - reader.pos)
+                return sp_error(err, errlen, "the definitions of rank %u arrived damaged", r);
+            sp_reader group;
+            sp_reader_init(&group, reader.data + reader.pos, size);
+            reader.pos += size;
+            if (merge_rank(u, st, &group, &maps[r], &u->ranks[u->rank_count++]) != 0)
+                return sp_error(err, errlen, "merging the definitions of rank %u failed", r);
+        }
+    }
+    return 0;
+}
+
+int sp_unify_parts(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
+                   const sp_unify_part *parts, uint32_t nparts, sp_unified *u, char *err,
+                   size_t errlen)
 {
     memset(u, 0, sizeof *u);
     uint32_t nranks = ipc->size;
@@ -238,7 +338,7 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
         goto out;
     }
 
-    serialize_local(defs, mine, &local);
+    serialize_contribution(defs, mine, parts, nparts, &local);
     if (local.failed || sp_ipc_gather_bytes(ipc, local.data, local.size, &all, sizes) != 0) {
         snprintf(err, errlen, "collecting the definitions of all ranks failed");
         goto out;
@@ -246,20 +346,15 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     if (root) {
         st_ready = sp_u64map_init(&st.region_index, 256) == 0;
         maps = calloc(nranks, sizeof *maps);
-        u->ranks = calloc(nranks, sizeof *u->ranks);
-        if (!st_ready || !maps || !u->ranks) {
+        if (!st_ready || !maps) {
             sp_error(err, errlen, "out of memory while unifying the definitions");
             goto out;
         }
-        u->rank_count = nranks;
-        uint64_t offset = 0;
+        if (merge_all(u, &st, all, sizes, nranks, maps, err, errlen) != 0)
+            goto out;
         for (uint32_t r = 0; r < nranks; r++) {
-            sp_reader reader;
-            sp_reader_init(&reader, (unsigned char *)all + offset, sizes[r]);
-            offset += sizes[r];
-            sp_buffer_init(&maps[r]);
-            if (merge_rank(u, &st, &reader, &maps[r], &u->ranks[r]) != 0) {
-                snprintf(err, errlen, "merging the definitions of rank %u failed", r);
+            if (maps[r].failed) {
+                sp_error(err, errlen, "out of memory while unifying the definitions");
                 goto out;
             }
             map_parts[r] = maps[r].data;
@@ -277,14 +372,28 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     }
     sp_reader reader;
     sp_reader_init(&reader, my_maps, my_size);
-    u->string_map = read_map(&reader, &u->string_count);
-    u->region_map = read_map(&reader, &u->region_count);
-    u->parameter_map = read_map(&reader, &u->parameter_count);
-    u->comm_map = read_map(&reader, &u->comm_count);
-    if (reader.failed || !u->string_map || !u->region_map || !u->parameter_map || !u->comm_map) {
+    sp_unified_maps own = {0};
+    uint32_t groups = sp_reader_u32(&reader);
+    u->part_maps = calloc(nparts ? nparts : 1, sizeof *u->part_maps);
+    if (reader.failed || groups != nparts + 1 || !u->part_maps || read_maps(&reader, &own) != 0) {
+        free_maps(&own);
         snprintf(err, errlen, "the unified definitions arrived damaged");
         goto out;
     }
+    u->string_map = own.string_map;
+    u->region_map = own.region_map;
+    u->parameter_map = own.parameter_map;
+    u->comm_map = own.comm_map;
+    u->string_count = own.string_count;
+    u->region_count = own.region_count;
+    u->parameter_count = own.parameter_count;
+    u->comm_count = own.comm_count;
+    for (uint32_t k = 0; k < nparts; k++, u->part_count++)
+        if (read_maps(&reader, &u->part_maps[k]) != 0) {
+            free_maps(&u->part_maps[k]);
+            snprintf(err, errlen, "the unified definitions arrived damaged");
+            goto out;
+        }
     status = 0;
 out:
     if (maps)
@@ -302,6 +411,12 @@ out:
     return status;
 }
 
+int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine, sp_unified *u,
+             char *err, size_t errlen)
+{
+    return sp_unify_parts(ipc, defs, mine, NULL, 0, u, err, errlen);
+}
+
 void sp_unified_free(sp_unified *u)
 {
     sp_defs_free(&u->global);
@@ -313,5 +428,8 @@ void sp_unified_free(sp_unified *u)
     free(u->region_map);
     free(u->parameter_map);
     free(u->comm_map);
+    for (uint32_t k = 0; k < u->part_count; k++)
+        free_maps(&u->part_maps[k]);
+    free(u->part_maps);
     memset(u, 0, sizeof *u);
 }

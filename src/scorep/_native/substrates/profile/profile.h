@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/measurement.h"
+#include "core/serial.h"
 #include "core/tables.h"
 #include "core/unify.h"
 
@@ -86,6 +87,10 @@ void sp_profile_location_free(sp_location *loc);
  * when the group writes together: the root writes). */
 SP_MUST_CHECK int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                                    uint64_t ticks_per_second, char *err, size_t errlen);
+
+/* Child processes: a member's section of the part it hands over (its trees with its own
+ * ids and times in seconds; the root maps them). */
+void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *out);
 
 /* Folded, dropped and folded-parameter calls, for the results. */
 void sp_profile_results(sp_measurement *m, sp_results *r);

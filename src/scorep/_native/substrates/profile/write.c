@@ -17,7 +17,7 @@ typedef struct {
 } flat_node;
 
 typedef struct {
-    uint32_t rank_index; /* into the unified ranks */
+    uint32_t rank_index; /* into the unified ranks (location groups) */
     uint32_t name;       /* global string */
     uint32_t count;
     flat_node *nodes;
@@ -43,27 +43,40 @@ static void finish_root(sp_location *loc, uint64_t duration)
     root->max_time = 0;
 }
 
-static void serialize_trees(sp_measurement *m, const sp_unified *u, double seconds_per_tick,
-                            sp_buffer *b)
+/* `id` through `map` (NULL: the identity, a member's own ids). */
+static inline uint32_t mapped(const uint32_t *map, uint32_t count, uint32_t id)
 {
+    return !map ? id : id < count ? map[id] : 0;
+}
+
+/* Every location's tree, its ids through `maps` (NULL: local ids), each location tagged
+ * with its location group's id `group`: [u32 count] then per location [u32 group][u32 name]
+ * [u32 nodes] and the nodes. */
+void sp_profile_serialize_trees(sp_measurement *m, const sp_unified_maps *maps, uint32_t group,
+                                uint32_t extra_locations, double seconds_per_tick, sp_buffer *b)
+{
+    const sp_unified_maps none = {0};
+    const sp_unified_maps *u = maps ? maps : &none;
     uint32_t nlocs = atomic_load(&m->location_count);
-    sp_buffer_u32(b, nlocs);
+    sp_buffer_u32(b, nlocs + extra_locations);
     for (uint32_t l = 0; l < nlocs; l++) {
         sp_location *loc = m->locations[l];
         sp_profile_location *p = profile_location(loc);
-        sp_buffer_u32(b, sp_unified_string(u, sp_defs_string(&m->defs, loc->name)));
+        sp_buffer_u32(b, group);
+        sp_buffer_u32(b, mapped(u->string_map, u->string_count,
+                                sp_defs_string(&m->defs, loc->name)));
         sp_buffer_u32(b, p->count);
         for (uint32_t i = 0; i < p->count; i++) {
             const sp_profile_node *n = sp_profile_node_at(p, i);
             sp_buffer_u32(b, n->parent);
-            sp_buffer_u32(b, n->region < u->region_count ? u->region_map[n->region] : 0);
+            sp_buffer_u32(b, mapped(u->region_map, u->region_count, n->region));
             sp_buffer_u32(b, n->kind);
             uint32_t parameter = 0;
             int64_t value = n->value;
             if (n->kind != SP_NODE_REGION) {
-                parameter = n->parameter < u->parameter_count ? u->parameter_map[n->parameter] : 0;
+                parameter = mapped(u->parameter_map, u->parameter_count, n->parameter);
                 if (n->kind == SP_NODE_PARAMETER_STRING)
-                    value = sp_unified_string(u, (uint32_t)n->value);
+                    value = mapped(u->string_map, u->string_count, (uint32_t)n->value);
             }
             sp_buffer_u32(b, parameter);
             sp_buffer_u64(b, (uint64_t)value);
@@ -116,6 +129,11 @@ static bool same_identity(const unified_tree *u, uint32_t c, int64_t parent, con
 
 static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 {
+    /* One root for all: the processes of one experiment may run different programs (a
+     * child process started by subprocess), each its own program region; CUBE has one
+     * root, the first process's program. */
+    if (parent < 0 && u->count > 0)
+        return 0;
     const sp_defs *g = u->global;
     const char *param_name = NULL, *param_string = NULL;
     if (n->kind != SP_NODE_REGION) {
@@ -208,10 +226,22 @@ static const char *role_name(uint8_t role)
     return "unknown";
 }
 
+/* The location group with id `group` (an index into u->ranks), or -1. */
+static int64_t group_index(const sp_unified *u, uint32_t group)
+{
+    for (uint32_t g = 0; g < u->rank_count; g++)
+        if (u->ranks[g].rank == group)
+            return g;
+    return -1;
+}
+
 /* Reads every rank's report into columns (rank-major, as the location ids go). */
-static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes, uint32_t nranks)
+static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
+                        const uint64_t *sizes, uint32_t nranks)
 {
     uint64_t offset = 0;
+    uint32_t last_group = UINT32_MAX;
+    int64_t last_index = -1;
     for (uint32_t r = 0; r < nranks; r++) {
         sp_reader rd;
         sp_reader_init(&rd, (const unsigned char *)all + offset, sizes[r]);
@@ -225,7 +255,14 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
         t->columns = cols;
         for (uint32_t l = 0; l < nlocs; l++) {
             column *col = &t->columns[t->ncolumns];
-            col->rank_index = r;
+            uint32_t group = sp_reader_u32(&rd);
+            if (group != last_group) {
+                last_group = group;
+                last_index = group_index(u, group);
+            }
+            if (last_index < 0)
+                return -1;
+            col->rank_index = (uint32_t)last_index;
             col->name = sp_reader_u32(&rd);
             col->count = sp_reader_u32(&rd);
             if (rd.failed || col->count > rd.size / 8)
@@ -392,7 +429,7 @@ static int merge_and_write(sp_measurement *m, const sp_unified *u, const void *a
         sp_error(err, errlen, "out of memory while writing the profile");
         goto out;
     }
-    if (read_columns(&t, all, sizes, nranks) != 0) {
+    if (read_columns(&t, u, all, sizes, nranks) != 0) {
         sp_error(err, errlen, "the profiles of the ranks arrived damaged");
         goto out;
     }
@@ -416,17 +453,31 @@ out:
     return status;
 }
 
-int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
-                     uint64_t ticks_per_second, char *err, size_t errlen)
+void sp_profile_finish_roots(sp_measurement *m)
 {
     uint32_t nlocs = atomic_load(&m->location_count);
     for (uint32_t l = 0; l < nlocs; l++)
         finish_root(m->locations[l], m->locations[l]->last_time - m->start.ticks);
+}
+
+int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
+                     uint64_t ticks_per_second, char *err, size_t errlen)
+{
+    sp_profile_finish_roots(m);
     double seconds_per_tick = 1.0 / (double)(ticks_per_second ? ticks_per_second : 1);
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
     sp_buffer_init(&mine);
-    serialize_trees(m, u, seconds_per_tick, &mine);
+    const sp_unified_maps own = {u->string_map,   u->region_map,   u->parameter_map,
+                                 u->comm_map,     u->string_count, u->region_count,
+                                 u->parameter_count, u->comm_count};
+    uint32_t group = m->collective ? m->ipc.rank
+                     : m->processes.alone ? m->processes.info.number
+                                          : 0;
+    /* This process's trees, then those of the child processes whose parts it adopted. */
+    sp_profile_serialize_trees(m, &own, group, sp_profile_adopted_locations(m), seconds_per_tick,
+                               &mine);
+    sp_profile_append_adopted(m, u, &mine);
     void *all = NULL;
     uint64_t *sizes = calloc(ipc->size, sizeof *sizes);
     int status = -1;

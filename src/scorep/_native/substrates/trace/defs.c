@@ -2,6 +2,7 @@
  * definitions (the group's root writes them) and the archive closed. */
 #include "substrates/trace/trace_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,21 +58,32 @@ static OTF2_ErrorCode write_map(OTF2_DefWriter *dw, OTF2_MappingType type, const
     return s;
 }
 
+/* A location's mapping tables: events keep the ids of the process that recorded them;
+ * unification may have merged definitions (two code objects of the same name, file and
+ * line), even in a single process. An identity map is not written. */
+static int write_mapping_tables(OTF2_DefWriter *dw, const sp_unified_maps *maps, char *err,
+                                size_t errlen)
+{
+    if (sp_trace_check(write_map(dw, OTF2_MAPPING_STRING, maps->string_map, maps->string_count),
+                       "WriteMappingTable", err, errlen) != 0 ||
+        sp_trace_check(write_map(dw, OTF2_MAPPING_REGION, maps->region_map, maps->region_count),
+                       "WriteMappingTable", err, errlen) != 0 ||
+        sp_trace_check(write_map(dw, OTF2_MAPPING_PARAMETER, maps->parameter_map,
+                                 maps->parameter_count),
+                       "WriteMappingTable", err, errlen) != 0 ||
+        sp_trace_check(write_map(dw, OTF2_MAPPING_COMM, maps->comm_map, maps->comm_count),
+                       "WriteMappingTable", err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
 static int write_location_definitions(sp_measurement *m, OTF2_DefWriter *dw, const sp_unified *u,
                                       char *err, size_t errlen)
 {
-    /* Events keep the location's own ids; unification may have merged definitions (two
-     * code objects of the same name, file and line), even in a single process. An identity
-     * map is not written. */
-    if (sp_trace_check(write_map(dw, OTF2_MAPPING_STRING, u->string_map, u->string_count),
-                       "WriteMappingTable", err, errlen) != 0 ||
-        sp_trace_check(write_map(dw, OTF2_MAPPING_REGION, u->region_map, u->region_count),
-                       "WriteMappingTable", err, errlen) != 0 ||
-        sp_trace_check(write_map(dw, OTF2_MAPPING_PARAMETER, u->parameter_map,
-                                 u->parameter_count),
-                       "WriteMappingTable", err, errlen) != 0 ||
-        sp_trace_check(write_map(dw, OTF2_MAPPING_COMM, u->comm_map, u->comm_count),
-                       "WriteMappingTable", err, errlen) != 0)
+    const sp_unified_maps own = {u->string_map,   u->region_map,   u->parameter_map,
+                                 u->comm_map,     u->string_count, u->region_count,
+                                 u->parameter_count, u->comm_count};
+    if (write_mapping_tables(dw, &own, err, errlen) != 0)
         return -1;
     if (!sp_trace.collective)
         return 0;
@@ -104,6 +116,9 @@ static int write_local_definitions(sp_measurement *m, const sp_unified *u, char 
                            errlen) != 0)
             return -1;
     }
+    /* The child processes whose parts this process adopted (same host: no clock offsets). */
+    if (sp_trace_adopted_definitions(m, u, write_mapping_tables, err, errlen) != 0)
+        return -1;
     return sp_trace_check(OTF2_Archive_CloseDefFiles(archive), "CloseDefFiles", err, errlen);
 }
 
@@ -120,6 +135,8 @@ typedef struct {
     uint32_t machine, machine_class, node_class, world_name, empty;
     uint32_t level_requested, level_provided;
     uint32_t *levels; /* per rank: requested, provided (SP_NO_ID: unknown) */
+    uint32_t parent_pid, started_by; /* child processes' properties */
+    uint32_t *pids;   /* per location group: its parent's pid as text (SP_NO_ID: none) */
 } extra_strings;
 
 static int intern_extra_strings(sp_measurement *m, sp_unified *u, extra_strings *x)
@@ -133,8 +150,16 @@ static int intern_extra_strings(sp_measurement *m, sp_unified *u, extra_strings 
     x->level_requested = sp_defs_string(g, "MPI thread level requested");
     x->level_provided = sp_defs_string(g, "MPI thread level provided");
     x->levels = calloc(2 * (size_t)u->rank_count + 1, sizeof *x->levels);
-    if (!x->levels)
+    x->pids = calloc((size_t)u->rank_count + 1, sizeof *x->pids);
+    if (!x->levels || !x->pids)
         return -1;
+    x->parent_pid = sp_defs_string(g, "parent pid");
+    x->started_by = sp_defs_string(g, "started by");
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        char pid[32];
+        snprintf(pid, sizeof pid, "%llu", (unsigned long long)u->ranks[r].parent_pid);
+        x->pids[r] = u->ranks[r].parent == SP_NO_PARENT ? SP_NO_ID : sp_defs_string(g, pid);
+    }
     for (uint32_t r = 0; r < u->rank_count; r++) {
         const char *req = thread_level_name(u->ranks[r].thread_requested);
         const char *prov = thread_level_name(u->ranks[r].thread_provided);
@@ -159,11 +184,28 @@ static int write_system_tree(OTF2_GlobalDefWriter *gw, const sp_unified *u,
             return -1;
     for (uint32_t r = 0; r < u->rank_count; r++) {
         const sp_unified_rank *rank = &u->ranks[r];
+        /* A child process names the process that started it (OTF2's creating location
+         * group) and how. */
+        bool child = rank->parent != SP_NO_PARENT;
         if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroup(
                                gw, rank->rank, rank->name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
-                               rank->node + 1, OTF2_UNDEFINED_LOCATION_GROUP),
+                               rank->node + 1,
+                               child ? rank->parent : OTF2_UNDEFINED_LOCATION_GROUP),
                            "WriteLocationGroup", err, errlen) != 0)
             return -1;
+        if (child) {
+            OTF2_AttributeValue pid, method;
+            pid.stringRef = x->pids[r];
+            method.stringRef = rank->method;
+            if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
+                                   gw, rank->rank, x->parent_pid, OTF2_TYPE_STRING, pid),
+                               "WriteLocationGroupProperty", err, errlen) != 0 ||
+                (rank->method != SP_NO_ID &&
+                 sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
+                                    gw, rank->rank, x->started_by, OTF2_TYPE_STRING, method),
+                                "WriteLocationGroupProperty", err, errlen) != 0))
+                return -1;
+        }
         for (int k = 0; k < 2; k++) {
             if (x->levels[2 * r + k] == SP_NO_ID)
                 continue;
@@ -216,17 +258,23 @@ static int write_communicators(OTF2_GlobalDefWriter *gw, const sp_unified *u,
     const sp_defs *g = &u->global;
     if (!g->comm_count || !sp_trace.collective)
         return 0;
-    /* Group 0 lists every rank's first location; communicator groups index into it. */
-    uint64_t *members = calloc(u->rank_count + 1, sizeof *members);
+    /* Group 0 lists every rank's first location; communicator groups index into it. The
+     * ranks' child processes (which have a parent) are no MPI ranks. */
+    uint32_t nranks = 0;
+    for (uint32_t r = 0; r < u->rank_count; r++)
+        nranks += u->ranks[r].parent == SP_NO_PARENT;
+    uint64_t *members = calloc(nranks + 1, sizeof *members);
     if (!members)
         return sp_error(err, errlen, "out of memory while writing the trace definitions");
     for (uint32_t r = 0; r < u->rank_count; r++)
-        members[u->ranks[r].rank] = u->ranks[r].location_count ? u->ranks[r].locations[0].id : 0;
+        if (u->ranks[r].parent == SP_NO_PARENT && u->ranks[r].rank < nranks)
+            members[u->ranks[r].rank] =
+                u->ranks[r].location_count ? u->ranks[r].locations[0].id : 0;
     int status = sp_trace_check(OTF2_GlobalDefWriter_WriteGroup(gw, 0, x->empty,
                                                                 OTF2_GROUP_TYPE_COMM_LOCATIONS,
                                                                 OTF2_PARADIGM_MPI,
                                                                 OTF2_GROUP_FLAG_NONE,
-                                                                u->rank_count, members),
+                                                                nranks, members),
                                 "WriteGroup", err, errlen);
     free(members);
     for (uint32_t c = 0; c < g->comm_count && status == 0; c++) {
@@ -261,6 +309,7 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
     extra_strings x = {0};
     if (intern_extra_strings(m, u, &x) != 0) {
         free(x.levels);
+        free(x.pids);
         return sp_error(err, errlen, "out of memory while writing the trace definitions");
     }
     const sp_defs *g = &u->global;
@@ -296,6 +345,7 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
     status = 0;
 out:
     free(x.levels);
+    free(x.pids);
     return status;
 }
 
@@ -307,6 +357,16 @@ int sp_trace_finish(sp_measurement *m, sp_unified *u, char *err, size_t errlen)
     int status = write_local_definitions(m, u, err, errlen);
     if (status == 0 && (!sp_trace.collective || m->ipc.rank == 0))
         status = write_global_definitions(m, u, err, errlen);
+    /* Every process of a host records CLOCK_MONOTONIC (the TSC is converted to it):
+     * processes of one host share it; MPI ranks are put on rank 0's clock by offsets. */
+    if (status == 0)
+        status = sp_trace_check(
+            OTF2_Archive_SetProperty(sp_trace.archive, "SCOREP_PYTHON::CLOCK",
+                                     "CLOCK_MONOTONIC nanoseconds; the processes of one host "
+                                     "share this clock (child processes need no offsets), MPI "
+                                     "ranks carry clock offsets to rank 0",
+                                     true),
+            "SetProperty", err, errlen);
     if (status == 0)
         status = sp_trace_check(OTF2_Archive_Close(sp_trace.archive), "Close", err, errlen);
     if (status == 0)

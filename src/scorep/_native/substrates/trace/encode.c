@@ -418,6 +418,8 @@ static int encode_events(sp_measurement *m, const char *dir, char *err, size_t e
     for (uint32_t i = 0; i < nlocs && status == 0; i++)
         status = encode_location(trace_location(m->locations[i]), buffer, err, errlen);
     free(buffer);
+    if (status == 0)
+        status = sp_trace_adopt_events(m, dir, err, errlen);
     if (status != 0)
         return -1;
     return sp_trace_check(OTF2_Archive_CloseEvtFiles(sp_trace.archive), "CloseEvtFiles", err,

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "core/measurement.h"
+#include "core/serial.h"
 #include "core/unify.h"
 
 /* Raw chunks and the OTF2 writers' buffers are chunks of the budget. */
@@ -117,6 +118,10 @@ uint64_t sp_trace_location_events(const sp_location *loc);
  * the global definitions (the group's root, which adds the few strings they need to `u`),
  * and the archive closed. */
 SP_MUST_CHECK int sp_trace_finish(sp_measurement *m, sp_unified *u, char *err, size_t errlen);
+
+/* Child processes: a member's section of the part it hands over (its event files, in its
+ * part directory; the archive is closed without definitions). */
+void sp_trace_part(sp_measurement *m, sp_buffer *out);
 
 /* Flushes, lost records, spill failures and a failed trace, for the results. */
 void sp_trace_results(sp_measurement *m, sp_results *r);

@@ -1,0 +1,405 @@
+"""Child processes: every Python process a measured program starts joins its experiment.
+
+How a child gets measured:
+
+- **fork** (os.fork, multiprocessing's fork start method, a fork server's children): the
+  core stops measuring in the child at once (pthread_atfork); the at-fork hook below then
+  starts a measurement of its own in the child, as a member of the parent's group.
+- **a new interpreter** (multiprocessing's spawn, subprocess, os.system, os.exec*): the
+  measured program's environment carries ``_SCOREP_PYTHON_CHILD`` (the group, the
+  configuration, the user API's state) and ``PYTHONPATH`` starts with ``_child_site``, whose
+  ``sitecustomize`` starts the measurement before the child's program runs (and then runs
+  the interpreter's own ``sitecustomize``). Interpreters that are no Python, or one this
+  scorep is not built for, are left alone (the latter says so in one line).
+- multiprocessing's own helpers that outlive the program are not measured: the resource
+  tracker, and the fork server itself (the processes it forks are).
+
+A child ends its measurement at exit, on SIGTERM (pool.terminate()), in ``os._exit`` (pool
+workers end that way) and before ``os.exec*``: it hands its part over to the root
+(adapters/process in the C core), which waits for its children at its own end.
+"""
+
+import json
+import os
+import signal
+import sys
+
+ENV = "_SCOREP_PYTHON_CHILD"
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+SITE_DIR = os.path.join(PACKAGE_DIR, "_child_site")
+
+# The functions wrapped while a measurement follows children: name -> original.
+_originals = {}
+# The environment before the root set it (restored when its measurement ends).
+_saved_environ = None
+# The forkserver process: not measured itself, it starts a member in each child it forks
+# (the group it belongs to, from its environment).
+_carrier = None
+
+
+def _measurement():
+    from scorep._measurement import Measurement
+    return Measurement.current
+
+
+# ---- what a child inherits ----------------------------------------------------------------
+
+
+def child_info(measurement, method="subprocess"):
+    """The environment value for a child started now (None: no child is followed)."""
+    native = measurement._native
+    lineage = native.process_lineage() if native is not None else None
+    if lineage is None:
+        return None
+    return json.dumps({
+        "lineage": lineage,
+        "method": method,
+        "config": measurement.config.values,
+        "instrumenter": measurement.instrumenter_choice,
+        "register": bool(native.registered()),
+        "recording": bool(native.recording()),
+        "program": measurement.program_name,
+        "package": os.path.dirname(PACKAGE_DIR),
+    }, separators=(",", ":"))
+
+
+def _pythonpath(current):
+    parts = [p for p in (current or "").split(os.pathsep) if p]
+    if parts and parts[0] == SITE_DIR:
+        return current
+    return os.pathsep.join([SITE_DIR] + [p for p in parts if p != SITE_DIR])
+
+
+def refresh_environ(method="subprocess"):
+    """Puts what a child started now inherits into os.environ (the group may have changed:
+    MPI agreed on the experiment directory, the program switched recording off). The
+    standard library code this runs (json, os.environ) is the tool's, not the program's:
+    it is not recorded."""
+    m = _measurement()
+    if m is None or m.pid != os.getpid() or not m.follows_children or m._native is None:
+        return
+    native = m._native
+    native.hold_events()
+    try:
+        info = child_info(m, method)
+        if info is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = info
+            os.environ["PYTHONPATH"] = _pythonpath(os.environ.get("PYTHONPATH"))
+    finally:
+        native.release_events()
+
+
+def _with_child_environment(env):
+    """An explicit environment list (b"K=V") of _posixsubprocess.fork_exec, with ours."""
+    value = os.environ.get(ENV)
+    if value is None or env is None:
+        return env
+    env = [entry for entry in env if not entry.startswith(ENV.encode() + b"=")]
+    env.append(ENV.encode() + b"=" + value.encode())
+    key = b"PYTHONPATH="
+    for i, entry in enumerate(env):
+        if entry.startswith(key):
+            env[i] = key + os.fsencode(_pythonpath(os.fsdecode(entry[len(key):])))
+            break
+    else:
+        env.append(key + os.fsencode(SITE_DIR))
+    return env
+
+
+# ---- wrappers ----------------------------------------------------------------------------
+
+
+def _fork_exec(*args, **kwargs):
+    refresh_environ()
+    if len(args) > 5 and args[5] is not None:
+        args = args[:5] + (_with_child_environment(list(args[5])),) + args[6:]
+    return _originals["fork_exec"](*args, **kwargs)
+
+
+def _posix_spawn_wrapper(name):
+    def spawn(path, argv, env, *args, **kwargs):
+        refresh_environ()
+        if env is not None and ENV in os.environ:
+            env = dict(env)
+            env[ENV] = os.environ[ENV]
+            env["PYTHONPATH"] = _pythonpath(env.get("PYTHONPATH"))
+        return _originals[name](path, argv, env, *args, **kwargs)
+    spawn.__name__ = name
+    return spawn
+
+
+def _system(command):
+    refresh_environ()
+    return _originals["system"](command)
+
+
+def _end_before_exec():
+    """The process image ends: its measurement too (a child hands its part over)."""
+    m = _measurement()
+    if m is not None and m.pid == os.getpid():
+        refresh_environ("exec")
+        m.finalize(0, report_errors=True)
+
+
+def _execv(path, args):
+    _end_before_exec()
+    return _originals["execv"](path, args)
+
+
+def _execve(path, args, env):
+    _end_before_exec()
+    if ENV in os.environ and isinstance(env, dict):
+        env = dict(env)
+        env[ENV] = os.environ[ENV]
+        env["PYTHONPATH"] = _pythonpath(env.get("PYTHONPATH"))
+    return _originals["execve"](path, args, env)
+
+
+def _exit(status):
+    """os._exit: how pool workers end. The results are written first."""
+    m = _measurement()
+    if m is not None and m.pid == os.getpid():
+        try:
+            code = int(status)
+        except (TypeError, ValueError):
+            code = 1
+        m.finalize(code, report_errors=True)
+    _originals["_exit"](status)
+
+
+def _install_wrappers():
+    if _originals:
+        return
+    import _posixsubprocess
+    _originals["fork_exec"] = _posixsubprocess.fork_exec
+    _posixsubprocess.fork_exec = _fork_exec
+    subprocess = sys.modules.get("subprocess")
+    if subprocess is not None and getattr(subprocess, "_fork_exec", None) is \
+            _originals["fork_exec"]:
+        subprocess._fork_exec = _fork_exec  # bound by name when it was imported
+    for name in ("posix_spawn", "posix_spawnp"):
+        if hasattr(os, name):
+            _originals[name] = getattr(os, name)
+            setattr(os, name, _posix_spawn_wrapper(name))
+    for name, wrapper in (("system", _system), ("execv", _execv), ("execve", _execve),
+                          ("_exit", _exit)):
+        _originals[name] = getattr(os, name)
+        setattr(os, name, wrapper)
+
+
+_fork_hook_registered = False
+
+
+def install_fork_hook():
+    """Once per process (at-fork hooks cannot be removed): a forked child never writes into
+    its parent's measurement, and continues in a measurement of its own when children are
+    followed."""
+    global _fork_hook_registered
+    if not _fork_hook_registered:
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+        _fork_hook_registered = True
+
+
+def install(measurement):
+    """The measurement follows the children this process starts from now on."""
+    global _saved_environ
+    install_fork_hook()
+    _install_wrappers()
+    if not measurement.member and _saved_environ is None:
+        _saved_environ = (os.environ.get(ENV), os.environ.get("PYTHONPATH"))
+    refresh_environ()
+
+
+def uninstall(measurement):
+    """A root's measurement ended: the children this process starts later are not followed
+    (a Jupyter kernel measures some cells only)."""
+    global _saved_environ
+    if measurement.member or _saved_environ is None:
+        return
+    for name, value in zip((ENV, "PYTHONPATH"), _saved_environ):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    _saved_environ = None
+
+
+# ---- starting a member -------------------------------------------------------------------
+
+
+def _warn(message):
+    sys.stderr.write("scorep: process %d is not measured: %s\n" % (os.getpid(), message))
+    sys.stderr.flush()
+
+
+def start_member(info, lineage, method, program_name, program_args, register, recording,
+                 name=None):
+    """Measures this process as a member of the group `lineage` describes."""
+    # A terminating signal (pool.terminate()) that arrives while the measurement starts
+    # waits until it can write: the member is registered by then.
+    signals = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT")]
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        return _start_member(info, lineage, method, program_name, program_args, register,
+                             recording, name)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _start_member(info, lineage, method, program_name, program_args, register, recording,
+                  name):
+    from scorep import _config, _native
+    from scorep._errors import ScorepError
+    from scorep._measurement import INSTRUMENTERS, Measurement
+    choice = info.get("instrumenter", "default")
+    if INSTRUMENTERS.get(choice) in (None, "monitoring", "eval"):
+        choice = "default"  # the fastest of this interpreter (it may be another version)
+    try:
+        config = _config.Config(info["config"])
+        m = Measurement(config, choice, program_name, program_args,
+                        member={"lineage": lineage, "method": method})
+        m.start(register=False)  # the tool's own start-up is not the program's
+    except ScorepError as error:
+        _warn(str(error))
+        return None
+    except Exception as error:  # never break the child because of the measurement
+        _warn("%s: %s" % (type(error).__name__, error))
+        return None
+    native = _native.native()
+    if name:
+        native.process_set_name(name)
+    if not recording:
+        native.set_recording(False)
+    m.finalize_at_exit()
+    _name_multiprocessing_processes()
+    if register:
+        native.register()
+    return m
+
+
+def _name_multiprocessing_processes():
+    """multiprocessing names a process when it bootstraps it (in the child): the member's
+    name follows. Only where multiprocessing runs already."""
+    process = sys.modules.get("multiprocessing.process")
+    if process is None or getattr(process.BaseProcess._bootstrap, "_scorep", False):
+        return
+    original = process.BaseProcess._bootstrap
+    from scorep import _native
+    native = _native.native()
+
+    def _bootstrap(self, *args, **kwargs):
+        # self._name, not the property: nothing of the tool's own is recorded
+        if native.running() and isinstance(self._name, str):
+            native.process_set_name(self._name)
+        return original(self, *args, **kwargs)
+
+    _bootstrap._scorep = True
+    process.BaseProcess._bootstrap = _bootstrap
+
+
+def _fork_method(frame):
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    if module == "multiprocessing.popen_fork":
+        return "fork"
+    if module == "multiprocessing.forkserver":
+        return "forkserver"
+    return "os.fork"
+
+
+def _fork_process_name(frame):
+    """multiprocessing's name of the Process being forked (Popen._launch(process_obj))."""
+    process_obj = frame.f_locals.get("process_obj") if frame is not None else None
+    name = getattr(process_obj, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _after_fork_in_child():
+    """In the child of os.fork (and of multiprocessing's fork): the core stopped measuring
+    in the fork; the child continues measuring in a location group of its own."""
+    from scorep import _native
+    native = _native.native()
+    parent = _measurement()
+    if native is None or (parent is None and _carrier is None):
+        return
+    frame = sys._getframe(1)
+    if parent is not None:
+        lineage = native.process_forked_lineage()
+        register, recording = bool(native.registered()), bool(native.recording())
+        info = {"config": parent.config.values, "instrumenter": parent.instrumenter_choice}
+        follow = parent.follows_children
+        program, args = parent.program_name, parent.program_args
+        parent.forget_in_child()
+    else:
+        info = _carrier
+        lineage = info["lineage"]
+        register, recording = info["register"], info["recording"]
+        follow = True
+        program, args = info.get("program", "python"), list(sys.argv)
+    if lineage is None or not follow:
+        return
+    start_member(info, lineage, _fork_method(frame), program, args, register, recording,
+                 name=_fork_process_name(frame))
+
+
+# ---- a new interpreter (sitecustomize) ---------------------------------------------------
+
+
+def _command_line():
+    """This interpreter's whole command line (the -c code is not in sys.argv)."""
+    argv = getattr(sys, "orig_argv", None)
+    if argv:
+        return list(argv)
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            return [os.fsdecode(a) for a in f.read().split(b"\0")[:-1]]
+    except OSError:
+        return list(sys.argv)
+
+
+def _program(command_line):
+    """The name and arguments of the program this interpreter runs."""
+    if "-c" in command_line[1:]:
+        return "python -c", list(sys.argv)
+    if "-m" in command_line[1:]:
+        i = command_line.index("-m")
+        if i + 1 < len(command_line):
+            return "python -m " + command_line[i + 1], list(sys.argv)
+    if sys.argv and sys.argv[0]:
+        return os.path.basename(sys.argv[0]), list(sys.argv)
+    return "python", list(sys.argv)
+
+
+def start_from_environment():
+    """Called by _child_site/sitecustomize.py in every interpreter started with our
+    environment."""
+    global _carrier
+    text = os.environ.get(ENV)
+    if not text:
+        return
+    try:
+        info = json.loads(text)
+    except ValueError:
+        return
+    command_line = _command_line()
+    code = ""
+    if "-c" in command_line[1:]:
+        i = command_line.index("-c")
+        code = command_line[i + 1] if i + 1 < len(command_line) else ""
+    if "multiprocessing.resource_tracker" in code:
+        return  # it outlives the program: no part of its experiment
+    if "multiprocessing.forkserver" in code:
+        # It outlives the program too; the processes it forks are the program's.
+        _carrier = info
+        install_fork_hook()
+        return
+    if "multiprocessing.spawn" in code or "--multiprocessing-fork" in sys.argv:
+        method, (program, args) = "spawn", (info.get("program", "python"), list(sys.argv))
+    else:
+        method, (program, args) = info.get("method", "subprocess"), _program(command_line)
+    start_member(info, info["lineage"], method, program, args, info.get("register", True),
+                 info.get("recording", True))
+    if "multiprocessing" in code:
+        import multiprocessing.process  # noqa: F401 (it runs next anyway)
+        _name_multiprocessing_processes()
