@@ -281,9 +281,11 @@ class Measurement:
         try:
             if self.member:
                 lineage = self.member["lineage"]
+                reserved = self.member.get("reserved")
                 native.process_member(lineage["dir"], lineage["root"], lineage["parent"],
                                       lineage["base"], lineage["parent_pid"],
-                                      self.member["method"], timeout)
+                                      self.member["method"], timeout,
+                                      -1 if reserved is None else reserved)
                 native.process_set_name(self.process_name())
             elif self.follows_children:
                 native.process_root(timeout)
@@ -375,19 +377,24 @@ class Measurement:
             # The signals whose default action ends the process: the results are written
             # first, then the process ends by the same signal. Handlers the program set
             # itself stay; it may set its own later too.
+            # (A forked child has its parent's measurement's handler: now this one's.)
             for signum in TERMINATING_SIGNALS:
-                if signal.getsignal(signum) == signal.SIG_DFL:
+                handler = signal.getsignal(signum)
+                if handler == signal.SIG_DFL or _is_measurement_handler(handler):
                     signal.signal(signum, self._on_terminating_signal)
-            for signum in TERMINATING_SIGNALS:
-                if _is_measurement_handler(signal.getsignal(signum)):
-                    # A forked child's copy of its parent's handler: now this one's.
-                    signal.signal(signum, self._on_terminating_signal)
+                    try:
+                        self._native.watch_signal(signum)
+                    except OSError:
+                        pass  # the Python handler alone then, as before
 
     def _finalize_at_exit(self):
         if Measurement.current is self:
             self.finalize(self.exit_status, report_errors=True)
 
     def _on_terminating_signal(self, signum, frame):
+        native = _native.native()
+        if native is not None:
+            native.signal_handled()
         current = Measurement.current
         if current is not self and current is not None and current.pid == os.getpid():
             # The handler a forked child inherited: its own measurement ends.

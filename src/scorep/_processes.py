@@ -45,13 +45,14 @@ def _measurement():
 # ---- what a child inherits ----------------------------------------------------------------
 
 
-def child_info(measurement, method="subprocess"):
+def child_info(measurement, method="subprocess", reserved=None):
     """The environment value for a child started now (None: no child is followed)."""
     native = measurement._native
     lineage = native.process_lineage() if native is not None else None
     if lineage is None:
         return None
     return json.dumps({
+        "reserved": reserved,
         "lineage": lineage,
         "method": method,
         "config": measurement.config.values,
@@ -70,7 +71,52 @@ def _pythonpath(current):
     return os.pathsep.join([SITE_DIR] + [p for p in parts if p != SITE_DIR])
 
 
-def refresh_environ(method="subprocess"):
+# A number reserved for the child of the fork in progress (the child finds it here, in its
+# copy of this module).
+_reserved_for_fork = None
+
+
+def _reserve():
+    m = _measurement()
+    if m is None or m.pid != os.getpid() or not m.follows_children or m._native is None:
+        return None
+    return m._native.process_reserve()
+
+
+def _reserved_pid(number, pid):
+    from scorep import _native
+    if number is not None and _native.native() is not None:
+        _native.native().process_reserved_pid(number, pid)
+
+
+def _unreserve(number):
+    from scorep import _native
+    if number is not None and _native.native() is not None:
+        _native.native().process_unreserve(number)
+
+
+_PYTHON = None
+
+
+def _is_python(path):
+    """Whether an executable is a Python interpreter (its child will join)."""
+    global _PYTHON
+    if _PYTHON is None:
+        import re
+        _PYTHON = re.compile(r"^(python|pypy)[\d.]*(d|m|dm)?$")
+    try:
+        path = os.fsdecode(path)
+    except TypeError:
+        return False
+    if _PYTHON.match(os.path.basename(path)):
+        return True
+    try:
+        return os.path.realpath(path) == os.path.realpath(sys.executable)
+    except (OSError, ValueError):
+        return False
+
+
+def refresh_environ(method="subprocess", reserved=None):
     """Puts what a child started now inherits into os.environ (the group may have changed:
     MPI agreed on the experiment directory, the program switched recording off). The
     standard library code this runs (json, os.environ) is the tool's, not the program's:
@@ -81,7 +127,7 @@ def refresh_environ(method="subprocess"):
     native = m._native
     native.hold_events()
     try:
-        info = child_info(m, method)
+        info = child_info(m, method, reserved)
         if info is None:
             os.environ.pop(ENV, None)
         else:
@@ -111,23 +157,80 @@ def _with_child_environment(env):
 # ---- wrappers ----------------------------------------------------------------------------
 
 
+# multiprocessing's helpers that outlive the program: they never join (see
+# start_from_environment), so no number is reserved for them.
+_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
+def _will_join(executables, argv):
+    if not any(_is_python(e) for e in executables or ()):
+        return False
+    for arg in argv or ():
+        try:
+            text = os.fsdecode(arg)
+        except TypeError:
+            continue
+        if any(helper in text for helper in _HELPERS):
+            return False
+    return True
+
+
 def _fork_exec(*args, **kwargs):
-    refresh_environ()
+    executables = args[1] if len(args) > 1 else ()
+    number = _reserve() if _will_join(executables, args[0] if args else ()) else None
+    refresh_environ(reserved=number)
     if len(args) > 5 and args[5] is not None:
         args = args[:5] + (_with_child_environment(list(args[5])),) + args[6:]
-    return _originals["fork_exec"](*args, **kwargs)
+    try:
+        pid = _originals["fork_exec"](*args, **kwargs)
+    except BaseException:
+        _unreserve(number)
+        raise
+    finally:
+        if number is not None:
+            refresh_environ()  # the number is this child's only
+    _reserved_pid(number, pid)
+    return pid
 
 
 def _posix_spawn_wrapper(name):
     def spawn(path, argv, env, *args, **kwargs):
-        refresh_environ()
+        number = _reserve() if _will_join([path], argv) else None
+        refresh_environ(reserved=number)
         if env is not None and ENV in os.environ:
             env = dict(env)
             env[ENV] = os.environ[ENV]
             env["PYTHONPATH"] = _pythonpath(env.get("PYTHONPATH"))
-        return _originals[name](path, argv, env, *args, **kwargs)
+        try:
+            pid = _originals[name](path, argv, env, *args, **kwargs)
+        except BaseException:
+            _unreserve(number)
+            raise
+        finally:
+            if number is not None:
+                refresh_environ()
+        _reserved_pid(number, pid)
+        return pid
     spawn.__name__ = name
     return spawn
+
+
+def _fork():
+    """os.fork: the child's number is reserved first, so that the root waits for it even
+    if it ends before the child could join."""
+    global _reserved_for_fork
+    number = _reserve()
+    _reserved_for_fork = number
+    try:
+        pid = _originals["fork"]()
+    except BaseException:
+        _reserved_for_fork = None
+        _unreserve(number)
+        raise
+    if pid:
+        _reserved_for_fork = None
+        _reserved_pid(number, pid)
+    return pid
 
 
 def _system(command):
@@ -135,21 +238,24 @@ def _system(command):
     return _originals["system"](command)
 
 
-def _end_before_exec():
-    """The process image ends: its measurement too (a child hands its part over)."""
+def _end_before_exec(path):
+    """The process image ends: its measurement too (a child hands its part over); a Python
+    that follows joins the group with the number reserved for it."""
     m = _measurement()
     if m is not None and m.pid == os.getpid():
-        refresh_environ("exec")
+        number = _reserve() if _is_python(path) else None
+        _reserved_pid(number, os.getpid())
+        refresh_environ("exec", reserved=number)
         m.finalize(0, report_errors=True)
 
 
 def _execv(path, args):
-    _end_before_exec()
+    _end_before_exec(path)
     return _originals["execv"](path, args)
 
 
 def _execve(path, args, env):
-    _end_before_exec()
+    _end_before_exec(path)
     if ENV in os.environ and isinstance(env, dict):
         env = dict(env)
         env[ENV] = os.environ[ENV]
@@ -184,12 +290,39 @@ def _install_wrappers():
             _originals[name] = getattr(os, name)
             setattr(os, name, _posix_spawn_wrapper(name))
     for name, wrapper in (("system", _system), ("execv", _execv), ("execve", _execve),
-                          ("_exit", _exit)):
+                          ("_exit", _exit), ("fork", _fork)):
         _originals[name] = getattr(os, name)
         setattr(os, name, wrapper)
 
 
 _fork_hook_registered = False
+
+
+# The signals a measured process handles to write its results before it ends (see
+# Measurement.finalize_at_exit).
+TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT"))
+# The forking thread's signal mask before a fork blocked TERMINATING (None: not blocked).
+_mask_before_fork = None
+
+
+def _before_fork():
+    """A terminating signal sent to a child in the first moments of its life would be lost:
+    CPython's fork clears the flags of signals that arrived "just before the fork", and in
+    the child that includes a signal that arrived just after it, before its Python code
+    ran. The child's Python handler (inherited, or its own measurement's) then never runs
+    and the child lives on: a pool's terminate() waited for it forever (issue 13; the rare
+    hang of Pool.__exit__ noted with issue 10). Blocked around the fork, the signal waits in
+    the kernel until the child can handle it."""
+    global _mask_before_fork
+    if _measurement() is not None or _carrier is not None:
+        _mask_before_fork = signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
+
+
+def _restore_mask():
+    global _mask_before_fork
+    if _mask_before_fork is not None:
+        mask, _mask_before_fork = _mask_before_fork, None
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def install_fork_hook():
@@ -198,7 +331,8 @@ def install_fork_hook():
     followed."""
     global _fork_hook_registered
     if not _fork_hook_registered:
-        os.register_at_fork(after_in_child=_after_fork_in_child)
+        os.register_at_fork(before=_before_fork, after_in_parent=_restore_mask,
+                            after_in_child=_after_fork_in_child)
         _fork_hook_registered = True
 
 
@@ -235,7 +369,7 @@ def _warn(message):
 
 
 def start_member(info, lineage, method, program_name, program_args, register, recording,
-                 name=None):
+                 name=None, reserved=None):
     """Measures this process as a member of the group `lineage` describes."""
     # A terminating signal (pool.terminate()) that arrives while the measurement starts
     # waits until it can write: the member is registered by then.
@@ -243,13 +377,13 @@ def start_member(info, lineage, method, program_name, program_args, register, re
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     try:
         return _start_member(info, lineage, method, program_name, program_args, register,
-                             recording, name)
+                             recording, name, reserved)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _start_member(info, lineage, method, program_name, program_args, register, recording,
-                  name):
+                  name, reserved):
     from scorep import _config, _native
     from scorep._errors import ScorepError
     from scorep._measurement import INSTRUMENTERS, Measurement
@@ -259,7 +393,7 @@ def _start_member(info, lineage, method, program_name, program_args, register, r
     try:
         config = _config.Config(info["config"])
         m = Measurement(config, choice, program_name, program_args,
-                        member={"lineage": lineage, "method": method})
+                        member={"lineage": lineage, "method": method, "reserved": reserved})
         m.start(register=False)  # the tool's own start-up is not the program's
     except ScorepError as error:
         _warn(str(error))
@@ -267,6 +401,7 @@ def _start_member(info, lineage, method, program_name, program_args, register, r
     except Exception as error:  # never break the child because of the measurement
         _warn("%s: %s" % (type(error).__name__, error))
         return None
+    _watch_exit_status(m)
     native = _native.native()
     if name:
         native.process_set_name(name)
@@ -277,6 +412,32 @@ def _start_member(info, lineage, method, program_name, program_args, register, r
     if register:
         native.register()
     return m
+
+
+def _watch_exit_status(measurement):
+    """A child's program runs as plain python runs it, not under `python -m scorep`: its
+    exit status, for ProgramEnd, is seen where it is decided (sys.exit, an uncaught
+    exception; os._exit has its own wrapper)."""
+    original_exit, original_hook = sys.exit, sys.excepthook
+
+    def exit(status=None):
+        if measurement is _measurement():
+            if status is None:
+                measurement.exit_status = 0
+            elif isinstance(status, int):
+                measurement.exit_status = status
+            else:
+                measurement.exit_status = 1
+        original_exit(status)
+
+    def excepthook(exc_type, exc, tb):
+        if measurement is _measurement() and not issubclass(exc_type, SystemExit):
+            measurement.exit_status = 1
+        original_hook(exc_type, exc, tb)
+
+    sys.exit = exit
+    if sys.excepthook is sys.__excepthook__:
+        sys.excepthook = excepthook
 
 
 def _name_multiprocessing_processes():
@@ -317,13 +478,24 @@ def _fork_process_name(frame):
 
 def _after_fork_in_child():
     """In the child of os.fork (and of multiprocessing's fork): the core stopped measuring
-    in the fork; the child continues measuring in a location group of its own."""
+    in the fork; the child continues measuring in a location group of its own. A
+    terminating signal that arrived meanwhile is handled once this is done."""
+    frame = sys._getframe(1)
+    # The program's frame that forked (not this module's os.fork wrapper).
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE_DIR + os.sep):
+        frame = frame.f_back
+    try:
+        _continue_in_child(frame)
+    finally:
+        _restore_mask()
+
+
+def _continue_in_child(frame):
     from scorep import _native
     native = _native.native()
     parent = _measurement()
     if native is None or (parent is None and _carrier is None):
         return
-    frame = sys._getframe(1)
     if parent is not None:
         lineage = native.process_forked_lineage()
         register, recording = bool(native.registered()), bool(native.recording())
@@ -337,10 +509,19 @@ def _after_fork_in_child():
         register, recording = info["register"], info["recording"]
         follow = True
         program, args = info.get("program", "python"), list(sys.argv)
-    if lineage is None or not follow:
-        return
-    start_member(info, lineage, _fork_method(frame), program, args, register, recording,
-                 name=_fork_process_name(frame))
+    reserved = _reserved_for_fork if parent is not None else None
+    if lineage is None or not follow or start_member(
+            info, lineage, _fork_method(frame), program, args, register, recording,
+            name=_fork_process_name(frame), reserved=reserved) is None:
+        _default_signal_handlers()
+
+
+def _default_signal_handlers():
+    """A forked child that measures nothing ends by these signals as plain python does."""
+    from scorep._measurement import _is_measurement_handler
+    for signum in TERMINATING:
+        if _is_measurement_handler(signal.getsignal(signum)):
+            signal.signal(signum, signal.SIG_DFL)
 
 
 # ---- a new interpreter (sitecustomize) ---------------------------------------------------
@@ -382,14 +563,17 @@ def start_from_environment():
         info = json.loads(text)
     except ValueError:
         return
+    reserved = info.pop("reserved", None)
+    if reserved is not None:  # this process's number only: not its children's
+        os.environ[ENV] = json.dumps(info, separators=(",", ":"))
     command_line = _command_line()
     code = ""
     if "-c" in command_line[1:]:
         i = command_line.index("-c")
         code = command_line[i + 1] if i + 1 < len(command_line) else ""
-    if "multiprocessing.resource_tracker" in code:
+    if _HELPERS[0] in code:
         return  # it outlives the program: no part of its experiment
-    if "multiprocessing.forkserver" in code:
+    if _HELPERS[1] in code:
         # It outlives the program too; the processes it forks are the program's.
         _carrier = info
         install_fork_hook()
@@ -399,7 +583,7 @@ def start_from_environment():
     else:
         method, (program, args) = info.get("method", "subprocess"), _program(command_line)
     start_member(info, info["lineage"], method, program, args, info.get("register", True),
-                 info.get("recording", True))
+                 info.get("recording", True), reserved=reserved)
     if "multiprocessing" in code:
         import multiprocessing.process  # noqa: F401 (it runs next anyway)
         _name_multiprocessing_processes()

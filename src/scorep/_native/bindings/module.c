@@ -599,18 +599,53 @@ static PyObject *py_process_member(PyObject *self, PyObject *args)
     const char *method;
     double timeout;
     unsigned long long parent_pid;
-    if (!PyArg_ParseTuple(args, "O&IIIKsd", PyUnicode_FSConverter, &dir, &lineage.root,
-                          &lineage.parent, &lineage.base, &parent_pid, &method, &timeout))
+    long long reserved = -1;
+    if (!PyArg_ParseTuple(args, "O&IIIKsd|L", PyUnicode_FSConverter, &dir, &lineage.root,
+                          &lineage.parent, &lineage.base, &parent_pid, &method, &timeout,
+                          &reserved))
         return NULL;
     lineage.parent_pid = parent_pid;
     int fits = snprintf(lineage.dir, sizeof lineage.dir, "%s", PyBytes_AS_STRING(dir)) <
                (int)sizeof lineage.dir;
     Py_DECREF(dir);
     char err[512] = "the experiment directory's path is too long";
-    if (!fits || sp_process_member(&lineage, method, timeout, err, sizeof err) != 0) {
+    uint32_t number = reserved < 0 || reserved >= SP_PROCESS_NONE ? SP_PROCESS_NONE
+                                                                   : (uint32_t)reserved;
+    if (!fits || sp_process_member(&lineage, method, timeout, number, err, sizeof err) != 0) {
         PyErr_SetString(PyExc_RuntimeError, err);
         return NULL;
     }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_process_reserve(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    uint32_t number = sp_process_reserve();
+    if (number == SP_PROCESS_NONE)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLong(number);
+}
+
+static PyObject *py_process_reserved_pid(PyObject *self, PyObject *args)
+{
+    (void)self;
+    unsigned int number;
+    unsigned long long pid;
+    if (!PyArg_ParseTuple(args, "IK", &number, &pid))
+        return NULL;
+    sp_process_reserved_pid(number, pid);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_process_unreserve(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    unsigned long number = PyLong_AsUnsignedLong(arg);
+    if (number == (unsigned long)-1 && PyErr_Occurred())
+        return NULL;
+    sp_process_unreserve((uint32_t)number);
     Py_RETURN_NONE;
 }
 
@@ -657,6 +692,25 @@ static PyObject *py_recording(PyObject *self, PyObject *unused)
     (void)unused;
     /* Also in a forked child, whose copy of the measurement stopped in the fork. */
     return PyBool_FromLong(atomic_load(&sp_meas.recording));
+}
+
+static PyObject *py_watch_signal(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long sig = PyLong_AsLong(arg);
+    if (sig == -1 && PyErr_Occurred())
+        return NULL;
+    if (sp_python_watch_signal((int)sig) != 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_signal_handled(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_python_signal_handled();
+    Py_RETURN_NONE;
 }
 
 /* The calling thread's events are not recorded until release_events(): the tool's own
@@ -823,12 +877,22 @@ static PyMethodDef methods[] = {
      "process_member(dir, root, parent, base, parent_pid, method, timeout): join as a child."},
     {"process_wait", py_process_wait, METH_NOARGS,
      "The root waits (GIL released) until its child processes ended, at most its timeout."},
+    {"process_reserve", py_process_reserve, METH_NOARGS,
+     "A number for a child about to start (None: children are not followed)."},
+    {"process_reserved_pid", py_process_reserved_pid, METH_VARARGS,
+     "process_reserved_pid(number, pid): the reserved child's pid."},
+    {"process_unreserve", py_process_unreserve, METH_O, "The child did not start after all."},
     {"process_lineage", py_process_lineage, METH_NOARGS,
      "What a child started now inherits (dict), or None."},
     {"process_forked_lineage", py_process_forked_lineage, METH_NOARGS,
      "In a forked child: what the parent handed down (dict), or None."},
     {"process_set_name", py_process_set_name, METH_O, "The child process's name."},
     {"recording", py_recording, METH_NOARGS, "Whether recording is on."},
+    {"watch_signal", py_watch_signal, METH_O,
+     "watch_signal(signum): the signal is sent to the main thread again until its Python "
+     "handler calls signal_handled()."},
+    {"signal_handled", py_signal_handled, METH_NOARGS,
+     "The Python handler of a watched signal started."},
     {"hold_events", py_hold_events, METH_NOARGS,
      "The calling thread records nothing until release_events() (nests)."},
     {"release_events", py_release_events, METH_NOARGS, "Ends one hold_events()."},

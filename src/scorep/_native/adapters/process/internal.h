@@ -18,6 +18,7 @@ typedef struct {
     bool arrived; /* it reached its end and hands its part over */
     bool alive;   /* it still holds its lock */
     bool lost;    /* its part did not come (it died while writing, or took too long) */
+    bool reserved; /* only reserved by its parent: it has not joined (yet) */
 } sp_member;
 
 typedef struct {

@@ -93,7 +93,9 @@ static void say_waiting(const sp_member *members, uint32_t count, double timeout
         }
         used += (size_t)snprintf(who + used, sizeof who - used, "%spid %llu %s",
                                  shown > 1 ? ", " : "", (unsigned long long)members[i].pid,
-                                 members[i].name[0] ? members[i].name : members[i].method);
+                                 members[i].name[0]     ? members[i].name
+                                 : members[i].method[0] ? members[i].method
+                                                        : "starting");
     }
     fprintf(stderr,
             "scorep: waiting up to %g s for child process(es) to end (%s); "
@@ -177,9 +179,10 @@ static int root_agree(double timeout)
     for (uint32_t i = 0; i < count; i++) {
         if (members[i].arrived)
             sp_proc.members[sp_proc.member_count++] = members[i];
-        else
-            sp_process_add_outcome(&members[i],
-                                   members[i].alive ? SP_PROCESS_LATE : SP_PROCESS_LOST);
+        else if (members[i].alive)
+            sp_process_add_outcome(&members[i], SP_PROCESS_LATE);
+        else if (!members[i].reserved) /* (a reserved child that never joined measured nothing) */
+            sp_process_add_outcome(&members[i], SP_PROCESS_LOST);
     }
     free(members);
     sp_proc.ipc.size = 1 + sp_proc.member_count;

@@ -7,6 +7,8 @@
  *       registry        flock'ed to number members and to close a root's group
  *       root-R          flock'ed by root R while it lives
  *       root-R.closed   root R stopped waiting: members that end later write alone
+ *       N/reserved      the parent reserved number N for a child it starts now
+ *       N/pid           that child's pid, once known
  *       N/alive         flock'ed by member N while it lives (the kernel drops the lock
  *                       when the process dies, SIGKILL included)
  *       N/info          pid, parent, root, how it was started, its name
@@ -65,13 +67,24 @@ SP_MUST_CHECK int sp_process_root(double timeout, char *err, size_t errlen);
 
 /* The running measurement's process is a child started by `method` ("fork", "spawn",
  * "forkserver", "subprocess", "os.fork", "exec") of the group `lineage` describes: it
- * registers and gets its process number. */
+ * registers with the number its parent reserved for it (SP_PROCESS_NONE: a new one). */
 SP_MUST_CHECK int sp_process_member(const sp_process_lineage *lineage, const char *method,
-                                    double timeout, char *err, size_t errlen);
+                                    double timeout, uint32_t reserved, char *err,
+                                    size_t errlen);
 
 /* The root, before its measurement ends (the GIL released, its other threads running):
  * waits until its members ended, at most its timeout (which the end's waiting shares). */
 void sp_process_wait(void);
+
+/* Before this process starts a child that will join (os.fork, an exec of a Python
+ * interpreter): its number, reserved so that the root waits for it even if it has not
+ * joined yet when the root ends. The child joins with this number; the pid is recorded once
+ * known (a reservation whose process ended, or that nobody claimed within a few seconds,
+ * is not waited for). SP_PROCESS_NONE: nothing reserved (no group). */
+#define SP_PROCESS_NONE UINT32_MAX
+uint32_t sp_process_reserve(void);
+void sp_process_reserved_pid(uint32_t number, uint64_t pid);
+void sp_process_unreserve(uint32_t number);
 
 /* What a child started now inherits; false when this process follows no children. */
 bool sp_process_lineage_for_child(sp_process_lineage *out);

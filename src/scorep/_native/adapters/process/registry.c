@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,14 @@ static void copy_text(char *out, size_t size, const char *text)
     size_t n = strnlen(text, size - 1);
     memcpy(out, text, n);
     out[n] = '\0';
+}
+
+/* When something happened, comparable between processes (CLOCK_REALTIME, ns). */
+static uint64_t realtime_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
 double sp_process_now(void)
@@ -178,6 +187,65 @@ static bool read_info(uint32_t number, sp_member *m, uint32_t *root)
     return has_root;
 }
 
+/* A process that exists and has not ended (a zombie has ended). */
+static bool process_running(uint64_t pid)
+{
+    if (pid == 0 || kill((pid_t)pid, 0) != 0)
+        return errno == EPERM;
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return true;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *close_paren = strrchr(stat, ')');
+    return !(close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z');
+}
+
+/* How long a reserved child may take to join (an interpreter starting under load); one
+ * that has not joined by then is not measured (python -I, -S, a failed exec). */
+#define JOIN_GRACE_SECONDS 10.0
+
+/* A number reserved for a child that has not joined: it counts as running (the root waits
+ * for it) while its process runs and it is young enough to join still. */
+static bool read_reservation(uint32_t number, sp_member *m, uint32_t *root)
+{
+    char path[4400], line[256];
+    sp_process_member_path(number, "reserved", path, sizeof path);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    memset(m, 0, sizeof *m);
+    m->number = number;
+    m->reserved = true;
+    bool has_root = false;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long v;
+        if (sscanf(line, "parent %llu", &v) == 1)
+            m->parent = (uint32_t)v;
+        else if (sscanf(line, "root %llu", &v) == 1) {
+            *root = (uint32_t)v;
+            has_root = true;
+        } else if (sscanf(line, "started %llu", &v) == 1)
+            m->started_ns = v;
+    }
+    fclose(f);
+    sp_process_member_path(number, "pid", path, sizeof path);
+    f = fopen(path, "re");
+    if (f) {
+        unsigned long long pid;
+        if (fscanf(f, "%llu", &pid) == 1)
+            m->pid = pid;
+        fclose(f);
+    }
+    uint64_t now = realtime_ns();
+    double age = now > m->started_ns ? (double)(now - m->started_ns) * 1e-9 : 0.0;
+    m->alive = age < JOIN_GRACE_SECONDS && (m->pid == 0 || process_running(m->pid));
+    return has_root;
+}
+
 static int by_number(const void *a, const void *b)
 {
     uint32_t x = ((const sp_member *)a)->number, y = ((const sp_member *)b)->number;
@@ -199,9 +267,24 @@ sp_member *sp_process_scan_members(uint32_t *count)
         if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end)
             continue;
         sp_member m;
-        uint32_t root;
-        if (!read_info((uint32_t)number, &m, &root) || root != sp_proc.root)
+        uint32_t root = 0;
+        if (!read_info((uint32_t)number, &m, &root)) {
+            if (!read_reservation((uint32_t)number, &m, &root) || root != sp_proc.root)
+                continue;
+        } else if (root != sp_proc.root) {
             continue;
+        }
+        if (m.reserved) {
+            if (*count == capacity) {
+                capacity *= 2;
+                sp_member *more = realloc(list, capacity * sizeof *list);
+                if (!more)
+                    break;
+                list = more;
+            }
+            list[(*count)++] = m;
+            continue;
+        }
         char path[4400];
         sp_process_member_path(m.number, "arrived", path, sizeof path);
         m.arrived = exists(path);
@@ -308,8 +391,90 @@ int sp_process_root(double timeout, char *err, size_t errlen)
     return 0;
 }
 
+/* The next number (counted in the registry file itself), under the registry lock `fd`;
+ * SP_PROCESS_NONE when the file cannot be written. */
+static uint32_t next_number(int fd, uint32_t base)
+{
+    char text[32] = "";
+    ssize_t got = pread(fd, text, sizeof text - 1, 0);
+    text[got > 0 ? got : 0] = '\0';
+    unsigned long next = strtoul(text, NULL, 10);
+    uint32_t number = next >= base ? (uint32_t)next : base;
+    int length = snprintf(text, sizeof text, "%u\n", number + 1);
+    if (pwrite(fd, text, (size_t)length, 0) != length || ftruncate(fd, length) != 0)
+        return SP_PROCESS_NONE;
+    return number;
+}
+
+static void write_small_file(const char *path, const char *text)
+{
+    char tmp[4420];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "we");
+    if (!f)
+        return;
+    fputs(text, f);
+    if (fclose(f) == 0)
+        rename(tmp, path);
+    else
+        unlink(tmp);
+}
+
+uint32_t sp_process_reserve(void)
+{
+    sp_process_lineage lineage;
+    if (!sp_process_lineage_for_child(&lineage))
+        return SP_PROCESS_NONE;
+    int fd = sp_process_lock_registry();
+    if (fd < 0)
+        return SP_PROCESS_NONE;
+    uint32_t number = next_number(fd, lineage.base);
+    char path[4400], text[200];
+    if (number != SP_PROCESS_NONE) {
+        sp_process_member_path(number, NULL, path, sizeof path);
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            number = SP_PROCESS_NONE;
+    }
+    if (number != SP_PROCESS_NONE) {
+        sp_process_member_path(number, "reserved", path, sizeof path);
+        snprintf(text, sizeof text, "parent %u\nroot %u\nparent_pid %llu\nstarted %llu\n",
+                 lineage.parent, lineage.root, (unsigned long long)lineage.parent_pid,
+                 (unsigned long long)realtime_ns());
+        write_small_file(path, text);
+    }
+    sp_process_unlock_registry(fd);
+    return number;
+}
+
+void sp_process_reserved_pid(uint32_t number, uint64_t pid)
+{
+    if (number == SP_PROCESS_NONE || !sp_proc.registry[0])
+        return;
+    char path[4400], text[32];
+    sp_process_member_path(number, "pid", path, sizeof path);
+    snprintf(text, sizeof text, "%llu\n", (unsigned long long)pid);
+    write_small_file(path, text);
+}
+
+void sp_process_unreserve(uint32_t number)
+{
+    if (number == SP_PROCESS_NONE || !sp_proc.registry[0])
+        return;
+    char path[4400];
+    sp_process_member_path(number, "info", path, sizeof path);
+    if (access(path, F_OK) == 0)
+        return; /* the child joined after all */
+    const char *files[] = {"reserved", "pid", NULL};
+    for (int i = 0; files[i]; i++) {
+        sp_process_member_path(number, files[i], path, sizeof path);
+        unlink(path);
+    }
+    sp_process_member_path(number, NULL, path, sizeof path);
+    rmdir(path);
+}
+
 int sp_process_member(const sp_process_lineage *lineage, const char *method, double timeout,
-                      char *err, size_t errlen)
+                      uint32_t reserved, char *err, size_t errlen)
 {
     if (!sp_measurement_running())
         return sp_error(err, errlen, "no measurement is running");
@@ -335,19 +500,12 @@ int sp_process_member(const sp_process_lineage *lineage, const char *method, dou
     if (fd < 0)
         return sp_error(err, errlen, "cannot join the measurement in %s: %s", lineage->dir,
                         strerror(errno));
-    /* The next number, counted in the registry file itself. */
-    char text[32] = "";
-    ssize_t got = pread(fd, text, sizeof text - 1, 0);
-    text[got > 0 ? got : 0] = '\0';
-    unsigned long next = strtoul(text, NULL, 10);
-    uint32_t number = next >= lineage->base ? (uint32_t)next : lineage->base;
-    int length = snprintf(text, sizeof text, "%u\n", number + 1);
-    int status = 0;
+    uint32_t number = reserved != SP_PROCESS_NONE ? reserved : next_number(fd, lineage->base);
+    int status = number == SP_PROCESS_NONE ? -1 : 0;
     char path[4400];
     sp_proc.number = number;
     sp_process_member_path(number, NULL, path, sizeof path);
-    if (pwrite(fd, text, (size_t)length, 0) != length || ftruncate(fd, length) != 0 ||
-        (mkdir(path, 0777) != 0 && errno != EEXIST))
+    if (status == 0 && mkdir(path, 0777) != 0 && errno != EEXIST)
         status = -1;
     if (status == 0) {
         sp_process_member_path(number, "alive", path, sizeof path);
@@ -513,22 +671,56 @@ void sp_process_add_outcome(const sp_member *m, sp_process_fate fate)
         o->lost_bytes = spilled_bytes(m->number);
 }
 
+/* The last process of the experiment's groups (MPI: each rank is a root; late members)
+ * removes the registry: when no member directory is left and no root lives. */
+static void remove_registry_if_unused(void)
+{
+    int fd = sp_process_lock_registry();
+    if (fd < 0)
+        return;
+    bool used = false;
+    DIR *d = opendir(sp_proc.registry);
+    struct dirent *e;
+    while (d && !used && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+            used = true;
+        else if (strncmp(e->d_name, "root-", 5) == 0 && !strchr(e->d_name, '.')) {
+            char path[4600];
+            snprintf(path, sizeof path, "%s/%s", sp_proc.registry, e->d_name);
+            used = locked_by_someone(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    if (!used)
+        remove_tree(sp_proc.registry); /* the registry file goes, and with it the lock */
+    sp_process_unlock_registry(fd);
+}
+
 uint32_t sp_process_finished(const sp_process_outcome **list)
 {
     *list = sp_proc.outcomes;
     if (!sp_proc.joined)
         return sp_proc.outcome_count;
     if (sp_proc.member) {
-        /* A member that wrote alone cleans up after itself; one that handed its part over
-         * leaves its files to the root. */
+        /* A member that wrote alone cleans up after itself (and the registry when it was
+         * the last); one that handed its part over leaves its files to the root. */
         if (sp_proc.alone) {
             char path[4400];
             sp_process_member_path(sp_proc.number, NULL, path, sizeof path);
             remove_tree(path);
+            remove_registry_if_unused();
         }
     } else if (sp_proc.root_ready) {
         sp_process_record_gathered();
         *list = sp_proc.outcomes;
+        /* Numbers reserved for children that never joined (not Python after all). */
+        uint32_t count = 0;
+        sp_member *all = sp_process_scan_members(&count);
+        for (uint32_t i = 0; all && i < count; i++)
+            if (all[i].reserved && !all[i].alive)
+                sp_process_unreserve(all[i].number);
+        free(all);
         bool late = false;
         for (uint32_t i = 0; i < sp_proc.outcome_count; i++) {
             if (sp_proc.outcomes[i].fate == SP_PROCESS_LATE) {
@@ -547,24 +739,8 @@ uint32_t sp_process_finished(const sp_process_outcome **list)
             snprintf(name, sizeof name, "root-%u", sp_proc.root);
             path_in_registry(name, path, sizeof path);
             unlink(path);
-            /* The last root of the experiment (MPI: each rank is one) removes the rest. */
-            int fd = sp_process_lock_registry();
-            bool others = false;
-            DIR *d = opendir(sp_proc.registry);
-            struct dirent *e;
-            while (d && (e = readdir(d)) != NULL)
-                if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-                    strcmp(e->d_name, "registry") != 0)
-                    others = true;
-            if (d)
-                closedir(d);
-            if (!others) {
-                path_in_registry("registry", path, sizeof path);
-                unlink(path);
-                rmdir(sp_proc.registry);
-            }
-            sp_process_unlock_registry(fd);
         }
+        remove_registry_if_unused();
     }
     if (sp_proc.lock_fd >= 0)
         close(sp_proc.lock_fd);

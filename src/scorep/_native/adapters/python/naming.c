@@ -206,6 +206,10 @@ bool sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyOb
     const char *qualname_text = qualname && PyUnicode_Check(qualname) ? PyUnicode_AsUTF8(qualname) : NULL;
     if (!module_text || !qualname_text)
         PyErr_Clear();
+    /* multiprocessing runs the program's main module as __mp_main__ in the processes it
+     * spawns: the same functions as the parent's __main__, so the same regions. */
+    if (module_text && strcmp(module_text, "__mp_main__") == 0)
+        module_text = "__main__";
     char *name = region_name(module_text ? module_text : "unknown",
                              qualname_text ? qualname_text : PyUnicode_AsUTF8(code->co_name));
     if (name) {

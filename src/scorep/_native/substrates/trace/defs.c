@@ -187,10 +187,13 @@ static int write_system_tree(OTF2_GlobalDefWriter *gw, const sp_unified *u,
         /* A child process names the process that started it (OTF2's creating location
          * group) and how. */
         bool child = rank->parent != SP_NO_PARENT;
+        bool parent_here = false; /* a child that wrote alone has no parent in its trace */
+        for (uint32_t p = 0; child && p < u->rank_count && !parent_here; p++)
+            parent_here = u->ranks[p].rank == rank->parent;
         if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroup(
                                gw, rank->rank, rank->name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
                                rank->node + 1,
-                               child ? rank->parent : OTF2_UNDEFINED_LOCATION_GROUP),
+                               parent_here ? rank->parent : OTF2_UNDEFINED_LOCATION_GROUP),
                            "WriteLocationGroup", err, errlen) != 0)
             return -1;
         if (child) {
