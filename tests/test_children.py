@@ -101,9 +101,8 @@ def test_pool_with_each_start_method(python, tmp_path, method):
     no_group_files_left(exp)
     # One clock: every child's events lie within the program's own.
     program_events = [e.time for e in trace.events if e.group == root]
-    for e in trace.events:
-        if e.group != root:
-            assert min(program_events) <= e.time <= max(program_events)
+    first, last = min(program_events), max(program_events)
+    assert all(first <= e.time <= last for e in trace.events)
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
@@ -151,7 +150,7 @@ def test_subprocess_and_os_system_of_python(python, tmp_path):
 def test_fork_both_sides_recorded(python, tmp_path):
     exp = tmp_path / "exp"
     out = run_scorep(python, [child_program("fork_both.py")], exp,
-                     SCOREP_ENABLE_TRACING="true", SCOREP_TOTAL_MEMORY="1M")
+                     SCOREP_ENABLE_TRACING="true")
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout == "child done\nparent done 0\n"
     trace = Trace(exp)
@@ -161,7 +160,7 @@ def test_fork_both_sides_recorded(python, tmp_path):
     child = groups.names[1]
     assert groups.properties[child]["started by"] == "os.fork"
     per_group = enters_per_group(trace, "__main__:leaf")
-    assert per_group == {groups.names[0]: 50000, child: 30000}
+    assert per_group == {groups.names[0]: 6000, child: 3000}
     profile = cube.read(str(exp / "profile.cubex"))
     assert visits_per_group(profile, "__main__:leaf") == per_group
 
@@ -264,7 +263,7 @@ def test_a_child_that_outlives_the_program(python, tmp_path):
     program.write_text(
         "import subprocess, sys\n"
         "subprocess.Popen([sys.executable, '-c', 'import time\\n"
-        "def lingering():\\n    time.sleep(4)\\nlingering()'])\n"
+        "def lingering():\\n    time.sleep(2.5)\\nlingering()'])\n"
         "print('parent ends')\n")
     exp = tmp_path / "exp"
     out = run_scorep(python, [str(program)], exp, SCOREP_CHILDREN_TIMEOUT="1",
