@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from scorep import _config, _native
+from scorep import _config, _native, _processes
 from scorep._errors import MeasurementError
 from scorep._files import move_aside
 from scorep._version import __version__
@@ -297,7 +297,6 @@ class Measurement:
         if self.mpi:
             native.set_abort_callback(self._after_mpi_abort)
         self._hook_threads()
-        from scorep import _processes
         _processes.install_fork_hook()
         if self.follows_children:
             _processes.install(self)
@@ -441,7 +440,6 @@ class Measurement:
         self._unhook_threads()
         if self.member and self._native is not None and self.process_name() != self.program_name:
             self._native.process_set_name(self.process_name())
-        from scorep import _processes
         _processes.uninstall(self)
         started = time.perf_counter()
         # Ctrl-C during the write would leave half-written files: it waits too. The C-level

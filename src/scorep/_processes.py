@@ -24,6 +24,8 @@ import os
 import signal
 import sys
 
+from scorep import _native
+
 ENV = "_SCOREP_PYTHON_CHILD"
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 SITE_DIR = os.path.join(PACKAGE_DIR, "_child_site")
@@ -71,6 +73,20 @@ def _pythonpath(current):
     return os.pathsep.join([SITE_DIR] + [p for p in parts if p != SITE_DIR])
 
 
+class _ToolCode:
+    """`with _ToolCode():` the standard library code the tool runs in the program's threads
+    (os.path, re, json) is not recorded as the program's."""
+
+    def __enter__(self):
+        self.native = _native.native()
+        if self.native is not None:
+            self.native.hold_events()
+
+    def __exit__(self, *exc):
+        if self.native is not None:
+            self.native.release_events()
+
+
 # A number reserved for the child of the fork in progress (the child finds it here, in its
 # copy of this module).
 _reserved_for_fork = None
@@ -84,13 +100,11 @@ def _reserve():
 
 
 def _reserved_pid(number, pid):
-    from scorep import _native
     if number is not None and _native.native() is not None:
         _native.native().process_reserved_pid(number, pid)
 
 
 def _unreserve(number):
-    from scorep import _native
     if number is not None and _native.native() is not None:
         _native.native().process_unreserve(number)
 
@@ -176,40 +190,46 @@ def _will_join(executables, argv):
 
 
 def _fork_exec(*args, **kwargs):
-    executables = args[1] if len(args) > 1 else ()
-    number = _reserve() if _will_join(executables, args[0] if args else ()) else None
-    refresh_environ(reserved=number)
-    if len(args) > 5 and args[5] is not None:
-        args = args[:5] + (_with_child_environment(list(args[5])),) + args[6:]
+    with _ToolCode():
+        executables = args[1] if len(args) > 1 else ()
+        number = _reserve() if _will_join(executables, args[0] if args else ()) else None
+        refresh_environ(reserved=number)
+        if len(args) > 5 and args[5] is not None:
+            args = args[:5] + (_with_child_environment(list(args[5])),) + args[6:]
     try:
         pid = _originals["fork_exec"](*args, **kwargs)
     except BaseException:
-        _unreserve(number)
+        with _ToolCode():
+            _unreserve(number)
         raise
     finally:
         if number is not None:
             refresh_environ()  # the number is this child's only
-    _reserved_pid(number, pid)
+    with _ToolCode():
+        _reserved_pid(number, pid)
     return pid
 
 
 def _posix_spawn_wrapper(name):
     def spawn(path, argv, env, *args, **kwargs):
-        number = _reserve() if _will_join([path], argv) else None
-        refresh_environ(reserved=number)
-        if env is not None and ENV in os.environ:
-            env = dict(env)
-            env[ENV] = os.environ[ENV]
-            env["PYTHONPATH"] = _pythonpath(env.get("PYTHONPATH"))
+        with _ToolCode():
+            number = _reserve() if _will_join([path], argv) else None
+            refresh_environ(reserved=number)
+            if env is not None and ENV in os.environ:
+                env = dict(env)
+                env[ENV] = os.environ[ENV]
+                env["PYTHONPATH"] = _pythonpath(env.get("PYTHONPATH"))
         try:
             pid = _originals[name](path, argv, env, *args, **kwargs)
         except BaseException:
-            _unreserve(number)
+            with _ToolCode():
+                _unreserve(number)
             raise
         finally:
             if number is not None:
                 refresh_environ()
-        _reserved_pid(number, pid)
+        with _ToolCode():
+            _reserved_pid(number, pid)
         return pid
     spawn.__name__ = name
     return spawn
@@ -219,17 +239,20 @@ def _fork():
     """os.fork: the child's number is reserved first, so that the root waits for it even
     if it ends before the child could join."""
     global _reserved_for_fork
-    number = _reserve()
+    with _ToolCode():
+        number = _reserve()
     _reserved_for_fork = number
     try:
         pid = _originals["fork"]()
     except BaseException:
         _reserved_for_fork = None
-        _unreserve(number)
+        with _ToolCode():
+            _unreserve(number)
         raise
     if pid:
         _reserved_for_fork = None
-        _reserved_pid(number, pid)
+        with _ToolCode():
+            _reserved_pid(number, pid)
     return pid
 
 
@@ -243,8 +266,9 @@ def _end_before_exec(path):
     that follows joins the group with the number reserved for it."""
     m = _measurement()
     if m is not None and m.pid == os.getpid():
-        number = _reserve() if _is_python(path) else None
-        _reserved_pid(number, os.getpid())
+        with _ToolCode():
+            number = _reserve() if _is_python(path) else None
+            _reserved_pid(number, os.getpid())
         refresh_environ("exec", reserved=number)
         m.finalize(0, report_errors=True)
 
@@ -352,11 +376,16 @@ def uninstall(measurement):
     global _saved_environ
     if measurement.member or _saved_environ is None:
         return
-    for name, value in zip((ENV, "PYTHONPATH"), _saved_environ):
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    native = measurement._native
+    native.hold_events()  # os.environ's code is the tool's here, not the program's
+    try:
+        for name, value in zip((ENV, "PYTHONPATH"), _saved_environ):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    finally:
+        native.release_events()
     _saved_environ = None
 
 
@@ -384,7 +413,7 @@ def start_member(info, lineage, method, program_name, program_args, register, re
 
 def _start_member(info, lineage, method, program_name, program_args, register, recording,
                   name, reserved):
-    from scorep import _config, _native
+    from scorep import _config
     from scorep._errors import ScorepError
     from scorep._measurement import INSTRUMENTERS, Measurement
     choice = info.get("instrumenter", "default")
@@ -447,7 +476,6 @@ def _name_multiprocessing_processes():
     if process is None or getattr(process.BaseProcess._bootstrap, "_scorep", False):
         return
     original = process.BaseProcess._bootstrap
-    from scorep import _native
     native = _native.native()
 
     def _bootstrap(self, *args, **kwargs):
@@ -491,7 +519,6 @@ def _after_fork_in_child():
 
 
 def _continue_in_child(frame):
-    from scorep import _native
     native = _native.native()
     parent = _measurement()
     if native is None or (parent is None and _carrier is None):

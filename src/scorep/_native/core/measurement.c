@@ -573,8 +573,12 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
         uint32_t group = m->collective ? m->ipc.rank
                          : m->processes.alone ? m->processes.info.number
                                               : 0;
+        /* A process alone keeps dense ids (0, 1, ...); with other processes in the
+         * experiment the ids must not collide with theirs. */
+        bool alone = !m->collective && !m->processes.alone && m->processes.part_count == 0;
         for (uint32_t i = 0; i < nlocs; i++)
-            m->locations[i]->id = ((uint64_t)m->locations[i]->index << 32) | group;
+            m->locations[i]->id = alone ? m->locations[i]->index
+                                        : ((uint64_t)m->locations[i]->index << 32) | group;
         status = sp_substrates_prepare(m, m->output_dir, err, errlen);
     }
     if (status == 0)
