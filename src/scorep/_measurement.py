@@ -197,7 +197,7 @@ class Measurement:
         # it starts into its experiment; as a member (a child itself) it hands its part
         # over to its root: {"lineage": group, "method": how it was started}.
         self.member = member
-        self.follows_children = bool(config["SCOREP_CHILDREN"])
+        self.follows_children = bool(config.values.get("SCOREP_CHILDREN", True))
         self.pid = os.getpid()
         self.speaker = True
 
