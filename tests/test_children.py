@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import PROGRAMS, SRC, Trace, python_version, run, run_scorep
+from conftest import PROGRAMS, SRC, Trace, otf2_print, run, run_scorep
 
 from scorep import cube
 
@@ -81,6 +81,7 @@ def test_pool_with_each_start_method(python, tmp_path, method):
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout == "%d\n" % sum(x * x for x in range(40))
     assert out.stderr == ""
+    otf2_print(str(exp / "traces.otf2"))  # the OTF2 reader has nothing to complain about
     trace = Trace(exp)
     trace.check_nesting()
     groups = Groups(exp)
@@ -182,6 +183,7 @@ def test_children_that_end_by_kill_os_exit_and_an_exception(python, tmp_path):
     assert int(lost.group(3)) > 0
     manifest = (exp / "MANIFEST.md").read_text()
     assert lost.group(0)[len("scorep: "):] in manifest
+    otf2_print(str(exp / "traces.otf2"))  # a killed process's number leaves no gap
     groups = Groups(exp)
     names = [PROCESS_NAME.match(n).group(3) for n in groups.names]
     assert names == ["main", "Process-2", "Process-3"]
@@ -318,3 +320,41 @@ def test_an_interpreter_scorep_cannot_measure_runs_unmeasured(tmp_path):
     assert out.returncode == 0, out.stderr
     assert re.fullmatch(r"42 'scorep: process \d+ \(Python 3\.8\) is not measured: scorep "
                         r"measures Python 3\.9 and newer\\n'\n", out.stdout), out.stdout
+
+
+@pytest.mark.skipif(__import__("shutil").which("mpirun") is None, reason="no mpirun")
+def test_mpi_ranks_with_pools(tmp_path):
+    """Ranks stay ranks; the workers of rank r are processes created by rank r, under its
+    system tree node; MPI's communicators and messages are unharmed."""
+    from conftest import scorep_env
+    env = scorep_env(tmp_path / "exp", SCOREP_ENABLE_TRACING="true")
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    out = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", sys.executable, "-m", "scorep",
+                          "--mpp=mpi", child_program("mpi_pool.py")], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout == "%d\n" % (sum(range(10)) * 3)
+    exp = tmp_path / "exp"
+    groups = Groups(exp)
+    ranks = [n for n in groups.names if n.startswith("MPI Rank ")]
+    assert sorted(ranks) == ["MPI Rank 0", "MPI Rank 1"]
+    children = groups.children()
+    assert len(children) + 2 == len(groups.names)
+    assert {groups.creator[c] for c in children} <= set(ranks)
+    trace = Trace(exp)
+    trace.check_nesting()
+    per_rank = collections.Counter()
+    for group, calls in enters_per_group(trace, "__main__:scaled").items():
+        per_rank[groups.creator[group]] += calls
+    assert per_rank == {"MPI Rank 0": 10, "MPI Rank 1": 10}
+    mpi_calls = collections.Counter(e.group for e in trace.of("Enter")
+                                    if e.region.startswith("MPI_"))
+    assert set(mpi_calls) == set(ranks)
+    otf2_print(str(exp / "traces.otf2"))  # no complaint of the reader about anything
+    definitions = otf2_print(str(exp / "traces.otf2"), "-G")
+    nodes = re.findall(r"LOCATION_GROUP .*Parent: \"(node::[^\"]+)\"", definitions)
+    assert len(nodes) == len(groups.names) and len(set(nodes)) == 1
+    profile = cube.read(str(exp / "profile.cubex"))
+    assert sorted(g.name for g in profile.location_groups) == sorted(groups.names)
+    no_group_files_left(exp)

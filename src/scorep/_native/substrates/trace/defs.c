@@ -182,55 +182,73 @@ static int write_system_tree(OTF2_GlobalDefWriter *gw, const sp_unified *u,
                                                                     x->node_class, 0),
                            "WriteSystemTreeNode", err, errlen) != 0)
             return -1;
-    for (uint32_t r = 0; r < u->rank_count; r++) {
+    /* OTF2 wants location groups 0, 1, ... in this order; child processes have numbers
+     * with gaps (a killed one) and join in any order: their groups are numbered densely by
+     * process number (MPI ranks, numbered first, keep theirs). */
+    uint32_t *order = malloc((u->rank_count + 1) * sizeof *order);
+    uint32_t *dense = malloc((u->rank_count + 1) * sizeof *dense);
+    int status = order && dense ? 0 : sp_error(err, errlen, "out of memory while writing the "
+                                                            "trace definitions");
+    for (uint32_t r = 0; status == 0 && r < u->rank_count; r++) {
+        uint32_t k = r; /* insertion by process number: groups are few */
+        while (k > 0 && u->ranks[order[k - 1]].rank > u->ranks[r].rank) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = r;
+    }
+    for (uint32_t k = 0; status == 0 && k < u->rank_count; k++)
+        dense[order[k]] = k;
+    for (uint32_t k = 0; status == 0 && k < u->rank_count; k++) {
+        uint32_t r = order[k];
         const sp_unified_rank *rank = &u->ranks[r];
         /* A child process names the process that started it (OTF2's creating location
-         * group) and how. */
+         * group; not when it wrote alone) and how. */
         bool child = rank->parent != SP_NO_PARENT;
-        bool parent_here = false; /* a child that wrote alone has no parent in its trace */
-        for (uint32_t p = 0; child && p < u->rank_count && !parent_here; p++)
-            parent_here = u->ranks[p].rank == rank->parent;
-        if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroup(
-                               gw, rank->rank, rank->name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
-                               rank->node + 1,
-                               parent_here ? rank->parent : OTF2_UNDEFINED_LOCATION_GROUP),
-                           "WriteLocationGroup", err, errlen) != 0)
-            return -1;
-        if (child) {
+        OTF2_LocationGroupRef creator = OTF2_UNDEFINED_LOCATION_GROUP;
+        for (uint32_t p = 0; child && p < u->rank_count; p++)
+            if (u->ranks[p].rank == rank->parent)
+                creator = dense[p];
+        status = sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroup(
+                                    gw, k, rank->name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
+                                    rank->node + 1, creator),
+                                "WriteLocationGroup", err, errlen);
+        if (status == 0 && child) {
             OTF2_AttributeValue pid, method;
             pid.stringRef = x->pids[r];
             method.stringRef = rank->method;
-            if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
-                                   gw, rank->rank, x->parent_pid, OTF2_TYPE_STRING, pid),
-                               "WriteLocationGroupProperty", err, errlen) != 0 ||
-                (rank->method != SP_NO_ID &&
-                 sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
-                                    gw, rank->rank, x->started_by, OTF2_TYPE_STRING, method),
-                                "WriteLocationGroupProperty", err, errlen) != 0))
-                return -1;
+            status = sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
+                                        gw, k, x->parent_pid, OTF2_TYPE_STRING, pid),
+                                    "WriteLocationGroupProperty", err, errlen);
+            if (status == 0 && rank->method != SP_NO_ID)
+                status = sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
+                                            gw, k, x->started_by, OTF2_TYPE_STRING, method),
+                                        "WriteLocationGroupProperty", err, errlen);
         }
-        for (int k = 0; k < 2; k++) {
-            if (x->levels[2 * r + k] == SP_NO_ID)
+        for (int j = 0; status == 0 && j < 2; j++) {
+            if (x->levels[2 * r + j] == SP_NO_ID)
                 continue;
             OTF2_AttributeValue value;
-            value.stringRef = x->levels[2 * r + k];
-            if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
-                                   gw, rank->rank, k ? x->level_provided : x->level_requested,
-                                   OTF2_TYPE_STRING, value),
-                               "WriteLocationGroupProperty", err, errlen) != 0)
-                return -1;
+            value.stringRef = x->levels[2 * r + j];
+            status = sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
+                                        gw, k, j ? x->level_provided : x->level_requested,
+                                        OTF2_TYPE_STRING, value),
+                                    "WriteLocationGroupProperty", err, errlen);
         }
     }
-    for (uint32_t r = 0; r < u->rank_count; r++)
-        for (uint32_t i = 0; i < u->ranks[r].location_count; i++) {
+    for (uint32_t k = 0; status == 0 && k < u->rank_count; k++) {
+        uint32_t r = order[k];
+        for (uint32_t i = 0; status == 0 && i < u->ranks[r].location_count; i++) {
             const sp_unified_location *l = &u->ranks[r].locations[i];
-            if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocation(gw, l->id, l->name,
-                                                                  OTF2_LOCATION_TYPE_CPU_THREAD,
-                                                                  l->events, u->ranks[r].rank),
-                               "WriteLocation", err, errlen) != 0)
-                return -1;
+            status = sp_trace_check(OTF2_GlobalDefWriter_WriteLocation(
+                                        gw, l->id, l->name, OTF2_LOCATION_TYPE_CPU_THREAD,
+                                        l->events, k),
+                                    "WriteLocation", err, errlen);
         }
-    return 0;
+    }
+    free(order);
+    free(dense);
+    return status;
 }
 
 static int write_regions_and_parameters(OTF2_GlobalDefWriter *gw, const sp_defs *g, char *err,
