@@ -358,3 +358,17 @@ def test_mpi_ranks_with_pools(tmp_path):
     profile = cube.read(str(exp / "profile.cubex"))
     assert sorted(g.name for g in profile.location_groups) == sorted(groups.names)
     no_group_files_left(exp)
+
+
+def test_os_exit_of_the_program_writes_the_results(python, tmp_path):
+    """os._exit skips atexit: the measurement writes before the process ends (as pool
+    workers end, so may the program's own process)."""
+    program = tmp_path / "quits.py"
+    program.write_text("import os\ndef work():\n    return 1\nwork()\nos._exit(4)\n")
+    exp = tmp_path / "exp"
+    out = run_scorep(python, [str(program)], exp, SCOREP_ENABLE_TRACING="true")
+    assert (out.returncode, out.stdout, out.stderr) == (4, "", "")
+    trace = Trace(exp)
+    assert trace.enters("__main__:work") == 1
+    assert [e.attrs["exit_status"] for e in trace.of("ProgramEnd")] == [4]
+    assert (exp / "MANIFEST.md").exists()

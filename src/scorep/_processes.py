@@ -300,7 +300,7 @@ def _exit(status):
 
 
 def _install_wrappers():
-    if _originals:
+    if "fork_exec" in _originals:
         return
     import _posixsubprocess
     _originals["fork_exec"] = _posixsubprocess.fork_exec
@@ -314,7 +314,7 @@ def _install_wrappers():
             _originals[name] = getattr(os, name)
             setattr(os, name, _posix_spawn_wrapper(name))
     for name, wrapper in (("system", _system), ("execv", _execv), ("execve", _execve),
-                          ("_exit", _exit), ("fork", _fork)):
+                          ("fork", _fork)):
         _originals[name] = getattr(os, name)
         setattr(os, name, wrapper)
 
@@ -357,6 +357,10 @@ def install_fork_hook():
     if not _fork_hook_registered:
         os.register_at_fork(before=_before_fork, after_in_parent=_restore_mask,
                             after_in_child=_after_fork_in_child)
+        # os._exit ends a process without atexit: the results are written first (pool
+        # workers end that way; so may the program).
+        _originals["_exit"] = os._exit
+        os._exit = _exit
         _fork_hook_registered = True
 
 
