@@ -160,6 +160,11 @@ class _Output:
             run.switch_on()
 
 
+# Seconds a measured cell's end waits for child processes still running (unless the cell's
+# environment sets SCOREP_CHILDREN_TIMEOUT).
+CELL_CHILDREN_TIMEOUT = 2
+
+
 class CellMeasurement:
     """One measurement around the execution of one or more cells in an IPython shell.
 
@@ -174,7 +179,11 @@ class CellMeasurement:
         self.options = parse_binding_args(args)
         self.environ = settings.environ()
         self.env = settings.env
-        overrides = {"SCOREP_VERBOSE": "true"} if self.options.verbose else None
+        overrides = {"SCOREP_VERBOSE": "true"} if self.options.verbose else {}
+        if "SCOREP_CHILDREN_TIMEOUT" not in self.environ:
+            # A cell's end is not the kernel's: processes that outlive the cell (a pool
+            # kept for later cells) are waited for briefly, then write their own parts.
+            overrides["SCOREP_CHILDREN_TIMEOUT"] = str(CELL_CHILDREN_TIMEOUT)
         self.config = _config.from_environ(self.environ, overrides)  # ConfigError if bad
         self.measurement = _measurement.Measurement(
             self.config, self.options.instrumenter, program_name="scorep_jupyter",
