@@ -6,7 +6,8 @@ without it: the strongest test of an event path is code nobody here wrote.
 tests with the same outcomes, no "env changed", no "Unraisable exception", and the test
 module's own functions in the profile. Quick modules run on every interpreter, profiling and
 tracing; the long ones (itertools, threading, asyncio's task tests) on one interpreter and
-mode each, rotating, so the whole file stays within about two minutes on two cores.
+mode each, rotating, so the whole file stays within about two minutes on two cores; a few with
+every function's lines profiled (--lines='*').
 """
 
 import glob
@@ -48,6 +49,12 @@ TRACED = {"test_generators", "test_coroutines", "test_asyncgen", "test_sys_settr
 CASES = [(version, module, mode) for version in sorted(INTERPRETERS) for module in QUICK
          for mode in ("profile", "trace") if mode == "profile" or module in TRACED]
 CASES += [(version, module, mode) for module, version, mode in LONG if version in INTERPRETERS]
+# Line-level profiles of every function (--lines='*'): line events and, before 3.12, our C
+# trace function next to the tests' own sys.settrace tracers.
+LINES = [("test_generators", (3, 9)), ("test_sys_settrace", (3, 9)),
+         ("test_coroutines", (3, 10)), ("test_sys_settrace", (3, 11)),
+         ("test_generators", (3, 12)), ("test_sys_settrace", (3, 13))]
+CASES += [(version, module, "lines") for module, version in LINES if version in INTERPRETERS]
 
 OUTCOME = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)? \.\.\. "
                      r"(ok|FAIL|ERROR|skipped|expected failure|unexpected success)", re.M)
@@ -74,7 +81,8 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     plain_dir.mkdir()
     with subprocess.Popen([python] + args, env=scorep_env(), cwd=plain_dir, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
-        measured = run_scorep(python, args, tmp_path / "exp", cwd=tmp_path, timeout=600,
+        measured = run_scorep(python, (["--lines=*"] if mode == "lines" else []) + args,
+                              tmp_path / "exp", cwd=tmp_path, timeout=600,
                               SCOREP_ENABLE_TRACING="true" if mode == "trace" else "false")
         stdout, stderr = process.communicate(timeout=600)
     plain = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
@@ -93,3 +101,5 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
                for r in profile.regions), "nothing of %s was recorded" % test_module
     if mode == "trace":
         assert (tmp_path / "exp" / "traces.otf2").exists()
+    if mode == "lines":
+        assert (tmp_path / "exp" / "lines.json").stat().st_size > 1000
