@@ -95,8 +95,8 @@ def test_inline_result_holds_the_flame_graph_and_the_summary(kernel):
     assert plain.startswith("scorep In [%d]: " % count)
     # busy() 5 times, its generator expression 20,001 times per call (one per value)
     assert re.fullmatch(r"scorep In \[%d\]: [\d.]+ m?s; 100,010 calls; hottest "
-                        r"__main__:(<genexpr>|busy) [\d.]+ m?s own time \(\d+%% of the thread "
-                        r"time\); CPU \d+%% of a core, RSS [\d.]+ MB" % count, plain), plain
+                        r"__main__:(<genexpr>|busy) [\d.]+ m?s own \(\d+%%\); CPU \d+%%, "
+                        r"RSS [\d.]+ MB" % count, plain), plain
     # Collapsed to the summary; the report opens from it.
     assert html.count("<details>") == 1 and "<details open>" not in html
     page, data = embedded_page(html)
@@ -242,18 +242,20 @@ def test_inline_results_render_in_chromium(kernel, tmp_path):
     """The cells' HTML outputs saved into one page, as a notebook holds them: each opens
     from its summary into a working report (the flame graph drawn, the table filled, the
     timeline's lanes), nothing fetched, no script error."""
-    kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=true")
+    kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=true\nSCOREP_TOTAL_MEMORY=256M\n"
+              "SCOREP_JUPYTER_MONITORING_INTERVAL=0.02")
     threaded = kernel.ok("%%execute_with_scorep\n"
                          "import threading\n"
                          "def leaf(n):\n"
                          "    return sum(i * i for i in range(n))\n"
                          "def work():\n"
-                         "    for _ in range(20):\n"
+                         "    for _ in range(150):\n"
                          "        leaf(5000)\n"
                          "t = threading.Thread(target=work, name='worker')\n"
                          "t.start()\n"
                          "work()\n"
                          "t.join()")
+    kernel.ok("%%scorep_env\nSCOREP_JUPYTER_MONITORING_INTERVAL=0.1")
     single = kernel.ok(busy_cell("single", 4))
     diff = kernel.ok("%%scorep_diff %d %d" % (threaded.reply["execution_count"],
                                               single.reply["execution_count"]))
@@ -414,7 +416,7 @@ def test_monitoring_samples_a_busy_cell(kernel):
                     "print(len(s), s.interval, s.peak_rss() >= 64 * 1024 * 1024)").stdout
     assert out == "%d 0.05 True\n" % len(rows)
     plain, html = inline(cell)
-    assert re.search(r"CPU \d+% of a core, RSS [\d.]+ MB", plain)
+    assert re.search(r"CPU \d+%, RSS [\d.]+ MB", plain)
     assert html.count('<svg class="scorep-monitoring"') == 1
     # the sampling thread is no location of the trace: only the cell's own thread
     assert Trace(path).locations == ["MainThread"]

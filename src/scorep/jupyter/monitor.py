@@ -295,22 +295,27 @@ def _fmt_bytes(n):
     return "%d B" % n
 
 
-def _polyline(points, color, width=1.5, opacity=1.0):
-    return ('<polyline fill="none" stroke="%s" stroke-width="%s" stroke-opacity="%s" '
-            'points="%s"/>' % (color, width, opacity,
-                               " ".join("%.1f,%.1f" % p for p in points)))
+def _polyline(segments, color, width=1.5, opacity=1.0):
+    return "".join('<polyline fill="none" stroke="%s" stroke-width="%s" stroke-opacity="%s" '
+                   'points="%s"/>' % (color, width, opacity,
+                                      " ".join("%.1f,%.1f" % p for p in points))
+                   for points in segments if points)
 
 
 def _steps(xs, ys, x0, y0, w, h, top):
-    """Points of a step line: each interval's value held over its interval."""
-    pts = []
+    """Segments of a step line: each interval's value held over its interval; an interval
+    without a value (None) breaks the line."""
+    segments, pts = [], []
     for (a, b), v in zip(xs, ys):
         if v is None:
+            segments.append(pts)
+            pts = []
             continue
         y = y0 + h - h * min(v, top) / top if top > 0 else y0 + h
         pts.append((x0 + a * w, y))
         pts.append((x0 + b * w, y))
-    return pts
+    segments.append(pts)
+    return segments
 
 
 def svg(samples, width=640):
@@ -365,10 +370,13 @@ def svg(samples, width=640):
     parts.append('<text x="%d" y="%d" fill="#888">0 s</text>' % (left, y + 2))
     parts.append('<text x="%d" y="%d" fill="#888" text-anchor="end">%.2f s</text>'
                  % (left + w, y + 2, span / 1e9))
-    parts.append('<text x="4" y="%d" fill="#888">%d samples, one every %g s &#183; CPU: '
-                 'blue this process, grey each core &#183; I/O: orange read, purple '
-                 'written</text>' % (y + 18, len(rows), samples.interval))
-    height = y + 24
+    parts.append('<text x="4" y="%d" fill="#888">%d sample%s, one every %g s. CPU: this '
+                 'process in blue (100%% = one core), each core in grey.</text>'
+                 % (y + 18, len(rows), "" if len(rows) == 1 else "s", samples.interval))
+    parts.append('<text x="4" y="%d" fill="#888">I/O: bytes read in orange, written in '
+                 'purple, per second (the storage\'s and the pipes\' and sockets\').</text>'
+                 % (y + 32))
+    height = y + 38
     return ('<svg class="scorep-monitoring" xmlns="http://www.w3.org/2000/svg" width="%d" '
             'height="%d" viewBox="0 0 %d %d" font-family="system-ui, sans-serif" '
             'font-size="11">%s</svg>' % (width, height, width, height, "".join(parts)))

@@ -15,12 +15,12 @@ import shutil
 import sys
 
 from scorep import _config
-from scorep._errors import ConfigError
+from scorep._errors import ConfigError, UsageError
 
 __all__ = ["KERNEL_VARIABLES", "kernel_options", "Notebook", "CellResult", "RESULT_NAME"]
 
 RESULT_NAME = "_scorep"  # the notebook variable that holds the last measured cell's result
-INLINE_TIMELINE_CALLS = 50000      # calls the inline timeline keeps (the longest)
+INLINE_TIMELINE_CALLS = 20000      # calls the inline timeline keeps (the longest)
 INLINE_SOURCE_LIMIT = 500 * 1000   # bytes of program source the inline report embeds
 SUMMARY_TOP = 10
 
@@ -206,15 +206,15 @@ def summarize(result, tree):
         if hottest and hottest[0].excl > 0:
             st = hottest[0]
             share = 100 * st.excl / total if total > 0 else 0
-            parts.append("hottest %s %s own time%s" % (
+            parts.append("hottest %s %s own%s" % (
                 st.region.display, _fmt_seconds(st.excl),
-                " (%.0f%% of the thread time)" % share if share >= 1 else ""))
+                " (%.0f%%)" % share if share >= 1 else ""))
     elif result.problem:
         parts.append("no call tree: %s" % result.problem)
     samples = result.samples
     if samples is not None and len(samples):
         cpu = samples.mean_process_cpu()
-        text = "CPU %.0f%% of a core" % cpu if cpu is not None else ""
+        text = "CPU %.0f%%" % cpu if cpu is not None else ""
         rss = samples.peak_rss()
         if rss is not None:
             text += "%sRSS %s" % (", " if text else "", _fmt_bytes(rss))
@@ -299,8 +299,9 @@ def render_cell(result, open_=False, exp=None):
 
 # ---- the notebook's measured cells ---------------------------------------------------------
 
-class UsageProblem(Exception):
-    """A magic used wrongly: the line IPython shows as a UsageError."""
+class UsageProblem(UsageError):
+    """A result magic used wrongly (a cell that was not measured, a directory that is no
+    experiment): the line IPython shows as a UsageError."""
 
 
 class Notebook:
