@@ -106,6 +106,8 @@ MANIFEST_ENTRIES = [
     ("monitoring.csv", "resources sampled while a notebook cell was measured (CPU per core, "
                        "the process's CPU, RSS, I/O; one row per interval, times in "
                        "CLOCK_MONOTONIC ns): see the README's Jupyter section"),
+    ("lines.json", "line-level profiles (hits and time per line) of the functions chosen with "
+                   "--lines or @scorep.user.lines: `scorep-report DIR --lines`"),
 ]
 
 
@@ -237,6 +239,7 @@ class Measurement:
                 mpi=self.mpi,
                 overwrite=overwrite,
                 mpi_timeout=float(self.config["SCOREP_MPI_FINALIZE_TIMEOUT"]),
+                line_patterns=[p for p in self.config["SCOREP_PYTHON_LINES"].split(",") if p],
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None
