@@ -10,7 +10,9 @@ The cell magics of the original Score-P Jupyter kernel keep their meaning and ou
     %%start_writefile [name] / %%end_writefile / %%abort_writefile
 
 Unlike the original, a measured cell runs in the kernel process and namespace like any other
-cell (see scorep.jupyter.magics): no subprocess, no pickling, every object survives.
+cell (see scorep.jupyter.magics): no subprocess, no pickling, every object survives. After it
+comes its result in the notebook (scorep.jupyter.results): an inline report, `_scorep`, and
+the line magics %scorep_report, %scorep_diff and %scorep_clean.
 """
 
 import io
