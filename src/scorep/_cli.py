@@ -197,8 +197,12 @@ def parse_args(argv):
 
 
 def config_overrides(opts):
-    """What the options set that SCOREP_* variables could set too (the options win)."""
+    """What the options set that SCOREP_* variables could set too (the options win): the
+    command line and the Jupyter kernel's measured cells (whose binding arguments are the
+    same) both measure with these."""
     overrides = {}
+    if io_runtime_posix(opts.scorep_flags):
+        overrides["SCOREP_IO_POSIX"] = "true"
     if opts.verbose:
         overrides["SCOREP_VERBOSE"] = "true"
     if opts.filter_file is not None:
@@ -331,13 +335,12 @@ def main(argv=None):
     from scorep import _mpi
     # Said once for a job, not once per rank.
     speaks = _mpi.launcher_rank() in (None, 0)
-    overrides = {}
-    if io_runtime_posix(opts.scorep_flags):
+    overrides = config_overrides(opts)
+    if "SCOREP_IO_POSIX" in overrides:
         if speaks:
             sys.stderr.write("scorep: %s\n" % IO_DEPRECATION)
         # In the environment too: the program's child processes see what Score-P's would.
-        os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"] = "true"
-    overrides.update(config_overrides(opts))
+        os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"]
     try:
         config = _config.from_environ(overrides=overrides)
     except ConfigError as error:

@@ -174,6 +174,9 @@ _HARMLESS = {
     # set by the original bindings for their own re-exec
     "SCOREP_PYTHON_BINDINGS_INITIALISED", "SCOREP_PYTHON_BINDINGS_INITALISED",
 }
+# The Jupyter kernel's own settings (scorep.jupyter.results.KERNEL_VARIABLES): read and
+# checked by the kernel, nothing the command line is asked to do.
+_KERNEL_PREFIX = "SCOREP_JUPYTER_"
 # Values that ask for nothing (a feature off, nothing listed, Score-P's default).
 _NOTHING_ASKED = {"", "false", "no", "off", "0", "none", "default"}
 # Values that ask for what this tool does anyway.
@@ -198,7 +201,7 @@ def unsupported_variables(environ=None):
     lines = []
     for name in sorted(environ):
         if not name.startswith("SCOREP_") or name in VARIABLES or name in _HARMLESS or \
-                name.startswith("SCOREP_TOPOLOGY_") or name.endswith("_SEP"):
+                name.startswith(("SCOREP_TOPOLOGY_", _KERNEL_PREFIX)) or name.endswith("_SEP"):
             continue
         value = environ[name]
         normal = value.strip().strip("'\"").lower()

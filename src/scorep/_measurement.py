@@ -103,6 +103,9 @@ MANIFEST_ENTRIES = [
     ("traces.otf2", "OTF2 trace anchor: open this with Vampir, otf2-print or the otf2 Python reader"),
     ("traces.def", "OTF2 global definitions: regions, locations, strings, clock properties"),
     ("traces", "OTF2 event files, one <location>.evt (and .def) per thread"),
+    ("monitoring.csv", "resources sampled while a notebook cell was measured (CPU per core, "
+                       "the process's CPU, RSS, I/O; one row per interval, times in "
+                       "CLOCK_MONOTONIC ns): see the README's Jupyter section"),
     ("lines.json", "line-level profiles (hits and time per line) of the functions chosen with "
                    "--lines or @scorep.user.lines: `scorep-report DIR --lines`"),
 ]
