@@ -136,10 +136,11 @@ VARIABLES = {
         "60", bounded_int(7 * 24 * 3600), "seconds MPI ranks wait for each other at the end"),
     "SCOREP_FILTERING_FILE": ("", parse_filter_file,
                               "filter file: regions and files to leave out (Score-P syntax)"),
-    # Pending: accepted and recorded in scorep.cfg (--io=runtime:posix sets it), but POSIX
-    # I/O calls are not recorded yet.
+    # Not a variable of Score-P itself (its POSIX I/O recording is chosen when the program
+    # is instrumented, --io=posix, or at run time with --io=runtime:posix): the original
+    # bindings' --io=runtime:posix sets it.
     "SCOREP_IO_POSIX": ("false", parse_bool,
-                        "record POSIX I/O calls (pending: accepted, not recorded yet)"),
+                        "record POSIX and ISO C I/O calls (open, read, write, fopen, ...)"),
 }
 
 # Score-P variables that only tune a mechanism this tool does not have, or that act only
