@@ -113,16 +113,8 @@ int spio_dlsym_keeps_caller(void *handle)
     return handle == RTLD_DEFAULT || handle == RTLD_NEXT;
 }
 
-/* A recorded function's address becomes its wrapper's. */
-static void *as_wrapper(void *address)
-{
-    if (!address)
-        return NULL;
-    for (int fn = 0; fn < SPIO_FN_COUNT; fn++)
-        if (spio_real[fn] == address)
-            return spio_posix_wrappers[fn] ? spio_posix_wrappers[fn] : spio_isoc_wrappers[fn];
-    return address;
-}
+/* A recorded function's address becomes its wrapper's (after the hooks, below). */
+static void *as_wrapper(void *address);
 
 void *spio_dlsym_then_map(void *handle, const char *name)
 {
@@ -179,6 +171,18 @@ static unsigned long long last_adds; /* the loader's count of loaded objects, wh
 static bool patching;                /* between spio_patch_all and spio_unpatch_all */
 static char own_dir[4096];           /* the tool's own libraries live here */
 static size_t own_dir_len;
+
+static void *as_wrapper(void *address)
+{
+    if (!address)
+        return NULL;
+    for (int fn = 0; fn < SPIO_FN_COUNT; fn++)
+        if (hooks[fn].wrapper && spio_real[fn] &&
+            (spio_real[fn] == address || hooks[fn].accept[0] == address ||
+             hooks[fn].accept[1] == address || hooks[fn].accept[2] == address))
+            return hooks[fn].wrapper;
+    return address;
+}
 
 static unsigned name_hash(const char *s)
 {
@@ -437,16 +441,34 @@ static const char *const symbols[SPIO_FN_COUNT] = {
 #undef SPIO_SYMBOL
 };
 
-/* The definitions a slot may be bound to: the default one, libc's own (an interposer
- * loaded before libc would come first), libpthread's (older glibc exports its own read,
- * write, close, ...) and an older symbol version (dlopen@GLIBC_2.2.5). */
-static void set_accepted(hook *h, void *libc, void *libpthread, const char *old_version)
+/* Whether `address` lies in the executable: a non-PIE executable that takes a function's
+ * address defines the function as its own PLT entry (the "canonical PLT"), which every
+ * object's references then bind to; calling it would jump through the executable's slot,
+ * that is, back into the wrapper. */
+static bool in_executable(void *address)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (!dladdr1(address, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+        return false;
+    return !map->l_name || !map->l_name[0];
+}
+
+/* The definitions a slot may be bound to: the default one (an interposer loaded before
+ * libc comes first, or the executable's canonical PLT entry), libc's own, libpthread's
+ * (older glibc exports its own read, write, close, ...) and an older symbol version
+ * (dlopen@GLIBC_2.2.5). Returns the function the wrapper calls: the default one, unless
+ * that is the executable's PLT entry (then libc's). */
+static void *set_accepted(hook *h, void *libc, void *libpthread, const char *old_version)
 {
     h->accept[0] = dlsym(RTLD_DEFAULT, h->symbol);
     h->accept[1] = libc ? dlsym(libc, h->symbol) : NULL;
     h->accept[2] = libpthread ? dlsym(libpthread, h->symbol)
                    : old_version ? dlvsym(RTLD_DEFAULT, h->symbol, old_version)
                                  : NULL;
+    if (h->accept[0] && in_executable(h->accept[0]))
+        return h->accept[1] ? h->accept[1] : h->accept[2];
+    return h->accept[0];
 }
 
 static void find_own_dir(void)
@@ -471,8 +493,7 @@ static void build_hooks(void)
         hooks[fn].symbol = symbols[fn];
         hooks[fn].wrapper = spio_posix_wrappers[fn] ? spio_posix_wrappers[fn]
                                                     : spio_isoc_wrappers[fn];
-        set_accepted(&hooks[fn], libc, libpthread, NULL);
-        spio_real[fn] = hooks[fn].accept[0];
+        spio_real[fn] = set_accepted(&hooks[fn], libc, libpthread, NULL);
     }
     static const struct {
         const char *symbol;
@@ -485,8 +506,7 @@ static void build_hooks(void)
         hook *h = &hooks[HOOK_DLOPEN + i];
         h->symbol = dl[i].symbol;
         h->wrapper = (void *)dl[i].entry;
-        set_accepted(h, libc, NULL, "GLIBC_2.2.5");
-        *dl[i].real = h->accept[0];
+        *dl[i].real = set_accepted(h, libc, NULL, "GLIBC_2.2.5");
     }
     if (libc)
         dlclose(libc);
@@ -495,7 +515,11 @@ static void build_hooks(void)
     memset(hook_hash, -1, sizeof hook_hash);
     for (int i = HOOK_COUNT; i-- > 0;) {
         /* A function libc lacks (an older glibc) is not hooked: nothing calls it. */
-        if (!hooks[i].accept[0] || !hooks[i].wrapper)
+        void *real = i < SPIO_FN_COUNT ? spio_real[i]
+                     : i == HOOK_DLOPEN ? spio_real_dlopen
+                     : i == HOOK_DLSYM  ? spio_real_dlsym
+                                        : spio_real_dlvsym;
+        if (!real || !hooks[i].wrapper)
             continue;
         unsigned bucket = name_hash(hooks[i].symbol);
         hook_next[i] = hook_hash[bucket];
