@@ -328,6 +328,8 @@ def io_summary(tree, io=None, top=15):
         rows = sorted(rows, key=lambda r: (-r["time"], -(r["bytes_read"] + r["bytes_written"]),
                                            r["name"]))
         return rows if top is None else rows[:top]
+    if files is not None and top is not None:
+        # Files whose operations failed are always listed.
+        files = files[:top] + [f for f in files[top:] if f["failed"]]
     return {"functions": ranked(functions.values()), "callers": ranked(callers.values()),
-            "files": files if files is None or top is None else files[:top],
-            "totals": totals}
+            "files": files, "totals": totals}

@@ -280,8 +280,8 @@ def _io(exp, tree, total, top, width, style):
             if who:
                 out.extend(wrap(", ".join(who), width, "      ", "      "))
         if t["file_rows"] > len(files):
-            out.extend(wrap("(the %d with the most bytes; all of them: -o report.html)"
-                            % len(files), width))
+            out.extend(wrap("(%d of %d: the most bytes and those with failures; all of them: "
+                            "-o report.html)" % (len(files), t["file_rows"]), width))
     out.append(style.dim("  I/O functions"))
     out.extend(_io_table(summary["functions"], "function", width, style))
     out.append(style.dim("  regions calling them"))
