@@ -25,7 +25,10 @@ QUICK = ["test_generators", "test_coroutines", "test_asyncgen", "test_contextlib
 # (module, interpreter version, mode): each long module once, on a different interpreter.
 LONG = [("test_itertools", (3, 10), "trace"), ("test_threading", (3, 11), "profile"),
         ("test_asyncio.test_tasks", (3, 12), "trace"), ("test_threading", (3, 13), "trace"),
-        ("test_asyncio.test_tasks", (3, 9), "profile")]
+        ("test_asyncio.test_tasks", (3, 9), "profile"), ("test_os", (3, 12), "io")]
+# With I/O recording (mode "io": tracing and SCOREP_IO_POSIX=true): the file object tests,
+# which open, read, write, seek and close files and bad descriptors in every way.
+QUICK_IO = ["test_fileio"]
 
 
 def _interpreters():
@@ -48,6 +51,7 @@ INTERPRETERS = _interpreters()
 TRACED = {"test_generators", "test_coroutines", "test_asyncgen", "test_sys_settrace"}
 CASES = [(version, module, mode) for version in sorted(INTERPRETERS) for module in QUICK
          for mode in ("profile", "trace") if mode == "profile" or module in TRACED]
+CASES += [(version, module, "io") for version in sorted(INTERPRETERS) for module in QUICK_IO]
 CASES += [(version, module, mode) for module, version, mode in LONG if version in INTERPRETERS]
 # Line-level profiles of every function (--lines='*'): line events and, before 3.12, our C
 # trace function next to the tests' own sys.settrace tracers.
@@ -83,7 +87,8 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
         measured = run_scorep(python, (["--lines=*"] if mode == "lines" else []) + args,
                               tmp_path / "exp", cwd=tmp_path, timeout=600,
-                              SCOREP_ENABLE_TRACING="true" if mode == "trace" else "false")
+                              SCOREP_ENABLE_TRACING="true" if mode in ("trace", "io") else "false",
+                              SCOREP_IO_POSIX="true" if mode == "io" else "false")
         stdout, stderr = process.communicate(timeout=600)
     plain = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     expected = outcomes(plain.stdout)
@@ -99,7 +104,11 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     test_module = "test." + module
     assert any(r.name.startswith(test_module + ".") or r.name.startswith(test_module + ":")
                for r in profile.regions), "nothing of %s was recorded" % test_module
-    if mode == "trace":
+    if mode != "profile":
         assert (tmp_path / "exp" / "traces.otf2").exists()
     if mode == "lines":
         assert (tmp_path / "exp" / "lines.json").stat().st_size > 1000
+    if mode == "io":
+        moved = profile.values("io_bytes_written", inclusive=False)
+        assert any(sum(row) for row in moved), "no I/O was recorded"
+        assert any(r.paradigm == "io" and r.name == "write" for r in profile.regions)

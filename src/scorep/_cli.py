@@ -59,9 +59,11 @@ options:
   --mpp=mpi                  record MPI calls and messages; all ranks write one
                              experiment (default under mpirun/srun: on when the program
                              imports mpi4py); --mpp=none switches it off
+  --io=runtime:posix         record POSIX and ISO C I/O calls (sets SCOREP_IO_POSIX=true):
+                             open/read/write/lseek/close/dup/fsync, fopen/fread/fwrite/...
+                             of Python and of C libraries, with bytes per file and region
   --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
-                             Score-P instrumenter flags, accepted for compatibility;
-                             --io=runtime:posix (deprecated) sets SCOREP_IO_POSIX=true
+                             Score-P instrumenter flags, accepted for compatibility
   --                         end of options: the next argument is the script
 
 environment (Score-P's names and defaults):
@@ -95,10 +97,6 @@ OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumente
 # The original bindings exit with 1 when there is no script ("Did not find a script to run");
 # other command-line mistakes exit with 2, as python's own do.
 NO_SCRIPT_STATUS = 1
-
-IO_DEPRECATION = ("--io=runtime:posix is deprecated: POSIX I/O recording is chosen at run "
-                  "time with SCOREP_IO_POSIX=true, which is set for this run")
-
 
 def io_runtime_posix(flags):
     """Whether the Score-P flags ask for POSIX I/O recording the old way
@@ -337,8 +335,6 @@ def main(argv=None):
     speaks = _mpi.launcher_rank() in (None, 0)
     overrides = config_overrides(opts)
     if "SCOREP_IO_POSIX" in overrides:
-        if speaks:
-            sys.stderr.write("scorep: %s\n" % IO_DEPRECATION)
         # In the environment too: the program's child processes see what Score-P's would.
         os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"]
     try:

@@ -152,10 +152,11 @@ VARIABLES = {
     "SCOREP_PYTHON_LINES": ("", parse_line_patterns,
                             "line-level profiles (lines.json) of the functions whose region "
                             "names match these comma-separated patterns"),
-    # Pending: accepted and recorded in scorep.cfg (--io=runtime:posix sets it), but POSIX
-    # I/O calls are not recorded yet.
+    # Not a variable of Score-P itself (its POSIX I/O recording is chosen when the program
+    # is instrumented, --io=posix, or at run time with --io=runtime:posix): the original
+    # bindings' --io=runtime:posix sets it.
     "SCOREP_IO_POSIX": ("false", parse_bool,
-                        "record POSIX I/O calls (pending: accepted, not recorded yet)"),
+                        "record POSIX and ISO C I/O calls (open, read, write, fopen, ...)"),
 }
 
 # Score-P variables that only tune a mechanism this tool does not have, or that act only

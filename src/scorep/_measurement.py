@@ -171,8 +171,9 @@ class Measurement:
 
     def log(self, message):
         if self.config.verbose:
-            self.verbose_stream.write("scorep: %s\n" % message)
-            self.verbose_stream.flush()
+            with _native.quiet():
+                self.verbose_stream.write("scorep: %s\n" % message)
+                self.verbose_stream.flush()
 
     def start(self, register=True):
         if Measurement.current is not None:
@@ -240,6 +241,7 @@ class Measurement:
                 overwrite=overwrite,
                 mpi_timeout=float(self.config["SCOREP_MPI_FINALIZE_TIMEOUT"]),
                 line_patterns=[p for p in self.config["SCOREP_PYTHON_LINES"].split(",") if p],
+                io_posix=self.config["SCOREP_IO_POSIX"],
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None
@@ -248,10 +250,11 @@ class Measurement:
         if self.mpi:
             native.set_abort_callback(self._after_mpi_abort)
         self._hook_threads()
-        self.log("measuring into %s (tracing %s, profiling %s, timer %s, instrumenter %s)" % (
+        self.log("measuring into %s (tracing %s, profiling %s, timer %s, instrumenter %s%s)" % (
             path, "on" if self.config.tracing else "off",
             "on" if self.config.profiling else "off", self.config["SCOREP_TIMER"],
-            self.instrumenter))
+            self.instrumenter, ", POSIX and ISO C I/O recorded"
+            if self.config["SCOREP_IO_POSIX"] else ""))
         return self
 
     def _write_cfg(self, path):

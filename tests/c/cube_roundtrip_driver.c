@@ -76,13 +76,13 @@ static int fill_row(void *user, uint32_t metric, uint32_t cnode, void *out)
 }
 
 static const cube_metric metrics[] = {
-    {"visits", "Visits", "occ", "", "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
-    {"time", "Time", "sec", "", "Total CPU allocation time", CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE},
+    {"visits", "Visits", "occ", "", "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
+    {"time", "Time", "sec", "", "Total CPU allocation time", CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
     {"min_time", "Minimum Inclusive Time", "sec", "", "Minimum inclusive CPU allocation time",
-     CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE},
+     CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE, 0},
     {"max_time", "Maximum Inclusive Time", "sec", "", "Maximum inclusive CPU allocation time",
-     CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE},
-    {"bytes_sent", NULL, "bytes", NULL, "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+     CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE, 0},
+    {"bytes_sent", NULL, "bytes", NULL, "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
 };
 
 static const cube_region regions[] = {

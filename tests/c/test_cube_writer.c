@@ -150,8 +150,8 @@ static const cube_region small_regions[] = {
 };
 
 static const cube_metric small_metrics[] = {
-    {"visits", "Visits", "occ", "", "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
-    {"time", "Time", "sec", NULL, NULL, CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE},
+    {"visits", "Visits", "occ", "", "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
+    {"time", "Time", "sec", NULL, NULL, CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
 };
 
 static const cube_system_node small_nodes[] = {{"node host1"}};

@@ -20,8 +20,8 @@ import re
 import sys
 from array import array
 
-from scorep.report.analysis import load_balance, region_balance, top_regions
-from scorep.report.model import (COLLECTIVE_OPS, ReportError, format_count,
+from scorep.report.analysis import io_summary, load_balance, region_balance, top_regions
+from scorep.report.model import (COLLECTIVE_OPS, ReportError, format_bytes, format_count,
                                  format_seconds)
 
 __all__ = ["write_report", "render_page", "render_experiment", "open_experiment", "embed",
@@ -105,7 +105,7 @@ def esc(text):
 
 # ---- data --------------------------------------------------------------------------
 
-KINDS = {"code": 0, "mpi": 1, "measurement": 2}
+KINDS = {"code": 0, "mpi": 1, "measurement": 2, "io": 3}
 
 
 class RegionIndex:
@@ -349,6 +349,103 @@ def summary_html(tree, total, top, index):
                                               table("incl", "Top regions by inclusive time"))
 
 
+IO_FILE_ROWS = 500  # files listed in the I/O section
+
+
+def io_section_html(exp, tree, total, index):
+    """The I/O section (SCOREP_IO_POSIX), or "" when the run recorded no I/O: totals, a
+    sortable table of files (from the trace) with the regions that did their I/O, and the
+    I/O functions and the regions that call them (rows select the function)."""
+    io = exp.scan.io() if exp.scan is not None else None
+    summary = io_summary(tree, io, top=None)
+    if summary is None:
+        return ""
+    t = summary["totals"]
+
+    def nbytes(n):
+        return format_bytes(n) if n else "-"
+
+    parts = ['<section id="io"><h2>I/O</h2><p>%s calls of %d I/O functions (POSIX and ISO C), '
+             '%s (%s of the run); %s read, %s written%s.</p>' % (
+                 format_count(t["calls"]), t["functions"], esc(format_seconds(t["time"])),
+                 "%.1f%%" % (100 * t["time"] / total) if total else "-",
+                 format_bytes(t["bytes_read"]), format_bytes(t["bytes_written"]),
+                 "; %d files" % t["files"] if "files" in t else "")]
+    notes = []
+    if t.get("failed"):
+        notes.append('<li class="warn">%s operation(s) failed (no bytes moved: a bad '
+                     'descriptor, a read from a write-only file, ...)</li>'
+                     % format_count(t["failed"]))
+    if t.get("unknown_calls"):
+        notes.append("<li>%s call(s) on descriptors the measurement does not know (sockets, "
+                     "pipes, descriptors closed twice or never opened) have no I/O events</li>"
+                     % format_count(t["unknown_calls"]))
+    if notes:
+        parts.append('<ul class="facts">%s</ul>' % "".join(notes))
+    files = summary["files"]
+    if files is None:
+        parts.append('<p class="missing">Per file: needs the trace (run with '
+                     'SCOREP_ENABLE_TRACING=true).</p>')
+    else:
+        rows = []
+        for f in files[:IO_FILE_ROWS]:
+            who = ", ".join("%s (%s)" % (esc(name), ", ".join(
+                x for x in ("%s read" % format_bytes(r) if r else "",
+                            "%s written" % format_bytes(w) if w else "") if x) or
+                "%d op%s" % (ops, "" if ops == 1 else "s"))
+                for name, r, w, ops in f["callers"])
+            cells = [
+                ('class="name" title="%s"' % esc(f["name"]), esc(f["name"]), f["name"]),
+                ('class="opt"', esc(", ".join(f["paradigms"])), ", ".join(f["paradigms"])),
+                ("", nbytes(f["bytes_read"]), f["bytes_read"]),
+                ("", nbytes(f["bytes_written"]), f["bytes_written"]),
+                ("", format_count(f["reads"]), f["reads"]),
+                ("", format_count(f["writes"]), f["writes"]),
+                ('class="opt"', format_count(f["flushes"]), f["flushes"]),
+                ('class="opt"', format_count(f["creates"]), f["creates"]),
+                ('class="opt"', format_count(f["seeks"]), f["seeks"]),
+                ("", format_count(f["failed"]) if f["failed"] else "-", f["failed"]),
+                ("", esc(format_seconds(f["time"])), f["time"]),
+                ('class="opt who"', who, who),
+            ]
+            rows.append("<tr>%s</tr>" % "".join(
+                '<td %s data-sort="%s">%s</td>' % (attr, esc(key), text)
+                for attr, text, key in cells))
+        head = [("file", 0, ""), ("I/O paradigms", 0, "opt"), ("read", 1, ""),
+                ("written", 1, ""), ("reads", 1, ""), ("writes", 1, ""), ("flushes", 1, "opt"),
+                ("opens", 1, "opt"), ("seeks", 1, "opt"), ("failed", 1, ""), ("time", 1, ""),
+                ("regions doing its I/O", 0, "opt")]
+        ths = "".join('<th data-numeric="%d"%s>%s</th>' % (
+            num, ' class="%s"' % cls if cls else "", esc(h)) for h, num, cls in head)
+        more = ""
+        if len(files) > IO_FILE_ROWS:
+            more = '<p class="hint">The %d files with the most bytes of %d.</p>' % (
+                IO_FILE_ROWS, len(files))
+        parts.append('<h3>Files</h3><p class="hint">Time: from each operation\'s begin to '
+                     'its end; the module files the interpreter imports are one row.</p>'
+                     '<div class="table-box"><table id="io-files" class="sortable"><thead>'
+                     '<tr>%s</tr></thead><tbody>%s</tbody></table></div>%s'
+                     % (ths, "\n".join(rows), more))
+
+    def table(title, rows, label):
+        body = []
+        for r in rows:
+            rid = index.of_tree.get(r["region"].id) if r["region"] is not None else None
+            body.append('<tr%s><td class="name">%s</td><td>%s</td><td>%s</td><td>%s</td>'
+                        '<td>%s</td></tr>' % (
+                            ' data-rid="%d"' % rid if rid is not None else "", esc(r["name"]),
+                            format_count(r["calls"]), esc(format_seconds(r["time"])),
+                            nbytes(r["bytes_read"]), nbytes(r["bytes_written"])))
+        return ('<div class="top"><h3>%s</h3><table class="plain"><thead><tr><th>%s</th>'
+                '<th>calls</th><th>time</th><th>read</th><th>written</th></tr></thead>'
+                '<tbody>%s</tbody></table></div>' % (esc(title), esc(label), "".join(body)))
+    parts.append('<div class="tops">%s%s</div>' % (
+        table("I/O functions", summary["functions"], "function"),
+        table("Regions calling them", summary["callers"], "region")))
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def page(title, body, data, mode):
     """The whole document. `mode` picks the entry point of report.js."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -438,6 +535,7 @@ def report_data(exp, top=15, embed_source=True, layout="report",
     timeline = timeline_data(exp, index)
     mpi = mpi_data(exp, tree)
     show_mpi = has_mpi(exp, tree, mpi)
+    io_section = io_section_html(exp, tree, total, index)
     data = {
         "title": exp.program,
         "experiment": exp.path,
@@ -470,6 +568,7 @@ def report_data(exp, top=15, embed_source=True, layout="report",
         "tops": summary_html(tree, total, top, index),
         "table": region_table_html(tree, total, lb, index),
         "missing_timeline": missing_timeline,
+        "io_section": io_section,
     }, layout, show_mpi, timeline is not None)
     return data, body
 
@@ -511,6 +610,7 @@ function &middot; double-click: zoom to it &middot; click a lane's name: fold it
 <div id="balance-box"><canvas id="balance-canvas"></canvas></div>
 <div id="balance-table"></div></section>"""),
     "mpi": ("MPI", """<section id="mpi"><h2>MPI</h2><div id="mpi-body"></div></section>"""),
+    "io": ("I/O", """%(io_section)s"""),
     "source": ("Source", """<section id="source"><h2>Source</h2><div id="source-body"><p class="hint">Select a function
 to see its source.</p></div></section>"""),
     "config": ("Configuration", """<section id="config"><h2>Configuration</h2><div id="config-body"></div></section>"""),
@@ -519,9 +619,9 @@ to see its source.</p></div></section>"""),
 # what a cell's author looks at first on top: the flame graph, the top regions and, when
 # the cell was traced, its timeline.
 LAYOUTS = {
-    "report": ("summary", "flame", "sandwich", "regions", "timeline", "balance", "mpi",
+    "report": ("summary", "flame", "sandwich", "regions", "timeline", "balance", "mpi", "io",
                "source", "config"),
-    "inline": ("flame", "summary", "timeline", "sandwich", "regions", "balance", "mpi",
+    "inline": ("flame", "summary", "timeline", "sandwich", "regions", "balance", "mpi", "io",
                "source", "config"),
 }
 
@@ -533,8 +633,10 @@ HEADER = """
 
 def body_html(values, layout="report", show_mpi=False, has_timeline=True):
     """The page body: header, navigation and the sections in the layout's order (MPI only
-    where there was MPI; inline, a cell without a trace has its timeline note last)."""
-    order = [s for s in LAYOUTS[layout] if s != "mpi" or show_mpi]
+    where there was MPI, I/O where I/O was recorded; inline, a cell without a trace has its
+    timeline note last)."""
+    order = [s for s in LAYOUTS[layout] if (s != "mpi" or show_mpi) and
+             (s != "io" or values.get("io_section"))]
     if layout == "inline" and not has_timeline:
         order = [s for s in order if s != "timeline"] + ["timeline"]
     nav = "".join('<a href="#%s">%s</a>' % (s, SECTIONS[s][0]) for s in order)

@@ -152,6 +152,7 @@ class TraceScan:
         self.span_ns = defs["length_ns"]
         self._tree = None
         self._messages = None
+        self._io = None
 
     @property
     def events(self):
@@ -270,6 +271,30 @@ class TraceScan:
         }
         return self._messages
 
+    def io(self):
+        """The I/O the trace records (None when it has no I/O events): "targets" (one per
+        file, or per handle without a file such as a standard stream: kind, name,
+        paradigms, reads, writes, flushes, failed, bytes_read, bytes_written, ns, creates,
+        destroys, seeks, duplicates), "callers" ((target index, calling Region or None,
+        I/O function's Region or None, operations, bytes read, bytes written, ns)),
+        "calls" (calls of I/O functions) and "unknown_calls" (those without any I/O event:
+        a socket, a pipe, a descriptor closed twice or never opened)."""
+        if self._io is not None:
+            return self._io or None
+        raw = self.raw.io()
+        nregions = len(self.regions)
+
+        def region(ref):
+            return self.regions[ref] if ref is not None and ref < nregions else None
+        callers = [(t, region(r), region(f), ops, rd, wr, ns)
+                   for t, r, f, ops, rd, wr, ns in raw["callers"]]
+        self._io = {"targets": raw["targets"], "callers": callers, "calls": raw["calls"],
+                    "unknown_calls": raw["unknown_calls"]}
+        if not raw["targets"] and not raw["calls"]:
+            self._io = {}
+            return None
+        return self._io
+
     def histogram(self):
         """(calls, name bytes) as lists [depth][bucket]."""
         from scorep import _reader
@@ -310,8 +335,18 @@ def tree_from_profile(profile):
     if "min_time" in names and "max_time" in names:
         mins = profile.values("min_time", inclusive=False)
         maxs = profile.values("max_time", inclusive=False)
-    return CallTree(regions, ranks, locations, nodes, visits, incl, mins, maxs,
+    tree = CallTree(regions, ranks, locations, nodes, visits, incl, mins, maxs,
                     source="profile")
+    # Score-P's I/O metrics (SCOREP_IO_POSIX): bytes per call path, summed over locations.
+    if "io_bytes_read" in names and "io_bytes_written" in names:
+        read = profile.values("io_bytes_read", inclusive=False)
+        written = profile.values("io_bytes_written", inclusive=False)
+        tree.io_bytes = {}
+        for c in profile.cnodes:
+            r, w = sum(read[c.id]), sum(written[c.id])
+            if r or w:
+                tree.io_bytes[c.id] = (r, w)
+    return tree
 
 
 # ---- the experiment -----------------------------------------------------------------

@@ -74,10 +74,10 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "program_name", "program_args", "machine_name", "node_name",
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
-                               "line_patterns", NULL};
+                               "line_patterns", "io_posix", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
-    int mpi = 0, overwrite = 1;
+    int mpi = 0, overwrite = 1, io_posix = 0;
     double mpi_timeout = 60.0;
     unsigned long long total_memory = SP_DEFAULT_TOTAL_MEMORY;
     const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
@@ -86,14 +86,14 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     unsigned int max_depth = SP_DEFAULT_MAX_CALLPATH_DEPTH;
     PyObject *program_args = NULL;
     PyObject *line_patterns = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdO", keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOp", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
                                      &program_args, &config.machine_name, &config.node_name,
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
                                      &thread_name, &do_register, &config.filter_file, &mpi,
-                                     &overwrite, &mpi_timeout, &line_patterns))
+                                     &overwrite, &mpi_timeout, &line_patterns, &io_posix))
         return NULL;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
     if ((int)kind < 0) {
@@ -117,6 +117,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     config.mpi = mpi;
     config.overwrite = overwrite;
     config.mpi_timeout = mpi_timeout;
+    config.io_posix = io_posix;
     if (!config.program_name)
         config.program_name = "python";
 
@@ -310,6 +311,24 @@ static PyObject *py_thread_ended(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     sp_measurement_thread_ended();
+    Py_RETURN_NONE;
+}
+
+/* The tool's own work on this thread (its verbose output, its files): nothing it does in
+ * between is recorded. */
+static PyObject *py_quiet_begin(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_measurement_quiet_begin();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_quiet_end(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_measurement_quiet_end();
     Py_RETURN_NONE;
 }
 
@@ -666,6 +685,9 @@ static PyMethodDef methods[] = {
     {"registered", py_registered, METH_NOARGS, "Whether automatic instrumentation is on."},
     {"thread_begin", py_thread_begin, METH_O, "Measure the calling thread, named as given."},
     {"thread_rename", py_thread_rename, METH_O, "Rename the calling thread's location."},
+    {"quiet_begin", py_quiet_begin, METH_NOARGS,
+     "The tool's own work on this thread begins: nothing is recorded until quiet_end()."},
+    {"quiet_end", py_quiet_end, METH_NOARGS, "The tool's own work on this thread ends."},
     {"set_abort_callback", py_set_abort_callback, METH_O,
      "A callable run after MPI_Abort made the core write this rank's results."},
     {"thread_ended", py_thread_ended, METH_NOARGS,

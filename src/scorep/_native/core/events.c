@@ -287,6 +287,66 @@ void sp_mpi_collective_end(sp_location *loc, uint64_t time, sp_collective_op op,
                                           .bytes_received = received});
 }
 
+/* ---- I/O ------------------------------------------------------------------------------- */
+
+static void record_io(sp_location *loc, uint64_t time, const sp_io_event *e)
+{
+    if (stamp(loc, &time))
+        sp_substrates_io(loc, top_frame(loc), e, time);
+}
+
+void sp_io_create_handle(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                         uint32_t handle, sp_io_access_mode mode, uint32_t creation_flags,
+                         uint32_t status_flags)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_CREATE_HANDLE, .paradigm = paradigm,
+                                        .handle = handle, .mode = (uint8_t)mode,
+                                        .flags = creation_flags,
+                                        .status_flags = status_flags});
+}
+
+void sp_io_destroy_handle(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                          uint32_t handle)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_DESTROY_HANDLE, .paradigm = paradigm,
+                                        .handle = handle});
+}
+
+void sp_io_duplicate_handle(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                            uint32_t old_handle, uint32_t new_handle, uint32_t status_flags)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_DUPLICATE_HANDLE, .paradigm = paradigm,
+                                        .handle = old_handle, .new_handle = new_handle,
+                                        .status_flags = status_flags});
+}
+
+void sp_io_seek(sp_location *loc, uint64_t time, sp_io_paradigm paradigm, uint32_t handle,
+                int64_t offset, sp_io_seek_whence whence, uint64_t offset_result)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_SEEK, .paradigm = paradigm,
+                                        .handle = handle, .flags = whence, .offset = offset,
+                                        .offset_result = offset_result});
+}
+
+void sp_io_operation_begin(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                           uint32_t handle, sp_io_mode mode, uint32_t operation_flags,
+                           uint64_t bytes_request, uint64_t matching_id)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_OPERATION_BEGIN, .paradigm = paradigm,
+                                        .handle = handle, .mode = (uint8_t)mode,
+                                        .flags = operation_flags, .bytes = bytes_request,
+                                        .matching_id = matching_id});
+}
+
+void sp_io_operation_complete(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                              uint32_t handle, sp_io_mode mode, uint64_t bytes_result,
+                              uint64_t matching_id)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_OPERATION_COMPLETE, .paradigm = paradigm,
+                                        .handle = handle, .mode = (uint8_t)mode,
+                                        .bytes = bytes_result, .matching_id = matching_id});
+}
+
 /* ---- sections of threads that record without the GIL ------------------------------- */
 
 sp_location *sp_event_section_begin(void)

@@ -71,6 +71,12 @@ typedef struct sp_location {
     } rewind[SP_MAX_REWIND_DEPTH];
     uint32_t rewind_count;
 
+    /* I/O handles being created by calls on this location, innermost last: a handle made
+     * inside another's creation (the POSIX open an fopen or MPI_File_open does) gets it
+     * as its parent. Deeper nesting than this records no parent. */
+    uint32_t io_creating[4];
+    uint32_t io_creating_depth;
+
     /* Each substrate's own state of this location, in the slot core/substrates.h gives it. */
     void *substrate[SP_SUBSTRATE_SLOTS];
 } sp_location;

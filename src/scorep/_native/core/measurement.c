@@ -71,6 +71,7 @@ static void release_measurement(void)
 {
     sp_measurement *m = &sp_meas;
     sp_substrates_stop(m);
+    sp_io_registry_free(m);
     sp_locations_free(m);
     m->substrates = 0;
     free(m->output_dir);
@@ -106,6 +107,44 @@ static void register_fork_handler(void)
     (void)pthread_once(&once, register_fork_handler_once);
 }
 
+/* ---- in-core adapters ------------------------------------------------------------------ */
+
+/* Registered from library constructors, before any measurement; read-only after. Global
+ * because a constructor has no other place to announce itself. */
+static const sp_adapter_hooks *adapters[SP_MAX_ADAPTERS];
+static unsigned adapter_count;
+/* How many of them began in the running measurement (those end at its end). */
+static unsigned adapters_begun;
+
+int sp_adapter_register(const sp_adapter_hooks *hooks)
+{
+    if (adapter_count >= SP_MAX_ADAPTERS)
+        return -1;
+    adapters[adapter_count++] = hooks;
+    return 0;
+}
+
+int sp_adapters_begin(const sp_config *config, char *err, size_t errlen)
+{
+    adapters_begun = 0;
+    for (unsigned i = 0; i < adapter_count; i++) {
+        if (adapters[i]->begin && adapters[i]->begin(config, err, errlen) != 0) {
+            sp_adapters_end();
+            return -1;
+        }
+        adapters_begun = i + 1;
+    }
+    return 0;
+}
+
+void sp_adapters_end(void)
+{
+    for (unsigned i = adapters_begun; i-- > 0;)
+        if (adapters[i]->end)
+            adapters[i]->end();
+    adapters_begun = 0;
+}
+
 /* ---- start ------------------------------------------------------------------------------ */
 
 int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
@@ -122,7 +161,7 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
     m->mpi.thread_requested = m->mpi.thread_provided = -1;
     if (pthread_mutex_init(&m->locations_lock, NULL) != 0 || sp_defs_init(&m->defs) != 0 ||
         sp_chunk_pool_init(&m->pool, config->total_memory, SP_CHUNK_SIZE) != 0 ||
-        copy_config(&m->config, config) != 0) {
+        copy_config(&m->config, config) != 0 || sp_io_registry_init(m) != 0) {
         release_measurement();
         return sp_error(err, errlen, "out of memory while starting the measurement");
     }
@@ -153,6 +192,10 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
     /* With MPI the directory exists only once the ranks agreed on it. */
     if (!m->config.mpi)
         sp_substrates_output_dir_known(m->config.experiment_dir);
+    if (sp_adapters_begin(&m->config, err, errlen) != 0) {
+        release_measurement();
+        return -1;
+    }
     atomic_store(&m->state, SP_STATE_RUNNING);
     atomic_fetch_add(&m->generation, 1);
     return 0;
@@ -464,6 +507,7 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
     if (!atomic_compare_exchange_strong(&m->state, &expected, SP_STATE_FINALIZING))
         return sp_error(err, errlen, "no measurement is running");
     atomic_fetch_add(&m->generation, 1);
+    sp_adapters_end();
     wait_for_sections(m);
     sp_clock_take_anchor(&m->end);
     uint64_t end_time = m->end.ticks;
@@ -518,6 +562,7 @@ void sp_measurement_cancel(void)
     if (!atomic_compare_exchange_strong(&sp_meas.state, &expected, SP_STATE_FINALIZING))
         return;
     atomic_fetch_add(&sp_meas.generation, 1);
+    sp_adapters_end();
     wait_for_sections(&sp_meas);
     release_measurement();
     sp_meas.grouped = false;

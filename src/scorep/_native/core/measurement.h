@@ -43,6 +43,7 @@ typedef struct sp_config {
     const char *node_name;
     const char *creator;
     const char *filter_file; /* SCOREP_FILTERING_FILE; NULL or "" for none */
+    bool io_posix;           /* SCOREP_IO_POSIX: record POSIX and ISO C I/O calls */
 } sp_config;
 
 /* The defaults of the configuration; the bindings override what the user set. */
@@ -137,6 +138,7 @@ typedef struct sp_measurement {
         char error[512];
     } mpi;
     char *output_dir; /* where this measurement writes (a rank's own part when ranks failed) */
+    struct sp_io_registry *io; /* native I/O handles bound to defined ones (core/io.h) */
 } sp_measurement;
 
 /* The one measurement of this process. Global because adapters are entered from
@@ -225,6 +227,38 @@ static inline uint32_t sp_measurement_generation(void)
 static inline bool sp_location_cache_valid(void)
 {
     return sp_thread.generation == atomic_load_explicit(&sp_meas.generation, memory_order_relaxed);
+}
+
+/* Adapters compiled into the core library (adapters/<name>/, other than python and mpi)
+ * take part in every measurement's life cycle through these hooks, as Score-P's subsystems
+ * do: the core calls what was registered and never names an adapter. An adapter registers
+ * once, from a constructor of the library. */
+typedef struct sp_adapter_hooks {
+    const char *name;
+    /* The measurement is about to run (definitions exist, no location yet): set up what
+     * records. Returns 0, or -1 with one line in err (the start fails). */
+    int (*begin)(const sp_config *config, char *err, size_t errlen);
+    /* The measurement stops recording (finalize, cancel): undo what begin set up. Events
+     * that still arrive find no running measurement. */
+    void (*end)(void);
+} sp_adapter_hooks;
+
+#define SP_MAX_ADAPTERS 8
+
+/* Returns 0, or -1 when SP_MAX_ADAPTERS are registered already. */
+int sp_adapter_register(const sp_adapter_hooks *hooks);
+
+/* The calling thread does the tool's own work (its verbose output, its files) until the
+ * matching end: nothing it does meanwhile is recorded (calls, I/O). Nests. */
+static inline void sp_measurement_quiet_begin(void)
+{
+    sp_thread.busy++;
+}
+
+static inline void sp_measurement_quiet_end(void)
+{
+    if (sp_thread.busy)
+        sp_thread.busy--;
 }
 
 /* Sizes of the measurement's memory and records that the tools' models need (scorep-score

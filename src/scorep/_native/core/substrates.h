@@ -170,6 +170,19 @@ static inline void sp_substrates_mpi(sp_location *loc, const sp_frame *top, cons
         sp_profile_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent, e->bytes_received);
 }
 
+/* An I/O event: the trace keeps it, the profile adds the bytes a read or write moved to
+ * `top` (the I/O call) under its paradigm. */
+static inline void sp_substrates_io(sp_location *loc, const sp_frame *top, const sp_io_event *e,
+                                    uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_io(sp_trace_of(loc), time, e);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && e->kind == SP_IO_OPERATION_COMPLETE &&
+        e->mode != SP_IO_MODE_FLUSH && e->bytes != SP_IO_UNKNOWN_BYTES)
+        sp_profile_io_bytes(sp_profile_of(loc), top->callpath, (sp_io_paradigm)e->paradigm,
+                            (sp_io_mode)e->mode, e->bytes);
+}
+
 /* A line of a chosen function ran `hits` more times for `duration` more ticks. */
 static inline void sp_substrates_line(sp_location *loc, uint32_t region, uint32_t line,
                                       uint32_t hits, uint64_t duration)

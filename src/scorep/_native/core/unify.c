@@ -10,6 +10,26 @@
 
 /* ---- what a rank reports -------------------------------------------------------------- */
 
+static void serialize_io(const sp_defs *d, sp_buffer *b)
+{
+    sp_buffer_u32(b, d->io_paradigms_used);
+    sp_buffer_u32(b, d->io_file_count);
+    for (uint32_t i = 0; i < d->io_file_count; i++)
+        sp_buffer_u32(b, d->io_files[i].name);
+    sp_buffer_u32(b, d->io_handle_count);
+    for (uint32_t i = 0; i < d->io_handle_count; i++) {
+        const sp_io_handle *h = &d->io_handles[i];
+        sp_buffer_u32(b, h->name);
+        sp_buffer_u32(b, h->file);
+        sp_buffer_u32(b, h->parent);
+        sp_buffer_u32(b, h->comm);
+        sp_buffer_u32(b, h->unify_key);
+        sp_buffer_u32(b, (uint32_t)h->paradigm | (uint32_t)h->flags << 8 |
+                             (uint32_t)h->access_mode << 16);
+        sp_buffer_u32(b, h->status_flags);
+    }
+}
+
 static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_buffer *b)
 {
     sp_buffer_u32(b, (uint32_t)d->strings.count);
@@ -39,6 +59,7 @@ static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_bu
         sp_buffer_u32(b, c->size);
         sp_buffer_put(b, c->members, c->size * sizeof *c->members);
     }
+    serialize_io(d, b);
     sp_buffer_u32(b, mine->rank);
     sp_buffer_u32(b, mine->name);
     sp_buffer_u32(b, mine->host);
@@ -59,7 +80,10 @@ static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_bu
 
 typedef struct {
     sp_u64map region_index; /* hash of a region's identity -> global region (probed) */
+    sp_u64map io_unified_handles; /* (paradigm, unify key, name) -> global handle */
 } merge_state;
+
+
 
 static uint64_t region_hash(const sp_region *r)
 {
@@ -79,6 +103,69 @@ static bool same_region(const sp_region *a, const sp_region *b)
 static uint32_t global_string(const uint32_t *map, uint32_t count, uint32_t local)
 {
     return local < count ? map[local] : 0;
+}
+
+/* A rank's I/O files and handles into the global definitions: files are one per path,
+ * handles one per process except those with a unify key (the standard streams). */
+static int merge_io(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *maps,
+                    const uint32_t *smap, uint32_t nstrings, const uint32_t *cmap,
+                    uint32_t ncomms)
+{
+    sp_defs *g = &u->global;
+    g->io_paradigms_used |= sp_reader_u32(r);
+    uint32_t nfiles = sp_reader_u32(r);
+    if (r->failed || nfiles > r->size / 4)
+        return -1;
+    uint32_t *fmap = malloc((nfiles ? nfiles : 1) * sizeof *fmap);
+    if (!fmap)
+        return -1;
+    sp_buffer_u32(maps, nfiles);
+    for (uint32_t i = 0; i < nfiles && !r->failed; i++) {
+        fmap[i] = sp_defs_io_file(g, sp_defs_str(g, global_string(smap, nstrings,
+                                                                      sp_reader_u32(r))));
+        sp_buffer_u32(maps, fmap[i]);
+    }
+    uint32_t nhandles = sp_reader_u32(r);
+    if (r->failed || nhandles > r->size / 28) {
+        free(fmap);
+        return -1;
+    }
+    uint32_t *hmap = malloc((nhandles ? nhandles : 1) * sizeof *hmap);
+    if (!hmap) {
+        free(fmap);
+        return -1;
+    }
+    sp_buffer_u32(maps, nhandles);
+    int status = 0;
+    for (uint32_t i = 0; i < nhandles && !r->failed && status == 0; i++) {
+        uint32_t name = global_string(smap, nstrings, sp_reader_u32(r));
+        uint32_t file = sp_reader_u32(r), parent = sp_reader_u32(r), comm = sp_reader_u32(r);
+        uint32_t unify_key = sp_reader_u32(r), bits = sp_reader_u32(r);
+        sp_io_handle h = {
+            .file = file < nfiles ? fmap[file] : SP_NO_ID,
+            .parent = parent < i ? hmap[parent] : SP_NO_ID,
+            .comm = comm < ncomms ? cmap[comm] : SP_NO_ID,
+            .unify_key = unify_key,
+            .paradigm = bits & 0xff,
+            .flags = (bits >> 8) & 0xff,
+            .access_mode = (bits >> 16) & 0xff,
+            .status_flags = sp_reader_u32(r),
+        };
+        uint64_t key = (uint64_t)name | (uint64_t)(unify_key & 0xffffff) << 32 |
+                       (uint64_t)h.paradigm << 56;
+        uint32_t id = unify_key ? sp_u64map_get(&st->io_unified_handles, key) : SP_NO_ID;
+        if (id == SP_NO_ID) {
+            id = sp_defs_io_handle(g, &h, sp_defs_str(g, name));
+            if (id == SP_NO_ID ||
+                (unify_key && sp_u64map_put(&st->io_unified_handles, key, id) != 0))
+                status = -1;
+        }
+        hmap[i] = id;
+        sp_buffer_u32(maps, id);
+    }
+    free(fmap);
+    free(hmap);
+    return r->failed ? -1 : status;
 }
 
 /* Merges one rank's report into the global definitions; its maps go into `maps`. */
@@ -138,6 +225,12 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
 
     uint32_t ncomms = sp_reader_u32(r);
     sp_buffer_u32(maps, ncomms);
+    uint32_t *cmap = r->failed || ncomms > r->size / 8 ? NULL
+                                                       : malloc((ncomms ? ncomms : 1) * sizeof *cmap);
+    if (!cmap) {
+        free(smap);
+        return -1;
+    }
     for (uint32_t i = 0; i < ncomms && !r->failed; i++) {
         uint64_t key = sp_reader_u64(r);
         uint32_t kind = sp_reader_u32(r);
@@ -146,13 +239,20 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
         uint32_t *members = malloc((size ? size : 1) * sizeof *members);
         if (!members) {
             free(smap);
+            free(cmap);
             return -1;
         }
         for (uint32_t k = 0; k < size; k++)
             members[k] = sp_reader_u32(r);
-        sp_buffer_u32(maps, sp_defs_comm(g, key, (sp_comm_kind)kind, size, members,
-                                         sp_defs_str(g, name)));
+        cmap[i] = sp_defs_comm(g, key, (sp_comm_kind)kind, size, members, sp_defs_str(g, name));
+        sp_buffer_u32(maps, cmap[i]);
         free(members);
+    }
+    int io_status = merge_io(u, st, r, maps, smap, nstrings, cmap, ncomms);
+    free(cmap);
+    if (io_status != 0) {
+        free(smap);
+        return -1;
     }
 
     rank_out->rank = sp_reader_u32(r);
@@ -245,6 +345,10 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     }
     if (root) {
         st_ready = sp_u64map_init(&st.region_index, 256) == 0;
+        if (st_ready && sp_u64map_init(&st.io_unified_handles, 16) != 0) {
+            sp_u64map_free(&st.region_index);
+            st_ready = false;
+        }
         maps = calloc(nranks, sizeof *maps);
         u->ranks = calloc(nranks, sizeof *u->ranks);
         if (!st_ready || !maps || !u->ranks) {
@@ -281,7 +385,10 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     u->region_map = read_map(&reader, &u->region_count);
     u->parameter_map = read_map(&reader, &u->parameter_count);
     u->comm_map = read_map(&reader, &u->comm_count);
-    if (reader.failed || !u->string_map || !u->region_map || !u->parameter_map || !u->comm_map) {
+    u->io_file_map = read_map(&reader, &u->io_file_count);
+    u->io_handle_map = read_map(&reader, &u->io_handle_count);
+    if (reader.failed || !u->string_map || !u->region_map || !u->parameter_map || !u->comm_map ||
+        !u->io_file_map || !u->io_handle_map) {
         snprintf(err, errlen, "the unified definitions arrived damaged");
         goto out;
     }
@@ -291,8 +398,10 @@ out:
         for (uint32_t r = 0; r < nranks; r++)
             sp_buffer_free(&maps[r]);
     free(maps);
-    if (st_ready)
+    if (st_ready) {
         sp_u64map_free(&st.region_index);
+        sp_u64map_free(&st.io_unified_handles);
+    }
     sp_buffer_free(&local);
     free(all);
     free(my_maps);
@@ -313,5 +422,7 @@ void sp_unified_free(sp_unified *u)
     free(u->region_map);
     free(u->parameter_map);
     free(u->comm_map);
+    free(u->io_file_map);
+    free(u->io_handle_map);
     memset(u, 0, sizeof *u);
 }

@@ -46,6 +46,8 @@ typedef struct sp_unified {
     /* This rank's local -> global maps. */
     uint32_t *string_map, *region_map, *parameter_map, *comm_map;
     uint32_t string_count, region_count, parameter_count, comm_count;
+    uint32_t *io_file_map, *io_handle_map;
+    uint32_t io_file_count, io_handle_count;
 } sp_unified;
 
 /* Collective over the group `ipc`. `defs` and `mine` are this process's definitions and

@@ -417,6 +417,21 @@ static int validate(const char *path, const cube_profile *p, char *err, size_t e
                     m->uniq_name);
             return -1;
         }
+        if (m->child_of > i) {
+            set_err(err, errlen, "%s: metric %s comes before its parent", path, m->uniq_name);
+            return -1;
+        }
+        /* Preorder: everything between the parent and this metric lies below the parent. */
+        for (size_t j = m->child_of; m->child_of && j < i; j++) {
+            uint32_t a = p->metrics[j].child_of;
+            while (a && a != m->child_of)
+                a = p->metrics[a - 1].child_of;
+            if (a != m->child_of) {
+                set_err(err, errlen, "%s: metric %s is not in preorder of the metric tree",
+                        path, m->uniq_name);
+                return -1;
+            }
+        }
         for (size_t j = 0; j < i; j++) {
             if (strcmp(p->metrics[j].uniq_name, m->uniq_name) == 0) {
                 set_err(err, errlen, "%s: metrics %zu and %zu are both named %s", path, j, i,
@@ -622,8 +637,16 @@ static void write_anchor(writer *w, const cube_profile *p, const uint32_t *deep,
         write_attr(w, p->attrs[i].key, p->attrs[i].value);
 
     w_str(w, "<metrics>\n");
+    /* The metric tree: each <metric> stays open while its children (which follow it in
+     * preorder) are written inside it. `open_elements` counts the open ancestors of the next one. */
+    size_t open_elements = 0;
     for (size_t i = 0; i < p->nmetrics; i++) {
         const cube_metric *m = &p->metrics[i];
+        size_t depth = 0;
+        for (uint32_t a = m->child_of; a; a = p->metrics[a - 1].child_of)
+            depth++;
+        for (; open_elements > depth; open_elements--)
+            w_str(w, "</metric>\n");
         w_printf(w, "<metric id=\"%zu\" type=\"%s\">\n", i,
                  m->type == CUBE_INCLUSIVE ? "INCLUSIVE" : "EXCLUSIVE");
         w_elem(w, "disp_name", m->disp_name ? m->disp_name : m->uniq_name);
@@ -632,8 +655,10 @@ static void write_anchor(writer *w, const cube_profile *p, const uint32_t *deep,
         w_elem(w, "uom", m->uom);
         w_elem(w, "url", m->url);
         w_elem(w, "descr", m->description);
-        w_str(w, "</metric>\n");
+        open_elements++;
     }
+    for (; open_elements > 0; open_elements--)
+        w_str(w, "</metric>\n");
     w_str(w, "</metrics>\n<program>\n");
 
     for (size_t i = 0; i < p->nregions; i++) {

@@ -79,6 +79,11 @@ typedef struct {
     const char *description; /* <descr>; NULL = "" */
     cube_dtype dtype;        /* value type of the row buffers and the file */
     cube_metric_type type;   /* INCLUSIVE may not be MINDOUBLE/MAXDOUBLE (CubeW rejects it) */
+    /* 0: a top-level metric; else 1 + the index of its parent in the metric tree (the
+     * <metric> it is nested in). Metrics are given in preorder of that tree: a child comes
+     * after its parent and its parent's earlier children, so that ids follow document
+     * order. */
+    uint32_t child_of;
 } cube_metric;
 
 /* A system-tree node below the single machine root (class "node"), e.g. "node host1".

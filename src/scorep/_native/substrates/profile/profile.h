@@ -61,6 +61,7 @@ typedef struct sp_profile_location {
     uint64_t folded_calls;      /* deeper than the depth limit */
     uint64_t dropped_calls;     /* no node: the memory budget was used up */
     uint64_t folded_parameters; /* beyond SP_PROFILE_MAX_PARAMETER_VALUES */
+    struct sp_profile_io *io;   /* bytes of I/O calls per node (io.c), NULL before the first */
 } sp_profile_location;
 
 static inline sp_profile_node *sp_profile_node_at(sp_profile_location *p, uint32_t index)
@@ -150,5 +151,16 @@ static inline void sp_profile_bytes(sp_profile_location *p, uint32_t node, uint6
     n->bytes_sent += sent;
     n->bytes_received += received;
 }
+
+/* Bytes a read or write of `paradigm` moved, at `node` (the I/O call): Score-P's
+ * io_bytes_read / io_bytes_written metrics. Kept apart from the nodes (few call paths do
+ * I/O); out of memory, the bytes are not counted. */
+void sp_profile_io_bytes(sp_profile_location *p, uint32_t node, sp_io_paradigm paradigm,
+                         sp_io_mode mode, uint64_t bytes);
+
+/* I/O bytes of a node for the writer: bytes[paradigm][mode] (read 0, write 1); false when
+ * the node did none. */
+bool sp_profile_io_of(const sp_profile_location *p, uint32_t node,
+                      uint64_t bytes[SP_IO_PARADIGM_COUNT][2]);
 
 #endif

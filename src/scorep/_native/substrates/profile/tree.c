@@ -132,6 +132,7 @@ void sp_profile_location_free(sp_location *loc)
     free(p->blocks);
     if (p->children.keys)
         sp_u64map_free(&p->children);
+    sp_profile_io_free(p);
     free(p);
     loc->substrate[sp_profile.slot] = NULL;
 }

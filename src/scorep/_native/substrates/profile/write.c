@@ -2,6 +2,7 @@
  * (or the process alone) merges them by call path and writes profile.cubex. */
 #include "substrates/profile/profile_internal.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,18 @@ typedef struct {
     double time, min_time, max_time; /* seconds */
 } flat_node;
 
+/* The I/O bytes of one node of a column: bytes[paradigm][read, write]. */
+typedef struct {
+    uint64_t bytes[SP_IO_PARADIGM_COUNT][2];
+} io_bytes;
+
 typedef struct {
     uint32_t rank_index; /* into the unified ranks */
     uint32_t name;       /* global string */
     uint32_t count;
     flat_node *nodes;
+    io_bytes *io;        /* the I/O bytes of nodes that did I/O */
+    uint32_t *io_of;     /* per node: index into io, SP_NO_ID for none (NULL: no I/O) */
 } column;
 
 static void finish_root(sp_location *loc, uint64_t duration)
@@ -75,6 +83,7 @@ static void serialize_trees(sp_measurement *m, const sp_unified *u, double secon
             sp_buffer_f64(b, visited && n->min_time != UINT64_MAX ? (double)n->min_time * seconds_per_tick : 0.0);
             sp_buffer_f64(b, visited ? (double)n->max_time * seconds_per_tick : 0.0);
         }
+        sp_profile_io_serialize(p, b);
     }
 }
 
@@ -86,6 +95,7 @@ typedef struct {
     uint32_t ncolumns;
     uint32_t *unified_to_local; /* [cnode * ncolumns + column], SP_PROFILE_NO_NODE = none */
     const sp_defs *global;
+    const uint32_t *metric_kind; /* per metric of the file: what fill_row writes */
 } unified_tree;
 
 static uint64_t identity_hash(int64_t parent, const flat_node *n)
@@ -159,14 +169,38 @@ static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 }
 
 enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTES_SENT,
-       METRIC_BYTES_RECEIVED };
+       METRIC_BYTES_RECEIVED,
+       /* I/O: + mode (0 read, 1 write) for all paradigms, + 2 * (1 + paradigm) + mode for
+        * one paradigm */
+       METRIC_IO };
 
-static int fill_row(void *user, uint32_t metric, uint32_t cnode, void *out)
+/* Score-P's io_bytes_* metric of `kind` (>= METRIC_IO) at a node. */
+static uint64_t io_value(const column *col, uint32_t local, uint32_t kind)
+{
+    if (!col->io_of || col->io_of[local] == SP_NO_ID)
+        return 0;
+    const io_bytes *b = &col->io[col->io_of[local]];
+    uint32_t k = kind - METRIC_IO;
+    uint32_t mode = k % 2;
+    if (k >= 2)
+        return b->bytes[k / 2 - 1][mode];
+    uint64_t sum = 0;
+    for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
+        sum += b->bytes[p][mode];
+    return sum;
+}
+
+static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out)
 {
     unified_tree *u = user;
+    uint32_t metric = u->metric_kind[metric_index];
     for (uint32_t l = 0; l < u->ncolumns; l++) {
         uint32_t local = u->unified_to_local[(size_t)cnode * u->ncolumns + l];
         const flat_node *n = local == SP_PROFILE_NO_NODE ? NULL : &u->columns[l].nodes[local];
+        if (metric >= METRIC_IO) {
+            ((uint64_t *)out)[l] = n ? io_value(&u->columns[l], local, metric) : 0;
+            continue;
+        }
         switch (metric) {
         case METRIC_VISITS: ((uint64_t *)out)[l] = n ? n->visits : 0; break;
         case METRIC_BYTES_SENT: ((uint64_t *)out)[l] = n ? n->bytes_sent : 0; break;
@@ -202,10 +236,36 @@ static const char *role_name(uint8_t role)
     case SP_ROLE_COLL_ALL2ONE: return "all2one";
     case SP_ROLE_COLL_ALL2ALL: return "all2all";
     case SP_ROLE_COLL_OTHER: return "other collective";
-    case SP_ROLE_FILE_IO: return "file io";
+    case SP_ROLE_FILE_IO: return "file_io";             /* Score-P's spellings */
     case SP_ROLE_CODE: return "code";
+    case SP_ROLE_FILE_IO_METADATA: return "file_io metadata";
     }
     return "unknown";
+}
+
+/* A column's I/O bytes (sp_profile_io_serialize wrote them). */
+static int read_io(column *col, sp_reader *rd)
+{
+    uint32_t count = sp_reader_u32(rd);
+    if (rd->failed || count > col->count)
+        return -1;
+    if (!count)
+        return 0;
+    col->io = calloc(count, sizeof *col->io);
+    col->io_of = malloc((col->count ? col->count : 1) * sizeof *col->io_of);
+    if (!col->io || !col->io_of)
+        return -1;
+    memset(col->io_of, 0xff, (col->count ? col->count : 1) * sizeof *col->io_of);
+    for (uint32_t e = 0; e < count; e++) {
+        uint32_t node = sp_reader_u32(rd);
+        for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
+            for (int mode = 0; mode < 2; mode++)
+                col->io[e].bytes[p][mode] = sp_reader_u64(rd);
+        if (rd->failed || node >= col->count)
+            return -1;
+        col->io_of[node] = e;
+    }
+    return 0;
 }
 
 /* Reads every rank's report into columns (rank-major, as the location ids go). */
@@ -226,6 +286,8 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
         for (uint32_t l = 0; l < nlocs; l++) {
             column *col = &t->columns[t->ncolumns];
             col->rank_index = r;
+            col->io = NULL;
+            col->io_of = NULL;
             col->name = sp_reader_u32(&rd);
             col->count = sp_reader_u32(&rd);
             if (rd.failed || col->count > rd.size / 8)
@@ -250,11 +312,56 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
                 if (n->parent != SP_PROFILE_NO_NODE && n->parent >= i)
                     return -1; /* parents come before their children */
             }
-            if (rd.failed)
+            if (rd.failed || read_io(col, &rd) != 0)
                 return -1;
         }
     }
     return 0;
+}
+
+/* Score-P's I/O metrics when I/O was recorded: io_bytes_read and io_bytes_written (all
+ * paradigms), each with a child metric per paradigm that moved bytes, named after the
+ * paradigm ("POSIX I/O"; unique name "io_bytes_read::POSIX_I_O", as Score-P's CUBE writer
+ * makes it). As in Score-P, a parent holds the total and each child its paradigm's part.
+ * Returns the new number of metrics. */
+static size_t add_io_metrics(const sp_defs *g, const unified_tree *t, cube_metric *metrics,
+                             uint32_t *metric_kind, size_t n,
+                             char names[2 * SP_IO_PARADIGM_COUNT][96])
+{
+    if (!g->io_paradigms_used)
+        return n;
+    bool moved[SP_IO_PARADIGM_COUNT] = {false};
+    for (uint32_t l = 0; l < t->ncolumns; l++)
+        for (uint32_t e = 0; t->columns[l].io && e < t->columns[l].count; e++) {
+            if (!t->columns[l].io_of || t->columns[l].io_of[e] == SP_NO_ID)
+                continue;
+            const io_bytes *b = &t->columns[l].io[t->columns[l].io_of[e]];
+            for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
+                moved[p] = moved[p] || b->bytes[p][0] || b->bytes[p][1];
+        }
+    static const char *const totals[2] = {"io_bytes_read", "io_bytes_written"};
+    static const char *const descriptions[2] = {"I/O bytes read", "I/O bytes written"};
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        size_t parent = n;
+        metrics[n] = (cube_metric){totals[mode], totals[mode], "bytes", "", descriptions[mode],
+                                   CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0};
+        metric_kind[n++] = METRIC_IO + mode;
+        for (uint32_t p = 0; p < SP_IO_PARADIGM_COUNT; p++) {
+            if (!moved[p])
+                continue;
+            char *uniq = names[2 * p + mode];
+            int len = snprintf(uniq, 96, "%s::%s", totals[mode], sp_io_paradigms[p].name);
+            /* CubePL names: letters, digits, ':', '_' and '='; anything else becomes '_'. */
+            for (int c = 0; c < len && c < 95; c++)
+                if (!isalnum((unsigned char)uniq[c]) && !strchr(":_=", uniq[c]))
+                    uniq[c] = '_';
+            metrics[n] = (cube_metric){uniq, sp_io_paradigms[p].name, "bytes", "",
+                                       descriptions[mode], CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE,
+                                       (uint32_t)parent + 1};
+            metric_kind[n++] = METRIC_IO + 2 * (1 + p) + mode;
+        }
+    }
+    return n;
 }
 
 static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, const char *dir,
@@ -295,19 +402,30 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         for (uint32_t i = 0; i < t->columns[l].count && !communication; i++)
             communication = t->columns[l].nodes[i].bytes_sent || t->columns[l].nodes[i].bytes_received;
     }
-    static const cube_metric metrics[] = {
+    static const cube_metric base_metrics[] = {
         {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits", "Number of visits",
-         CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+         CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
         {"time", "Time", "sec", "@mirror@scorep_metrics.html#time", "Total CPU allocation time",
-         CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE},
+         CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
         {"min_time", "Minimum Inclusive Time", "sec", "@mirror@scorep_metrics.html#time_min_incl",
-         "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE},
+         "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE, 0},
         {"max_time", "Maximum Inclusive Time", "sec", "@mirror@scorep_metrics.html#time_max_incl",
-         "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE},
-        {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+         "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE, 0},
+        {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
         {"bytes_received", "bytes_received", "bytes", "", "Bytes received", CUBE_DTYPE_UINT64,
-         CUBE_EXCLUSIVE},
+         CUBE_EXCLUSIVE, 0},
     };
+    cube_metric metrics[6 + 2 + 2 * SP_IO_PARADIGM_COUNT];
+    uint32_t metric_kind[sizeof metrics / sizeof metrics[0]];
+    char io_names[2 * SP_IO_PARADIGM_COUNT][96];
+    /* bytes_sent / bytes_received only when there was communication, as Score-P */
+    size_t nmetrics = communication ? 6 : 4;
+    for (size_t i = 0; i < nmetrics; i++) {
+        metrics[i] = base_metrics[i];
+        metric_kind[i] = (uint32_t)i;
+    }
+    nmetrics = add_io_metrics(g, t, metrics, metric_kind, nmetrics, io_names);
+    t->metric_kind = metric_kind;
     char depth_text[32];
     snprintf(depth_text, sizeof depth_text, "%u", m->config.max_callpath_depth);
     cube_attr attrs[] = {
@@ -324,8 +442,7 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         .cnodes = t->cnodes,
         .ncnodes = t->count,
         .metrics = metrics,
-        /* bytes_sent / bytes_received only when there was communication, as Score-P */
-        .nmetrics = communication ? 6 : 4,
+        .nmetrics = nmetrics,
         .nodes = nodes,
         .nnodes = u->node_count,
         .groups = groups,
@@ -406,8 +523,11 @@ out:
     for (uint32_t l = 0; maps && l < t.ncolumns; l++)
         free(maps[l]);
     free(maps);
-    for (uint32_t l = 0; l < t.ncolumns; l++)
+    for (uint32_t l = 0; l < t.ncolumns; l++) {
         free(t.columns[l].nodes);
+        free(t.columns[l].io);
+        free(t.columns[l].io_of);
+    }
     free(t.columns);
     free(t.cnodes);
     free(t.unified_to_local);

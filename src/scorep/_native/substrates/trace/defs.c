@@ -19,6 +19,7 @@ static OTF2_RegionRole otf2_role(uint8_t role)
     case SP_ROLE_COLL_OTHER: return OTF2_REGION_ROLE_COLL_OTHER;
     case SP_ROLE_FILE_IO: return OTF2_REGION_ROLE_FILE_IO;
     case SP_ROLE_CODE: return OTF2_REGION_ROLE_CODE;
+    case SP_ROLE_FILE_IO_METADATA: return OTF2_REGION_ROLE_FILE_IO_METADATA;
     }
     return OTF2_REGION_ROLE_UNKNOWN;
 }
@@ -29,7 +30,7 @@ static OTF2_Paradigm otf2_paradigm(uint8_t paradigm)
     case SP_PARADIGM_USER: return OTF2_PARADIGM_USER;
     case SP_PARADIGM_MEASUREMENT: return OTF2_PARADIGM_MEASUREMENT_SYSTEM;
     case SP_PARADIGM_MPI: return OTF2_PARADIGM_MPI;
-    case SP_PARADIGM_IO: return OTF2_PARADIGM_UNKNOWN;
+    case SP_PARADIGM_IO: return OTF2_PARADIGM_NONE; /* as Score-P writes its I/O regions */
     }
     return OTF2_PARADIGM_UNKNOWN;
 }
@@ -57,6 +58,12 @@ static OTF2_ErrorCode write_map(OTF2_DefWriter *dw, OTF2_MappingType type, const
     return s;
 }
 
+OTF2_ErrorCode sp_trace_write_map(OTF2_DefWriter *dw, OTF2_MappingType type,
+                                  const uint32_t *map, uint32_t count)
+{
+    return write_map(dw, type, map, count);
+}
+
 static int write_location_definitions(sp_measurement *m, OTF2_DefWriter *dw, const sp_unified *u,
                                       char *err, size_t errlen)
 {
@@ -71,7 +78,8 @@ static int write_location_definitions(sp_measurement *m, OTF2_DefWriter *dw, con
                                  u->parameter_count),
                        "WriteMappingTable", err, errlen) != 0 ||
         sp_trace_check(write_map(dw, OTF2_MAPPING_COMM, u->comm_map, u->comm_count),
-                       "WriteMappingTable", err, errlen) != 0)
+                       "WriteMappingTable", err, errlen) != 0 ||
+        sp_trace_write_io_mappings(dw, u, err, errlen) != 0)
         return -1;
     if (!sp_trace.collective)
         return 0;
@@ -259,7 +267,7 @@ static int write_communicators(OTF2_GlobalDefWriter *gw, const sp_unified *u,
 static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err, size_t errlen)
 {
     extra_strings x = {0};
-    if (intern_extra_strings(m, u, &x) != 0) {
+    if (intern_extra_strings(m, u, &x) != 0 || sp_trace_intern_io_strings(&u->global) != 0) {
         free(x.levels);
         return sp_error(err, errlen, "out of memory while writing the trace definitions");
     }
@@ -290,6 +298,7 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
     if (write_system_tree(gw, u, &x, err, errlen) != 0 ||
         write_regions_and_parameters(gw, g, err, errlen) != 0 ||
         write_communicators(gw, u, &x, err, errlen) != 0 ||
+        sp_trace_write_io_definitions(gw, u, err, errlen) != 0 ||
         sp_trace_check(OTF2_Archive_CloseGlobalDefWriter(sp_trace.archive, gw),
                        "CloseGlobalDefWriter", err, errlen) != 0)
         goto out;

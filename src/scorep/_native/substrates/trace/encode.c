@@ -135,8 +135,13 @@ static unsigned record_length(uint32_t kind)
     case SP_REC_MPI_COLLECTIVE_END:
         return 3;
     default:
-        return 2;
+        return sp_trace_is_io_record(kind) ? sp_trace_io_record_length(kind) : 2;
     }
+}
+
+static bool is_mpi_record(uint32_t kind)
+{
+    return kind >= SP_REC_MPI_SEND && kind <= SP_REC_MPI_COLLECTIVE_END;
 }
 
 OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_record *r,
@@ -147,7 +152,7 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
         uint64_t t = to_ns(r->time);
-        if (r->kind >= SP_REC_MPI_SEND && !sp_trace.collective)
+        if (is_mpi_record(r->kind) && !sp_trace.collective)
             continue; /* a process's own part of an experiment cannot define its peers:
                        * only its MPI calls (regions) remain */
         OTF2_ErrorCode s;
@@ -197,7 +202,11 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
             s = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, collective_op(q->a), r->ref,
                                                 collective_root(q->b), p->a, p->b);
             break;
-        default: return OTF2_ERROR_INVALID_DATA;
+        default:
+            if (!sp_trace_is_io_record(r->kind))
+                return OTF2_ERROR_INVALID_DATA;
+            s = sp_trace_encode_io(w, r, t);
+            break;
         }
         /* After a failed write (full disk, file size limit) the writer's buffer is
          * unusable: writing on would crash inside OTF2. */
