@@ -102,6 +102,12 @@ def test_measurement_off_region(python, tmp_path):
     est = score.estimate(profile)
     real = evt_sizes(exp)
     assert est.scenario.location_bytes[0] == pytest.approx(real[0], rel=0.01)
+    # The report shows it (from the profile alone here).
+    report = subprocess.run([PYTHON, "-m", "scorep.report", str(exp / "profile.cubex")],
+                            env=scorep_env(), capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    assert re.search(r"MEASUREMENT OFF\n", report.stdout)
+    assert "recording was switched off 2 time(s) for " in report.stdout
     # ProgramBegin carries the process id (no thread id: it began on the main thread).
     import otf2
     with otf2.reader.open(str(exp / "traces.otf2")) as reader:

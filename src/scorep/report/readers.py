@@ -531,6 +531,16 @@ class Experiment:
             if bad or open_:
                 facts.append(("warn", "%d leave(s) without an enter and %d call(s) never "
                               "left (closed at the end of their thread)" % (bad, open_)))
+        if scan is None and self.profile is not None:
+            # Without a trace the profile's MEASUREMENT OFF call paths tell the same.
+            off = [c for c in self.profile.cnodes if c.region.name == "MEASUREMENT OFF"]
+            if off:
+                visits = self.profile.values("visits", inclusive=False)
+                incl = self.profile.values("time", inclusive=True)
+                facts.append(("info", "recording was switched off %d time(s) for %s in "
+                              "total (MEASUREMENT OFF in the profile)" % (
+                                  sum(sum(visits[c.id]) for c in off),
+                                  format_seconds(sum(sum(incl[c.id]) for c in off)))))
         tree = self._tree
         if tree is not None and len(tree.roots) == 1 and tree.roots[0].region.kind == "measurement":
             root = tree.roots[0]
