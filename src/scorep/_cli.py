@@ -351,12 +351,15 @@ def main(argv=None):
         report_uncaught(exc_type, exc, None)
         sys.exit(1)
 
+    # The program root is named like Score-P names the executable: its base name, with the
+    # full path and the arguments in ProgramBegin and the root's canonical name.
     if opts.mode == "script":
         program_name = os.path.basename(opts.target)
+        program_path = os.path.abspath(opts.target)
     elif opts.mode == "module":
-        program_name = "python -m " + opts.target
+        program_name = program_path = "python -m " + opts.target
     else:
-        program_name = "python -c"
+        program_name = program_path = "python -c"
     mpi = opts.mpp == "mpi" or (opts.mpp is None and _mpi.under_launcher())
     try:
         if opts.mpp == "mpi":
@@ -365,8 +368,8 @@ def main(argv=None):
             _mpi.load_on_import()
         summary = opts.summary or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
         measurement = _measurement.Measurement(config, opts.instrumenter, program_name,
-                                               sys.argv, summary=summary,
-                                               mpi=mpi).start(register=False)
+                                               opts.args, summary=summary, mpi=mpi,
+                                               program_path=program_path).start(register=False)
     except MeasurementError as error:  # MPIError too
         fail(str(error), error.status)
     except OSError as error:

@@ -138,7 +138,7 @@ class Measurement:
 
     def __init__(self, config, instrumenter="default", program_name="python", program_args=(),
                  all_threads=True, verbose_stream=None, exclude_dirs=(), summary=False,
-                 mpi=False):
+                 mpi=False, program_path=None):
         self.config = config
         name = default_instrumenter() if instrumenter == "default" else instrumenter
         self.instrumenter = INSTRUMENTERS[name]
@@ -148,7 +148,10 @@ class Measurement:
         if self.instrumenter == "eval" and sys.version_info >= (3, 12):
             raise MeasurementError("--instrumenter-type=eval is for Python before 3.12 "
                                    "(use monitoring, the fastest from 3.12 on)")
+        # As Score-P names a program: the root region is the base name, ProgramBegin gets
+        # the path (program_path) and the program's own arguments (argv[1:]).
         self.program_name = program_name
+        self.program_path = program_path or program_name
         self.program_args = list(program_args)
         self.all_threads = all_threads
         # Code under these directories is never recorded; scorep's own always.
@@ -227,6 +230,7 @@ class Measurement:
                 max_callpath_depth=self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"],
                 profile_base_name=self.config["SCOREP_PROFILING_BASE_NAME"],
                 program_name=self.program_name,
+                program_path=self.program_path,
                 program_args=self.program_args,
                 machine_name=self.config["SCOREP_MACHINE_NAME"],
                 node_name=_config.node_name(),
@@ -430,8 +434,8 @@ class Measurement:
                 % (r["trace_flushes"], self.config["SCOREP_TOTAL_MEMORY"]))
         if r["profile_folded_calls"]:
             notes.append(
-                "%d call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=%d were folded "
-                "into their deepest call path in the profile"
+                "%d call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=%d are summed up "
+                "in COLLAPSE call paths of the profile (as Score-P does)"
                 % (r["profile_folded_calls"], self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"]))
         if r["profile_dropped_calls"]:
             notes.append(

@@ -86,11 +86,11 @@ static const cube_metric metrics[] = {
 };
 
 static const cube_region regions[] = {
-    {"prog.py", "/src/prog.py", "", -1, -1, "measurement", "artificial", NULL},
-    {"__main__:main", NULL, "/src/prog.py", 1, 30, "user", "function", NULL},
-    {"__main__:work", NULL, "/src/prog.py", 5, 12, "user", "function", "does the work"},
-    {"__main__:helper", NULL, "/src/prog.py", 14, 20, "user", "function", NULL},
-    {"user:<init> & 'setup'", NULL, "", -1, -1, "user", "function", NULL},
+    {"prog.py", "/src/prog.py", "", -1, -1, "measurement", "artificial", NULL, NULL, 0},
+    {"__main__:main", NULL, "/src/prog.py", 1, 30, "user", "function", NULL, NULL, 0},
+    {"__main__:work", NULL, "/src/prog.py", 5, 12, "user", "function", "does the work", NULL, 0},
+    {"__main__:helper", NULL, "/src/prog.py", 14, 20, "user", "function", NULL, NULL, 0},
+    {"user:<init> & 'setup'", NULL, "", -1, -1, "user", "function", NULL, NULL, 0},
 };
 
 static const cube_system_node nodes[] = {{"node alpha"}, {"node beta"}};

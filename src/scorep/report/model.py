@@ -40,6 +40,11 @@ COLLECTIVE_OPS = {0: "barrier", 1: "bcast", 2: "gather", 3: "gatherv", 4: "scatt
                   16: "reduce_scatter_block"}
 
 
+# Score-P's artificial regions: time while recording was off, pauses to flush trace
+# buffers, calls deeper than the call-path depth limit (profiles only).
+ARTIFICIAL_REGIONS = ("MEASUREMENT OFF", "TRACE BUFFER FLUSH", "COLLAPSE")
+
+
 class Region:
     """A region definition. ``display`` is the name the reports show: ``name``, with
     ``:line`` added when several regions share the name (two ``<genexpr>`` of one module),
@@ -62,6 +67,13 @@ class Region:
         if self.file and self.line:
             return "%s:%d" % (self.file, self.line)
         return self.file or ""
+
+    @property
+    def is_program(self):
+        """Whether this is the program root (Score-P's program region: paradigm measurement,
+        role artificial, not one of the other artificial regions)."""
+        return (self.paradigm in ("measurement", "measurement_system") and
+                self.role == "artificial" and self.name not in ARTIFICIAL_REGIONS)
 
     @property
     def kind(self):

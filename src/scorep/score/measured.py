@@ -18,9 +18,10 @@ Measured by tracing known programs (SCOREP_ENABLE_TRACING=true) and comparing
   is its string id): ``parameter_int("i", 0)`` 14 bytes, value 1000 16, -1 22,
   ``parameter_uint(70000)`` 17, ``parameter_string`` 15; a loop setting five parameters grew the
   file by exactly the predicted 10 867 bytes per 100 iterations;
-- ProgramBegin: 9 + 2 + name id + argc + one id per argument (17 bytes for one argument),
-  ProgramEnd: 9 + 2 + exit status (12 bytes for 0). The profile does not know argc; one argument
-  (the script) is assumed;
+- ProgramBegin: 9 + 2 + name id + argc + one id per argument, plus its attribute list
+  with the process id (6 bytes + the pid compressed: 9 bytes for pids below 65536, which is
+  assumed), ProgramEnd: 9 + 2 + exit status (12 bytes for 0). argc is the program root's
+  ``Score-P::ProgramArguments::numberOfArguments`` (the program's own arguments, argv[1:]);
 - per location file: a chunk header of 18 bytes and 2 closing bytes (20 bytes), plus about 30
   bytes per further 256 KiB chunk (its header, an end marker, the unused tail: measured 61
   bytes more for 3 chunks than 24 n predicts, 257 more for 10). These framing bytes are
@@ -95,6 +96,7 @@ TIMESTAMP_BYTES = 9
 EVT_FILE_BYTES = 20          # chunk header (18) and the closing bytes (2) of one .evt file
 EVT_EXTRA_CHUNK_BYTES = 30   # header, end marker and unused tail of every further chunk
 MEASUREMENT_ON_OFF_BYTES = TIMESTAMP_BYTES + 3   # type, length, mode
+PROCESS_ID_ATTRIBUTE_BYTES = 6 + 3               # ProgramBegin's attribute list, pid < 65536
 BUFFER_FLUSH_BYTES = TIMESTAMP_BYTES + 10        # type, length, the 8-byte stop time
 
 # Raw records per event (trace.h: a record with a 64-bit value takes a payload record).
@@ -170,16 +172,17 @@ class MeasuredModel:
         self.parameter_id_bytes = compressed_size(max(1, len(keys)))
         # Region names, canonical names and files come first among the strings.
         self.string_id_bytes = compressed_size(2 * len(profile.regions) + len(keys) + len(strings))
-        argc = 1
-        for key in ("Score-P::ProgramArguments::numberOfArguments",
-                    "scorep::program_argument_count"):
-            if key in profile.attrs:
-                try:
-                    argc = int(profile.attrs[key])
-                except ValueError:
-                    pass
-        begin = TIMESTAMP_BYTES + 2 + compressed_size(1) + compressed_size(argc) + \
-            argc * self.string_id_bytes
+        argc = 0
+        for attrs in [root.region.attrs for root in profile.roots] + [profile.attrs]:
+            for key in ("Score-P::ProgramArguments::numberOfArguments",
+                        "scorep::program_argument_count"):
+                if key in attrs:
+                    try:
+                        argc = max(argc, int(attrs[key]))
+                    except ValueError:
+                        pass
+        begin = TIMESTAMP_BYTES + 2 + self.string_id_bytes + compressed_size(argc) + \
+            argc * self.string_id_bytes + PROCESS_ID_ATTRIBUTE_BYTES
         end = TIMESTAMP_BYTES + 2 + compressed_size(0)
         self.program_bytes = begin + end
         self.nprocs = max(1, len(profile.location_groups))

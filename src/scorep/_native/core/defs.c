@@ -83,6 +83,7 @@ static uint32_t add_region_locked(sp_defs *defs, const char *name, const char *c
         .role = (uint8_t)role,
         .kind = (uint8_t)kind,
         .excluded = 0,
+        .group = 0,
     };
     if (r.name == SP_NO_ID || r.canonical == SP_NO_ID || r.file == SP_NO_ID)
         return SP_NO_ID;
@@ -120,10 +121,10 @@ uint32_t sp_defs_find_named_region(sp_defs *defs, const char *name, sp_region_ki
     return id;
 }
 
-uint32_t sp_defs_named_region_filtered(sp_defs *defs, const char *name, const char *file,
-                                       int32_t begin_line, sp_paradigm paradigm, sp_role role,
-                                       sp_region_kind kind, const struct sp_filter *filter,
-                                       bool *excluded)
+uint32_t sp_defs_named_region_grouped(sp_defs *defs, const char *name, const char *file,
+                                      int32_t begin_line, sp_paradigm paradigm, sp_role role,
+                                      sp_region_kind kind, const struct sp_filter *filter,
+                                      bool *excluded, const char *group)
 {
     pthread_mutex_lock(&defs->lock);
     uint32_t id = SP_NO_ID;
@@ -131,18 +132,29 @@ uint32_t sp_defs_named_region_filtered(sp_defs *defs, const char *name, const ch
     if (name_id != SP_NO_ID) {
         id = sp_u64map_get(&defs->region_by_name, named_key(name_id, kind));
         if (id == SP_NO_ID) {
-            id = add_region_locked(defs, name, name, file, begin_line, begin_line, paradigm,
-                                   role, kind);
+            id = add_region_locked(defs, name, name, file, begin_line, -1, paradigm, role, kind);
             if (id != SP_NO_ID &&
                 sp_u64map_put(&defs->region_by_name, named_key(name_id, kind), id) != 0)
                 id = SP_NO_ID;
-            if (id != SP_NO_ID)
+            if (id != SP_NO_ID) {
                 defs->regions[id].excluded = sp_filter_excludes(filter, name, name, file);
+                uint32_t group_id = group ? sp_strings_intern(&defs->strings, group) : 0;
+                defs->regions[id].group = group_id == SP_NO_ID ? 0 : group_id;
+            }
         }
     }
     *excluded = id != SP_NO_ID && defs->regions[id].excluded;
     pthread_mutex_unlock(&defs->lock);
     return id;
+}
+
+uint32_t sp_defs_named_region_filtered(sp_defs *defs, const char *name, const char *file,
+                                       int32_t begin_line, sp_paradigm paradigm, sp_role role,
+                                       sp_region_kind kind, const struct sp_filter *filter,
+                                       bool *excluded)
+{
+    return sp_defs_named_region_grouped(defs, name, file, begin_line, paradigm, role, kind,
+                                        filter, excluded, NULL);
 }
 
 uint32_t sp_defs_named_region(sp_defs *defs, const char *name, const char *file,
@@ -152,6 +164,21 @@ uint32_t sp_defs_named_region(sp_defs *defs, const char *name, const char *file,
     bool excluded;
     return sp_defs_named_region_filtered(defs, name, file, begin_line, paradigm, role, kind,
                                          NULL, &excluded);
+}
+
+int sp_defs_set_group(sp_defs *defs, uint32_t region, const char *group)
+{
+    pthread_mutex_lock(&defs->lock);
+    int status = -1;
+    if (region < defs->region_count) {
+        uint32_t id = sp_strings_intern(&defs->strings, group ? group : "");
+        if (id != SP_NO_ID) {
+            defs->regions[region].group = id;
+            status = 0;
+        }
+    }
+    pthread_mutex_unlock(&defs->lock);
+    return status;
 }
 
 uint32_t sp_defs_parameter(sp_defs *defs, const char *name, sp_param_type type)

@@ -30,6 +30,7 @@ typedef enum {
     SP_ROLE_FILE_IO,
     SP_ROLE_CODE,
     SP_ROLE_FILE_IO_METADATA, /* open, close, seek, dup: I/O calls that move no data */
+    SP_ROLE_UNKNOWN, /* Score-P's COLLAPSE */
 } sp_role;
 
 /* What created a region; scorep-score and the reports group by it. */
@@ -39,6 +40,7 @@ typedef enum {
     SP_REGION_MPI,
     SP_REGION_PROGRAM,    /* the root of every call path */
     SP_REGION_IO,         /* an I/O function (open64, write, fread, ...) */
+    SP_REGION_ARTIFICIAL, /* the measurement's own: MEASUREMENT OFF, TRACE BUFFER FLUSH, COLLAPSE */
 } sp_region_kind;
 
 typedef struct {
@@ -46,7 +48,8 @@ typedef struct {
     uint32_t canonical; /* the name as given (module:qualname), for the mangled name */
     uint32_t file;      /* absolute source path, or "" */
     int32_t begin_line; /* -1 when unknown */
-    int32_t end_line;
+    int32_t end_line;   /* -1 when unknown (OTF2 gets 0, CUBE -1, as Score-P writes them) */
+    uint32_t group;     /* string id of the region's group ("" = none): see sp_defs_set_group */
     uint8_t paradigm;   /* sp_paradigm */
     uint8_t role;       /* sp_role */
     uint8_t kind;       /* sp_region_kind */
@@ -235,10 +238,22 @@ uint32_t sp_defs_named_region_filtered(sp_defs *defs, const char *name, const ch
                                        sp_region_kind kind, const struct sp_filter *filter,
                                        bool *excluded);
 
+/* The same, with the group (NULL or "" for none) a new region goes into. */
+uint32_t sp_defs_named_region_grouped(sp_defs *defs, const char *name, const char *file,
+                                      int32_t begin_line, sp_paradigm paradigm, sp_role role,
+                                      sp_region_kind kind, const struct sp_filter *filter,
+                                      bool *excluded, const char *group);
+
 /* An existing named region or SP_NO_ID; `excluded` (may be NULL) tells whether the
  * filter left it out. */
 uint32_t sp_defs_find_named_region(sp_defs *defs, const char *name, sp_region_kind kind,
                                    bool *excluded);
+
+/* Puts the region into the group `group` (a name; "" for none). Score-P makes one region
+ * group per (group name, paradigm): an OTF2 GROUP of type REGIONS, and in the CUBE profile
+ * the paradigm "<paradigm>:<group>". The Python bindings group every region by its module's
+ * top-level package (SCOREP_User_RegionSetGroup). Returns 0, or -1 when out of memory. */
+int sp_defs_set_group(sp_defs *defs, uint32_t region, const char *group);
 
 uint32_t sp_defs_parameter(sp_defs *defs, const char *name, sp_param_type type);
 

@@ -36,8 +36,10 @@ typedef struct sp_config {
     sp_timer_kind timer;
     uint32_t max_callpath_depth;
     const char *profile_base_name;
-    const char *program_name;
-    const char *const *program_args;
+    const char *program_name;  /* the program root's name (the script's base name) */
+    const char *program_path;  /* what ProgramBegin names: the script's absolute path, or the
+                                * command (NULL or "": program_name) */
+    const char *const *program_args; /* the program's own arguments (argv[1:]) */
     uint32_t program_argc;
     const char *machine_name;
     const char *node_name;
@@ -116,6 +118,15 @@ typedef struct sp_measurement {
 
     uint32_t program_region; /* the root of every call path */
     uint32_t error_region;
+    /* Score-P's artificial regions of the profile (SP_NO_ID without profiling): the time
+     * while recording was off, the pauses to flush trace buffers, and (defined at the first
+     * call deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH) the calls beyond the limit. */
+    uint32_t measurement_off_region;
+    uint32_t buffer_flush_region;
+    _Atomic uint32_t collapse_region;
+    /* MPI events were left out (recording off, a rewind discarded them): the trace's
+     * OTF2::MPI_COMMUNICATION_COMPLETE property is false then, as in Score-P. */
+    _Atomic bool mpi_events_unrecorded;
     uint32_t error_parameter;
     bool error_reported; /* the region-exit-without-enter message is printed once */
 

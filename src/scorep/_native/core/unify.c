@@ -44,6 +44,7 @@ static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_bu
         sp_buffer_u32(b, (uint32_t)r->begin_line);
         sp_buffer_u32(b, (uint32_t)r->end_line);
         sp_buffer_u32(b, (uint32_t)r->paradigm | (uint32_t)r->role << 8 | (uint32_t)r->kind << 16);
+        sp_buffer_u32(b, r->group);
     }
     sp_buffer_u32(b, d->parameter_count);
     for (uint32_t i = 0; i < d->parameter_count; i++) {
@@ -89,15 +90,17 @@ static uint64_t region_hash(const sp_region *r)
 {
     uint64_t h = sp_hash_mix(((uint64_t)r->name << 32) | r->canonical);
     h = sp_hash_mix(h ^ (((uint64_t)r->file << 32) | (uint32_t)r->begin_line));
-    return sp_hash_mix(h ^ ((uint64_t)(uint32_t)r->end_line << 24) ^
-                       ((uint64_t)r->paradigm << 16) ^ ((uint64_t)r->role << 8) ^ r->kind);
+    h = sp_hash_mix(h ^ ((uint64_t)(uint32_t)r->end_line << 24) ^ ((uint64_t)r->paradigm << 16) ^
+                    ((uint64_t)r->role << 8) ^ r->kind);
+    return sp_hash_mix(h ^ r->group);
 }
 
 static bool same_region(const sp_region *a, const sp_region *b)
 {
     return a->name == b->name && a->canonical == b->canonical && a->file == b->file &&
            a->begin_line == b->begin_line && a->end_line == b->end_line &&
-           a->paradigm == b->paradigm && a->role == b->role && a->kind == b->kind;
+           a->paradigm == b->paradigm && a->role == b->role && a->kind == b->kind &&
+           a->group == b->group;
 }
 
 static uint32_t global_string(const uint32_t *map, uint32_t count, uint32_t local)
@@ -196,6 +199,7 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
         local.paradigm = bits & 0xff;
         local.role = (bits >> 8) & 0xff;
         local.kind = (bits >> 16) & 0xff;
+        local.group = GLOBAL_STRING(sp_reader_u32(r));
         uint32_t id = SP_NO_ID;
         uint64_t key = region_hash(&local);
         for (;; key++) {
@@ -207,7 +211,8 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
             id = sp_defs_new_region(g, sp_defs_str(g, local.name), sp_defs_str(g, local.canonical),
                                     sp_defs_str(g, local.file), local.begin_line, local.end_line,
                                     local.paradigm, local.role, local.kind);
-            if (id == SP_NO_ID || sp_u64map_put(&st->region_index, key, id) != 0) {
+            if (id == SP_NO_ID || sp_u64map_put(&st->region_index, key, id) != 0 ||
+                sp_defs_set_group(g, id, sp_defs_str(g, local.group)) != 0) {
                 free(smap);
                 return -1;
             }

@@ -14,6 +14,9 @@ typedef struct sp_profile_state {
  * no context of ours, and there is one measurement per process. */
 extern sp_profile_state sp_profile;
 
+/* remapping_spec.c: the remapping.spec member of every profile.cubex. */
+extern const char sp_profile_remapping_spec[];
+
 static inline sp_profile_location *profile_location(const sp_location *loc)
 {
     return (sp_profile_location *)loc->substrate[sp_profile.slot];

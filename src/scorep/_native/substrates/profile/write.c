@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "core/serial.h"
 #include "substrates/profile/cube_writer.h"
@@ -239,6 +240,7 @@ static const char *role_name(uint8_t role)
     case SP_ROLE_FILE_IO: return "file_io";             /* Score-P's spellings */
     case SP_ROLE_CODE: return "code";
     case SP_ROLE_FILE_IO_METADATA: return "file_io metadata";
+    case SP_ROLE_UNKNOWN: return "unknown";
     }
     return "unknown";
 }
@@ -364,34 +366,93 @@ static size_t add_io_metrics(const sp_defs *g, const unified_tree *t, cube_metri
     return n;
 }
 
+/* Where Cube finds the pages the metrics' "@mirror@" URLs name: Score-P's documentation of
+ * its profile metrics (the metrics and derived metrics here are Score-P's). */
+static const char *const mirrors[] = {
+    "https://perftools.pages.jsc.fz-juelich.de/cicd/scorep/tags/latest/profile/",
+};
+
+/* The region's paradigm as Score-P's CUBE writer gives it: "<paradigm>:<group>" for a
+ * region in a group other than its file (the Python bindings group by top-level package,
+ * so "user:__main__", "user:numpy"), else the paradigm alone. NULL when out of memory. */
+static char *cube_paradigm(const sp_defs *g, const sp_region *reg)
+{
+    const char *paradigm = paradigm_name(reg->paradigm);
+    const char *group = sp_defs_str(g, reg->group);
+    size_t len = strlen(paradigm) + strlen(group) + 2;
+    char *text = malloc(len);
+    if (!text)
+        return NULL;
+    if (reg->group && reg->group != reg->file && group[0])
+        snprintf(text, len, "%s:%s", paradigm, group);
+    else
+        snprintf(text, len, "%s", paradigm);
+    return text;
+}
+
 static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, const char *dir,
                       char *err, size_t errlen)
 {
     const sp_defs *g = &u->global;
     int status = -1;
     cube_region *regions = calloc(g->region_count ? g->region_count : 1, sizeof *regions);
+    char **paradigms = calloc(g->region_count ? g->region_count : 1, sizeof *paradigms);
     cube_location *locations = calloc(t->ncolumns ? t->ncolumns : 1, sizeof *locations);
     cube_location_group *groups = calloc(u->rank_count ? u->rank_count : 1, sizeof *groups);
     cube_system_node *nodes = calloc(u->node_count ? u->node_count : 1, sizeof *nodes);
-    char *path = NULL;
-    if (!regions || !locations || !groups || !nodes) {
+    char **node_names = calloc(u->node_count ? u->node_count : 1, sizeof *node_names);
+    char *path = NULL, *machine = NULL;
+    if (!regions || !paradigms || !locations || !groups || !nodes || !node_names) {
         sp_error(err, errlen, "out of memory while writing the profile");
         goto out;
     }
+    /* Score-P's number of program arguments, on the program root (scorep-score counts the
+     * arguments of ProgramBegin with it). */
+    char argc_text[16];
+    snprintf(argc_text, sizeof argc_text, "%u", m->config.program_argc);
+    const cube_attr root_attrs[] = {{"Score-P::ProgramArguments::numberOfArguments", argc_text}};
+    uint32_t root_region = t->count ? t->cnodes[0].region : UINT32_MAX;
     for (uint32_t r = 0; r < g->region_count; r++) {
         const sp_region *reg = &g->regions[r];
+        paradigms[r] = cube_paradigm(g, reg);
+        if (!paradigms[r]) {
+            sp_error(err, errlen, "out of memory while writing the profile");
+            goto out;
+        }
         regions[r] = (cube_region){
             .name = sp_defs_str(g, reg->name),
             .canonical = sp_defs_str(g, reg->canonical),
             .file = sp_defs_str(g, reg->file),
             .begin_line = reg->begin_line,
             .end_line = reg->end_line,
-            .paradigm = paradigm_name(reg->paradigm),
+            .paradigm = paradigms[r],
             .role = role_name(reg->role),
+            .attrs = r == root_region ? root_attrs : NULL,
+            .nattrs = r == root_region ? 1 : 0,
         };
     }
-    for (uint32_t n = 0; n < u->node_count; n++)
-        nodes[n].name = sp_defs_str(g, u->nodes[n]);
+    /* System tree nodes are named "<class> <name>", as Score-P names them in CUBE. */
+    for (uint32_t n = 0; n < u->node_count; n++) {
+        size_t len = strlen(sp_defs_str(g, u->nodes[n])) + 8;
+        node_names[n] = malloc(len);
+        if (!node_names[n]) {
+            sp_error(err, errlen, "out of memory while writing the profile");
+            goto out;
+        }
+        snprintf(node_names[n], len, "node %s", sp_defs_str(g, u->nodes[n]));
+        nodes[n].name = node_names[n];
+    }
+    size_t machine_len = strlen(m->config.machine_name) + 16;
+    machine = malloc(machine_len);
+    if (!machine) {
+        sp_error(err, errlen, "out of memory while writing the profile");
+        goto out;
+    }
+    snprintf(machine, machine_len, "machine %s", m->config.machine_name);
+    struct utsname system;
+    const cube_attr machine_attrs[] = {
+        {"platform", uname(&system) == 0 ? system.sysname : "Linux"},
+    };
     for (uint32_t r = 0; r < u->rank_count; r++)
         groups[r] = (cube_location_group){sp_defs_str(g, u->ranks[r].name), u->ranks[r].rank,
                                           u->ranks[r].node};
@@ -431,12 +492,18 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     cube_attr attrs[] = {
         {"Score-P::ProgramName", m->config.program_name},
         {"scorep::max_callpath_depth", depth_text},
+        {"CLUSTERING", "OFF"},
     };
     cube_profile profile = {
         .creator = m->config.creator,
-        .machine_name = m->config.machine_name,
+        .machine_name = machine,
+        .machine_attrs = machine_attrs,
+        .nmachine_attrs = sizeof machine_attrs / sizeof machine_attrs[0],
         .attrs = attrs,
         .nattrs = sizeof attrs / sizeof attrs[0],
+        .mirrors = mirrors,
+        .nmirrors = sizeof mirrors / sizeof mirrors[0],
+        .remapping_spec = sp_profile_remapping_spec,
         .regions = regions,
         .nregions = g->region_count,
         .cnodes = t->cnodes,
@@ -462,6 +529,13 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     status = cube_write(path, &profile, err, errlen);
 out:
     free(path);
+    free(machine);
+    for (uint32_t r = 0; paradigms && r < g->region_count; r++)
+        free(paradigms[r]);
+    free(paradigms);
+    for (uint32_t n = 0; node_names && n < u->node_count; n++)
+        free(node_names[n]);
+    free(node_names);
     free(regions);
     free(locations);
     free(groups);

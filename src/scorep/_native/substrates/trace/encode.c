@@ -58,17 +58,31 @@ int sp_trace_check(OTF2_ErrorCode status, const char *what, char *err, size_t er
 
 /* ---- records to events ------------------------------------------------------------------ */
 
+/* As Score-P records it: the program (the script's path), its own arguments (argv[1:]), and
+ * the process id, plus the thread id when the program began on another thread than the
+ * process's first. */
 static OTF2_ErrorCode program_begin(OTF2_EvtWriter *writer, uint64_t time)
 {
     sp_measurement *m = sp_trace.meas;
-    uint32_t name = sp_defs_string(&m->defs, m->config.program_name);
+    uint32_t name = sp_defs_string(&m->defs, m->config.program_path);
     uint32_t argc = m->config.program_argc;
     OTF2_StringRef *args = argc ? calloc(argc, sizeof *args) : NULL;
-    if (argc && !args)
-        return OTF2_ERROR_MEM_ALLOC_FAILED;
+    OTF2_AttributeList *attributes = OTF2_AttributeList_New();
+    OTF2_ErrorCode s = OTF2_ERROR_MEM_ALLOC_FAILED;
+    if ((argc && !args) || !attributes)
+        goto out;
     for (uint32_t i = 0; i < argc; i++)
         args[i] = sp_defs_string(&m->defs, m->config.program_args[i]);
-    OTF2_ErrorCode s = OTF2_EvtWriter_ProgramBegin(writer, NULL, time, name, argc, args);
+    s = OTF2_AttributeList_AddUint64(attributes, SP_TRACE_ATTRIBUTE_PROCESS_ID,
+                                     sp_trace.process_id);
+    if (s == OTF2_SUCCESS && sp_trace.thread_id != sp_trace.process_id)
+        s = OTF2_AttributeList_AddUint64(attributes, SP_TRACE_ATTRIBUTE_THREAD_ID,
+                                         sp_trace.thread_id);
+    if (s == OTF2_SUCCESS)
+        s = OTF2_EvtWriter_ProgramBegin(writer, attributes, time, name, argc, args);
+out:
+    if (attributes)
+        OTF2_AttributeList_Delete(attributes);
     free(args);
     return s;
 }

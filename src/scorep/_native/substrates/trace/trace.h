@@ -192,10 +192,8 @@ static inline void sp_trace_leave(sp_trace_location *tl, uint64_t time, uint32_t
     sp_trace_put(tl, time, SP_REC_LEAVE, region);
 }
 
-static inline void sp_trace_program_begin(sp_trace_location *tl, uint64_t time)
-{
-    sp_trace_put(tl, time, SP_REC_PROGRAM_BEGIN, 0);
-}
+/* On the thread that begins the program: its process and thread ids go with ProgramBegin. */
+void sp_trace_program_begin(sp_trace_location *tl, uint64_t time);
 
 static inline void sp_trace_program_end(sp_trace_location *tl, uint64_t time, int64_t status)
 {

@@ -19,7 +19,17 @@ typedef struct sp_trace_state {
     uint64_t spill_failures; /* flushes during the run that could not be written */
     char spill_error[256];   /* why the first one failed */
     char spill_prefix[4096]; /* "" until the experiment directory is known */
+    /* The process and the thread that began the program (ProgramBegin's attributes). */
+    uint64_t process_id, thread_id;
 } sp_trace_state;
+
+/* The trace's attribute definitions (global ids; events use them as they are), Score-P's
+ * attributes of ProgramBegin. */
+enum {
+    SP_TRACE_ATTRIBUTE_PROCESS_ID = 0,
+    SP_TRACE_ATTRIBUTE_THREAD_ID,
+    SP_TRACE_ATTRIBUTE_COUNT,
+};
 
 /* The trace of the running measurement. Global because the event path's slow paths
  * (sp_trace_next_chunk) and the chunk pool's reclaim callback carry no context, and there
