@@ -48,6 +48,11 @@ options:
                              scorep.user.region)
   --filter=FILE              leave out the regions a Score-P filter file excludes (sets
                              SCOREP_FILTERING_FILE; see scorep-score -g)
+  --lines=PATTERNS           line-level profiles (hits and time per source line, written
+                             to lines.json; scorep-report --lines shows them) of the
+                             functions whose region names match the comma-separated
+                             patterns, e.g. --lines='mymod:hot_*,__main__.Solver:step'
+                             (sets SCOREP_PYTHON_LINES; see also scorep.user.lines)
   --summary                  print the end-of-run summary even when stderr is not a
                              terminal (it is printed when it is one)
   --no-children              do not measure the Python processes the program starts
@@ -57,9 +62,11 @@ options:
   --mpp=mpi                  record MPI calls and messages; all ranks write one
                              experiment (default under mpirun/srun: on when the program
                              imports mpi4py); --mpp=none switches it off
+  --io=runtime:posix         record POSIX and ISO C I/O calls (sets SCOREP_IO_POSIX=true):
+                             open/read/write/lseek/close/dup/fsync, fopen/fread/fwrite/...
+                             of Python and of C libraries, with bytes per file and region
   --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
-                             Score-P instrumenter flags, accepted for compatibility;
-                             --io=runtime:posix (deprecated) sets SCOREP_IO_POSIX=true
+                             Score-P instrumenter flags, accepted for compatibility
   --                         end of options: the next argument is the script
 
 environment (Score-P's names and defaults):
@@ -86,17 +93,13 @@ SCOREP_FLAGS = {
 SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
                       "--memory", "--openmp")
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
-             "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE",
+             "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE", "--lines=PATTERNS",
              "--summary", "--no-children", "--mpp=mpi|none", "--version", "-m", "-c", "--")
 
 
 # The original bindings exit with 1 when there is no script ("Did not find a script to run");
 # other command-line mistakes exit with 2, as python's own do.
 NO_SCRIPT_STATUS = 1
-
-IO_DEPRECATION = ("--io=runtime:posix is deprecated: POSIX I/O recording is chosen at run "
-                  "time with SCOREP_IO_POSIX=true, which is set for this run")
-
 
 def io_runtime_posix(flags):
     """Whether the Score-P flags ask for POSIX I/O recording the old way
@@ -119,6 +122,7 @@ class Options:
         self.instrumenter = "default"
         self.instrumenter_file = None
         self.filter_file = None
+        self.lines = None
         self.summary = False
         self.children = True
         self.mpp = None  # None: decided by the launcher environment
@@ -163,7 +167,7 @@ def parse_args(argv):
             opts.summary = True
         elif arg == "--no-children":
             opts.children = False
-        elif name in ("--instrumenter-type", "--instrumenter-file", "--filter"):
+        elif name in ("--instrumenter-type", "--instrumenter-file", "--filter", "--lines"):
             if not has_value:
                 if i + 1 >= len(argv):
                     raise UsageError("%s needs a value" % name)
@@ -171,6 +175,8 @@ def parse_args(argv):
                 value = argv[i]
             if name == "--filter":
                 opts.filter_file = value
+            elif name == "--lines":
+                opts.lines = value
             elif name == "--instrumenter-type":
                 if value not in _measurement.INSTRUMENTERS:
                     raise UsageError("unknown instrumenter type %r; valid types: %s" % (
@@ -192,6 +198,24 @@ def parse_args(argv):
                                                    ["%s=..." % f for f in SCOREP_VALUE_FLAGS])))
         i += 1
     raise UsageError("no script given (see python -m scorep --help)", status=NO_SCRIPT_STATUS)
+
+
+def config_overrides(opts):
+    """What the options set that SCOREP_* variables could set too (the options win): the
+    command line and the Jupyter kernel's measured cells (whose binding arguments are the
+    same) both measure with these."""
+    overrides = {}
+    if io_runtime_posix(opts.scorep_flags):
+        overrides["SCOREP_IO_POSIX"] = "true"
+    if opts.verbose:
+        overrides["SCOREP_VERBOSE"] = "true"
+    if opts.filter_file is not None:
+        overrides["SCOREP_FILTERING_FILE"] = opts.filter_file
+    if opts.lines is not None:
+        overrides["SCOREP_PYTHON_LINES"] = opts.lines
+    if not opts.children:
+        overrides["SCOREP_CHILDREN"] = "false"
+    return overrides
 
 
 def fail(message, status):
@@ -317,18 +341,10 @@ def main(argv=None):
     from scorep import _mpi
     # Said once for a job, not once per rank.
     speaks = _mpi.launcher_rank() in (None, 0)
-    overrides = {}
-    if io_runtime_posix(opts.scorep_flags):
-        if speaks:
-            sys.stderr.write("scorep: %s\n" % IO_DEPRECATION)
+    overrides = config_overrides(opts)
+    if "SCOREP_IO_POSIX" in overrides:
         # In the environment too: the program's child processes see what Score-P's would.
-        os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"] = "true"
-    if opts.verbose:
-        overrides["SCOREP_VERBOSE"] = "true"
-    if opts.filter_file is not None:
-        overrides["SCOREP_FILTERING_FILE"] = opts.filter_file
-    if not opts.children:
-        overrides["SCOREP_CHILDREN"] = "false"
+        os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"]
     try:
         config = _config.from_environ(overrides=overrides)
     except ConfigError as error:
@@ -343,12 +359,15 @@ def main(argv=None):
         report_uncaught(exc_type, exc, None)
         sys.exit(1)
 
+    # The program root is named like Score-P names the executable: its base name, with the
+    # full path and the arguments in ProgramBegin and the root's canonical name.
     if opts.mode == "script":
         program_name = os.path.basename(opts.target)
+        program_path = os.path.abspath(opts.target)
     elif opts.mode == "module":
-        program_name = "python -m " + opts.target
+        program_name = program_path = "python -m " + opts.target
     else:
-        program_name = "python -c"
+        program_name = program_path = "python -c"
     mpi = opts.mpp == "mpi" or (opts.mpp is None and _mpi.under_launcher())
     try:
         if opts.mpp == "mpi":
@@ -357,8 +376,8 @@ def main(argv=None):
             _mpi.load_on_import()
         summary = opts.summary or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
         measurement = _measurement.Measurement(config, opts.instrumenter, program_name,
-                                               sys.argv, summary=summary,
-                                               mpi=mpi).start(register=False)
+                                               opts.args, summary=summary, mpi=mpi,
+                                               program_path=program_path).start(register=False)
     except MeasurementError as error:  # MPIError too
         fail(str(error), error.status)
     except OSError as error:

@@ -96,6 +96,18 @@ def parse_timer(name, text):
     raise ConfigError("%s=%r is not a timer (use tsc or clock_gettime)" % (name, text))
 
 
+def parse_line_patterns(name, text):
+    """Comma-separated region-name patterns (fnmatch: *, ?, [...]); empty parts are refused."""
+    _check_utf8(name, text)
+    if not text.strip():
+        return ""
+    patterns = [p.strip() for p in text.split(",")]
+    if not all(patterns):
+        raise ConfigError("%s=%r has an empty pattern (comma-separated region names such as "
+                          "mymod:hot_*,__main__:f)" % (name, text))
+    return ",".join(patterns)
+
+
 def parse_filter_file(name, text):
     """An absolute path to a filter file that parses (checked now, before anything runs)."""
     if not text.strip():
@@ -144,10 +156,15 @@ VARIABLES = {
         "its child processes to hand their results over"),
     "SCOREP_FILTERING_FILE": ("", parse_filter_file,
                               "filter file: regions and files to leave out (Score-P syntax)"),
-    # Pending: accepted and recorded in scorep.cfg (--io=runtime:posix sets it), but POSIX
-    # I/O calls are not recorded yet.
+    # Not a Score-P variable: --lines.
+    "SCOREP_PYTHON_LINES": ("", parse_line_patterns,
+                            "line-level profiles (lines.json) of the functions whose region "
+                            "names match these comma-separated patterns"),
+    # Not a variable of Score-P itself (its POSIX I/O recording is chosen when the program
+    # is instrumented, --io=posix, or at run time with --io=runtime:posix): the original
+    # bindings' --io=runtime:posix sets it.
     "SCOREP_IO_POSIX": ("false", parse_bool,
-                        "record POSIX I/O calls (pending: accepted, not recorded yet)"),
+                        "record POSIX and ISO C I/O calls (open, read, write, fopen, ...)"),
 }
 
 # Score-P variables that only tune a mechanism this tool does not have, or that act only
@@ -166,6 +183,9 @@ _HARMLESS = {
     # set by the original bindings for their own re-exec
     "SCOREP_PYTHON_BINDINGS_INITIALISED", "SCOREP_PYTHON_BINDINGS_INITALISED",
 }
+# The Jupyter kernel's own settings (scorep.jupyter.results.KERNEL_VARIABLES): read and
+# checked by the kernel, nothing the command line is asked to do.
+_KERNEL_PREFIX = "SCOREP_JUPYTER_"
 # Values that ask for nothing (a feature off, nothing listed, Score-P's default).
 _NOTHING_ASKED = {"", "false", "no", "off", "0", "none", "default"}
 # Values that ask for what this tool does anyway.
@@ -190,7 +210,7 @@ def unsupported_variables(environ=None):
     lines = []
     for name in sorted(environ):
         if not name.startswith("SCOREP_") or name in VARIABLES or name in _HARMLESS or \
-                name.startswith("SCOREP_TOPOLOGY_") or name.endswith("_SEP"):
+                name.startswith(("SCOREP_TOPOLOGY_", _KERNEL_PREFIX)) or name.endswith("_SEP"):
             continue
         value = environ[name]
         normal = value.strip().strip("'\"").lower()

@@ -26,6 +26,47 @@ static sp_instrumenter_kind parse_instrumenter(const char *name)
     return (sp_instrumenter_kind)-1;
 }
 
+/* A sequence of str as C strings (borrowed from the sequence, which is kept). */
+typedef struct {
+    PyObject *fast;
+    const char **items;
+    size_t count;
+} string_list;
+
+static void string_list_free(string_list *list)
+{
+    PyMem_Free(list->items);
+    Py_XDECREF(list->fast);
+    memset(list, 0, sizeof *list);
+}
+
+/* None or NULL: an empty list. Returns 0, or -1 with a Python exception. */
+static int string_list_from(string_list *list, PyObject *seq, const char *what)
+{
+    memset(list, 0, sizeof *list);
+    if (!seq || seq == Py_None)
+        return 0;
+    list->fast = PySequence_Fast(seq, what);
+    if (!list->fast)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(list->fast);
+    list->items = PyMem_Calloc((size_t)n + 1, sizeof *list->items);
+    if (!list->items) {
+        string_list_free(list);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        list->items[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(list->fast, i));
+        if (!list->items[i]) {
+            string_list_free(list);
+            return -1;
+        }
+    }
+    list->count = (size_t)n;
+    return 0;
+}
+
 static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -34,10 +75,10 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "program_name", "program_args", "machine_name", "node_name",
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
-                               NULL};
+                               "line_patterns", "io_posix", "program_path", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
-    int mpi = 0, overwrite = 1;
+    int mpi = 0, overwrite = 1, io_posix = 0;
     double mpi_timeout = 60.0;
     unsigned long long total_memory = SP_DEFAULT_TOTAL_MEMORY;
     const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
@@ -45,14 +86,16 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *exclude_dirs = NULL;
     unsigned int max_depth = SP_DEFAULT_MAX_CALLPATH_DEPTH;
     PyObject *program_args = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppd", keywords,
+    PyObject *line_patterns = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOpz", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
                                      &program_args, &config.machine_name, &config.node_name,
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
                                      &thread_name, &do_register, &config.filter_file, &mpi,
-                                     &overwrite, &mpi_timeout))
+                                     &overwrite, &mpi_timeout, &line_patterns, &io_posix,
+                                     &config.program_path))
         return NULL;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
     if ((int)kind < 0) {
@@ -76,64 +119,39 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     config.mpi = mpi;
     config.overwrite = overwrite;
     config.mpi_timeout = mpi_timeout;
+    config.io_posix = io_posix;
     if (!config.program_name)
         config.program_name = "python";
 
-    const char **argv = NULL;
-    PyObject *seq = NULL;
-    if (program_args && program_args != Py_None) {
-        seq = PySequence_Fast(program_args, "program_args must be a sequence of str");
-        if (!seq)
-            return NULL;
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-        argv = PyMem_Calloc((size_t)n + 1, sizeof *argv);
-        if (!argv) {
-            Py_DECREF(seq);
-            return PyErr_NoMemory();
-        }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            argv[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
-            if (!argv[i]) {
-                PyMem_Free(argv);
-                Py_DECREF(seq);
-                return NULL;
-            }
-        }
-        config.program_args = argv;
-        config.program_argc = (uint32_t)n;
+    /* Every argument is converted before the measurement starts. */
+    string_list argv, dirs, patterns;
+    if (string_list_from(&argv, program_args, "program_args must be a sequence of str") != 0)
+        return NULL;
+    if (string_list_from(&dirs, exclude_dirs, "exclude_dirs must be a sequence of str") != 0) {
+        string_list_free(&argv);
+        return NULL;
     }
-
+    if (string_list_from(&patterns, line_patterns, "line_patterns must be a sequence of str") != 0) {
+        string_list_free(&argv);
+        string_list_free(&dirs);
+        return NULL;
+    }
+    config.program_args = argv.items;
+    config.program_argc = (uint32_t)argv.count;
     char err[512] = "";
     int status = sp_measurement_start(&config, err, sizeof err);
-    PyMem_Free(argv);
-    Py_XDECREF(seq);
-    if (status != 0) {
+    if (status != 0)
         PyErr_SetString(PyExc_RuntimeError, err);
-        return NULL;
-    }
-    PyObject *excluded = exclude_dirs ? PySequence_Fast(exclude_dirs, "exclude_dirs must be a sequence of str") : PyTuple_New(0);
-    if (!excluded) {
+    else if (sp_python_adapter_start(dirs.items, dirs.count, cwd, kind, patterns.items,
+                                     patterns.count) != 0) {
         sp_measurement_cancel();
+        status = -1;
+    }
+    string_list_free(&argv);
+    string_list_free(&dirs);
+    string_list_free(&patterns);
+    if (status != 0)
         return NULL;
-    }
-    Py_ssize_t nexcluded = PySequence_Fast_GET_SIZE(excluded);
-    const char **dirs = PyMem_Calloc((size_t)nexcluded + 1, sizeof *dirs);
-    int started = dirs ? 0 : -1;
-    for (Py_ssize_t i = 0; dirs && i < nexcluded; i++) {
-        dirs[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(excluded, i));
-        if (!dirs[i])
-            started = -1;
-    }
-    if (started == 0)
-        started = sp_python_adapter_start(dirs, (size_t)nexcluded, cwd, kind);
-    PyMem_Free(dirs);
-    Py_DECREF(excluded);
-    if (started != 0) {
-        if (!PyErr_Occurred())
-            PyErr_NoMemory();
-        sp_measurement_cancel();
-        return NULL;
-    }
     /* The starting thread is location 0; it writes ProgramBegin. */
     sp_location_attach(PyThread_get_thread_ident(), thread_name, true);
     if (do_register && sp_python_register() != 0) {
@@ -327,6 +345,24 @@ static PyObject *py_thread_ended(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     sp_measurement_thread_ended();
+    Py_RETURN_NONE;
+}
+
+/* The tool's own work on this thread (its verbose output, its files): nothing it does in
+ * between is recorded. */
+static PyObject *py_quiet_begin(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_measurement_quiet_begin();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_quiet_end(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_measurement_quiet_end();
     Py_RETURN_NONE;
 }
 
@@ -540,6 +576,18 @@ static PyObject *py_set_recording(PyObject *self, PyObject *on)
         return NULL;
     if (sp_measurement_running())
         sp_set_recording(value, time);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_lines_code(PyObject *self, PyObject *code)
+{
+    (void)self;
+    if (!PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "lines_code(code object)");
+        return NULL;
+    }
+    if (sp_python_lines_add_code((PyCodeObject *)code) != 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -840,6 +888,9 @@ static PyMethodDef methods[] = {
     {"registered", py_registered, METH_NOARGS, "Whether automatic instrumentation is on."},
     {"thread_begin", py_thread_begin, METH_O, "Measure the calling thread, named as given."},
     {"thread_rename", py_thread_rename, METH_O, "Rename the calling thread's location."},
+    {"quiet_begin", py_quiet_begin, METH_NOARGS,
+     "The tool's own work on this thread begins: nothing is recorded until quiet_end()."},
+    {"quiet_end", py_quiet_end, METH_NOARGS, "The tool's own work on this thread ends."},
     {"set_abort_callback", py_set_abort_callback, METH_O,
      "A callable run after MPI_Abort made the core write this rank's results."},
     {"thread_ended", py_thread_ended, METH_NOARGS,
@@ -868,6 +919,8 @@ static PyMethodDef methods[] = {
      "Where an MPI-mode measurement without MPI writes."},
     {"mpi_info", py_mpi_info, METH_NOARGS, "(rank, size) once MPI is initialized, else None."},
     {"exclude_code", py_exclude_code, METH_O, "Never record this code object."},
+    {"lines_code", py_lines_code, METH_O,
+     "Profile this code object's lines (scorep.user.lines), now and in later measurements."},
     {"abandon", py_abandon, METH_NOARGS,
      "Stop measuring without writing anything (a forked child of a measured process)."},
     {"tsc_usable", py_tsc_usable, METH_NOARGS, "(usable, reason) for the TSC timer."},

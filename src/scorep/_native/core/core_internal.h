@@ -29,4 +29,12 @@ SP_MUST_CHECK int sp_processes_adopt(sp_measurement *m, char *err, size_t errlen
 void sp_processes_add_counters(const sp_measurement *m, sp_results *r);
 void sp_processes_release(sp_measurement *m);
 
+/* io.c: the bindings of native I/O handles, made at start and freed at the end. */
+int sp_io_registry_init(sp_measurement *m);
+void sp_io_registry_free(sp_measurement *m);
+
+/* measurement.c: the in-core adapters' hooks (sp_adapter_register). */
+int sp_adapters_begin(const sp_config *config, char *err, size_t errlen);
+void sp_adapters_end(void);
+
 #endif

@@ -12,12 +12,14 @@
 #include "core/measurement.h"
 #include "core/serial.h"
 #include "core/unify.h"
+#include "substrates/lines/lines.h"
 #include "substrates/profile/profile.h"
 #include "substrates/trace/trace.h"
 
 typedef enum {
     SP_SUBSTRATE_PROFILE = 0, /* call-path profile -> profile.cubex */
     SP_SUBSTRATE_TRACE,       /* event trace -> traces.otf2 */
+    SP_SUBSTRATE_LINES,       /* line-level profiles of chosen functions -> lines.json */
     SP_SUBSTRATE_COUNT,
 } sp_substrate_id;
 
@@ -56,6 +58,11 @@ SP_MUST_CHECK static inline int sp_substrates_start(sp_measurement *m, char *err
             return -1;
         m->substrates |= SP_SUBSTRATE_BIT(SP_SUBSTRATE_TRACE);
     }
+    /* Always there: only the lines of chosen functions reach it, and a location gets its
+     * table at its first line. */
+    if (sp_lines_start(m, SP_SUBSTRATE_LINES, err, errlen) != 0)
+        return -1;
+    m->substrates |= SP_SUBSTRATE_BIT(SP_SUBSTRATE_LINES);
     return 0;
 }
 
@@ -90,20 +97,23 @@ static inline void sp_substrates_location_free(sp_location *loc)
 {
     sp_profile_location_free(loc);
     sp_trace_location_free(loc);
+    sp_lines_location_free(loc);
 }
 
 /* ---- events ------------------------------------------------------------------------------ */
 
-/* `frame` was just pushed (loc->depth counts it); `parent` is the frame below or NULL. */
+/* `frame` was just pushed (loc->depth counts it); `parent` is the frame below or NULL. The
+ * call-path substrate goes first: a buffer flush the trace makes while recording the enter
+ * then finds the frame's call path in place (see sp_location_paused). */
 static inline void sp_substrates_enter(sp_location *loc, sp_frame *frame, const sp_frame *parent,
                                        uint64_t time)
 {
-    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
-        sp_trace_enter(sp_trace_of(loc), time, frame->region);
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
         frame->callpath = sp_profile_enter(sp_profile_of(loc), parent ? parent->callpath
                                                                       : SP_PROFILE_ROOT,
                                            frame->region, loc->depth);
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_enter(sp_trace_of(loc), time, frame->region);
 }
 
 /* A frame entered while recording is off: calls inside it belong to its caller's path. */
@@ -120,10 +130,55 @@ static inline void sp_substrates_leave(sp_location *loc, const sp_frame *frame, 
         sp_profile_leave(sp_profile_of(loc), frame->callpath, time - frame->enter_time);
 }
 
+/* A MeasurementOnOff marker in the trace only (a rewind's dropped span). */
 static inline void sp_substrates_measurement_on_off(sp_location *loc, uint64_t time, bool on)
 {
     if (sp_substrate_on(SP_SUBSTRATE_TRACE))
         sp_trace_measurement_on_off(sp_trace_of(loc), time, on);
+}
+
+/* Recording went off or on for the location (scorep.user.disable_recording): the trace marks
+ * it, the call-path substrate enters or leaves Score-P's MEASUREMENT OFF region under the
+ * call path of `top` (the innermost open frame, NULL: the program root), as Score-P does. */
+static inline void sp_substrates_recording_changed(sp_location *loc, const sp_frame *top,
+                                                   uint64_t time, bool on)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_measurement_on_off(sp_trace_of(loc), time, on);
+    if (!sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        return;
+    if (on)
+        sp_profile_recording_on(sp_profile_of(loc), time);
+    else
+        sp_profile_recording_off(sp_profile_of(loc), top ? top->callpath : SP_PROFILE_ROOT,
+                                 time);
+}
+
+/* While recording is off, a frame that was open when it went off was left: the time off
+ * from now on belongs to the caller's call path (`top`, NULL: the program root). */
+static inline void sp_substrates_left_while_off(sp_location *loc, const sp_frame *top,
+                                                uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_recording_off_moves(sp_profile_of(loc), top ? top->callpath
+                                                               : SP_PROFILE_ROOT, time);
+}
+
+/* The trace paused the location to write its buffers (a flush, from `begin` to `end`); the
+ * call-path substrate accounts the pause at the location's next event, when the call path
+ * it belongs to is known (sp_substrates_settle). */
+static inline void sp_substrates_paused(sp_location *loc, uint64_t begin, uint64_t end)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_flush_noted(sp_profile_of(loc), end > begin ? end - begin : 0);
+}
+
+/* What the substrates noted for the location's next event (sp_substrates_paused) goes under
+ * the call path of `top` (NULL: the program root): Score-P's TRACE BUFFER FLUSH region. */
+static inline void sp_substrates_settle(sp_location *loc, const sp_frame *top)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_flushes_settle(sp_profile_of(loc), top ? top->callpath : SP_PROFILE_ROOT);
 }
 
 static inline void sp_substrates_program_begin(sp_location *loc, uint64_t time)
@@ -161,6 +216,27 @@ static inline void sp_substrates_mpi(sp_location *loc, const sp_frame *top, cons
         sp_trace_mpi(sp_trace_of(loc), time, e);
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && (e->bytes_sent || e->bytes_received))
         sp_profile_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent, e->bytes_received);
+}
+
+/* An I/O event: the trace keeps it, the profile adds the bytes a read or write moved to
+ * `top` (the I/O call) under its paradigm. */
+static inline void sp_substrates_io(sp_location *loc, const sp_frame *top, const sp_io_event *e,
+                                    uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_io(sp_trace_of(loc), time, e);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && e->kind == SP_IO_OPERATION_COMPLETE &&
+        e->mode != SP_IO_MODE_FLUSH && e->bytes != SP_IO_UNKNOWN_BYTES)
+        sp_profile_io_bytes(sp_profile_of(loc), top->callpath, (sp_io_paradigm)e->paradigm,
+                            (sp_io_mode)e->mode, e->bytes);
+}
+
+/* A line of a chosen function ran `hits` more times for `duration` more ticks. */
+static inline void sp_substrates_line(sp_location *loc, uint32_t region, uint32_t line,
+                                      uint32_t hits, uint64_t duration)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_LINES))
+        sp_lines_record(loc, region, line, hits, duration);
 }
 
 /* A frame closed by a rewind that dropped its events: only the call-path substrate, which
@@ -212,6 +288,9 @@ SP_MUST_CHECK static inline int sp_substrates_write(sp_measurement *m, sp_unifie
         return -1;
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE) &&
         sp_profile_write(m, u, dir, ticks_per_second, err, errlen) != 0)
+        return -1;
+    if (sp_substrate_on(SP_SUBSTRATE_LINES) &&
+        sp_lines_write(m, u, dir, ticks_per_second, err, errlen) != 0)
         return -1;
     return 0;
 }
@@ -269,6 +348,8 @@ static inline void sp_substrates_stop(sp_measurement *m)
         sp_trace_stop(m);
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
         sp_profile_stop(m);
+    if (sp_substrate_on(SP_SUBSTRATE_LINES))
+        sp_lines_stop(m);
 }
 
 #endif

@@ -10,7 +10,28 @@
 
 /* ---- what a rank reports -------------------------------------------------------------- */
 
-static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_buffer *b)
+static void serialize_io(const sp_defs *d, sp_buffer *b)
+{
+    sp_buffer_u32(b, d->io_paradigms_used);
+    sp_buffer_u32(b, d->io_file_count);
+    for (uint32_t i = 0; i < d->io_file_count; i++)
+        sp_buffer_u32(b, d->io_files[i].name);
+    sp_buffer_u32(b, d->io_handle_count);
+    for (uint32_t i = 0; i < d->io_handle_count; i++) {
+        const sp_io_handle *h = &d->io_handles[i];
+        sp_buffer_u32(b, h->name);
+        sp_buffer_u32(b, h->file);
+        sp_buffer_u32(b, h->parent);
+        sp_buffer_u32(b, h->comm);
+        sp_buffer_u32(b, h->unify_key);
+        sp_buffer_u32(b, (uint32_t)h->paradigm | (uint32_t)h->flags << 8 |
+                             (uint32_t)h->access_mode << 16);
+        sp_buffer_u32(b, h->status_flags);
+    }
+}
+
+/* A process's (or a merged subtree's) definitions. */
+static void serialize_defs(const sp_defs *d, sp_buffer *b)
 {
     sp_buffer_u32(b, (uint32_t)d->strings.count);
     for (size_t i = 0; i < d->strings.count; i++)
@@ -24,6 +45,7 @@ static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_bu
         sp_buffer_u32(b, (uint32_t)r->begin_line);
         sp_buffer_u32(b, (uint32_t)r->end_line);
         sp_buffer_u32(b, (uint32_t)r->paradigm | (uint32_t)r->role << 8 | (uint32_t)r->kind << 16);
+        sp_buffer_u32(b, r->group);
     }
     sp_buffer_u32(b, d->parameter_count);
     for (uint32_t i = 0; i < d->parameter_count; i++) {
@@ -39,50 +61,68 @@ static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_bu
         sp_buffer_u32(b, c->size);
         sp_buffer_put(b, c->members, c->size * sizeof *c->members);
     }
-    sp_buffer_u32(b, mine->rank);
-    sp_buffer_u32(b, mine->name);
-    sp_buffer_u32(b, mine->host);
-    sp_buffer_u32(b, (uint32_t)mine->thread_requested);
-    sp_buffer_u32(b, (uint32_t)mine->thread_provided);
-    sp_buffer_u64(b, mine->start_ns);
-    sp_buffer_u64(b, mine->end_ns);
-    sp_buffer_u64(b, mine->realtime_start_ns);
-    sp_buffer_u32(b, mine->location_count);
-    for (uint32_t i = 0; i < mine->location_count; i++) {
-        sp_buffer_u64(b, mine->locations[i].id);
-        sp_buffer_u32(b, mine->locations[i].name);
-        sp_buffer_u64(b, mine->locations[i].events);
-    }
-    sp_buffer_u32(b, mine->parent);
-    sp_buffer_u64(b, mine->pid);
-    sp_buffer_u64(b, mine->parent_pid);
-    sp_buffer_u32(b, mine->method);
+    serialize_io(d, b);
 }
 
-void sp_unify_report(const sp_defs *defs, const sp_unified_rank *mine, sp_buffer *out)
+/* What a process reports about itself; its string ids are those of the definitions sent
+ * with it. */
+static void serialize_rank(const sp_unified_rank *rank, sp_buffer *b)
 {
-    serialize_local(defs, mine, out);
+    sp_buffer_u32(b, rank->rank);
+    sp_buffer_u32(b, rank->name);
+    sp_buffer_u32(b, rank->host);
+    sp_buffer_u32(b, (uint32_t)rank->thread_requested);
+    sp_buffer_u32(b, (uint32_t)rank->thread_provided);
+    sp_buffer_u64(b, rank->start_ns);
+    sp_buffer_u64(b, rank->end_ns);
+    sp_buffer_u64(b, rank->realtime_start_ns);
+    sp_buffer_u32(b, rank->location_count);
+    for (uint32_t i = 0; i < rank->location_count; i++) {
+        sp_buffer_u64(b, rank->locations[i].id);
+        sp_buffer_u32(b, rank->locations[i].name);
+        sp_buffer_u64(b, rank->locations[i].events);
+    }
+    sp_buffer_u32(b, rank->parent);
+    sp_buffer_u64(b, rank->pid);
+    sp_buffer_u64(b, rank->parent_pid);
+    sp_buffer_u32(b, rank->method);
+}
+
+/* A report: definitions, then the processes they belong to (one process, or every process
+ * of a subtree after merging). */
+static void serialize_report(const sp_defs *d, const sp_unified_rank *ranks, uint32_t count,
+                             sp_buffer *b)
+{
+    serialize_defs(d, b);
+    sp_buffer_u32(b, count);
+    for (uint32_t r = 0; r < count; r++)
+        serialize_rank(&ranks[r], b);
 }
 
 /* ---- rank 0: merging ------------------------------------------------------------------- */
 
 typedef struct {
     sp_u64map region_index; /* hash of a region's identity -> global region (probed) */
+    sp_u64map io_unified_handles; /* (paradigm, unify key, name) -> global handle */
 } merge_state;
+
+
 
 static uint64_t region_hash(const sp_region *r)
 {
     uint64_t h = sp_hash_mix(((uint64_t)r->name << 32) | r->canonical);
     h = sp_hash_mix(h ^ (((uint64_t)r->file << 32) | (uint32_t)r->begin_line));
-    return sp_hash_mix(h ^ ((uint64_t)(uint32_t)r->end_line << 24) ^
-                       ((uint64_t)r->paradigm << 16) ^ ((uint64_t)r->role << 8) ^ r->kind);
+    h = sp_hash_mix(h ^ ((uint64_t)(uint32_t)r->end_line << 24) ^ ((uint64_t)r->paradigm << 16) ^
+                    ((uint64_t)r->role << 8) ^ r->kind);
+    return sp_hash_mix(h ^ r->group);
 }
 
 static bool same_region(const sp_region *a, const sp_region *b)
 {
     return a->name == b->name && a->canonical == b->canonical && a->file == b->file &&
            a->begin_line == b->begin_line && a->end_line == b->end_line &&
-           a->paradigm == b->paradigm && a->role == b->role && a->kind == b->kind;
+           a->paradigm == b->paradigm && a->role == b->role && a->kind == b->kind &&
+           a->group == b->group;
 }
 
 static uint32_t global_string(const uint32_t *map, uint32_t count, uint32_t local)
@@ -90,9 +130,89 @@ static uint32_t global_string(const uint32_t *map, uint32_t count, uint32_t loca
     return local < count ? map[local] : 0;
 }
 
-/* Merges one rank's report into the global definitions; its maps go into `maps`. */
-static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *maps,
-                      sp_unified_rank *rank_out)
+/* A rank's I/O files and handles into the global definitions: files are one per path,
+ * handles one per process except those with a unify key (the standard streams). */
+static int merge_io(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *maps,
+                    const uint32_t *smap, uint32_t nstrings, const uint32_t *cmap,
+                    uint32_t ncomms)
+{
+    sp_defs *g = &u->global;
+    g->io_paradigms_used |= sp_reader_u32(r);
+    uint32_t nfiles = sp_reader_u32(r);
+    if (r->failed || nfiles > r->size / 4)
+        return -1;
+    uint32_t *fmap = malloc((nfiles ? nfiles : 1) * sizeof *fmap);
+    if (!fmap)
+        return -1;
+    sp_buffer_u32(maps, nfiles);
+    for (uint32_t i = 0; i < nfiles && !r->failed; i++) {
+        fmap[i] = sp_defs_io_file(g, sp_defs_str(g, global_string(smap, nstrings,
+                                                                      sp_reader_u32(r))));
+        sp_buffer_u32(maps, fmap[i]);
+    }
+    uint32_t nhandles = sp_reader_u32(r);
+    if (r->failed || nhandles > r->size / 28) {
+        free(fmap);
+        return -1;
+    }
+    uint32_t *hmap = malloc((nhandles ? nhandles : 1) * sizeof *hmap);
+    if (!hmap) {
+        free(fmap);
+        return -1;
+    }
+    sp_buffer_u32(maps, nhandles);
+    int status = 0;
+    for (uint32_t i = 0; i < nhandles && !r->failed && status == 0; i++) {
+        uint32_t name = global_string(smap, nstrings, sp_reader_u32(r));
+        uint32_t file = sp_reader_u32(r), parent = sp_reader_u32(r), comm = sp_reader_u32(r);
+        uint32_t unify_key = sp_reader_u32(r), bits = sp_reader_u32(r);
+        sp_io_handle h = {
+            .file = file < nfiles ? fmap[file] : SP_NO_ID,
+            .parent = parent < i ? hmap[parent] : SP_NO_ID,
+            .comm = comm < ncomms ? cmap[comm] : SP_NO_ID,
+            .unify_key = unify_key,
+            .paradigm = bits & 0xff,
+            .flags = (bits >> 8) & 0xff,
+            .access_mode = (bits >> 16) & 0xff,
+            .status_flags = sp_reader_u32(r),
+        };
+        uint64_t key = (uint64_t)name | (uint64_t)(unify_key & 0xffffff) << 32 |
+                       (uint64_t)h.paradigm << 56;
+        uint32_t id = unify_key ? sp_u64map_get(&st->io_unified_handles, key) : SP_NO_ID;
+        if (id == SP_NO_ID) {
+            id = sp_defs_io_handle(g, &h, sp_defs_str(g, name));
+            if (id == SP_NO_ID ||
+                (unify_key && sp_u64map_put(&st->io_unified_handles, key, id) != 0))
+                status = -1;
+        }
+        hmap[i] = id;
+        sp_buffer_u32(maps, id);
+    }
+    free(fmap);
+    free(hmap);
+    return r->failed ? -1 : status;
+}
+
+/* Room for one more process in u->ranks. */
+static sp_unified_rank *next_rank(sp_unified *u, uint32_t *capacity)
+{
+    if (u->rank_count == *capacity) {
+        uint32_t bigger = *capacity ? *capacity * 2 : 16;
+        sp_unified_rank *ranks = realloc(u->ranks, bigger * sizeof *ranks);
+        if (!ranks)
+            return NULL;
+        u->ranks = ranks;
+        *capacity = bigger;
+    }
+    sp_unified_rank *rank = &u->ranks[u->rank_count++];
+    memset(rank, 0, sizeof *rank);
+    return rank;
+}
+
+/* Merges a report into `u` (its definitions and processes): the maps from the report's ids
+ * to u's go into `maps`. */
+static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *maps,
+                        uint32_t *rank_capacity)
 {
     sp_defs *g = &u->global;
     uint32_t nstrings = sp_reader_u32(r);
@@ -118,6 +238,7 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
         local.paradigm = bits & 0xff;
         local.role = (bits >> 8) & 0xff;
         local.kind = (bits >> 16) & 0xff;
+        local.group = GLOBAL_STRING(sp_reader_u32(r));
         uint32_t id = SP_NO_ID;
         uint64_t key = region_hash(&local);
         for (;; key++) {
@@ -129,7 +250,8 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
             id = sp_defs_new_region(g, sp_defs_str(g, local.name), sp_defs_str(g, local.canonical),
                                     sp_defs_str(g, local.file), local.begin_line, local.end_line,
                                     local.paradigm, local.role, local.kind);
-            if (id == SP_NO_ID || sp_u64map_put(&st->region_index, key, id) != 0) {
+            if (id == SP_NO_ID || sp_u64map_put(&st->region_index, key, id) != 0 ||
+                sp_defs_set_group(g, id, sp_defs_str(g, local.group)) != 0) {
                 free(smap);
                 return -1;
             }
@@ -147,6 +269,12 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
 
     uint32_t ncomms = sp_reader_u32(r);
     sp_buffer_u32(maps, ncomms);
+    uint32_t *cmap = r->failed || ncomms > r->size / 8 ? NULL
+                                                       : malloc((ncomms ? ncomms : 1) * sizeof *cmap);
+    if (!cmap) {
+        free(smap);
+        return -1;
+    }
     for (uint32_t i = 0; i < ncomms && !r->failed; i++) {
         uint64_t key = sp_reader_u64(r);
         uint32_t kind = sp_reader_u32(r);
@@ -155,83 +283,170 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
         uint32_t *members = malloc((size ? size : 1) * sizeof *members);
         if (!members) {
             free(smap);
+            free(cmap);
             return -1;
         }
         for (uint32_t k = 0; k < size; k++)
             members[k] = sp_reader_u32(r);
-        sp_buffer_u32(maps, sp_defs_comm(g, key, (sp_comm_kind)kind, size, members,
-                                         sp_defs_str(g, name)));
+        cmap[i] = sp_defs_comm(g, key, (sp_comm_kind)kind, size, members, sp_defs_str(g, name));
+        sp_buffer_u32(maps, cmap[i]);
         free(members);
     }
+    int io_status = merge_io(u, st, r, maps, smap, nstrings, cmap, ncomms);
+    free(cmap);
+    if (io_status != 0) {
+        free(smap);
+        return -1;
+    }
 
-    rank_out->rank = sp_reader_u32(r);
-    rank_out->name = GLOBAL_STRING(sp_reader_u32(r));
-    rank_out->host = GLOBAL_STRING(sp_reader_u32(r));
-    rank_out->thread_requested = (int32_t)sp_reader_u32(r);
-    rank_out->thread_provided = (int32_t)sp_reader_u32(r);
-    rank_out->start_ns = sp_reader_u64(r);
-    rank_out->end_ns = sp_reader_u64(r);
-    rank_out->realtime_start_ns = sp_reader_u64(r);
-    rank_out->location_count = sp_reader_u32(r);
-    if (r->failed || rank_out->location_count > SP_MAX_LOCATIONS) {
+    uint32_t nranks = sp_reader_u32(r);
+    if (r->failed || nranks > r->size / 16) {
         free(smap);
         return -1;
     }
-    rank_out->locations = calloc(rank_out->location_count ? rank_out->location_count : 1,
-                                 sizeof *rank_out->locations);
-    if (!rank_out->locations) {
-        free(smap);
-        return -1;
+    for (uint32_t k = 0; k < nranks; k++) {
+        sp_unified_rank *rank_out = next_rank(u, rank_capacity);
+        if (!rank_out) {
+            free(smap);
+            return -1;
+        }
+        rank_out->rank = sp_reader_u32(r);
+        rank_out->name = GLOBAL_STRING(sp_reader_u32(r));
+        rank_out->host = GLOBAL_STRING(sp_reader_u32(r));
+        rank_out->thread_requested = (int32_t)sp_reader_u32(r);
+        rank_out->thread_provided = (int32_t)sp_reader_u32(r);
+        rank_out->start_ns = sp_reader_u64(r);
+        rank_out->end_ns = sp_reader_u64(r);
+        rank_out->realtime_start_ns = sp_reader_u64(r);
+        rank_out->location_count = sp_reader_u32(r);
+        if (r->failed || rank_out->location_count > SP_MAX_LOCATIONS) {
+            free(smap);
+            return -1;
+        }
+        rank_out->locations = calloc(rank_out->location_count ? rank_out->location_count : 1,
+                                     sizeof *rank_out->locations);
+        if (!rank_out->locations) {
+            free(smap);
+            return -1;
+        }
+        for (uint32_t i = 0; i < rank_out->location_count; i++) {
+            rank_out->locations[i].id = sp_reader_u64(r);
+            rank_out->locations[i].name = GLOBAL_STRING(sp_reader_u32(r));
+            rank_out->locations[i].events = sp_reader_u64(r);
+        }
+        rank_out->parent = sp_reader_u32(r);
+        rank_out->pid = sp_reader_u64(r);
+        rank_out->parent_pid = sp_reader_u64(r);
+        uint32_t method = sp_reader_u32(r);
+        rank_out->method = method == SP_NO_ID ? SP_NO_ID : GLOBAL_STRING(method);
     }
-    for (uint32_t i = 0; i < rank_out->location_count; i++) {
-        rank_out->locations[i].id = sp_reader_u64(r);
-        rank_out->locations[i].name = GLOBAL_STRING(sp_reader_u32(r));
-        rank_out->locations[i].events = sp_reader_u64(r);
-    }
-    rank_out->parent = sp_reader_u32(r);
-    rank_out->pid = sp_reader_u64(r);
-    rank_out->parent_pid = sp_reader_u64(r);
-    uint32_t method = sp_reader_u32(r);
-    rank_out->method = method == SP_NO_ID ? SP_NO_ID : GLOBAL_STRING(method);
 #undef GLOBAL_STRING
     free(smap);
     return r->failed || maps->failed ? -1 : 0;
 }
 
-/* ---- every rank: its maps ---------------------------------------------------------------- */
+/* ---- maps from a report's ids to the merged ones ------------------------------------------
+ * Strings, regions, parameters, communicators, I/O files, I/O handles: the order in which
+ * merge_report writes them. */
 
-static uint32_t *read_map(sp_reader *r, uint32_t *count)
-{
-    *count = sp_reader_u32(r);
-    if (r->failed || *count > r->size / 4)
-        return NULL;
-    uint32_t *map = malloc((*count ? *count : 1) * sizeof *map);
-    if (!map)
-        return NULL;
-    for (uint32_t i = 0; i < *count; i++)
-        map[i] = sp_reader_u32(r);
-    return map;
-}
+enum { MAP_KINDS = 6 };
 
-/* One location group's four maps, as merge_rank wrote them. */
-static int read_maps(sp_reader *r, sp_unified_maps *m)
-{
-    m->string_map = read_map(r, &m->string_count);
-    m->region_map = read_map(r, &m->region_count);
-    m->parameter_map = read_map(r, &m->parameter_count);
-    m->comm_map = read_map(r, &m->comm_count);
-    return r->failed || !m->string_map || !m->region_map || !m->parameter_map || !m->comm_map
-               ? -1
-               : 0;
-}
+typedef struct {
+    uint32_t *ids[MAP_KINDS];
+    uint32_t count[MAP_KINDS];
+} id_maps;
 
-static void free_maps(sp_unified_maps *m)
+static void maps_free(id_maps *m)
 {
-    free(m->string_map);
-    free(m->region_map);
-    free(m->parameter_map);
-    free(m->comm_map);
+    for (int k = 0; k < MAP_KINDS; k++)
+        free(m->ids[k]);
     memset(m, 0, sizeof *m);
+}
+
+static int maps_read(sp_reader *r, id_maps *m)
+{
+    memset(m, 0, sizeof *m);
+    for (int k = 0; k < MAP_KINDS; k++) {
+        uint32_t count = sp_reader_u32(r);
+        if (r->failed || count > r->size / 4) {
+            maps_free(m);
+            return -1;
+        }
+        m->ids[k] = malloc((count ? count : 1) * sizeof *m->ids[k]);
+        if (!m->ids[k]) {
+            maps_free(m);
+            return -1;
+        }
+        m->count[k] = count;
+        for (uint32_t i = 0; i < count; i++)
+            m->ids[k][i] = sp_reader_u32(r);
+    }
+    if (r->failed) {
+        maps_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+static void maps_write(const id_maps *m, sp_buffer *b)
+{
+    for (int k = 0; k < MAP_KINDS; k++) {
+        sp_buffer_u32(b, m->count[k]);
+        sp_buffer_put(b, m->ids[k], m->count[k] * sizeof *m->ids[k]);
+    }
+}
+
+/* out = outer after inner: inner maps into the ids outer maps from. */
+static int maps_compose(const id_maps *outer, const id_maps *inner, id_maps *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int k = 0; k < MAP_KINDS; k++) {
+        out->ids[k] = malloc((inner->count[k] ? inner->count[k] : 1) * sizeof *out->ids[k]);
+        if (!out->ids[k]) {
+            maps_free(out);
+            return -1;
+        }
+        out->count[k] = inner->count[k];
+        for (uint32_t i = 0; i < inner->count[k]; i++) {
+            uint32_t mid = inner->ids[k][i];
+            out->ids[k][i] = mid < outer->count[k] ? outer->ids[k][mid] : SP_NO_ID;
+        }
+    }
+    return 0;
+}
+
+/* The identity over everything `g` defines (the root: its merged ids are the global ones). */
+static int maps_identity(const sp_defs *g, id_maps *out)
+{
+    uint32_t counts[MAP_KINDS] = {(uint32_t)g->strings.count, g->region_count,
+                                  g->parameter_count, g->comm_count, g->io_file_count,
+                                  g->io_handle_count};
+    memset(out, 0, sizeof *out);
+    for (int k = 0; k < MAP_KINDS; k++) {
+        out->ids[k] = malloc((counts[k] ? counts[k] : 1) * sizeof *out->ids[k]);
+        if (!out->ids[k]) {
+            maps_free(out);
+            return -1;
+        }
+        out->count[k] = counts[k];
+        for (uint32_t i = 0; i < counts[k]; i++)
+            out->ids[k][i] = i;
+    }
+    return 0;
+}
+
+/* The process's own maps, local -> global, into u. */
+static void maps_into(id_maps *m, sp_unified *u)
+{
+    uint32_t **slots[MAP_KINDS] = {&u->string_map, &u->region_map, &u->parameter_map,
+                                   &u->comm_map, &u->io_file_map, &u->io_handle_map};
+    uint32_t *counts[MAP_KINDS] = {&u->string_count, &u->region_count, &u->parameter_count,
+                                   &u->comm_count, &u->io_file_count, &u->io_handle_count};
+    for (int k = 0; k < MAP_KINDS; k++) {
+        *slots[k] = m->ids[k];
+        *counts[k] = m->count[k];
+        m->ids[k] = NULL;
+    }
 }
 
 /* The system tree's nodes: one per host, in the order the hosts first appear. */
@@ -255,154 +470,145 @@ static int assign_nodes(sp_unified *u)
     return status;
 }
 
-/* What one process contributes: its own report followed by the parts it adopted, each
- * with its size. */
-static void serialize_contribution(const sp_defs *defs, const sp_unified_rank *mine,
-                                   const sp_unify_part *parts, uint32_t nparts, sp_buffer *b)
-{
-    sp_buffer own;
-    sp_buffer_init(&own);
-    serialize_local(defs, mine, &own);
-    if (own.failed)
-        b->failed = true;
-    sp_buffer_u32(b, nparts + 1);
-    sp_buffer_u64(b, own.size);
-    sp_buffer_put(b, own.data, own.size);
-    sp_buffer_free(&own);
-    for (uint32_t i = 0; i < nparts; i++) {
-        sp_buffer_u64(b, parts[i].size);
-        sp_buffer_put(b, parts[i].data, parts[i].size);
-    }
-}
+/* ---- the merging set ---------------------------------------------------------------------- */
 
-/* Rank 0: every location group of every rank merged, in rank order; maps[r] gets rank r's
- * maps (per group). */
-static int merge_all(sp_unified *u, merge_state *st, const unsigned char *all,
-                     const uint64_t *sizes, uint32_t nranks, sp_buffer *maps, char *err,
-                     size_t errlen)
+/* The definitions merged so far (a process's subtree, or all at the root) and what finds
+ * their regions and shared handles again. Ids in it never change: merging only appends. */
+typedef struct {
+    sp_unified acc;
+    merge_state st;
+    uint32_t rank_capacity;
+} merger;
+
+static int merger_init(merger *m)
 {
-    /* First the number of location groups, to size u->ranks. */
-    uint64_t offset = 0, groups = 0;
-    for (uint32_t r = 0; r < nranks; r++) {
-        sp_reader reader;
-        sp_reader_init(&reader, all + offset, sizes[r]);
-        offset += sizes[r];
-        uint32_t n = sp_reader_u32(&reader);
-        if (reader.failed || n == 0 || n > SP_MAX_LOCATIONS)
-            return sp_error(err, errlen, "the definitions of rank %u arrived damaged", r);
-        groups += n;
+    memset(m, 0, sizeof *m);
+    if (sp_defs_init(&m->acc.global) != 0)
+        return -1;
+    if (sp_u64map_init(&m->st.region_index, 256) != 0) {
+        sp_defs_free(&m->acc.global);
+        return -1;
     }
-    u->ranks = calloc(groups ? groups : 1, sizeof *u->ranks);
-    if (!u->ranks)
-        return sp_error(err, errlen, "out of memory while unifying the definitions");
-    offset = 0;
-    for (uint32_t r = 0; r < nranks; r++) {
-        sp_reader reader;
-        sp_reader_init(&reader, all + offset, sizes[r]);
-        offset += sizes[r];
-        uint32_t n = sp_reader_u32(&reader);
-        sp_buffer_init(&maps[r]);
-        sp_buffer_u32(&maps[r], n);
-        for (uint32_t k = 0; k < n; k++) {
-            uint64_t size = sp_reader_u64(&reader);
-            if (reader.failed || size > reader.size - reader.pos)
-                return sp_error(err, errlen, "the definitions of rank %u arrived damaged", r);
-            sp_reader group;
-            sp_reader_init(&group, reader.data + reader.pos, size);
-            reader.pos += size;
-            if (merge_rank(u, st, &group, &maps[r], &u->ranks[u->rank_count++]) != 0)
-                return sp_error(err, errlen, "merging the definitions of rank %u failed", r);
-        }
+    if (sp_u64map_init(&m->st.io_unified_handles, 16) != 0) {
+        sp_u64map_free(&m->st.region_index);
+        sp_defs_free(&m->acc.global);
+        return -1;
     }
     return 0;
 }
 
-int sp_unify_parts(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
-                   const sp_unify_part *parts, uint32_t nparts, sp_unified *u, char *err,
-                   size_t errlen)
+static void merger_free(merger *m)
 {
-    memset(u, 0, sizeof *u);
+    sp_u64map_free(&m->st.region_index);
+    sp_u64map_free(&m->st.io_unified_handles);
+    sp_unified_free(&m->acc);
+}
+
+/* Merges a report; its maps (report ids -> merged ids) into *maps. */
+static int merger_add(merger *m, const void *report, uint64_t size, id_maps *maps)
+{
+    sp_reader r;
+    sp_reader_init(&r, report, size);
+    sp_buffer b;
+    sp_buffer_init(&b);
+    int status = merge_report(&m->acc, &m->st, &r, &b, &m->rank_capacity);
+    if (status == 0 && !b.failed) {
+        sp_reader mr;
+        sp_reader_init(&mr, b.data, b.size);
+        status = maps_read(&mr, maps);
+    } else {
+        status = -1;
+    }
+    sp_buffer_free(&b);
+    return status;
+}
+
+/* The root's result: the merged set becomes the global definitions. */
+static int merger_finish_root(merger *m, sp_unified *u)
+{
+    u->global = m->acc.global;
+    u->ranks = m->acc.ranks;
+    u->rank_count = m->acc.rank_count;
+    memset(&m->acc.global, 0, sizeof m->acc.global);
+    m->acc.ranks = NULL;
+    m->acc.rank_count = 0;
+    if (sp_defs_init(&m->acc.global) != 0)
+        return -1;
+    return assign_nodes(u);
+}
+
+/* ---- all at the root: for groups without point-to-point messages ------------------------- */
+
+static int unify_at_root(const sp_ipc *ipc, const sp_buffer *report, sp_unified *u, char *err,
+                         size_t errlen)
+{
     uint32_t nranks = ipc->size;
     bool root = ipc->rank == 0;
     int status = -1;
-    sp_buffer local, *maps = NULL;
-    sp_buffer_init(&local);
     void *all = NULL, *my_maps = NULL;
     uint64_t *sizes = calloc(nranks, sizeof *sizes);
     uint64_t *map_sizes = calloc(nranks, sizeof *map_sizes);
     void **map_parts = calloc(nranks, sizeof *map_parts);
-    merge_state st;
-    bool st_ready = false;
-    if (sp_defs_init(&u->global) != 0 || !sizes || !map_sizes || !map_parts) {
+    sp_buffer *map_buffers = NULL;
+    merger m;
+    bool merging = false;
+    id_maps mine;
+    memset(&mine, 0, sizeof mine);
+    if (!sizes || !map_sizes || !map_parts) {
         sp_error(err, errlen, "out of memory while unifying the definitions");
         goto out;
     }
-
-    serialize_contribution(defs, mine, parts, nparts, &local);
-    if (local.failed || sp_ipc_gather_bytes(ipc, local.data, local.size, &all, sizes) != 0) {
-        snprintf(err, errlen, "collecting the definitions of all ranks failed");
+    if (sp_ipc_gather_bytes(ipc, report->data, report->size, &all, sizes) != 0) {
+        sp_error(err, errlen, "collecting the definitions of all ranks failed");
         goto out;
     }
     if (root) {
-        st_ready = sp_u64map_init(&st.region_index, 256) == 0;
-        maps = calloc(nranks, sizeof *maps);
-        if (!st_ready || !maps) {
+        merging = merger_init(&m) == 0;
+        map_buffers = calloc(nranks, sizeof *map_buffers);
+        if (!merging || !map_buffers) {
             sp_error(err, errlen, "out of memory while unifying the definitions");
             goto out;
         }
-        if (merge_all(u, &st, all, sizes, nranks, maps, err, errlen) != 0)
-            goto out;
+        uint64_t offset = 0;
         for (uint32_t r = 0; r < nranks; r++) {
-            if (maps[r].failed) {
-                sp_error(err, errlen, "out of memory while unifying the definitions");
+            id_maps maps;
+            sp_buffer_init(&map_buffers[r]);
+            if (merger_add(&m, (unsigned char *)all + offset, sizes[r], &maps) != 0) {
+                sp_error(err, errlen, "merging the definitions of rank %u failed", r);
                 goto out;
             }
-            map_parts[r] = maps[r].data;
-            map_sizes[r] = maps[r].size;
+            offset += sizes[r];
+            maps_write(&maps, &map_buffers[r]);
+            maps_free(&maps);
+            map_parts[r] = map_buffers[r].data;
+            map_sizes[r] = map_buffers[r].size;
         }
-        if (assign_nodes(u) != 0) {
+        if (merger_finish_root(&m, u) != 0) {
             sp_error(err, errlen, "out of memory while unifying the definitions");
             goto out;
         }
     }
     uint64_t my_size = 0;
     if (sp_ipc_scatter_bytes(ipc, map_parts, map_sizes, &my_maps, &my_size) != 0) {
-        snprintf(err, errlen, "sending the unified definitions to all ranks failed");
+        sp_error(err, errlen, "sending the unified definitions to all ranks failed");
         goto out;
     }
     sp_reader reader;
     sp_reader_init(&reader, my_maps, my_size);
-    sp_unified_maps own = {0};
-    uint32_t groups = sp_reader_u32(&reader);
-    u->part_maps = calloc(nparts ? nparts : 1, sizeof *u->part_maps);
-    if (reader.failed || groups != nparts + 1 || !u->part_maps || read_maps(&reader, &own) != 0) {
-        free_maps(&own);
-        snprintf(err, errlen, "the unified definitions arrived damaged");
+    if (maps_read(&reader, &mine) != 0) {
+        sp_error(err, errlen, "the unified definitions arrived damaged");
         goto out;
     }
-    u->string_map = own.string_map;
-    u->region_map = own.region_map;
-    u->parameter_map = own.parameter_map;
-    u->comm_map = own.comm_map;
-    u->string_count = own.string_count;
-    u->region_count = own.region_count;
-    u->parameter_count = own.parameter_count;
-    u->comm_count = own.comm_count;
-    for (uint32_t k = 0; k < nparts; k++, u->part_count++)
-        if (read_maps(&reader, &u->part_maps[k]) != 0) {
-            free_maps(&u->part_maps[k]);
-            snprintf(err, errlen, "the unified definitions arrived damaged");
-            goto out;
-        }
+    maps_into(&mine, u);
     status = 0;
 out:
-    if (maps)
+    if (map_buffers)
         for (uint32_t r = 0; r < nranks; r++)
-            sp_buffer_free(&maps[r]);
-    free(maps);
-    if (st_ready)
-        sp_u64map_free(&st.region_index);
-    sp_buffer_free(&local);
+            sp_buffer_free(&map_buffers[r]);
+    free(map_buffers);
+    if (merging)
+        merger_free(&m);
+    maps_free(&mine);
     free(all);
     free(my_maps);
     free(sizes);
@@ -411,10 +617,303 @@ out:
     return status;
 }
 
+/* ---- along a binomial tree: for groups with point-to-point messages ----------------------
+ * Rank r merges the reports of its children r + 1, r + 2, r + 4, ... (those below the lowest
+ * set bit of r) into its own, then sends the merged report to its parent; the root's merged
+ * set is the global definitions. The maps then travel down: each process gets from its parent
+ * how its merged ids map to the global ones and passes on to each child the composition with
+ * that child's maps. Every message starts with a status word, so that a failure anywhere
+ * reaches every process instead of leaving one waiting. With ranks that share most of their
+ * definitions, what a process holds and sends is the union of its subtree's definitions, not
+ * their sum: the root no longer needs memory in proportion to the number of ranks. */
+
+enum { MESSAGE_OK = 0, MESSAGE_FAILED = 1 };
+
+static int send_message(const sp_ipc *ipc, uint32_t dest, uint32_t status, const sp_buffer *body)
+{
+    sp_buffer b;
+    sp_buffer_init(&b);
+    sp_buffer_u32(&b, status);
+    if (status == MESSAGE_OK && body)
+        sp_buffer_put(&b, body->data, body->size);
+    if (b.failed) {
+        sp_buffer_free(&b);
+        sp_buffer_u32(&b, MESSAGE_FAILED);
+    }
+    int sent = b.failed ? -1 : ipc->ops->send(ipc->ctx, b.data, b.size, dest);
+    sp_buffer_free(&b);
+    return sent;
+}
+
+/* The body of the next message from `source` (NULL, 0 when it says it failed). */
+static int recv_message(const sp_ipc *ipc, uint32_t source, void **data, uint64_t *body_size,
+                        const unsigned char **body)
+{
+    *data = NULL;
+    *body = NULL;
+    *body_size = 0;
+    uint64_t size = 0;
+    if (ipc->ops->recv(ipc->ctx, data, &size, source) != 0 || size < 4)
+        return -1;
+    uint32_t status;
+    memcpy(&status, *data, sizeof status);
+    if (status != MESSAGE_OK)
+        return -1;
+    *body = (const unsigned char *)*data + 4;
+    *body_size = size - 4;
+    return 0;
+}
+
+static int unify_tree(const sp_ipc *ipc, const sp_buffer *report, sp_unified *u, char *err,
+                      size_t errlen)
+{
+    uint32_t rank = ipc->rank, size = ipc->size;
+    bool ok = true;
+    const char *why = NULL;
+    merger m;
+    id_maps local, child_maps[32], to_global;
+    uint32_t children[32], nchildren = 0;
+    memset(&local, 0, sizeof local);
+    memset(&to_global, 0, sizeof to_global);
+    if (merger_init(&m) != 0)
+        return sp_error(err, errlen, "out of memory while unifying the definitions");
+    if (merger_add(&m, report->data, report->size, &local) != 0) {
+        ok = false;
+        why = "merging this rank's own definitions failed";
+    }
+    /* Up: the children's subtrees, then the merged report to the parent. */
+    uint32_t parent = UINT32_MAX;
+    for (uint32_t step = 1; step < size; step <<= 1) {
+        if (rank & step) {
+            parent = rank - step;
+            sp_buffer merged;
+            sp_buffer_init(&merged);
+            if (ok)
+                serialize_report(&m.acc.global, m.acc.ranks, m.acc.rank_count, &merged);
+            if (send_message(ipc, parent, ok && !merged.failed ? MESSAGE_OK : MESSAGE_FAILED,
+                             &merged) != 0) {
+                ok = false;
+                why = why ? why : "sending the definitions up the tree failed";
+            }
+            sp_buffer_free(&merged);
+            break;
+        }
+        uint32_t child = rank + step;
+        if (child >= size)
+            continue;
+        void *data;
+        const unsigned char *body;
+        uint64_t body_size;
+        memset(&child_maps[nchildren], 0, sizeof child_maps[nchildren]);
+        children[nchildren] = child;
+        if (recv_message(ipc, child, &data, &body_size, &body) != 0) {
+            ok = false;
+            why = why ? why : "the definitions of a subtree did not arrive";
+        } else if (ok && merger_add(&m, body, body_size, &child_maps[nchildren]) != 0) {
+            ok = false;
+            why = "merging the definitions of a subtree failed";
+        }
+        free(data);
+        nchildren++;
+    }
+    /* Down: merged ids -> global ids from the parent (the root's are the identity). */
+    if (rank == 0) {
+        if (ok && (maps_identity(&m.acc.global, &to_global) != 0 ||
+                   merger_finish_root(&m, u) != 0)) {
+            ok = false;
+            why = "out of memory while unifying the definitions";
+        }
+    } else {
+        void *data;
+        const unsigned char *body;
+        uint64_t body_size;
+        if (recv_message(ipc, parent, &data, &body_size, &body) != 0) {
+            ok = false;
+            why = why ? why : "the unification failed on another rank";
+        } else {
+            sp_reader r;
+            sp_reader_init(&r, body, body_size);
+            if (ok && maps_read(&r, &to_global) != 0) {
+                ok = false;
+                why = "the unified definitions arrived damaged";
+            }
+        }
+        free(data);
+    }
+    for (uint32_t c = nchildren; c-- > 0;) {
+        id_maps composed;
+        sp_buffer b;
+        sp_buffer_init(&b);
+        bool sent_ok = ok && maps_compose(&to_global, &child_maps[c], &composed) == 0;
+        if (sent_ok) {
+            maps_write(&composed, &b);
+            maps_free(&composed);
+        }
+        if (send_message(ipc, children[c], sent_ok && !b.failed ? MESSAGE_OK : MESSAGE_FAILED,
+                         &b) != 0 && ok) {
+            ok = false;
+            why = "sending the unified definitions down the tree failed";
+        }
+        sp_buffer_free(&b);
+        maps_free(&child_maps[c]);
+    }
+    if (ok) {
+        id_maps mine;
+        if (maps_compose(&to_global, &local, &mine) == 0)
+            maps_into(&mine, u);
+        else {
+            ok = false;
+            why = "out of memory while unifying the definitions";
+        }
+    }
+    maps_free(&local);
+    maps_free(&to_global);
+    merger_free(&m);
+    if (!ok)
+        return sp_error(err, errlen, "unifying the definitions failed: %s",
+                        why ? why : "on another rank");
+    return 0;
+}
+
+/* The group's unification of one report (this process's, or its merged set). */
+static int unify_report(const sp_ipc *ipc, const sp_buffer *report, sp_unified *u, char *err,
+                        size_t errlen)
+{
+    int status;
+    if (ipc->size > 1 && ipc->ops->send && ipc->ops->recv)
+        status = unify_tree(ipc, report, u, err, errlen);
+    else
+        status = unify_at_root(ipc, report, u, err, errlen);
+    if (status == 0 && u->global.strings.count == 0 && sp_defs_init(&u->global) != 0)
+        status = sp_error(err, errlen, "out of memory while unifying the definitions");
+    return status;
+}
+
 int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine, sp_unified *u,
              char *err, size_t errlen)
 {
     return sp_unify_parts(ipc, defs, mine, NULL, 0, u, err, errlen);
+}
+
+void sp_unify_report(const sp_defs *defs, const sp_unified_rank *mine, sp_buffer *out)
+{
+    serialize_report(defs, mine, 1, out);
+}
+
+/* u's own maps (merged ids -> global) as id_maps, borrowed. */
+static id_maps maps_of(const sp_unified *u)
+{
+    id_maps m = {{u->string_map, u->region_map, u->parameter_map, u->comm_map, u->io_file_map,
+                  u->io_handle_map},
+                 {u->string_count, u->region_count, u->parameter_count, u->comm_count,
+                  u->io_file_count, u->io_handle_count}};
+    return m;
+}
+
+static void maps_into_part(id_maps *m, sp_unified_maps *part)
+{
+    uint32_t **slots[MAP_KINDS] = {&part->string_map,    &part->region_map,
+                                   &part->parameter_map, &part->comm_map,
+                                   &part->io_file_map,   &part->io_handle_map};
+    uint32_t *counts[MAP_KINDS] = {&part->string_count,    &part->region_count,
+                                   &part->parameter_count, &part->comm_count,
+                                   &part->io_file_count,   &part->io_handle_count};
+    for (int k = 0; k < MAP_KINDS; k++) {
+        *slots[k] = m->ids[k];
+        *counts[k] = m->count[k];
+        m->ids[k] = NULL;
+    }
+}
+
+static void part_maps_free(sp_unified_maps *part)
+{
+    free(part->string_map);
+    free(part->region_map);
+    free(part->parameter_map);
+    free(part->comm_map);
+    free(part->io_file_map);
+    free(part->io_handle_map);
+    memset(part, 0, sizeof *part);
+}
+
+int sp_unify_parts(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
+                   const sp_unify_part *parts, uint32_t nparts, sp_unified *u, char *err,
+                   size_t errlen)
+{
+    memset(u, 0, sizeof *u);
+    int status = -1;
+    sp_buffer report;
+    sp_buffer_init(&report);
+    serialize_report(defs, mine, 1, &report);
+    if (report.failed) {
+        sp_buffer_free(&report);
+        return sp_error(err, errlen, "out of memory while unifying the definitions");
+    }
+    if (nparts == 0) {
+        status = unify_report(ipc, &report, u, err, errlen);
+        sp_buffer_free(&report);
+        return status;
+    }
+    /* The parts first merged with this process's own definitions (as a rank merges its
+     * subtree's): the group unifies the merged set, and each part's maps are its maps into
+     * the set followed by the set's into the global ids. */
+    merger m;
+    id_maps own, *part_ids = calloc(nparts, sizeof *part_ids);
+    sp_buffer merged;
+    sp_buffer_init(&merged);
+    memset(&own, 0, sizeof own);
+    bool merging = part_ids && merger_init(&m) == 0;
+    if (!merging) {
+        sp_error(err, errlen, "out of memory while unifying the definitions");
+        goto out;
+    }
+    if (merger_add(&m, report.data, report.size, &own) != 0) {
+        sp_error(err, errlen, "merging this process's definitions failed");
+        goto out;
+    }
+    for (uint32_t k = 0; k < nparts; k++)
+        if (merger_add(&m, parts[k].data, parts[k].size, &part_ids[k]) != 0) {
+            sp_error(err, errlen, "merging the definitions of a child process failed");
+            goto out;
+        }
+    serialize_report(&m.acc.global, m.acc.ranks, m.acc.rank_count, &merged);
+    if (merged.failed) {
+        sp_error(err, errlen, "out of memory while unifying the definitions");
+        goto out;
+    }
+    if (unify_report(ipc, &merged, u, err, errlen) != 0)
+        goto out;
+    id_maps to_global = maps_of(u), composed;
+    u->part_maps = calloc(nparts, sizeof *u->part_maps);
+    if (!u->part_maps) {
+        sp_error(err, errlen, "out of memory while unifying the definitions");
+        goto out;
+    }
+    for (uint32_t k = 0; k < nparts; k++, u->part_count++) {
+        if (maps_compose(&to_global, &part_ids[k], &composed) != 0) {
+            sp_error(err, errlen, "out of memory while unifying the definitions");
+            goto out;
+        }
+        maps_into_part(&composed, &u->part_maps[k]);
+    }
+    if (maps_compose(&to_global, &own, &composed) != 0) {
+        sp_error(err, errlen, "out of memory while unifying the definitions");
+        goto out;
+    }
+    for (int k = 0; k < MAP_KINDS; k++)
+        free(to_global.ids[k]); /* u's maps of the merged set, replaced by its own */
+    maps_into(&composed, u);
+    status = 0;
+out:
+    if (merging)
+        merger_free(&m);
+    maps_free(&own);
+    for (uint32_t k = 0; part_ids && k < nparts; k++)
+        maps_free(&part_ids[k]);
+    free(part_ids);
+    sp_buffer_free(&merged);
+    sp_buffer_free(&report);
+    return status;
 }
 
 void sp_unified_free(sp_unified *u)
@@ -428,8 +927,10 @@ void sp_unified_free(sp_unified *u)
     free(u->region_map);
     free(u->parameter_map);
     free(u->comm_map);
+    free(u->io_file_map);
+    free(u->io_handle_map);
     for (uint32_t k = 0; k < u->part_count; k++)
-        free_maps(&u->part_maps[k]);
+        part_maps_free(&u->part_maps[k]);
     free(u->part_maps);
     memset(u, 0, sizeof *u);
 }

@@ -42,7 +42,7 @@ typedef struct {
     uint32_t location_count;
     sp_unified_location *locations;
     /* Child processes: the group of the process that started this one (SP_NO_PARENT),
-     * the pid, and how it was started (string id: "fork", "spawn", ...; SP_NO_ID). */
+     * the pids, and how it was started (string id: "fork", "spawn", ...; SP_NO_ID). */
     uint32_t parent;
     uint64_t pid, parent_pid;
     uint32_t method;
@@ -52,6 +52,8 @@ typedef struct {
 typedef struct sp_unified_maps {
     uint32_t *string_map, *region_map, *parameter_map, *comm_map;
     uint32_t string_count, region_count, parameter_count, comm_count;
+    uint32_t *io_file_map, *io_handle_map;
+    uint32_t io_file_count, io_handle_count;
 } sp_unified_maps;
 
 /* What a member process reported for itself (sp_unify_report's bytes), adopted by the
@@ -64,7 +66,7 @@ typedef struct sp_unify_part {
 typedef struct sp_unified {
     /* The global definitions: complete on rank 0 (and without MPI), empty elsewhere. */
     sp_defs global;
-    /* Every location group (on rank 0): each rank's own, followed by the parts it
+    /* Every location group (on rank 0): each rank's own and those of the parts it
      * adopted. */
     sp_unified_rank *ranks;
     uint32_t rank_count;
@@ -75,6 +77,8 @@ typedef struct sp_unified {
     /* This rank's local -> global maps. */
     uint32_t *string_map, *region_map, *parameter_map, *comm_map;
     uint32_t string_count, region_count, parameter_count, comm_count;
+    uint32_t *io_file_map, *io_handle_map;
+    uint32_t io_file_count, io_handle_count;
     /* The maps of the adopted parts, in the order they were given to sp_unify_parts. */
     sp_unified_maps *part_maps;
     uint32_t part_count;
@@ -85,7 +89,8 @@ typedef struct sp_unified {
 SP_MUST_CHECK int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
                            sp_unified *u, char *err, size_t errlen);
 
-/* The same, speaking also for `nparts` adopted parts. */
+/* The same, speaking also for `nparts` adopted parts: the process merges them with its own
+ * definitions first, as a rank merges its subtree's, and the group unifies the merged set. */
 SP_MUST_CHECK int sp_unify_parts(const sp_ipc *ipc, const sp_defs *defs,
                                  const sp_unified_rank *mine, const sp_unify_part *parts,
                                  uint32_t nparts, sp_unified *u, char *err, size_t errlen);

@@ -67,6 +67,14 @@ static void append_part(const sp_process_part *p, const sp_unified_maps *maps, s
             for (int k = 0; k < 6; k++)
                 sp_buffer_u64(b, sp_reader_u64(&r));
         }
+        /* The I/O bytes per node (sp_profile_io_serialize): no ids in them. */
+        uint32_t io_entries = sp_reader_u32(&r);
+        sp_buffer_u32(b, io_entries);
+        for (uint32_t e = 0; e < io_entries && !r.failed; e++) {
+            sp_buffer_u32(b, sp_reader_u32(&r));
+            for (int k = 0; k < SP_IO_PARADIGM_COUNT * 2; k++)
+                sp_buffer_u64(b, sp_reader_u64(&r));
+        }
     }
     if (r.failed)
         b->failed = true;

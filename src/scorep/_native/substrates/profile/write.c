@@ -2,9 +2,11 @@
  * (or the process alone) merges them by call path and writes profile.cubex. */
 #include "substrates/profile/profile_internal.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "core/serial.h"
 #include "substrates/profile/cube_writer.h"
@@ -16,11 +18,18 @@ typedef struct {
     double time, min_time, max_time; /* seconds */
 } flat_node;
 
+/* The I/O bytes of one node of a column: bytes[paradigm][read, write]. */
+typedef struct {
+    uint64_t bytes[SP_IO_PARADIGM_COUNT][2];
+} io_bytes;
+
 typedef struct {
     uint32_t rank_index; /* into the unified ranks (location groups) */
     uint32_t name;       /* global string */
     uint32_t count;
     flat_node *nodes;
+    io_bytes *io;        /* the I/O bytes of nodes that did I/O */
+    uint32_t *io_of;     /* per node: index into io, SP_NO_ID for none (NULL: no I/O) */
 } column;
 
 static void finish_root(sp_location *loc, uint64_t duration)
@@ -88,6 +97,7 @@ void sp_profile_serialize_trees(sp_measurement *m, const sp_unified_maps *maps, 
             sp_buffer_f64(b, visited && n->min_time != UINT64_MAX ? (double)n->min_time * seconds_per_tick : 0.0);
             sp_buffer_f64(b, visited ? (double)n->max_time * seconds_per_tick : 0.0);
         }
+        sp_profile_io_serialize(p, b);
     }
 }
 
@@ -99,6 +109,7 @@ typedef struct {
     uint32_t ncolumns;
     uint32_t *unified_to_local; /* [cnode * ncolumns + column], SP_PROFILE_NO_NODE = none */
     const sp_defs *global;
+    const uint32_t *metric_kind; /* per metric of the file: what fill_row writes */
 } unified_tree;
 
 static uint64_t identity_hash(int64_t parent, const flat_node *n)
@@ -177,14 +188,38 @@ static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 }
 
 enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTES_SENT,
-       METRIC_BYTES_RECEIVED };
+       METRIC_BYTES_RECEIVED,
+       /* I/O: + mode (0 read, 1 write) for all paradigms, + 2 * (1 + paradigm) + mode for
+        * one paradigm */
+       METRIC_IO };
 
-static int fill_row(void *user, uint32_t metric, uint32_t cnode, void *out)
+/* Score-P's io_bytes_* metric of `kind` (>= METRIC_IO) at a node. */
+static uint64_t io_value(const column *col, uint32_t local, uint32_t kind)
+{
+    if (!col->io_of || col->io_of[local] == SP_NO_ID)
+        return 0;
+    const io_bytes *b = &col->io[col->io_of[local]];
+    uint32_t k = kind - METRIC_IO;
+    uint32_t mode = k % 2;
+    if (k >= 2)
+        return b->bytes[k / 2 - 1][mode];
+    uint64_t sum = 0;
+    for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
+        sum += b->bytes[p][mode];
+    return sum;
+}
+
+static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out)
 {
     unified_tree *u = user;
+    uint32_t metric = u->metric_kind[metric_index];
     for (uint32_t l = 0; l < u->ncolumns; l++) {
         uint32_t local = u->unified_to_local[(size_t)cnode * u->ncolumns + l];
         const flat_node *n = local == SP_PROFILE_NO_NODE ? NULL : &u->columns[l].nodes[local];
+        if (metric >= METRIC_IO) {
+            ((uint64_t *)out)[l] = n ? io_value(&u->columns[l], local, metric) : 0;
+            continue;
+        }
         switch (metric) {
         case METRIC_VISITS: ((uint64_t *)out)[l] = n ? n->visits : 0; break;
         case METRIC_BYTES_SENT: ((uint64_t *)out)[l] = n ? n->bytes_sent : 0; break;
@@ -220,8 +255,10 @@ static const char *role_name(uint8_t role)
     case SP_ROLE_COLL_ALL2ONE: return "all2one";
     case SP_ROLE_COLL_ALL2ALL: return "all2all";
     case SP_ROLE_COLL_OTHER: return "other collective";
-    case SP_ROLE_FILE_IO: return "file io";
+    case SP_ROLE_FILE_IO: return "file_io";             /* Score-P's spellings */
     case SP_ROLE_CODE: return "code";
+    case SP_ROLE_FILE_IO_METADATA: return "file_io metadata";
+    case SP_ROLE_UNKNOWN: return "unknown";
     }
     return "unknown";
 }
@@ -233,6 +270,31 @@ static int64_t group_index(const sp_unified *u, uint32_t group)
         if (u->ranks[g].rank == group)
             return g;
     return -1;
+}
+
+/* A column's I/O bytes (sp_profile_io_serialize wrote them). */
+static int read_io(column *col, sp_reader *rd)
+{
+    uint32_t count = sp_reader_u32(rd);
+    if (rd->failed || count > col->count)
+        return -1;
+    if (!count)
+        return 0;
+    col->io = calloc(count, sizeof *col->io);
+    col->io_of = malloc((col->count ? col->count : 1) * sizeof *col->io_of);
+    if (!col->io || !col->io_of)
+        return -1;
+    memset(col->io_of, 0xff, (col->count ? col->count : 1) * sizeof *col->io_of);
+    for (uint32_t e = 0; e < count; e++) {
+        uint32_t node = sp_reader_u32(rd);
+        for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
+            for (int mode = 0; mode < 2; mode++)
+                col->io[e].bytes[p][mode] = sp_reader_u64(rd);
+        if (rd->failed || node >= col->count)
+            return -1;
+        col->io_of[node] = e;
+    }
+    return 0;
 }
 
 /* Reads every rank's report into columns (rank-major, as the location ids go). */
@@ -263,6 +325,8 @@ static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
             if (last_index < 0)
                 return -1;
             col->rank_index = (uint32_t)last_index;
+            col->io = NULL;
+            col->io_of = NULL;
             col->name = sp_reader_u32(&rd);
             col->count = sp_reader_u32(&rd);
             if (rd.failed || col->count > rd.size / 8)
@@ -287,11 +351,80 @@ static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
                 if (n->parent != SP_PROFILE_NO_NODE && n->parent >= i)
                     return -1; /* parents come before their children */
             }
-            if (rd.failed)
+            if (rd.failed || read_io(col, &rd) != 0)
                 return -1;
         }
     }
     return 0;
+}
+
+/* Score-P's I/O metrics when I/O was recorded: io_bytes_read and io_bytes_written (all
+ * paradigms), each with a child metric per paradigm that moved bytes, named after the
+ * paradigm ("POSIX I/O"; unique name "io_bytes_read::POSIX_I_O", as Score-P's CUBE writer
+ * makes it). As in Score-P, a parent holds the total and each child its paradigm's part.
+ * Returns the new number of metrics. */
+static size_t add_io_metrics(const sp_defs *g, const unified_tree *t, cube_metric *metrics,
+                             uint32_t *metric_kind, size_t n,
+                             char names[2 * SP_IO_PARADIGM_COUNT][96])
+{
+    if (!g->io_paradigms_used)
+        return n;
+    bool moved[SP_IO_PARADIGM_COUNT] = {false};
+    for (uint32_t l = 0; l < t->ncolumns; l++)
+        for (uint32_t e = 0; t->columns[l].io && e < t->columns[l].count; e++) {
+            if (!t->columns[l].io_of || t->columns[l].io_of[e] == SP_NO_ID)
+                continue;
+            const io_bytes *b = &t->columns[l].io[t->columns[l].io_of[e]];
+            for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
+                moved[p] = moved[p] || b->bytes[p][0] || b->bytes[p][1];
+        }
+    static const char *const totals[2] = {"io_bytes_read", "io_bytes_written"};
+    static const char *const descriptions[2] = {"I/O bytes read", "I/O bytes written"};
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        size_t parent = n;
+        metrics[n] = (cube_metric){totals[mode], totals[mode], "bytes", "", descriptions[mode],
+                                   CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0};
+        metric_kind[n++] = METRIC_IO + mode;
+        for (uint32_t p = 0; p < SP_IO_PARADIGM_COUNT; p++) {
+            if (!moved[p])
+                continue;
+            char *uniq = names[2 * p + mode];
+            int len = snprintf(uniq, 96, "%s::%s", totals[mode], sp_io_paradigms[p].name);
+            /* CubePL names: letters, digits, ':', '_' and '='; anything else becomes '_'. */
+            for (int c = 0; c < len && c < 95; c++)
+                if (!isalnum((unsigned char)uniq[c]) && !strchr(":_=", uniq[c]))
+                    uniq[c] = '_';
+            metrics[n] = (cube_metric){uniq, sp_io_paradigms[p].name, "bytes", "",
+                                       descriptions[mode], CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE,
+                                       (uint32_t)parent + 1};
+            metric_kind[n++] = METRIC_IO + 2 * (1 + p) + mode;
+        }
+    }
+    return n;
+}
+
+/* Where Cube finds the pages the metrics' "@mirror@" URLs name: Score-P's documentation of
+ * its profile metrics (the metrics and derived metrics here are Score-P's). */
+static const char *const mirrors[] = {
+    "https://perftools.pages.jsc.fz-juelich.de/cicd/scorep/tags/latest/profile/",
+};
+
+/* The region's paradigm as Score-P's CUBE writer gives it: "<paradigm>:<group>" for a
+ * region in a group other than its file (the Python bindings group by top-level package,
+ * so "user:__main__", "user:numpy"), else the paradigm alone. NULL when out of memory. */
+static char *cube_paradigm(const sp_defs *g, const sp_region *reg)
+{
+    const char *paradigm = paradigm_name(reg->paradigm);
+    const char *group = sp_defs_str(g, reg->group);
+    size_t len = strlen(paradigm) + strlen(group) + 2;
+    char *text = malloc(len);
+    if (!text)
+        return NULL;
+    if (reg->group && reg->group != reg->file && group[0])
+        snprintf(text, len, "%s:%s", paradigm, group);
+    else
+        snprintf(text, len, "%s", paradigm);
+    return text;
 }
 
 static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, const char *dir,
@@ -300,28 +433,63 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     const sp_defs *g = &u->global;
     int status = -1;
     cube_region *regions = calloc(g->region_count ? g->region_count : 1, sizeof *regions);
+    char **paradigms = calloc(g->region_count ? g->region_count : 1, sizeof *paradigms);
     cube_location *locations = calloc(t->ncolumns ? t->ncolumns : 1, sizeof *locations);
     cube_location_group *groups = calloc(u->rank_count ? u->rank_count : 1, sizeof *groups);
     cube_system_node *nodes = calloc(u->node_count ? u->node_count : 1, sizeof *nodes);
-    char *path = NULL;
-    if (!regions || !locations || !groups || !nodes) {
+    char **node_names = calloc(u->node_count ? u->node_count : 1, sizeof *node_names);
+    char *path = NULL, *machine = NULL;
+    if (!regions || !paradigms || !locations || !groups || !nodes || !node_names) {
         sp_error(err, errlen, "out of memory while writing the profile");
         goto out;
     }
+    /* Score-P's number of program arguments, on the program root (scorep-score counts the
+     * arguments of ProgramBegin with it). */
+    char argc_text[16];
+    snprintf(argc_text, sizeof argc_text, "%u", m->config.program_argc);
+    const cube_attr root_attrs[] = {{"Score-P::ProgramArguments::numberOfArguments", argc_text}};
+    uint32_t root_region = t->count ? t->cnodes[0].region : UINT32_MAX;
     for (uint32_t r = 0; r < g->region_count; r++) {
         const sp_region *reg = &g->regions[r];
+        paradigms[r] = cube_paradigm(g, reg);
+        if (!paradigms[r]) {
+            sp_error(err, errlen, "out of memory while writing the profile");
+            goto out;
+        }
         regions[r] = (cube_region){
             .name = sp_defs_str(g, reg->name),
             .canonical = sp_defs_str(g, reg->canonical),
             .file = sp_defs_str(g, reg->file),
             .begin_line = reg->begin_line,
             .end_line = reg->end_line,
-            .paradigm = paradigm_name(reg->paradigm),
+            .paradigm = paradigms[r],
             .role = role_name(reg->role),
+            .attrs = r == root_region ? root_attrs : NULL,
+            .nattrs = r == root_region ? 1 : 0,
         };
     }
-    for (uint32_t n = 0; n < u->node_count; n++)
-        nodes[n].name = sp_defs_str(g, u->nodes[n]);
+    /* System tree nodes are named "<class> <name>", as Score-P names them in CUBE. */
+    for (uint32_t n = 0; n < u->node_count; n++) {
+        size_t len = strlen(sp_defs_str(g, u->nodes[n])) + 8;
+        node_names[n] = malloc(len);
+        if (!node_names[n]) {
+            sp_error(err, errlen, "out of memory while writing the profile");
+            goto out;
+        }
+        snprintf(node_names[n], len, "node %s", sp_defs_str(g, u->nodes[n]));
+        nodes[n].name = node_names[n];
+    }
+    size_t machine_len = strlen(m->config.machine_name) + 16;
+    machine = malloc(machine_len);
+    if (!machine) {
+        sp_error(err, errlen, "out of memory while writing the profile");
+        goto out;
+    }
+    snprintf(machine, machine_len, "machine %s", m->config.machine_name);
+    struct utsname system;
+    const cube_attr machine_attrs[] = {
+        {"platform", uname(&system) == 0 ? system.sysname : "Linux"},
+    };
     for (uint32_t r = 0; r < u->rank_count; r++)
         groups[r] = (cube_location_group){sp_defs_str(g, u->ranks[r].name), u->ranks[r].rank,
                                           u->ranks[r].node};
@@ -332,37 +500,53 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         for (uint32_t i = 0; i < t->columns[l].count && !communication; i++)
             communication = t->columns[l].nodes[i].bytes_sent || t->columns[l].nodes[i].bytes_received;
     }
-    static const cube_metric metrics[] = {
+    static const cube_metric base_metrics[] = {
         {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits", "Number of visits",
-         CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+         CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
         {"time", "Time", "sec", "@mirror@scorep_metrics.html#time", "Total CPU allocation time",
-         CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE},
+         CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
         {"min_time", "Minimum Inclusive Time", "sec", "@mirror@scorep_metrics.html#time_min_incl",
-         "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE},
+         "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE, 0},
         {"max_time", "Maximum Inclusive Time", "sec", "@mirror@scorep_metrics.html#time_max_incl",
-         "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE},
-        {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+         "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE, 0},
+        {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
         {"bytes_received", "bytes_received", "bytes", "", "Bytes received", CUBE_DTYPE_UINT64,
-         CUBE_EXCLUSIVE},
+         CUBE_EXCLUSIVE, 0},
     };
+    cube_metric metrics[6 + 2 + 2 * SP_IO_PARADIGM_COUNT];
+    uint32_t metric_kind[sizeof metrics / sizeof metrics[0]];
+    char io_names[2 * SP_IO_PARADIGM_COUNT][96];
+    /* bytes_sent / bytes_received only when there was communication, as Score-P */
+    size_t nmetrics = communication ? 6 : 4;
+    for (size_t i = 0; i < nmetrics; i++) {
+        metrics[i] = base_metrics[i];
+        metric_kind[i] = (uint32_t)i;
+    }
+    nmetrics = add_io_metrics(g, t, metrics, metric_kind, nmetrics, io_names);
+    t->metric_kind = metric_kind;
     char depth_text[32];
     snprintf(depth_text, sizeof depth_text, "%u", m->config.max_callpath_depth);
     cube_attr attrs[] = {
         {"Score-P::ProgramName", m->config.program_name},
         {"scorep::max_callpath_depth", depth_text},
+        {"CLUSTERING", "OFF"},
     };
     cube_profile profile = {
         .creator = m->config.creator,
-        .machine_name = m->config.machine_name,
+        .machine_name = machine,
+        .machine_attrs = machine_attrs,
+        .nmachine_attrs = sizeof machine_attrs / sizeof machine_attrs[0],
         .attrs = attrs,
         .nattrs = sizeof attrs / sizeof attrs[0],
+        .mirrors = mirrors,
+        .nmirrors = sizeof mirrors / sizeof mirrors[0],
+        .remapping_spec = sp_profile_remapping_spec,
         .regions = regions,
         .nregions = g->region_count,
         .cnodes = t->cnodes,
         .ncnodes = t->count,
         .metrics = metrics,
-        /* bytes_sent / bytes_received only when there was communication, as Score-P */
-        .nmetrics = communication ? 6 : 4,
+        .nmetrics = nmetrics,
         .nodes = nodes,
         .nnodes = u->node_count,
         .groups = groups,
@@ -382,6 +566,13 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     status = cube_write(path, &profile, err, errlen);
 out:
     free(path);
+    free(machine);
+    for (uint32_t r = 0; paradigms && r < g->region_count; r++)
+        free(paradigms[r]);
+    free(paradigms);
+    for (uint32_t n = 0; node_names && n < u->node_count; n++)
+        free(node_names[n]);
+    free(node_names);
     free(regions);
     free(locations);
     free(groups);
@@ -443,8 +634,11 @@ out:
     for (uint32_t l = 0; maps && l < t.ncolumns; l++)
         free(maps[l]);
     free(maps);
-    for (uint32_t l = 0; l < t.ncolumns; l++)
+    for (uint32_t l = 0; l < t.ncolumns; l++) {
         free(t.columns[l].nodes);
+        free(t.columns[l].io);
+        free(t.columns[l].io_of);
+    }
     free(t.columns);
     free(t.cnodes);
     free(t.unified_to_local);
@@ -468,9 +662,12 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
     sp_buffer_init(&mine);
-    const sp_unified_maps own = {u->string_map,   u->region_map,   u->parameter_map,
-                                 u->comm_map,     u->string_count, u->region_count,
-                                 u->parameter_count, u->comm_count};
+    const sp_unified_maps own = {
+        .string_map = u->string_map,       .string_count = u->string_count,
+        .region_map = u->region_map,       .region_count = u->region_count,
+        .parameter_map = u->parameter_map, .parameter_count = u->parameter_count,
+        .comm_map = u->comm_map,           .comm_count = u->comm_count,
+    };
     uint32_t group = m->collective ? m->ipc.rank
                      : m->processes.alone ? m->processes.info.number
                                           : 0;

@@ -58,17 +58,31 @@ int sp_trace_check(OTF2_ErrorCode status, const char *what, char *err, size_t er
 
 /* ---- records to events ------------------------------------------------------------------ */
 
+/* As Score-P records it: the program (the script's path), its own arguments (argv[1:]), and
+ * the process id, plus the thread id when the program began on another thread than the
+ * process's first. */
 static OTF2_ErrorCode program_begin(OTF2_EvtWriter *writer, uint64_t time)
 {
     sp_measurement *m = sp_trace.meas;
-    uint32_t name = sp_defs_string(&m->defs, m->config.program_name);
+    uint32_t name = sp_defs_string(&m->defs, m->config.program_path);
     uint32_t argc = m->config.program_argc;
     OTF2_StringRef *args = argc ? calloc(argc, sizeof *args) : NULL;
-    if (argc && !args)
-        return OTF2_ERROR_MEM_ALLOC_FAILED;
+    OTF2_AttributeList *attributes = OTF2_AttributeList_New();
+    OTF2_ErrorCode s = OTF2_ERROR_MEM_ALLOC_FAILED;
+    if ((argc && !args) || !attributes)
+        goto out;
     for (uint32_t i = 0; i < argc; i++)
         args[i] = sp_defs_string(&m->defs, m->config.program_args[i]);
-    OTF2_ErrorCode s = OTF2_EvtWriter_ProgramBegin(writer, NULL, time, name, argc, args);
+    s = OTF2_AttributeList_AddUint64(attributes, SP_TRACE_ATTRIBUTE_PROCESS_ID,
+                                     sp_trace.process_id);
+    if (s == OTF2_SUCCESS && sp_trace.thread_id != sp_trace.process_id)
+        s = OTF2_AttributeList_AddUint64(attributes, SP_TRACE_ATTRIBUTE_THREAD_ID,
+                                         sp_trace.thread_id);
+    if (s == OTF2_SUCCESS)
+        s = OTF2_EvtWriter_ProgramBegin(writer, attributes, time, name, argc, args);
+out:
+    if (attributes)
+        OTF2_AttributeList_Delete(attributes);
     free(args);
     return s;
 }
@@ -135,8 +149,13 @@ static unsigned record_length(uint32_t kind)
     case SP_REC_MPI_COLLECTIVE_END:
         return 3;
     default:
-        return 2;
+        return sp_trace_is_io_record(kind) ? sp_trace_io_record_length(kind) : 2;
     }
+}
+
+static bool is_mpi_record(uint32_t kind)
+{
+    return kind >= SP_REC_MPI_SEND && kind <= SP_REC_MPI_COLLECTIVE_END;
 }
 
 OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_record *r,
@@ -147,7 +166,7 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
         uint64_t t = to_ns(r->time);
-        if (r->kind >= SP_REC_MPI_SEND && !sp_trace.collective)
+        if (is_mpi_record(r->kind) && !sp_trace.collective)
             continue; /* a process's own part of an experiment cannot define its peers:
                        * only its MPI calls (regions) remain */
         OTF2_ErrorCode s;
@@ -197,7 +216,11 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
             s = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, collective_op(q->a), r->ref,
                                                 collective_root(q->b), p->a, p->b);
             break;
-        default: return OTF2_ERROR_INVALID_DATA;
+        default:
+            if (!sp_trace_is_io_record(r->kind))
+                return OTF2_ERROR_INVALID_DATA;
+            s = sp_trace_encode_io(w, r, t);
+            break;
         }
         /* After a failed write (full disk, file size limit) the writer's buffer is
          * unusable: writing on would crash inside OTF2. */
