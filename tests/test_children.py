@@ -372,3 +372,19 @@ def test_os_exit_of_the_program_writes_the_results(python, tmp_path):
     assert trace.enters("__main__:work") == 1
     assert [e.attrs["exit_status"] for e in trace.of("ProgramEnd")] == [4]
     assert (exp / "MANIFEST.md").exists()
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_manager_server_and_a_nested_scorep(python, tmp_path, method):
+    exp, nested = tmp_path / "exp", tmp_path / "nested"
+    out = run_scorep(python, [child_program("manager.py"), method, nested], exp,
+                     SCOREP_ENABLE_TRACING="true", timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout == "2 2\nnested 0 \n"
+    names = [PROCESS_NAME.match(n).group(3) for n in Groups(exp).names]
+    assert names[0] == "main" and "SyncManager-1" in names
+    assert len(names) == 6
+    assert enters_per_group(Trace(exp), "__main__:bump") and \
+        sum(enters_per_group(Trace(exp), "__main__:bump").values()) == 4
+    # python -m scorep in a measured program is an experiment of its own, not a member.
+    assert Trace(nested).location_groups == ["Process"]

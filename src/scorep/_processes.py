@@ -602,6 +602,10 @@ def start_from_environment():
     if "-c" in command_line[1:]:
         i = command_line.index("-c")
         code = command_line[i + 1] if i + 1 < len(command_line) else ""
+    if "-m" in command_line[1:]:
+        module = command_line[command_line.index("-m") + 1:][:1]
+        if module and (module[0] == "scorep" or module[0].startswith("scorep.")):
+            return  # python -m scorep measures into an experiment of its own
     if _HELPERS[0] in code:
         return  # it outlives the program: no part of its experiment
     if _HELPERS[1] in code:
