@@ -128,7 +128,8 @@ def test_subprocess_and_os_system_of_python(python, tmp_path):
     out = run_scorep(python, [child_program("run_child.py")], exp,
                      SCOREP_ENABLE_TRACING="true", timeout=180)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout == "child run 499500 3\nchild system 499500\nsystem 3\nnot python\n"
+    assert out.stdout == ("child run 499500 3\nchild system 499500\nsystem 3\nnot python\n"
+                          "child isolated 499500 3 []\n")
     assert out.stderr == ""
     groups = Groups(exp)
     children = groups.children()

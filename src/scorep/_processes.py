@@ -151,21 +151,19 @@ def refresh_environ(method="subprocess", reserved=None):
         native.release_events()
 
 
-def _with_child_environment(env):
-    """An explicit environment list (b"K=V") of _posixsubprocess.fork_exec, with ours."""
-    value = os.environ.get(ENV)
-    if value is None or env is None:
-        return env
-    env = [entry for entry in env if not entry.startswith(ENV.encode() + b"=")]
-    env.append(ENV.encode() + b"=" + value.encode())
-    key = b"PYTHONPATH="
-    for i, entry in enumerate(env):
-        if entry.startswith(key):
-            env[i] = key + os.fsencode(_pythonpath(os.fsdecode(entry[len(key):])))
-            break
-    else:
-        env.append(key + os.fsencode(SITE_DIR))
-    return env
+def _carries_us(env):
+    """Whether an environment given to a child explicitly (None: this process's) lets it
+    join: a program that builds a child's environment of its own decides what the child
+    sees, and scorep's variables are not added to it."""
+    if env is None:
+        return True
+    if isinstance(env, (list, tuple)):  # _posixsubprocess: b"KEY=value" entries
+        return any(entry.startswith(ENV.encode() + b"=") for entry in env
+                   if isinstance(entry, bytes))
+    try:
+        return ENV in env
+    except TypeError:
+        return False
 
 
 # ---- wrappers ----------------------------------------------------------------------------
@@ -192,10 +190,15 @@ def _will_join(executables, argv):
 def _fork_exec(*args, **kwargs):
     with _ToolCode():
         executables = args[1] if len(args) > 1 else ()
-        number = _reserve() if _will_join(executables, args[0] if args else ()) else None
+        env = args[5] if len(args) > 5 else None
+        number = _reserve() if _will_join(executables, args[0] if args else ()) and \
+            _carries_us(env) else None
         refresh_environ(reserved=number)
-        if len(args) > 5 and args[5] is not None:
-            args = args[:5] + (_with_child_environment(list(args[5])),) + args[6:]
+        if number is not None and env is not None:
+            # The reservation is this child's: in its explicit environment too.
+            env = [e for e in env if not e.startswith(ENV.encode() + b"=")]
+            env.append(ENV.encode() + b"=" + os.environ[ENV].encode())
+            args = args[:5] + (env,) + args[6:]
     try:
         pid = _originals["fork_exec"](*args, **kwargs)
     except BaseException:
@@ -213,12 +216,11 @@ def _fork_exec(*args, **kwargs):
 def _posix_spawn_wrapper(name):
     def spawn(path, argv, env, *args, **kwargs):
         with _ToolCode():
-            number = _reserve() if _will_join([path], argv) else None
+            number = _reserve() if _will_join([path], argv) and _carries_us(env) else None
             refresh_environ(reserved=number)
-            if env is not None and ENV in os.environ:
-                env = dict(env)
+            if number is not None and env is not os.environ:
+                env = dict(env)  # the reservation is this child's
                 env[ENV] = os.environ[ENV]
-                env["PYTHONPATH"] = _pythonpath(env.get("PYTHONPATH"))
         try:
             pid = _originals[name](path, argv, env, *args, **kwargs)
         except BaseException:
@@ -261,13 +263,13 @@ def _system(command):
     return _originals["system"](command)
 
 
-def _end_before_exec(path):
+def _end_before_exec(path, env=None):
     """The process image ends: its measurement too (a child hands its part over); a Python
     that follows joins the group with the number reserved for it."""
     m = _measurement()
     if m is not None and m.pid == os.getpid():
         with _ToolCode():
-            number = _reserve() if _is_python(path) else None
+            number = _reserve() if _is_python(path) and _carries_us(env) else None
             _reserved_pid(number, os.getpid())
         refresh_environ("exec", reserved=number)
         m.finalize(0, report_errors=True)
@@ -279,11 +281,10 @@ def _execv(path, args):
 
 
 def _execve(path, args, env):
-    _end_before_exec(path)
-    if ENV in os.environ and isinstance(env, dict):
-        env = dict(env)
+    _end_before_exec(path, env)
+    if ENV in os.environ and env is not os.environ and _carries_us(env):
+        env = dict(env)  # the reservation is this process image's
         env[ENV] = os.environ[ENV]
-        env["PYTHONPATH"] = _pythonpath(env.get("PYTHONPATH"))
     return _originals["execve"](path, args, env)
 
 
