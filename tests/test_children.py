@@ -184,6 +184,9 @@ def test_children_that_end_by_kill_os_exit_and_an_exception(python, tmp_path):
     assert int(lost.group(3)) > 0
     manifest = (exp / "MANIFEST.md").read_text()
     assert lost.group(0)[len("scorep: "):] in manifest
+    listed = re.findall(r"^- process (\d+) \(pid \d+, (Process-\d)\): started by fork, from "
+                        r"process 0$", manifest, re.M)
+    assert [name for _, name in listed] == ["Process-2", "Process-3"]
     otf2_print(str(exp / "traces.otf2"))  # a killed process's number leaves no gap
     groups = Groups(exp)
     names = [PROCESS_NAME.match(n).group(3) for n in groups.names]

@@ -111,7 +111,7 @@ MANIFEST_ENTRIES = [
 ]
 
 
-def write_manifest(path, profile_name="profile", notes=(), other_ranks=False):
+def write_manifest(path, profile_name="profile", notes=(), other_ranks=False, processes=()):
     lines = ["# Experiment directory overview", "",
              "Written by scorep %s, the Python measurement tool (Python %s)." % (
                  __version__, platform.python_version()), "", "## Files", ""]
@@ -122,6 +122,13 @@ def write_manifest(path, profile_name="profile", notes=(), other_ranks=False):
         if os.path.exists(os.path.join(path, name)):
             lines.append("- `%s`: %s" % (name, description))
     lines.append("- `MANIFEST.md`: this overview")
+    adopted = [p for p in processes if p["fate"] == "adopted"]
+    if adopted:
+        lines += ["", "## Child processes", "",
+                  "Python processes the program started, each a location group of its own:", ""]
+        lines += ["- process %d (pid %d, %s): started by %s, from process %d" % (
+            p["number"], p["pid"], p["name"] or "unnamed", p["method"], p["parent"])
+            for p in sorted(adopted, key=lambda p: p["number"])]
     if notes:
         lines += ["", "## Notes on this measurement", ""]
         if other_ranks:
@@ -502,7 +509,8 @@ class Measurement:
             if self.mpi or r["process_alone"]:
                 self._write_cfg(self.experiment_dir)
             write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"],
-                           notes, r["mpi_size"] > 1 and r["mpi_collective"])
+                           notes, r["mpi_size"] > 1 and r["mpi_collective"],
+                           r.get("child_processes", ()))
         self._report(notes)
         if self.summary and self.speaker:
             from scorep import _summary
