@@ -234,6 +234,7 @@ class Measurement:
                 mpi=self.mpi,
                 overwrite=overwrite,
                 mpi_timeout=float(self.config["SCOREP_MPI_FINALIZE_TIMEOUT"]),
+                mpi_groups=self.config["SCOREP_MPI_ENABLE_GROUPS"],
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None
@@ -314,7 +315,25 @@ class Measurement:
 
     def _finalize_at_exit(self):
         if Measurement.current is self:
+            self._finalize_mpi_as_mpi4py_would()
             self.finalize(self.exit_status, report_errors=True)
+
+    def _finalize_mpi_as_mpi4py_would(self):
+        """mpi4py finalizes MPI after the interpreter's exit handlers, when the measurement
+        is over: MPI_Finalize would be missing from the results. At exit it is called here
+        instead, where mpi4py would call it (mpi4py then finds MPI finalized)."""
+        mpi = sys.modules.get("mpi4py.MPI")
+        rc = getattr(sys.modules.get("mpi4py"), "rc", None)
+        if not self.mpi or mpi is None or rc is None:
+            return
+        if not getattr(rc, "initialize", True) or getattr(rc, "finalize", None) is False:
+            return
+        try:
+            if mpi.Is_initialized() and not mpi.Is_finalized():
+                self._native.set_exit_status(int(self.exit_status))
+                mpi.Finalize()
+        except Exception as error:  # MPI's own error: the results are still written
+            self.log("MPI_Finalize at exit failed: %s" % error)
 
     def _on_terminating_signal(self, signum, frame):
         if self._finalizing:

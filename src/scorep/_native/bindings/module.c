@@ -33,7 +33,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "program_name", "program_args", "machine_name", "node_name",
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
-                               NULL};
+                               "mpi_groups", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     int mpi = 0, overwrite = 1;
@@ -44,14 +44,14 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *exclude_dirs = NULL;
     unsigned int max_depth = SP_DEFAULT_MAX_CALLPATH_DEPTH;
     PyObject *program_args = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppd", keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdz", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
                                      &program_args, &config.machine_name, &config.node_name,
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
                                      &thread_name, &do_register, &config.filter_file, &mpi,
-                                     &overwrite, &mpi_timeout))
+                                     &overwrite, &mpi_timeout, &config.mpi_groups))
         return NULL;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
     if ((int)kind < 0) {
@@ -623,6 +623,16 @@ static PyObject *py_mpi_info(PyObject *self, PyObject *unused)
     return Py_BuildValue("(II)", rank, size);
 }
 
+static PyObject *py_set_exit_status(PyObject *self, PyObject *args)
+{
+    (void)self;
+    long long status;
+    if (!PyArg_ParseTuple(args, "L", &status))
+        return NULL;
+    sp_measurement_set_exit_status(status);
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_tsc_usable(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -670,6 +680,8 @@ static PyMethodDef methods[] = {
     {"set_experiment_dir", py_set_experiment_dir, METH_O,
      "Where an MPI-mode measurement without MPI writes."},
     {"mpi_info", py_mpi_info, METH_NOARGS, "(rank, size) once MPI is initialized, else None."},
+    {"set_exit_status", py_set_exit_status, METH_VARARGS,
+     "set_exit_status(status): the program's exit status, for a write at MPI_Finalize."},
     {"exclude_code", py_exclude_code, METH_O, "Never record this code object."},
     {"abandon", py_abandon, METH_NOARGS,
      "Stop measuring without writing anything (a forked child of a measured process)."},

@@ -28,6 +28,7 @@ static void free_config_copies(sp_config *c)
     free((char *)c->node_name);
     free((char *)c->creator);
     free((char *)c->filter_file);
+    free((char *)c->mpi_groups);
     if (c->program_args) {
         for (uint32_t i = 0; i < c->program_argc; i++)
             free((char *)c->program_args[i]);
@@ -46,6 +47,7 @@ static int copy_config(sp_config *dst, const sp_config *src)
     dst->node_name = copy_string(src->node_name ? src->node_name : "localhost");
     dst->creator = copy_string(src->creator ? src->creator : "scorep");
     dst->filter_file = copy_string(src->filter_file);
+    dst->mpi_groups = copy_string(src->mpi_groups);
     dst->program_args = NULL;
     dst->program_argc = 0;
     if (src->program_argc) {
@@ -61,7 +63,8 @@ static int copy_config(sp_config *dst, const sp_config *src)
         }
     }
     if (!dst->experiment_dir || !dst->profile_base_name || !dst->program_name ||
-        !dst->machine_name || !dst->node_name || !dst->creator || !dst->filter_file)
+        !dst->machine_name || !dst->node_name || !dst->creator || !dst->filter_file ||
+        !dst->mpi_groups)
         return -1;
     return 0;
 }
@@ -202,10 +205,24 @@ uint32_t sp_region_define_paradigm(const char *name, sp_paradigm paradigm, sp_ro
     return sp_defs_named_region(&sp_meas.defs, name, "", -1, paradigm, role, kind);
 }
 
-uint32_t sp_comm_define(uint64_t key, sp_comm_kind kind, uint32_t size, const uint32_t *members,
-                        const char *name)
+uint32_t sp_comm_define(const sp_comm_spec *spec)
 {
-    return sp_defs_comm(&sp_meas.defs, key, kind, size, members, name);
+    return sp_defs_comm(&sp_meas.defs, spec);
+}
+
+void sp_comm_set_name(uint32_t comm, const char *name, bool root)
+{
+    sp_defs_comm_set_name(&sp_meas.defs, comm, name, root);
+}
+
+uint32_t sp_rma_win_define(uint64_t key, uint32_t comm, const char *name)
+{
+    return sp_defs_rma_win(&sp_meas.defs, key, comm, name);
+}
+
+void sp_rma_win_set_name(uint32_t win, const char *name)
+{
+    sp_defs_rma_win_set_name(&sp_meas.defs, win, name);
 }
 
 uint32_t sp_parameter_define(const char *name, sp_param_type type)
@@ -248,11 +265,13 @@ int sp_measurement_set_experiment_dir(const char *path, char *err, size_t errlen
 
 /* ---- the group of processes (MPI) -------------------------------------------------------- */
 
-int sp_mpi_initialized(const sp_ipc *ipc, int requested, int provided, char *err, size_t errlen)
+int sp_mpi_initialized(const sp_ipc *ipc, uint32_t world, int requested, int provided, char *err,
+                       size_t errlen)
 {
     sp_measurement *m = &sp_meas;
     if (!sp_measurement_running() || !m->config.mpi)
         return 0;
+    m->world = world;
     m->mpi.thread_requested = requested;
     m->mpi.thread_provided = provided;
     /* Rank 0 prepares the directory; everyone adopts its path (a default name carries a
@@ -316,13 +335,20 @@ void sp_mpi_aborting(int errorcode)
         abort_hook();
 }
 
+void sp_measurement_set_exit_status(int64_t status)
+{
+    sp_meas.mpi.exit_status = status;
+}
+
 void sp_mpi_finalizing(void)
 {
     sp_measurement *m = &sp_meas;
     if (!sp_measurement_running() || !m->grouped)
         return;
-    /* The program's exit status is not known yet when it finalizes MPI itself. */
-    m->mpi.status = sp_measurement_finalize(0, &m->mpi.results, m->mpi.error, sizeof m->mpi.error);
+    /* The program's exit status is not known yet when it finalizes MPI itself (0 then);
+     * at its exit the host tells it before MPI is finalized. */
+    m->mpi.status = sp_measurement_finalize(m->mpi.exit_status, &m->mpi.results, m->mpi.error,
+                                            sizeof m->mpi.error);
     m->mpi.finalized = true;
 }
 
@@ -391,6 +417,8 @@ static int unify_definitions(sp_measurement *m, uint64_t end_time, sp_clock_anch
         snprintf(group_name, sizeof group_name, "Process");
     sp_unified_rank mine = {
         .rank = m->collective ? m->ipc.rank : 0,
+        .world = m->collective ? m->world : 0,
+        .world_rank = m->collective ? m->ipc.rank : 0,
         .name = sp_defs_string(&m->defs, group_name),
         .host = sp_defs_string(&m->defs, m->config.node_name),
         .thread_requested = m->grouped ? m->mpi.thread_requested : -1,

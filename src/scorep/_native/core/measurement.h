@@ -43,6 +43,7 @@ typedef struct sp_config {
     const char *node_name;
     const char *creator;
     const char *filter_file; /* SCOREP_FILTERING_FILE; NULL or "" for none */
+    const char *mpi_groups;  /* SCOREP_MPI_ENABLE_GROUPS, for the MPI adapter ("" default) */
 } sp_config;
 
 /* The defaults of the configuration; the bindings override what the user set. */
@@ -125,6 +126,9 @@ typedef struct sp_measurement {
     sp_ipc ipc;
     bool grouped;    /* a larger group joined */
     bool collective; /* decided at the end: the group writes one experiment together */
+    /* The MPI world this process belongs to: 0 for the job's first, the token of a world
+     * started with MPI_Comm_spawn otherwise (communicators name their members by it). */
+    uint32_t world;
     sp_clock_sync clock_sync;
 
     struct {
@@ -132,6 +136,7 @@ typedef struct sp_measurement {
         bool finalized;     /* the MPI_Finalize wrapper wrote the results already */
         bool aborting;      /* MPI_Abort: this rank writes its own part, no collectives */
         int abort_code;
+        int64_t exit_status; /* for a write at MPI_Finalize */
         sp_results results; /* what it wrote, for the caller that finalizes next */
         int status;
         char error[512];
@@ -179,8 +184,8 @@ SP_MUST_CHECK int sp_measurement_set_experiment_dir(const char *path, char *err,
  * Rank 0 prepares the experiment directory and all ranks adopt it. Returns 0, or -1 with
  * one line in err (the measurement then stays rank-local). `ipc` must live until the
  * measurement ends. */
-SP_MUST_CHECK int sp_mpi_initialized(const sp_ipc *ipc, int requested, int provided, char *err,
-                                     size_t errlen);
+SP_MUST_CHECK int sp_mpi_initialized(const sp_ipc *ipc, uint32_t world, int requested,
+                                     int provided, char *err, size_t errlen);
 
 /* This rank and the group's size while a larger group is joined (false: none). */
 bool sp_measurement_group(uint32_t *rank, uint32_t *size);
@@ -188,6 +193,10 @@ bool sp_measurement_group(uint32_t *rank, uint32_t *size);
 /* Called by the MPI_Finalize wrapper before PMPI_Finalize: writes everything while MPI
  * still works; the next sp_measurement_finalize returns what was written. */
 void sp_mpi_finalizing(void);
+
+/* The program's exit status as far as known, for the results written at MPI_Finalize
+ * (the program may end after it). */
+void sp_measurement_set_exit_status(int64_t status);
 
 /* Called by the MPI_Abort wrapper before PMPI_Abort ends the job: this rank writes what
  * it has into <experiment>/rank-N/ without waiting for the others, then the host's abort
@@ -262,9 +271,11 @@ uint32_t sp_region_find_named(const char *name, sp_region_kind kind, bool *exclu
 uint32_t sp_region_define_paradigm(const char *name, sp_paradigm paradigm, sp_role role,
                                    sp_region_kind kind);
 
-/* The communicator with that key, defined on first use (members: world ranks). */
-uint32_t sp_comm_define(uint64_t key, sp_comm_kind kind, uint32_t size, const uint32_t *members,
-                        const char *name);
+/* Communicators, MPI groups and RMA windows of the running measurement (core/defs.h). */
+uint32_t sp_comm_define(const sp_comm_spec *spec);
+void sp_comm_set_name(uint32_t comm, const char *name, bool root);
+uint32_t sp_rma_win_define(uint64_t key, uint32_t comm, const char *name);
+void sp_rma_win_set_name(uint32_t win, const char *name);
 
 uint32_t sp_parameter_define(const char *name, sp_param_type type);
 uint32_t sp_string_define(const char *text);

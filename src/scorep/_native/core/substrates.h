@@ -158,8 +158,14 @@ static inline void sp_substrates_mpi(sp_location *loc, const sp_frame *top, cons
 {
     if (sp_substrate_on(SP_SUBSTRATE_TRACE))
         sp_trace_mpi(sp_trace_of(loc), time, e);
-    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && (e->bytes_sent || e->bytes_received))
-        sp_profile_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent, e->bytes_received);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && (e->bytes_sent || e->bytes_received)) {
+        if (e->kind >= SP_RMA_WIN_CREATE) /* one-sided: bytes_put and bytes_get, as Score-P */
+            sp_profile_rma_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent,
+                                 e->bytes_received);
+        else
+            sp_profile_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent,
+                             e->bytes_received);
+    }
 }
 
 /* A frame closed by a rewind that dropped its events: only the call-path substrate, which

@@ -34,12 +34,23 @@ static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_bu
     for (uint32_t i = 0; i < d->comm_count; i++) {
         const sp_comm *c = &d->comms[i];
         sp_buffer_u64(b, c->key);
-        sp_buffer_u32(b, c->kind);
+        sp_buffer_u64(b, c->parent);
+        sp_buffer_u32(b, (uint32_t)c->kind | (uint32_t)c->root << 8 | (uint32_t)c->created << 9);
         sp_buffer_u32(b, c->name);
         sp_buffer_u32(b, c->size);
         sp_buffer_put(b, c->members, c->size * sizeof *c->members);
+        sp_buffer_u32(b, c->remote_size);
+        sp_buffer_put(b, c->remote, c->remote_size * sizeof *c->remote);
+    }
+    sp_buffer_u32(b, d->win_count);
+    for (uint32_t i = 0; i < d->win_count; i++) {
+        sp_buffer_u64(b, d->wins[i].key);
+        sp_buffer_u32(b, d->wins[i].comm);
+        sp_buffer_u32(b, d->wins[i].name);
     }
     sp_buffer_u32(b, mine->rank);
+    sp_buffer_u32(b, mine->world);
+    sp_buffer_u32(b, mine->world_rank);
     sp_buffer_u32(b, mine->name);
     sp_buffer_u32(b, mine->host);
     sp_buffer_u32(b, (uint32_t)mine->thread_requested);
@@ -59,6 +70,8 @@ static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_bu
 
 typedef struct {
     sp_u64map region_index; /* hash of a region's identity -> global region (probed) */
+    size_t comm_offset;     /* of the rank being merged: where its communicator map starts */
+    uint32_t comm_count;
 } merge_state;
 
 static uint64_t region_hash(const sp_region *r)
@@ -138,24 +151,58 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
 
     uint32_t ncomms = sp_reader_u32(r);
     sp_buffer_u32(maps, ncomms);
+    st->comm_offset = maps->size;
+    st->comm_count = ncomms;
+    uint32_t *cmap = calloc(ncomms ? ncomms : 1, sizeof *cmap);
+    if (!cmap) {
+        free(smap);
+        return -1;
+    }
     for (uint32_t i = 0; i < ncomms && !r->failed; i++) {
-        uint64_t key = sp_reader_u64(r);
-        uint32_t kind = sp_reader_u32(r);
-        uint32_t name = GLOBAL_STRING(sp_reader_u32(r));
-        uint32_t size = sp_reader_u32(r);
-        uint32_t *members = malloc((size ? size : 1) * sizeof *members);
-        if (!members) {
+        sp_comm_spec c = {0};
+        c.key = sp_reader_u64(r);
+        c.parent = sp_reader_u64(r);
+        uint32_t bits = sp_reader_u32(r);
+        c.kind = (sp_comm_kind)(bits & 0xff);
+        c.root = (bits >> 8) & 1;
+        c.created = (bits >> 9) & 1;
+        c.name = sp_defs_str(g, GLOBAL_STRING(sp_reader_u32(r)));
+        c.size = sp_reader_u32(r);
+        uint64_t *members = NULL, *remote = NULL;
+        if (c.size <= r->size / 8 && (members = malloc((c.size ? c.size : 1) * 8)))
+            for (uint32_t k = 0; k < c.size; k++)
+                members[k] = sp_reader_u64(r);
+        c.remote_size = sp_reader_u32(r);
+        if (members && c.remote_size <= r->size / 8 &&
+            (remote = malloc((c.remote_size ? c.remote_size : 1) * 8)))
+            for (uint32_t k = 0; k < c.remote_size; k++)
+                remote[k] = sp_reader_u64(r);
+        c.members = members;
+        c.remote = remote;
+        cmap[i] = members && remote ? sp_defs_comm(g, &c) : SP_NO_ID;
+        free(members);
+        free(remote);
+        if (cmap[i] == SP_NO_ID) {
+            free(cmap);
             free(smap);
             return -1;
         }
-        for (uint32_t k = 0; k < size; k++)
-            members[k] = sp_reader_u32(r);
-        sp_buffer_u32(maps, sp_defs_comm(g, key, (sp_comm_kind)kind, size, members,
-                                         sp_defs_str(g, name)));
-        free(members);
+        sp_buffer_u32(maps, cmap[i]);
     }
+    uint32_t nwins = sp_reader_u32(r);
+    sp_buffer_u32(maps, nwins);
+    for (uint32_t i = 0; i < nwins && !r->failed; i++) {
+        uint64_t key = sp_reader_u64(r);
+        uint32_t comm = sp_reader_u32(r);
+        uint32_t name = GLOBAL_STRING(sp_reader_u32(r));
+        sp_buffer_u32(maps, sp_defs_rma_win(g, key, comm < ncomms ? cmap[comm] : SP_NO_ID,
+                                            sp_defs_str(g, name)));
+    }
+    free(cmap);
 
     rank_out->rank = sp_reader_u32(r);
+    rank_out->world = sp_reader_u32(r);
+    rank_out->world_rank = sp_reader_u32(r);
     rank_out->name = GLOBAL_STRING(sp_reader_u32(r));
     rank_out->host = GLOBAL_STRING(sp_reader_u32(r));
     rank_out->thread_requested = (int32_t)sp_reader_u32(r);
@@ -184,6 +231,76 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
     return r->failed || maps->failed ? -1 : 0;
 }
 
+/* The communicators in the order OTF2 wants them: dense ids, every communicator after the
+ * one it was made from (readers check both); MPI groups, which are no communicators, last.
+ * The ranks' maps and the windows follow the new ids. */
+static int order_comms(sp_unified *u, sp_buffer *maps, const size_t *offsets,
+                       const uint32_t *counts, uint32_t nranks)
+{
+    sp_defs *g = &u->global;
+    uint32_t n = g->comm_count;
+    if (!n)
+        return 0;
+    uint32_t *order = malloc(n * sizeof *order), *new_id = malloc(n * sizeof *new_id);
+    sp_comm *sorted = malloc(n * sizeof *sorted);
+    bool *placed = calloc(n, sizeof *placed);
+    if (!order || !new_id || !sorted || !placed) {
+        free(order);
+        free(new_id);
+        free(sorted);
+        free(placed);
+        return -1;
+    }
+    uint32_t k = 0;
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (uint32_t c = 0; c < n; c++) {
+            if (placed[c] || g->comms[c].kind == SP_COMM_GROUP)
+                continue;
+            uint32_t p = g->comms[c].parent == SP_COMM_NO_PARENT
+                             ? SP_NO_ID
+                             : sp_u64map_get(&g->comm_by_key, g->comms[c].parent);
+            if (p == SP_NO_ID || p == c || placed[p] || g->comms[p].kind == SP_COMM_GROUP) {
+                placed[c] = true;
+                order[k++] = c;
+                progress = true;
+            }
+        }
+    }
+    for (int groups = 0; groups < 2; groups++) /* a parent cycle (impossible), then groups */
+        for (uint32_t c = 0; c < n; c++)
+            if (!placed[c] && (groups || g->comms[c].kind != SP_COMM_GROUP)) {
+                placed[c] = true;
+                order[k++] = c;
+            }
+    for (uint32_t i = 0; i < n; i++) {
+        new_id[order[i]] = i;
+        sorted[i] = g->comms[order[i]];
+    }
+    memcpy(g->comms, sorted, n * sizeof *sorted);
+    int status = 0;
+    for (uint32_t i = 0; i < n && status == 0; i++)
+        status = sp_u64map_put(&g->comm_by_key, g->comms[i].key, i);
+    for (uint32_t w = 0; w < g->win_count; w++)
+        if (g->wins[w].comm < n)
+            g->wins[w].comm = new_id[g->wins[w].comm];
+    for (uint32_t r = 0; r < nranks; r++)
+        for (uint32_t i = 0; i < counts[r]; i++) {
+            uint32_t id;
+            unsigned char *at = maps[r].data + offsets[r] + 4 * (size_t)i;
+            memcpy(&id, at, 4);
+            if (id < n) {
+                id = new_id[id];
+                memcpy(at, &id, 4);
+            }
+        }
+    free(order);
+    free(new_id);
+    free(sorted);
+    free(placed);
+    return status;
+}
+
 /* ---- every rank: its maps ---------------------------------------------------------------- */
 
 static uint32_t *read_map(sp_reader *r, uint32_t *count)
@@ -195,6 +312,25 @@ static uint32_t *read_map(sp_reader *r, uint32_t *count)
     for (uint32_t i = 0; i < *count; i++)
         map[i] = sp_reader_u32(r);
     return map;
+}
+
+static int index_processes(sp_unified *u)
+{
+    if (sp_u64map_init(&u->process_index, 2 * u->rank_count + 16) != 0)
+        return -1;
+    for (uint32_t r = 0; r < u->rank_count; r++)
+        if (sp_u64map_put(&u->process_index,
+                          SP_PROCESS(u->ranks[r].world, u->ranks[r].world_rank), r) != 0)
+            return -1;
+    return 0;
+}
+
+uint32_t sp_unified_process_rank(const sp_unified *u, uint64_t process)
+{
+    if (!u->process_index.capacity)
+        return UINT32_MAX;
+    uint32_t index = sp_u64map_get(&u->process_index, process);
+    return index == SP_NO_ID ? UINT32_MAX : u->ranks[index].rank;
 }
 
 /* The system tree's nodes: one per host, in the order the hosts first appear. */
@@ -229,6 +365,8 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     sp_buffer_init(&local);
     void *all = NULL, *my_maps = NULL;
     uint64_t *sizes = calloc(nranks, sizeof *sizes);
+    size_t *comm_offsets = NULL;
+    uint32_t *comm_counts = NULL;
     uint64_t *map_sizes = calloc(nranks, sizeof *map_sizes);
     void **map_parts = calloc(nranks, sizeof *map_parts);
     merge_state st;
@@ -252,6 +390,12 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
             goto out;
         }
         u->rank_count = nranks;
+        comm_offsets = calloc(nranks, sizeof *comm_offsets);
+        comm_counts = calloc(nranks, sizeof *comm_counts);
+        if (!comm_offsets || !comm_counts) {
+            sp_error(err, errlen, "out of memory while unifying the definitions");
+            goto out;
+        }
         uint64_t offset = 0;
         for (uint32_t r = 0; r < nranks; r++) {
             sp_reader reader;
@@ -262,10 +406,13 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
                 snprintf(err, errlen, "merging the definitions of rank %u failed", r);
                 goto out;
             }
+            comm_offsets[r] = st.comm_offset;
+            comm_counts[r] = st.comm_count;
             map_parts[r] = maps[r].data;
             map_sizes[r] = maps[r].size;
         }
-        if (assign_nodes(u) != 0) {
+        if (order_comms(u, maps, comm_offsets, comm_counts, nranks) != 0 ||
+            assign_nodes(u) != 0 || index_processes(u) != 0) {
             sp_error(err, errlen, "out of memory while unifying the definitions");
             goto out;
         }
@@ -281,7 +428,9 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     u->region_map = read_map(&reader, &u->region_count);
     u->parameter_map = read_map(&reader, &u->parameter_count);
     u->comm_map = read_map(&reader, &u->comm_count);
-    if (reader.failed || !u->string_map || !u->region_map || !u->parameter_map || !u->comm_map) {
+    u->win_map = read_map(&reader, &u->win_count);
+    if (reader.failed || !u->string_map || !u->region_map || !u->parameter_map || !u->comm_map ||
+        !u->win_map) {
         snprintf(err, errlen, "the unified definitions arrived damaged");
         goto out;
     }
@@ -299,6 +448,8 @@ out:
     free(sizes);
     free(map_sizes);
     free(map_parts);
+    free(comm_offsets);
+    free(comm_counts);
     return status;
 }
 
@@ -313,5 +464,8 @@ void sp_unified_free(sp_unified *u)
     free(u->region_map);
     free(u->parameter_map);
     free(u->comm_map);
+    free(u->win_map);
+    if (u->process_index.capacity)
+        sp_u64map_free(&u->process_index);
     memset(u, 0, sizeof *u);
 }

@@ -14,6 +14,7 @@
 #include "core/defs.h"
 #include "core/error.h"
 #include "core/ipc.h"
+#include "core/tables.h"
 
 /* What one rank reports about itself besides its definitions. */
 typedef struct {
@@ -23,7 +24,8 @@ typedef struct {
 } sp_unified_location;
 
 typedef struct {
-    uint32_t rank;
+    uint32_t rank;      /* its location group: consecutive over every world of the job */
+    uint32_t world, world_rank; /* the process (SP_PROCESS): its world and rank there */
     uint32_t name;      /* string id: the location group's name ("MPI Rank 3", "Process") */
     uint32_t host;      /* string id */
     uint32_t node;      /* once merged: index into sp_unified.nodes (the rank's host) */
@@ -43,9 +45,11 @@ typedef struct sp_unified {
      * ids): the system tree's nodes. */
     uint32_t *nodes;
     uint32_t node_count;
+    /* At the root: process (SP_PROCESS) -> index into `ranks`. */
+    sp_u64map process_index;
     /* This rank's local -> global maps. */
-    uint32_t *string_map, *region_map, *parameter_map, *comm_map;
-    uint32_t string_count, region_count, parameter_count, comm_count;
+    uint32_t *string_map, *region_map, *parameter_map, *comm_map, *win_map;
+    uint32_t string_count, region_count, parameter_count, comm_count, win_count;
 } sp_unified;
 
 /* Collective over the group `ipc`. `defs` and `mine` are this process's definitions and
@@ -58,5 +62,9 @@ static inline uint32_t sp_unified_string(const sp_unified *u, uint32_t local)
 {
     return local < u->string_count ? u->string_map[local] : 0;
 }
+
+/* At the root: the location group (consecutive rank over all worlds) of a process, or
+ * UINT32_MAX when no rank of the experiment is that process. */
+uint32_t sp_unified_process_rank(const sp_unified *u, uint64_t process);
 
 #endif

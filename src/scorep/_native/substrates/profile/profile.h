@@ -43,6 +43,7 @@ typedef struct sp_profile_node {
     uint64_t time; /* inclusive, ticks */
     uint64_t min_time, max_time;
     uint64_t bytes_sent, bytes_received; /* MPI */
+    uint64_t bytes_put, bytes_get;       /* MPI one-sided */
     uint16_t parameter_children;
     uint8_t kind; /* sp_profile_node_kind */
 } sp_profile_node;
@@ -149,6 +150,17 @@ static inline void sp_profile_bytes(sp_profile_location *p, uint32_t node, uint6
     sp_profile_node *n = sp_profile_node_at(p, node);
     n->bytes_sent += sent;
     n->bytes_received += received;
+}
+
+/* One-sided bytes of the call at `node`. */
+static inline void sp_profile_rma_bytes(sp_profile_location *p, uint32_t node, uint64_t put,
+                                        uint64_t got)
+{
+    if (node == SP_PROFILE_NO_NODE)
+        return;
+    sp_profile_node *n = sp_profile_node_at(p, node);
+    n->bytes_put += put;
+    n->bytes_get += got;
 }
 
 #endif

@@ -12,7 +12,7 @@
 typedef struct {
     uint32_t parent, region, kind, parameter;
     int64_t value; /* int value, or global string id */
-    uint64_t visits, bytes_sent, bytes_received;
+    uint64_t visits, bytes_sent, bytes_received, bytes_put, bytes_get;
     double time, min_time, max_time; /* seconds */
 } flat_node;
 
@@ -70,6 +70,8 @@ static void serialize_trees(sp_measurement *m, const sp_unified *u, double secon
             sp_buffer_u64(b, n->visits);
             sp_buffer_u64(b, n->bytes_sent);
             sp_buffer_u64(b, n->bytes_received);
+            sp_buffer_u64(b, n->bytes_put);
+            sp_buffer_u64(b, n->bytes_get);
             bool visited = n->visits > 0;
             sp_buffer_f64(b, (double)n->time * seconds_per_tick);
             sp_buffer_f64(b, visited && n->min_time != UINT64_MAX ? (double)n->min_time * seconds_per_tick : 0.0);
@@ -77,6 +79,8 @@ static void serialize_trees(sp_measurement *m, const sp_unified *u, double secon
         }
     }
 }
+
+#define METRIC_KINDS_MAX 8 /* >= METRIC_KINDS, checked below */
 
 typedef struct {
     cube_cnode *cnodes;
@@ -86,6 +90,7 @@ typedef struct {
     uint32_t ncolumns;
     uint32_t *unified_to_local; /* [cnode * ncolumns + column], SP_PROFILE_NO_NODE = none */
     const sp_defs *global;
+    uint32_t metric_kinds[METRIC_KINDS_MAX]; /* the written metrics, in file order */
 } unified_tree;
 
 static uint64_t identity_hash(int64_t parent, const flat_node *n)
@@ -159,11 +164,14 @@ static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 }
 
 enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTES_SENT,
-       METRIC_BYTES_RECEIVED };
+       METRIC_BYTES_RECEIVED, METRIC_BYTES_PUT, METRIC_BYTES_GET, METRIC_KINDS };
 
-static int fill_row(void *user, uint32_t metric, uint32_t cnode, void *out)
+_Static_assert(METRIC_KINDS <= METRIC_KINDS_MAX, "room for every metric kind");
+
+static int fill_row(void *user, uint32_t index, uint32_t cnode, void *out)
 {
     unified_tree *u = user;
+    uint32_t metric = u->metric_kinds[index];
     for (uint32_t l = 0; l < u->ncolumns; l++) {
         uint32_t local = u->unified_to_local[(size_t)cnode * u->ncolumns + l];
         const flat_node *n = local == SP_PROFILE_NO_NODE ? NULL : &u->columns[l].nodes[local];
@@ -171,6 +179,8 @@ static int fill_row(void *user, uint32_t metric, uint32_t cnode, void *out)
         case METRIC_VISITS: ((uint64_t *)out)[l] = n ? n->visits : 0; break;
         case METRIC_BYTES_SENT: ((uint64_t *)out)[l] = n ? n->bytes_sent : 0; break;
         case METRIC_BYTES_RECEIVED: ((uint64_t *)out)[l] = n ? n->bytes_received : 0; break;
+        case METRIC_BYTES_PUT: ((uint64_t *)out)[l] = n ? n->bytes_put : 0; break;
+        case METRIC_BYTES_GET: ((uint64_t *)out)[l] = n ? n->bytes_get : 0; break;
         case METRIC_TIME: ((double *)out)[l] = n ? n->time : 0.0; break;
         case METRIC_MIN_TIME: ((double *)out)[l] = n ? n->min_time : 0.0; break;
         default: ((double *)out)[l] = n ? n->max_time : 0.0; break;
@@ -244,6 +254,8 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
                 n->visits = sp_reader_u64(&rd);
                 n->bytes_sent = sp_reader_u64(&rd);
                 n->bytes_received = sp_reader_u64(&rd);
+                n->bytes_put = sp_reader_u64(&rd);
+                n->bytes_get = sp_reader_u64(&rd);
                 n->time = sp_reader_f64(&rd);
                 n->min_time = sp_reader_f64(&rd);
                 n->max_time = sp_reader_f64(&rd);
@@ -288,26 +300,52 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     for (uint32_t r = 0; r < u->rank_count; r++)
         groups[r] = (cube_location_group){sp_defs_str(g, u->ranks[r].name), u->ranks[r].rank,
                                           u->ranks[r].node};
-    bool communication = false;
+    bool communication = false, one_sided = false;
     for (uint32_t l = 0; l < t->ncolumns; l++) {
         locations[l].name = sp_defs_str(g, t->columns[l].name);
         locations[l].group = t->columns[l].rank_index;
-        for (uint32_t i = 0; i < t->columns[l].count && !communication; i++)
-            communication = t->columns[l].nodes[i].bytes_sent || t->columns[l].nodes[i].bytes_received;
+        for (uint32_t i = 0; i < t->columns[l].count; i++) {
+            const flat_node *n = &t->columns[l].nodes[i];
+            communication = communication || n->bytes_sent || n->bytes_received;
+            one_sided = one_sided || n->bytes_put || n->bytes_get;
+        }
     }
-    static const cube_metric metrics[] = {
-        {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits", "Number of visits",
-         CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
-        {"time", "Time", "sec", "@mirror@scorep_metrics.html#time", "Total CPU allocation time",
-         CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE},
-        {"min_time", "Minimum Inclusive Time", "sec", "@mirror@scorep_metrics.html#time_min_incl",
-         "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE},
-        {"max_time", "Maximum Inclusive Time", "sec", "@mirror@scorep_metrics.html#time_max_incl",
-         "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE},
-        {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
-        {"bytes_received", "bytes_received", "bytes", "", "Bytes received", CUBE_DTYPE_UINT64,
-         CUBE_EXCLUSIVE},
+    static const cube_metric known[METRIC_KINDS] = {
+        [METRIC_VISITS] = {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits",
+                           "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+        [METRIC_TIME] = {"time", "Time", "sec", "@mirror@scorep_metrics.html#time",
+                         "Total CPU allocation time", CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE},
+        [METRIC_MIN_TIME] = {"min_time", "Minimum Inclusive Time", "sec",
+                             "@mirror@scorep_metrics.html#time_min_incl",
+                             "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE,
+                             CUBE_EXCLUSIVE},
+        [METRIC_MAX_TIME] = {"max_time", "Maximum Inclusive Time", "sec",
+                             "@mirror@scorep_metrics.html#time_max_incl",
+                             "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE,
+                             CUBE_EXCLUSIVE},
+        [METRIC_BYTES_SENT] = {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent",
+                               CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+        [METRIC_BYTES_RECEIVED] = {"bytes_received", "bytes_received", "bytes", "",
+                                   "Bytes received", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+        [METRIC_BYTES_PUT] = {"bytes_put", "bytes_put", "bytes", "",
+                              "Bytes sent in one-sided communication", CUBE_DTYPE_UINT64,
+                              CUBE_EXCLUSIVE},
+        [METRIC_BYTES_GET] = {"bytes_get", "bytes_get", "bytes", "",
+                              "Bytes received in one-sided communication", CUBE_DTYPE_UINT64,
+                              CUBE_EXCLUSIVE},
     };
+    /* Communication metrics only when there was communication, as Score-P. */
+    cube_metric metrics[METRIC_KINDS];
+    uint32_t nmetrics = 0;
+    for (uint32_t k = 0; k < METRIC_KINDS; k++) {
+        bool wanted = k <= METRIC_MAX_TIME ||
+                      ((k == METRIC_BYTES_SENT || k == METRIC_BYTES_RECEIVED) && communication) ||
+                      ((k == METRIC_BYTES_PUT || k == METRIC_BYTES_GET) && one_sided);
+        if (wanted) {
+            t->metric_kinds[nmetrics] = k;
+            metrics[nmetrics++] = known[k];
+        }
+    }
     char depth_text[32];
     snprintf(depth_text, sizeof depth_text, "%u", m->config.max_callpath_depth);
     cube_attr attrs[] = {
@@ -324,8 +362,7 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         .cnodes = t->cnodes,
         .ncnodes = t->count,
         .metrics = metrics,
-        /* bytes_sent / bytes_received only when there was communication, as Score-P */
-        .nmetrics = communication ? 6 : 4,
+        .nmetrics = nmetrics,
         .nodes = nodes,
         .nnodes = u->node_count,
         .groups = groups,

@@ -83,6 +83,16 @@ static inline uint64_t to_ns(uint64_t ticks)
     return m->start.monotonic_ns + (uint64_t)((double)delta * sp_trace.ns_per_tick + 0.5);
 }
 
+uint64_t sp_trace_last_event_ns(const sp_measurement *m)
+{
+    uint64_t last = m->end.ticks;
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs; i++)
+        if (m->locations[i]->last_time > last)
+            last = m->locations[i]->last_time;
+    return to_ns(last);
+}
+
 static OTF2_CollectiveOp collective_op(uint64_t op)
 {
     switch ((sp_collective_op)op) {
@@ -129,14 +139,81 @@ static unsigned record_length(uint32_t kind)
     case SP_REC_MEASUREMENT_OFF:
     case SP_REC_PROGRAM_BEGIN:
     case SP_REC_MPI_COLLECTIVE_BEGIN:
+    case SP_REC_MPI_COMM_CREATE:
+    case SP_REC_MPI_COMM_DESTROY:
+    case SP_REC_RMA_WIN_CREATE:
+    case SP_REC_RMA_WIN_DESTROY:
+    case SP_REC_RMA_COLLECTIVE_BEGIN:
+    case SP_REC_RMA_WAIT_CHANGE:
         return 1;
     case SP_REC_MPI_ISEND:
     case SP_REC_MPI_IRECV:
     case SP_REC_MPI_COLLECTIVE_END:
+    case SP_REC_MPI_ICOLL_COMPLETE:
+    case SP_REC_RMA_COLLECTIVE_END:
+    case SP_REC_RMA_PUT:
+    case SP_REC_RMA_GET:
+    case SP_REC_RMA_ATOMIC:
         return 3;
     default:
         return 2;
     }
+}
+
+static uint32_t target_rank(uint64_t target)
+{
+    return (uint32_t)target == SP_RMA_ALL_TARGETS ? OTF2_UNDEFINED_UINT32 : (uint32_t)target;
+}
+
+/* The one-sided records (the window is r->ref). */
+static OTF2_ErrorCode encode_rma(OTF2_EvtWriter *w, const sp_trace_record *r, uint64_t t)
+{
+    const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
+    const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
+    switch (r->kind) {
+    case SP_REC_RMA_WIN_CREATE: return OTF2_EvtWriter_RmaWinCreate(w, NULL, t, r->ref);
+    case SP_REC_RMA_WIN_DESTROY: return OTF2_EvtWriter_RmaWinDestroy(w, NULL, t, r->ref);
+    case SP_REC_RMA_COLLECTIVE_BEGIN: return OTF2_EvtWriter_RmaCollectiveBegin(w, NULL, t);
+    case SP_REC_RMA_COLLECTIVE_END:
+        return OTF2_EvtWriter_RmaCollectiveEnd(w, NULL, t, collective_op(q->a & 0xffff),
+                                               (OTF2_RmaSyncLevel)((q->a >> 16) & 0xffff),
+                                               r->ref, collective_root(q->a >> 32), p->a,
+                                               p->b);
+    case SP_REC_RMA_GROUP_SYNC:
+        /* The group of communicator c is OTF2 group 1 + 2c (see defs.c). */
+        return OTF2_EvtWriter_RmaGroupSync(w, NULL, t, (OTF2_RmaSyncLevel)p->a, r->ref,
+                                           (OTF2_GroupRef)p->b);
+    case SP_REC_RMA_REQUEST_LOCK:
+        return OTF2_EvtWriter_RmaRequestLock(w, NULL, t, r->ref, target_rank(p->a), p->b,
+                                             (OTF2_LockType)(p->a >> 32));
+    case SP_REC_RMA_ACQUIRE_LOCK:
+        return OTF2_EvtWriter_RmaAcquireLock(w, NULL, t, r->ref, target_rank(p->a), p->b,
+                                             (OTF2_LockType)(p->a >> 32));
+    case SP_REC_RMA_TRY_LOCK:
+        return OTF2_EvtWriter_RmaTryLock(w, NULL, t, r->ref, target_rank(p->a), p->b,
+                                         (OTF2_LockType)(p->a >> 32));
+    case SP_REC_RMA_RELEASE_LOCK:
+        return OTF2_EvtWriter_RmaReleaseLock(w, NULL, t, r->ref, target_rank(p->a), p->b);
+    case SP_REC_RMA_SYNC:
+        return OTF2_EvtWriter_RmaSync(w, NULL, t, r->ref, target_rank(p->a),
+                                      (OTF2_RmaSyncType)p->b);
+    case SP_REC_RMA_WAIT_CHANGE: return OTF2_EvtWriter_RmaWaitChange(w, NULL, t, r->ref);
+    case SP_REC_RMA_PUT:
+        return OTF2_EvtWriter_RmaPut(w, NULL, t, r->ref, (uint32_t)p->b, p->a, q->a);
+    case SP_REC_RMA_GET:
+        return OTF2_EvtWriter_RmaGet(w, NULL, t, r->ref, (uint32_t)p->b, p->a, q->a);
+    case SP_REC_RMA_ATOMIC:
+        return OTF2_EvtWriter_RmaAtomic(w, NULL, t, r->ref, (uint32_t)q->a,
+                                        (OTF2_RmaAtomicType)(q->a >> 32), p->a, p->b, q->b);
+    case SP_REC_RMA_OP_COMPLETE_BLOCKING:
+        return OTF2_EvtWriter_RmaOpCompleteBlocking(w, NULL, t, r->ref, p->a);
+    case SP_REC_RMA_OP_COMPLETE_NON_BLOCKING:
+        return OTF2_EvtWriter_RmaOpCompleteNonBlocking(w, NULL, t, r->ref, p->a);
+    case SP_REC_RMA_OP_TEST: return OTF2_EvtWriter_RmaOpTest(w, NULL, t, r->ref, p->a);
+    case SP_REC_RMA_OP_COMPLETE_REMOTE:
+        return OTF2_EvtWriter_RmaOpCompleteRemote(w, NULL, t, r->ref, p->a);
+    }
+    return OTF2_ERROR_INVALID_DATA;
 }
 
 OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_record *r,
@@ -147,7 +224,7 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
         uint64_t t = to_ns(r->time);
-        if (r->kind >= SP_REC_MPI_SEND && !sp_trace.collective)
+        if (r->kind >= SP_REC_MPI_FIRST && r->kind <= SP_REC_MPI_LAST && !sp_trace.collective)
             continue; /* a process's own part of an experiment cannot define its peers:
                        * only its MPI calls (regions) remain */
         OTF2_ErrorCode s;
@@ -197,7 +274,24 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
             s = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, collective_op(q->a), r->ref,
                                                 collective_root(q->b), p->a, p->b);
             break;
-        default: return OTF2_ERROR_INVALID_DATA;
+        case SP_REC_MPI_REQUEST_CANCELLED:
+            s = OTF2_EvtWriter_MpiRequestCancelled(w, NULL, t, p->a);
+            break;
+        case SP_REC_MPI_ICOLL_REQUEST:
+            s = OTF2_EvtWriter_NonBlockingCollectiveRequest(w, NULL, t, p->a);
+            break;
+        case SP_REC_MPI_ICOLL_COMPLETE:
+            s = OTF2_EvtWriter_NonBlockingCollectiveComplete(
+                w, NULL, t, collective_op(q->a & 0xffffffffu), r->ref,
+                collective_root(q->a >> 32), p->a, p->b, q->b);
+            break;
+        case SP_REC_MPI_COMM_CREATE: s = OTF2_EvtWriter_CommCreate(w, NULL, t, r->ref); break;
+        case SP_REC_MPI_COMM_DESTROY: s = OTF2_EvtWriter_CommDestroy(w, NULL, t, r->ref); break;
+        default:
+            if (r->kind < SP_REC_RMA_WIN_CREATE || r->kind > SP_REC_MPI_LAST)
+                return OTF2_ERROR_INVALID_DATA;
+            s = encode_rma(w, r, t);
+            break;
         }
         /* After a failed write (full disk, file size limit) the writer's buffer is
          * unusable: writing on would crash inside OTF2. */
@@ -234,12 +328,73 @@ void sp_trace_mpi(sp_trace_location *tl, uint64_t time, const sp_mpi_event *e)
     case SP_MPI_REQUEST_TEST:
         sp_trace_put_value(tl, time, SP_REC_MPI_REQUEST_TEST, 0, e->request, 0);
         break;
+    case SP_MPI_REQUEST_CANCELLED:
+        sp_trace_put_value(tl, time, SP_REC_MPI_REQUEST_CANCELLED, 0, e->request, 0);
+        break;
     case SP_MPI_COLLECTIVE_BEGIN:
         sp_trace_put(tl, time, SP_REC_MPI_COLLECTIVE_BEGIN, 0);
         break;
     case SP_MPI_COLLECTIVE_END:
         sp_trace_put_values(tl, time, SP_REC_MPI_COLLECTIVE_END, e->comm, e->bytes_sent,
                             e->bytes_received, e->op, e->root);
+        break;
+    case SP_MPI_ICOLL_REQUEST:
+        sp_trace_put_value(tl, time, SP_REC_MPI_ICOLL_REQUEST, 0, e->request, 0);
+        break;
+    case SP_MPI_ICOLL_COMPLETE:
+        sp_trace_put_values(tl, time, SP_REC_MPI_ICOLL_COMPLETE, e->comm, e->bytes_sent,
+                            e->bytes_received, (uint64_t)e->root << 32 | e->op, e->request);
+        break;
+    case SP_MPI_COMM_CREATE: sp_trace_put(tl, time, SP_REC_MPI_COMM_CREATE, e->comm); break;
+    case SP_MPI_COMM_DESTROY: sp_trace_put(tl, time, SP_REC_MPI_COMM_DESTROY, e->comm); break;
+    case SP_RMA_WIN_CREATE: sp_trace_put(tl, time, SP_REC_RMA_WIN_CREATE, e->comm); break;
+    case SP_RMA_WIN_DESTROY: sp_trace_put(tl, time, SP_REC_RMA_WIN_DESTROY, e->comm); break;
+    case SP_RMA_COLLECTIVE_BEGIN: sp_trace_put(tl, time, SP_REC_RMA_COLLECTIVE_BEGIN, 0); break;
+    case SP_RMA_COLLECTIVE_END:
+        sp_trace_put_values(tl, time, SP_REC_RMA_COLLECTIVE_END, e->comm, e->bytes_sent,
+                            e->bytes_received,
+                            (uint64_t)e->root << 32 | (uint64_t)e->detail << 16 | e->op, 0);
+        break;
+    case SP_RMA_GROUP_SYNC:
+        /* The group's OTF2 id comes from the communicator id through a mapping table. */
+        sp_trace_put_value(tl, time, SP_REC_RMA_GROUP_SYNC, e->comm, e->detail, e->group);
+        break;
+    case SP_RMA_REQUEST_LOCK:
+    case SP_RMA_ACQUIRE_LOCK:
+    case SP_RMA_TRY_LOCK:
+        sp_trace_put_value(tl, time,
+                           e->kind == SP_RMA_REQUEST_LOCK   ? SP_REC_RMA_REQUEST_LOCK
+                           : e->kind == SP_RMA_ACQUIRE_LOCK ? SP_REC_RMA_ACQUIRE_LOCK
+                                                            : SP_REC_RMA_TRY_LOCK,
+                           e->comm, (uint64_t)e->detail << 32 | e->peer, e->request);
+        break;
+    case SP_RMA_RELEASE_LOCK:
+        sp_trace_put_value(tl, time, SP_REC_RMA_RELEASE_LOCK, e->comm, e->peer, e->request);
+        break;
+    case SP_RMA_SYNC:
+        sp_trace_put_value(tl, time, SP_REC_RMA_SYNC, e->comm, e->peer, e->detail);
+        break;
+    case SP_RMA_WAIT_CHANGE: sp_trace_put(tl, time, SP_REC_RMA_WAIT_CHANGE, e->comm); break;
+    case SP_RMA_PUT:
+        sp_trace_put_values(tl, time, SP_REC_RMA_PUT, e->comm, e->bytes_sent, e->peer,
+                            e->request, 0);
+        break;
+    case SP_RMA_GET:
+        sp_trace_put_values(tl, time, SP_REC_RMA_GET, e->comm, e->bytes_received, e->peer,
+                            e->request, 0);
+        break;
+    case SP_RMA_ATOMIC:
+        sp_trace_put_values(tl, time, SP_REC_RMA_ATOMIC, e->comm, e->bytes_sent,
+                            e->bytes_received, (uint64_t)e->detail << 32 | e->peer, e->request);
+        break;
+    case SP_RMA_OP_COMPLETE_BLOCKING:
+    case SP_RMA_OP_COMPLETE_NON_BLOCKING:
+    case SP_RMA_OP_TEST:
+    case SP_RMA_OP_COMPLETE_REMOTE:
+        sp_trace_put_value(tl, time,
+                           SP_REC_RMA_OP_COMPLETE_BLOCKING +
+                               (uint32_t)(e->kind - SP_RMA_OP_COMPLETE_BLOCKING),
+                           e->comm, e->request, 0);
         break;
     }
 }

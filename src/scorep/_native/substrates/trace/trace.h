@@ -41,6 +41,7 @@ enum sp_trace_record_kind {
     SP_REC_BUFFER_FLUSH,     /* + payload: the time the flush ended */
     /* MPI: ref is the communicator; payload a = bytes, b = peer << 32 | tag */
     SP_REC_MPI_SEND,
+    SP_REC_MPI_FIRST = SP_REC_MPI_SEND,
     SP_REC_MPI_RECV,
     SP_REC_MPI_ISEND,        /* + second payload a = request */
     SP_REC_MPI_IRECV,        /* + second payload a = request */
@@ -49,6 +50,31 @@ enum sp_trace_record_kind {
     SP_REC_MPI_REQUEST_TEST,   /* payload a = request */
     SP_REC_MPI_COLLECTIVE_BEGIN,
     SP_REC_MPI_COLLECTIVE_END, /* payload a = sent, b = received; second a = op, b = root */
+    SP_REC_MPI_REQUEST_CANCELLED, /* payload a = request */
+    SP_REC_MPI_ICOLL_REQUEST,     /* payload a = request */
+    SP_REC_MPI_ICOLL_COMPLETE,    /* as COLLECTIVE_END; second a = op | root << 32, b = request */
+    SP_REC_MPI_COMM_CREATE,       /* ref: communicator */
+    SP_REC_MPI_COMM_DESTROY,
+    /* one-sided: ref is the window */
+    SP_REC_RMA_WIN_CREATE,
+    SP_REC_RMA_WIN_DESTROY,
+    SP_REC_RMA_COLLECTIVE_BEGIN,
+    SP_REC_RMA_COLLECTIVE_END, /* a = sent, b = received; a = op | level << 16 | root << 32 */
+    SP_REC_RMA_GROUP_SYNC,     /* a = sync level, b = group (communicator id) */
+    SP_REC_RMA_REQUEST_LOCK,   /* a = target | lock type << 32, b = lock id */
+    SP_REC_RMA_ACQUIRE_LOCK,
+    SP_REC_RMA_TRY_LOCK,
+    SP_REC_RMA_RELEASE_LOCK,   /* a = target, b = lock id */
+    SP_REC_RMA_SYNC,           /* a = target, b = sync type */
+    SP_REC_RMA_WAIT_CHANGE,
+    SP_REC_RMA_PUT,            /* a = bytes, b = target; second a = matching id */
+    SP_REC_RMA_GET,
+    SP_REC_RMA_ATOMIC,         /* a = put, b = got; second a = target | type << 32, b = matching */
+    SP_REC_RMA_OP_COMPLETE_BLOCKING, /* a = matching id */
+    SP_REC_RMA_OP_COMPLETE_NON_BLOCKING,
+    SP_REC_RMA_OP_TEST,
+    SP_REC_RMA_OP_COMPLETE_REMOTE,
+    SP_REC_MPI_LAST = SP_REC_RMA_OP_COMPLETE_REMOTE,
 };
 
 typedef struct sp_trace_record {

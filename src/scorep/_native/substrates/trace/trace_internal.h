@@ -49,6 +49,9 @@ void sp_trace_spill_path(const sp_trace_location *tl, char *path, size_t size);
 OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_record *r,
                                        const sp_trace_record *end);
 
+/* The latest event of any location, in CLOCK_MONOTONIC nanoseconds. */
+uint64_t sp_trace_last_event_ns(const sp_measurement *m);
+
 /* collectives.c: OTF2's collective callbacks on the group's sp_ipc. */
 extern const OTF2_CollectiveCallbacks sp_trace_ipc_collectives;
 

@@ -1,0 +1,6 @@
+/* Processes started with MPI_Comm_spawn. */
+#include "adapters/mpi/mpi_adapter.h"
+
+void spmpi_spawned_init(void)
+{
+}
