@@ -112,6 +112,11 @@ def test_thread_levels_and_threads(tmp_path):
         (g, n) for g in ("MPI Rank 0", "MPI Rank 1") for n in ("MainThread", "talker-1",
                                                               "talker-2"))
     assert match_messages(t.sends, t.recvs) == 20
+    # Under MPI_THREAD_MULTIPLE every thread takes part in MPI: all are MPI locations, each
+    # rank's first location first (communicator ranks index them).
+    group, = t.mpi_locations
+    assert sorted((l.group.name, l.name) for l in group.members) == sorted(t.locations)
+    assert [l.group.name for l in group.members[:2]] == ["MPI Rank 0", "MPI Rank 1"]
     defs = otf2_print(str(exp / "traces.otf2"), "-G")
     assert defs.count('"MPI thread level requested"') >= 2
     assert "MPI_THREAD_MULTIPLE" in defs

@@ -29,7 +29,7 @@ static const struct {
 /* SCOREP_MPI_ENABLE_GROUPS as Score-P reads it: names separated by commas or blanks, any
  * case, quotes ignored; "~name" takes a group away. The Python side has checked the names;
  * an unknown one is skipped here. */
-static uint32_t parse_groups(const char *text)
+uint32_t spmpi_parse_groups(const char *text)
 {
     if (!text || !*text)
         return G_DEFAULT;
@@ -61,12 +61,6 @@ static uint32_t parse_groups(const char *text)
     return any ? bits : G_DEFAULT;
 }
 
-static void read_groups(void)
-{
-    if (sp_measurement_running())
-        spmpi_enabled = parse_groups(sp_meas.config.mpi_groups);
-}
-
 static void initialized(int requested, int provided)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &spmpi_world_rank);
@@ -94,7 +88,6 @@ static void initialized(int requested, int provided)
 /* As Score-P: MPI_Init creates MPI_COMM_WORLD, a collective (CREATE_HANDLE) of all ranks. */
 static void init_begin(int fn)
 {
-    read_groups();
     spmpi_enter(fn);
     sp_location *loc = spmpi_after(fn);
     if (loc) {

@@ -36,6 +36,9 @@ extern uint32_t spmpi_world;
  * no context; set when MPI is initialized, read by every wrapper. */
 extern uint32_t spmpi_enabled;
 
+/* SCOREP_MPI_ENABLE_GROUPS as Score-P reads it (init.c). */
+uint32_t spmpi_parse_groups(const char *text);
+
 static inline bool spmpi_on(uint32_t groups)
 {
     return (spmpi_enabled & groups) == groups;

@@ -15,6 +15,22 @@ static const struct {
 };
 
 uint32_t spmpi_enabled = G_DEFAULT;
+/* The measurement whose SCOREP_MPI_ENABLE_GROUPS spmpi_enabled holds. Global for the same
+ * reason; written by whichever wrapper first sees a new measurement (the same value). */
+static _Atomic uint32_t groups_generation;
+
+static void refresh_groups(void)
+{
+    uint32_t generation = sp_measurement_generation();
+    if (atomic_load_explicit(&groups_generation, memory_order_relaxed) == generation)
+        return;
+    sp_location *loc = sp_event_section_begin(); /* the configuration stays while it runs */
+    if (!loc)
+        return;
+    spmpi_enabled = spmpi_parse_groups(sp_meas.config.mpi_groups);
+    atomic_store(&groups_generation, generation);
+    sp_event_section_end(loc);
+}
 
 /* generation << 32 | region, per function: defined once per measurement. */
 static _Atomic uint64_t region_cache[FN_COUNT];
@@ -33,6 +49,7 @@ static uint32_t region_of(int fn)
 
 uint64_t spmpi_enter(int fn)
 {
+    refresh_groups();
     if (!spmpi_on(functions[fn].groups))
         return 0;
     uint64_t time = sp_clock_now();
