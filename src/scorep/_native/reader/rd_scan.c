@@ -665,16 +665,14 @@ static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time
     return on_recv(location, time, pos, ud, attributes, sender, comm, tag, length);
 }
 
-static OTF2_CallbackCode on_collective_end(OTF2_LocationRef location, OTF2_TimeStamp time,
-                                           uint64_t pos, void *ud, OTF2_AttributeList *attributes,
-                                           OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root,
-                                           uint64_t sent, uint64_t received)
+static OTF2_CallbackCode collective(scan_ctx *c, OTF2_TimeStamp time, OTF2_CollectiveOp op,
+                                    uint64_t sent, uint64_t received)
 {
-    (void)location, (void)pos, (void)attributes, (void)comm, (void)root;
-    scan_ctx *c = ud;
     rd_scan *s = c->s;
     seen(c, rd_to_ns(&c->trace->defs, time));
     s->events++;
+    if (op >= OTF2_COLLECTIVE_OP_CREATE_HANDLE)
+        return OTF2_CALLBACK_SUCCESS; /* creating or freeing a communicator: no data moves */
     c->ls->collectives++;
     c->ls->coll_sent += sent;
     c->ls->coll_received += received;
@@ -690,6 +688,65 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef location, OTF2_TimeS
     if (!reserve32(c, (void **)&s->colls, &s->coll_cap, s->ncolls + 1, sizeof(rd_coll)))
         return OTF2_CALLBACK_INTERRUPT;
     s->colls[s->ncolls++] = (rd_coll){g, o, 1, sent, received};
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_collective_end(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                           uint64_t pos, void *ud, OTF2_AttributeList *attributes,
+                                           OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root,
+                                           uint64_t sent, uint64_t received)
+{
+    (void)location, (void)pos, (void)attributes, (void)comm, (void)root;
+    return collective(ud, time, op, sent, received);
+}
+
+/* A non-blocking collective counts where it completed. */
+static OTF2_CallbackCode on_icoll_complete(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                           uint64_t pos, void *ud,
+                                           OTF2_AttributeList *attributes, OTF2_CollectiveOp op,
+                                           OTF2_CommRef comm, uint32_t root, uint64_t sent,
+                                           uint64_t received, uint64_t request)
+{
+    (void)location, (void)pos, (void)attributes, (void)comm, (void)root, (void)request;
+    return collective(ud, time, op, sent, received);
+}
+
+static void rma(scan_ctx *c, OTF2_TimeStamp time, uint64_t put, uint64_t got)
+{
+    seen(c, rd_to_ns(&c->trace->defs, time));
+    c->s->events++;
+    c->ls->rma_ops++;
+    c->ls->rma_put_bytes += put;
+    c->ls->rma_get_bytes += got;
+}
+
+static OTF2_CallbackCode on_rma_put(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                    void *ud, OTF2_AttributeList *attributes, OTF2_RmaWinRef win,
+                                    uint32_t remote, uint64_t bytes, uint64_t matching)
+{
+    (void)location, (void)pos, (void)attributes, (void)win, (void)remote, (void)matching;
+    rma(ud, time, bytes, 0);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_rma_get(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                    void *ud, OTF2_AttributeList *attributes, OTF2_RmaWinRef win,
+                                    uint32_t remote, uint64_t bytes, uint64_t matching)
+{
+    (void)location, (void)pos, (void)attributes, (void)win, (void)remote, (void)matching;
+    rma(ud, time, 0, bytes);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_rma_atomic(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                       uint64_t pos, void *ud, OTF2_AttributeList *attributes,
+                                       OTF2_RmaWinRef win, uint32_t remote,
+                                       OTF2_RmaAtomicType type, uint64_t sent, uint64_t received,
+                                       uint64_t matching)
+{
+    (void)location, (void)pos, (void)attributes, (void)win, (void)remote, (void)type;
+    (void)matching;
+    rma(ud, time, sent, received);
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -863,6 +920,10 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
     OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
     OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_collective_end);
+    OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(cb, on_icoll_complete);
+    OTF2_EvtReaderCallbacks_SetRmaPutCallback(cb, on_rma_put);
+    OTF2_EvtReaderCallbacks_SetRmaGetCallback(cb, on_rma_get);
+    OTF2_EvtReaderCallbacks_SetRmaAtomicCallback(cb, on_rma_atomic);
 
     int status = 0;
     for (uint32_t li = 0; li < d->nlocations && status == 0; li++) {
