@@ -90,6 +90,8 @@ async function main() {
         marked: await page.$eval("#timeline-canvas", (e) => e.getAttribute("data-marked-calls")).catch(() => null),
         source: await page.$eval("#source-title", (e) => e.textContent).catch(() => null),
         hot: await page.$$eval("#source-text .src-line.hot", (l) => l.map((e) => e.textContent)).catch(() => []),
+        heat: await page.$$eval("#source-text .heat[data-hits]", (l) => l.map((e) =>
+          [e.parentNode.querySelector(".lineno").textContent, e.getAttribute("data-hits")])).catch(() => []),
         selected_rows: await page.$$eval("#region-table tr.selected", (l) => l.length),
       };
       await shot("sandwich", "#sandwich");

@@ -48,6 +48,11 @@ options:
                              scorep.user.region)
   --filter=FILE              leave out the regions a Score-P filter file excludes (sets
                              SCOREP_FILTERING_FILE; see scorep-score -g)
+  --lines=PATTERNS           line-level profiles (hits and time per source line, written
+                             to lines.json; scorep-report --lines shows them) of the
+                             functions whose region names match the comma-separated
+                             patterns, e.g. --lines='mymod:hot_*,__main__.Solver:step'
+                             (sets SCOREP_PYTHON_LINES; see also scorep.user.lines)
   --summary                  print the end-of-run summary even when stderr is not a
                              terminal (it is printed when it is one)
   --keep-files               accepted for compatibility (nothing is generated to keep)
@@ -83,7 +88,7 @@ SCOREP_FLAGS = {
 SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
                       "--memory", "--openmp")
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
-             "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE",
+             "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE", "--lines=PATTERNS",
              "--summary", "--mpp=mpi|none", "--version", "-m", "-c", "--")
 
 
@@ -116,6 +121,7 @@ class Options:
         self.instrumenter = "default"
         self.instrumenter_file = None
         self.filter_file = None
+        self.lines = None
         self.summary = False
         self.mpp = None  # None: decided by the launcher environment
         self.mode = None  # "script", "module" or "code"
@@ -157,7 +163,7 @@ def parse_args(argv):
             opts.instrument = False
         elif arg == "--summary":
             opts.summary = True
-        elif name in ("--instrumenter-type", "--instrumenter-file", "--filter"):
+        elif name in ("--instrumenter-type", "--instrumenter-file", "--filter", "--lines"):
             if not has_value:
                 if i + 1 >= len(argv):
                     raise UsageError("%s needs a value" % name)
@@ -165,6 +171,8 @@ def parse_args(argv):
                 value = argv[i]
             if name == "--filter":
                 opts.filter_file = value
+            elif name == "--lines":
+                opts.lines = value
             elif name == "--instrumenter-type":
                 if value not in _measurement.INSTRUMENTERS:
                     raise UsageError("unknown instrumenter type %r; valid types: %s" % (
@@ -186,6 +194,18 @@ def parse_args(argv):
                                                    ["%s=..." % f for f in SCOREP_VALUE_FLAGS])))
         i += 1
     raise UsageError("no script given (see python -m scorep --help)", status=NO_SCRIPT_STATUS)
+
+
+def config_overrides(opts):
+    """What the options set that SCOREP_* variables could set too (the options win)."""
+    overrides = {}
+    if opts.verbose:
+        overrides["SCOREP_VERBOSE"] = "true"
+    if opts.filter_file is not None:
+        overrides["SCOREP_FILTERING_FILE"] = opts.filter_file
+    if opts.lines is not None:
+        overrides["SCOREP_PYTHON_LINES"] = opts.lines
+    return overrides
 
 
 def fail(message, status):
@@ -317,10 +337,7 @@ def main(argv=None):
             sys.stderr.write("scorep: %s\n" % IO_DEPRECATION)
         # In the environment too: the program's child processes see what Score-P's would.
         os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"] = "true"
-    if opts.verbose:
-        overrides["SCOREP_VERBOSE"] = "true"
-    if opts.filter_file is not None:
-        overrides["SCOREP_FILTERING_FILE"] = opts.filter_file
+    overrides.update(config_overrides(opts))
     try:
         config = _config.from_environ(overrides=overrides)
     except ConfigError as error:

@@ -96,6 +96,18 @@ def parse_timer(name, text):
     raise ConfigError("%s=%r is not a timer (use tsc or clock_gettime)" % (name, text))
 
 
+def parse_line_patterns(name, text):
+    """Comma-separated region-name patterns (fnmatch: *, ?, [...]); empty parts are refused."""
+    _check_utf8(name, text)
+    if not text.strip():
+        return ""
+    patterns = [p.strip() for p in text.split(",")]
+    if not all(patterns):
+        raise ConfigError("%s=%r has an empty pattern (comma-separated region names such as "
+                          "mymod:hot_*,__main__:f)" % (name, text))
+    return ",".join(patterns)
+
+
 def parse_filter_file(name, text):
     """An absolute path to a filter file that parses (checked now, before anything runs)."""
     if not text.strip():
@@ -157,6 +169,10 @@ VARIABLES = {
         "default: cg,coll,env,io,p2p,rma,topo,xnonblock)"),
     "SCOREP_FILTERING_FILE": ("", parse_filter_file,
                               "filter file: regions and files to leave out (Score-P syntax)"),
+    # Not a Score-P variable: --lines.
+    "SCOREP_PYTHON_LINES": ("", parse_line_patterns,
+                            "line-level profiles (lines.json) of the functions whose region "
+                            "names match these comma-separated patterns"),
     # Pending: accepted and recorded in scorep.cfg (--io=runtime:posix sets it), but POSIX
     # I/O calls are not recorded yet.
     "SCOREP_IO_POSIX": ("false", parse_bool,

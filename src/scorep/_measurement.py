@@ -103,6 +103,8 @@ MANIFEST_ENTRIES = [
     ("traces.otf2", "OTF2 trace anchor: open this with Vampir, otf2-print or the otf2 Python reader"),
     ("traces.def", "OTF2 global definitions: regions, locations, strings, clock properties"),
     ("traces", "OTF2 event files, one <location>.evt (and .def) per thread"),
+    ("lines.json", "line-level profiles (hits and time per line) of the functions chosen with "
+                   "--lines or @scorep.user.lines: `scorep-report DIR --lines`"),
 ]
 
 
@@ -235,6 +237,7 @@ class Measurement:
                 overwrite=overwrite,
                 mpi_timeout=float(self.config["SCOREP_MPI_FINALIZE_TIMEOUT"]),
                 mpi_groups=self.config["SCOREP_MPI_ENABLE_GROUPS"],
+                line_patterns=[p for p in self.config["SCOREP_PYTHON_LINES"].split(",") if p],
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None

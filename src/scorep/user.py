@@ -14,7 +14,7 @@ from scorep import instrumenter as _instrumenter
 __all__ = ["region_begin", "region_end", "region", "instrument_function", "instrument_module",
            "rewind_begin", "rewind_end", "oa_region_begin", "oa_region_end",
            "enable_recording", "disable_recording", "parameter_int", "parameter_uint",
-           "parameter_string", "force_finalize", "reregister_exit_handler"]
+           "parameter_string", "force_finalize", "reregister_exit_handler", "lines"]
 
 _running = _native.running
 
@@ -119,6 +119,23 @@ class region:
             if _running():
                 _native.native().code_region_end(self.func.__code__)
         return False
+
+
+def lines(func):
+    """@scorep.user.lines: a line-level profile of the decorated function (hits and time per
+    source line, written to lines.json; see scorep-report --lines) whenever it runs measured,
+    in this measurement and later ones. The function itself is returned unchanged, so it costs
+    nothing unmeasured; decorators below it are looked through (functools.wraps), and
+    staticmethod/classmethod objects work too."""
+    target = getattr(func, "__func__", func)  # staticmethod, classmethod
+    target = inspect.unwrap(target)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        raise TypeError("scorep.user.lines decorates a Python function, not %r" % (func,))
+    module = _native.native()
+    if module is not None:
+        module.lines_code(code)
+    return func
 
 
 def instrument_function(fun, instrumenter_fun=region):

@@ -23,6 +23,7 @@ FORMATS = [
     (".collapsed", "collapsed"), (".folded", "collapsed"),
     (".dot", "dot"), (".gv", "dot"),
     (".png", "png"), (".svg", "svg"), (".pdf", "pdf"),
+    (".lprof", "lprof"),
 ]
 PER_RANK = {"pstats", "collapsed", "speedscope", "dot", "png", "svg", "pdf"}
 
@@ -83,7 +84,8 @@ def build_parser():
         "timeline, load balance, MPI, configuration), .json (Chrome/Perfetto trace "
         "events), .pftrace/.perfetto-trace (Perfetto's protobuf trace), .speedscope.json, "
         ".prof (pstats: python -m pstats, SnakeViz, gprof2dot), "
-        ".collapsed (flame graph stacks), .dot/.png/.svg (call graph, Graphviz). "
+        ".collapsed (flame graph stacks), .dot/.png/.svg (call graph, Graphviz), "
+        ".lprof (line profiles: python -m line_profiler). "
         "{rank} in a .prof/.collapsed/.speedscope.json/.dot/.png/.svg name writes one "
         "file per rank. `%s diff A B` compares two runs." % PROG))
     p.add_argument("experiment", help="experiment directory, profile.cubex or traces.otf2")
@@ -115,6 +117,12 @@ def build_parser():
                    help="the HTML report leaves out the source of the program's files "
                         "(embedded by default, up to 2 MB; never the standard library's "
                         "or installed packages')")
+    p.add_argument("--lines", action="store_true",
+                   help="the line-level profiles (lines.json: functions measured with "
+                        "--lines or @scorep.user.lines) in line_profiler's layout, instead "
+                        "of the terminal report")
+    p.add_argument("--by-location", action="store_true",
+                   help="with --lines: one profile per thread and rank instead of their sum")
     p.add_argument("--node-threshold", type=_percent, default=0.005, metavar="PCT",
                    help="call graphs leave out functions below PCT%% of the time "
                         "(default 0.5)")
@@ -171,8 +179,12 @@ def run_report(args):
     from scorep.report.readers import Experiment
 
     outputs = _outputs(args)
+    if args.by_location and not args.lines:
+        raise UsageError("--by-location goes with --lines")
     exp = Experiment(args.experiment, args.source)
     formats = {fmt for _, fmt in outputs}
+    if args.lines or formats == {"lprof"}:
+        return run_lines(exp, args, outputs)
     for fmt in ("chrome", "perfetto"):
         if fmt in formats and not exp.has_trace:
             raise ReportError("%s needs a trace, and %s has only a profile (run with "
@@ -230,7 +242,30 @@ def run_report(args):
     return 0
 
 
+def run_lines(exp, args, outputs):
+    """--lines, and .lprof outputs: the line-level profiles need neither the call tree nor
+    the trace."""
+    from scorep.report import lines
+    profiles = lines.require(exp)
+    others = [path for path, fmt in outputs if fmt != "lprof"]
+    if others:
+        raise UsageError("--lines writes .lprof files only, not %s" % others[0])
+    for path, _ in outputs:
+        n = lines.write_lprof(profiles, path)
+        _say("wrote %s: line profiles of %d function(s) (python -m line_profiler %s)"
+             % (path, n, path))
+    if args.lines:
+        sys.stdout.write(lines.render(profiles, per_location=args.by_location))
+    return 0
+
+
 def write_output(exp, path, fmt, args):
+    if fmt == "lprof":
+        from scorep.report import lines
+        n = lines.write_lprof(lines.require(exp), path)
+        _say("wrote %s: line profiles of %d function(s) (python -m line_profiler %s)"
+             % (path, n, path))
+        return
     if fmt == "chrome":
         from scorep.report import export_chrome
         calls, nbytes = export_chrome.check_size(exp.scan, path, args.min_duration,

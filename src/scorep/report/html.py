@@ -432,6 +432,24 @@ def source_data(tree, limit=SOURCE_TOTAL_LIMIT):
     return {"files": files, "left_out": left_out}
 
 
+def line_data(exp):
+    """The line-level profiles (lines.json), summed over all locations, for the source
+    view's heat column: {file: {line: [hits, seconds]}}; {} without line profiles."""
+    from scorep.report import lines
+    try:
+        profiles = lines.find(exp.directory)
+    except ReportError as error:  # the rest of the report still helps
+        sys.stderr.write("scorep-report: warning: no line profiles in the report: %s\n" % error)
+        return {}
+    out = {}
+    for function in profiles.functions_of() if profiles else ():
+        per_file = out.setdefault(function.file, {})
+        for line, (hits, seconds) in function.lines.items():
+            old = per_file.get(str(line), [0, 0.0])
+            per_file[str(line)] = [old[0] + hits, old[1] + seconds]
+    return out
+
+
 def has_mpi(exp, tree, mpi):
     return bool(mpi["p2p"] or mpi["collectives"] or mpi.get("bytes_sent") or
                 mpi.get("volumes", {}).get("columns") or
@@ -464,6 +482,7 @@ def report_data(exp, top=15, embed_source=True):
         "config": config_data(exp),
         "sources": source_data(tree) if embed_source else {"files": [], "left_out": [],
                                                            "off": True},
+        "lines": line_data(exp),
     }
     missing_timeline = ""
     if timeline is None:

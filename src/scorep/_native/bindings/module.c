@@ -25,6 +25,47 @@ static sp_instrumenter_kind parse_instrumenter(const char *name)
     return (sp_instrumenter_kind)-1;
 }
 
+/* A sequence of str as C strings (borrowed from the sequence, which is kept). */
+typedef struct {
+    PyObject *fast;
+    const char **items;
+    size_t count;
+} string_list;
+
+static void string_list_free(string_list *list)
+{
+    PyMem_Free(list->items);
+    Py_XDECREF(list->fast);
+    memset(list, 0, sizeof *list);
+}
+
+/* None or NULL: an empty list. Returns 0, or -1 with a Python exception. */
+static int string_list_from(string_list *list, PyObject *seq, const char *what)
+{
+    memset(list, 0, sizeof *list);
+    if (!seq || seq == Py_None)
+        return 0;
+    list->fast = PySequence_Fast(seq, what);
+    if (!list->fast)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(list->fast);
+    list->items = PyMem_Calloc((size_t)n + 1, sizeof *list->items);
+    if (!list->items) {
+        string_list_free(list);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        list->items[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(list->fast, i));
+        if (!list->items[i]) {
+            string_list_free(list);
+            return -1;
+        }
+    }
+    list->count = (size_t)n;
+    return 0;
+}
+
 static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -33,7 +74,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "program_name", "program_args", "machine_name", "node_name",
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
-                               "mpi_groups", NULL};
+                               "line_patterns", "mpi_groups", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     int mpi = 0, overwrite = 1;
@@ -44,14 +85,16 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *exclude_dirs = NULL;
     unsigned int max_depth = SP_DEFAULT_MAX_CALLPATH_DEPTH;
     PyObject *program_args = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdz", keywords,
+    PyObject *line_patterns = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOz", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
                                      &program_args, &config.machine_name, &config.node_name,
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
                                      &thread_name, &do_register, &config.filter_file, &mpi,
-                                     &overwrite, &mpi_timeout, &config.mpi_groups))
+                                     &overwrite, &mpi_timeout, &line_patterns,
+                                     &config.mpi_groups))
         return NULL;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
     if ((int)kind < 0) {
@@ -78,61 +121,35 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!config.program_name)
         config.program_name = "python";
 
-    const char **argv = NULL;
-    PyObject *seq = NULL;
-    if (program_args && program_args != Py_None) {
-        seq = PySequence_Fast(program_args, "program_args must be a sequence of str");
-        if (!seq)
-            return NULL;
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-        argv = PyMem_Calloc((size_t)n + 1, sizeof *argv);
-        if (!argv) {
-            Py_DECREF(seq);
-            return PyErr_NoMemory();
-        }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            argv[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
-            if (!argv[i]) {
-                PyMem_Free(argv);
-                Py_DECREF(seq);
-                return NULL;
-            }
-        }
-        config.program_args = argv;
-        config.program_argc = (uint32_t)n;
+    /* Every argument is converted before the measurement starts. */
+    string_list argv, dirs, patterns;
+    if (string_list_from(&argv, program_args, "program_args must be a sequence of str") != 0)
+        return NULL;
+    if (string_list_from(&dirs, exclude_dirs, "exclude_dirs must be a sequence of str") != 0) {
+        string_list_free(&argv);
+        return NULL;
     }
-
+    if (string_list_from(&patterns, line_patterns, "line_patterns must be a sequence of str") != 0) {
+        string_list_free(&argv);
+        string_list_free(&dirs);
+        return NULL;
+    }
+    config.program_args = argv.items;
+    config.program_argc = (uint32_t)argv.count;
     char err[512] = "";
     int status = sp_measurement_start(&config, err, sizeof err);
-    PyMem_Free(argv);
-    Py_XDECREF(seq);
-    if (status != 0) {
+    if (status != 0)
         PyErr_SetString(PyExc_RuntimeError, err);
-        return NULL;
-    }
-    PyObject *excluded = exclude_dirs ? PySequence_Fast(exclude_dirs, "exclude_dirs must be a sequence of str") : PyTuple_New(0);
-    if (!excluded) {
+    else if (sp_python_adapter_start(dirs.items, dirs.count, cwd, kind, patterns.items,
+                                     patterns.count) != 0) {
         sp_measurement_cancel();
+        status = -1;
+    }
+    string_list_free(&argv);
+    string_list_free(&dirs);
+    string_list_free(&patterns);
+    if (status != 0)
         return NULL;
-    }
-    Py_ssize_t nexcluded = PySequence_Fast_GET_SIZE(excluded);
-    const char **dirs = PyMem_Calloc((size_t)nexcluded + 1, sizeof *dirs);
-    int started = dirs ? 0 : -1;
-    for (Py_ssize_t i = 0; dirs && i < nexcluded; i++) {
-        dirs[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(excluded, i));
-        if (!dirs[i])
-            started = -1;
-    }
-    if (started == 0)
-        started = sp_python_adapter_start(dirs, (size_t)nexcluded, cwd, kind);
-    PyMem_Free(dirs);
-    Py_DECREF(excluded);
-    if (started != 0) {
-        if (!PyErr_Occurred())
-            PyErr_NoMemory();
-        sp_measurement_cancel();
-        return NULL;
-    }
     /* The starting thread is location 0; it writes ProgramBegin. */
     sp_location_attach(PyThread_get_thread_ident(), thread_name, true);
     if (do_register && sp_python_register() != 0) {
@@ -327,12 +344,13 @@ static int existing_region_of(PyObject *name, const char **text, uint32_t *regio
     return !excluded;
 }
 
-static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* region_begin(name, file, line) and rewind_begin(name, file, line). */
+static PyObject *begin_named(PyObject *const *args, Py_ssize_t nargs, bool rewind)
 {
-    (void)self;
     uint64_t time = sp_clock_now();
     if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "region_begin(name, file, line)");
+        PyErr_SetString(PyExc_TypeError, rewind ? "rewind_begin(name, file, line)"
+                                                : "region_begin(name, file, line)");
         return NULL;
     }
     sp_location *loc = sp_python_location();
@@ -342,9 +360,17 @@ static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize
     int found = named_region_of(args, &region);
     if (found < 0)
         return NULL;
-    if (found)
+    if (found && rewind)
+        sp_rewind_begin(loc, region, time);
+    else if (found)
         sp_enter(loc, region, SP_KEY_NAMED | region, time);
     Py_RETURN_NONE;
+}
+
+static PyObject *py_region_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return begin_named(args, nargs, false);
 }
 
 static PyObject *py_region_end(PyObject *self, PyObject *name)
@@ -394,21 +420,7 @@ static PyObject *py_code_region_end(PyObject *self, PyObject *code)
 static PyObject *py_rewind_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    uint64_t time = sp_clock_now();
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "rewind_begin(name, file, line)");
-        return NULL;
-    }
-    sp_location *loc = sp_python_location();
-    if (!loc)
-        Py_RETURN_NONE;
-    uint32_t region;
-    int found = named_region_of(args, &region);
-    if (found < 0)
-        return NULL;
-    if (found)
-        sp_rewind_begin(loc, region, time);
-    Py_RETURN_NONE;
+    return begin_named(args, nargs, true);
 }
 
 static PyObject *py_rewind_end(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -512,6 +524,18 @@ static PyObject *py_set_recording(PyObject *self, PyObject *on)
         return NULL;
     if (sp_measurement_running())
         sp_set_recording(value, time);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_lines_code(PyObject *self, PyObject *code)
+{
+    (void)self;
+    if (!PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "lines_code(code object)");
+        return NULL;
+    }
+    if (sp_python_lines_add_code((PyCodeObject *)code) != 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -683,6 +707,8 @@ static PyMethodDef methods[] = {
     {"set_exit_status", py_set_exit_status, METH_VARARGS,
      "set_exit_status(status): the program's exit status, for a write at MPI_Finalize."},
     {"exclude_code", py_exclude_code, METH_O, "Never record this code object."},
+    {"lines_code", py_lines_code, METH_O,
+     "Profile this code object's lines (scorep.user.lines), now and in later measurements."},
     {"abandon", py_abandon, METH_NOARGS,
      "Stop measuring without writing anything (a forked child of a measured process)."},
     {"tsc_usable", py_tsc_usable, METH_NOARGS, "(usable, reason) for the TSC timer."},

@@ -164,6 +164,12 @@ void sp_parameter_string(sp_location *loc, uint32_t parameter, uint32_t string, 
     record_parameter(loc, parameter, (sp_parameter_value){SP_PARAM_STRING, string}, time);
 }
 
+void sp_line(sp_location *loc, uint32_t region, uint32_t line, uint32_t hits, uint64_t duration)
+{
+    if (loc->recording)
+        sp_substrates_line(loc, region, line, hits, duration);
+}
+
 void sp_set_recording(bool on, uint64_t time)
 {
     if (atomic_load(&sp_meas.recording) == on)

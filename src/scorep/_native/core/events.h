@@ -32,6 +32,11 @@ void sp_parameter_string(sp_location *loc, uint32_t parameter, uint32_t string, 
 
 void sp_set_recording(bool on, uint64_t time);
 
+/* A line of a function chosen for line-level profiling ran: `hits` more executions (0 when
+ * a resumed generator continues its line) and `duration` ticks more time, measured by the
+ * adapter from the line's start to the frame's next line event, yield or return. */
+void sp_line(sp_location *loc, uint32_t region, uint32_t line, uint32_t hits, uint64_t duration);
+
 /* Rewind: discard everything the location recorded since rewind_begin when rewind_end is
  * called with discard=true; the trace then shows measurement off/on for that span. */
 void sp_rewind_begin(sp_location *loc, uint32_t region, uint64_t time);

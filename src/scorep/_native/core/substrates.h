@@ -11,12 +11,14 @@
 
 #include "core/measurement.h"
 #include "core/unify.h"
+#include "substrates/lines/lines.h"
 #include "substrates/profile/profile.h"
 #include "substrates/trace/trace.h"
 
 typedef enum {
     SP_SUBSTRATE_PROFILE = 0, /* call-path profile -> profile.cubex */
     SP_SUBSTRATE_TRACE,       /* event trace -> traces.otf2 */
+    SP_SUBSTRATE_LINES,       /* line-level profiles of chosen functions -> lines.json */
     SP_SUBSTRATE_COUNT,
 } sp_substrate_id;
 
@@ -55,6 +57,11 @@ SP_MUST_CHECK static inline int sp_substrates_start(sp_measurement *m, char *err
             return -1;
         m->substrates |= SP_SUBSTRATE_BIT(SP_SUBSTRATE_TRACE);
     }
+    /* Always there: only the lines of chosen functions reach it, and a location gets its
+     * table at its first line. */
+    if (sp_lines_start(m, SP_SUBSTRATE_LINES, err, errlen) != 0)
+        return -1;
+    m->substrates |= SP_SUBSTRATE_BIT(SP_SUBSTRATE_LINES);
     return 0;
 }
 
@@ -89,6 +96,7 @@ static inline void sp_substrates_location_free(sp_location *loc)
 {
     sp_profile_location_free(loc);
     sp_trace_location_free(loc);
+    sp_lines_location_free(loc);
 }
 
 /* ---- events ------------------------------------------------------------------------------ */
@@ -168,6 +176,14 @@ static inline void sp_substrates_mpi(sp_location *loc, const sp_frame *top, cons
     }
 }
 
+/* A line of a chosen function ran `hits` more times for `duration` more ticks. */
+static inline void sp_substrates_line(sp_location *loc, uint32_t region, uint32_t line,
+                                      uint32_t hits, uint64_t duration)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_LINES))
+        sp_lines_record(loc, region, line, hits, duration);
+}
+
 /* A frame closed by a rewind that dropped its events: only the call-path substrate, which
  * cannot take visits back, still closes it. */
 static inline void sp_substrates_leave_rewound(sp_location *loc, const sp_frame *frame,
@@ -218,6 +234,9 @@ SP_MUST_CHECK static inline int sp_substrates_write(sp_measurement *m, sp_unifie
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE) &&
         sp_profile_write(m, u, dir, ticks_per_second, err, errlen) != 0)
         return -1;
+    if (sp_substrate_on(SP_SUBSTRATE_LINES) &&
+        sp_lines_write(m, u, dir, ticks_per_second, err, errlen) != 0)
+        return -1;
     return 0;
 }
 
@@ -237,6 +256,8 @@ static inline void sp_substrates_stop(sp_measurement *m)
         sp_trace_stop(m);
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
         sp_profile_stop(m);
+    if (sp_substrate_on(SP_SUBSTRATE_LINES))
+        sp_lines_stop(m);
 }
 
 #endif

@@ -528,6 +528,11 @@
   /* ---- source ------------------------------------------------------------------------ */
 
   var sources = {};
+  var lineProfiles = {};
+  function pad(text, width) {
+    while (text.length < width) text = " " + text;
+    return text;
+  }
   function showSource(rid) {
     var body = $("#source-body"), r = regions[rid];
     body.textContent = "";
@@ -552,10 +557,33 @@
     }
     last = last || first;
     body.appendChild(el("p", {id: "source-title"}, r.file + ", lines " + first + "-" + last + " (" + r.name + ")"));
-    var pre = el("pre", {"class": "source", id: "source-text"});
+    // Line-level profile of the function (--lines, @scorep.user.lines): a heat column.
+    var heat = lineProfiles[r.file] || null, most = 0, total = 0;
+    if (heat) {
+      for (var h = first; h <= last; h++) {
+        var cell = heat[String(h)];
+        if (cell) { most = Math.max(most, cell[1]); total += cell[1]; }
+      }
+      if (!total) heat = null;
+    }
+    if (heat) {
+      body.appendChild(el("p", {"class": "hint", id: "line-profile-note"}, "Line profile: hits and time " +
+        "per line (a line's time includes the calls made on it); " + fmtTime(total) + " in all."));
+    }
+    var pre = el("pre", {"class": heat ? "source with-heat" : "source", id: "source-text"});
     var from = Math.max(1, first - 3), to = Math.min(lines.length, last + 3);
     for (var n = from; n <= to; n++) {
       var row = el("span", {"class": n >= first && n <= last ? "src-line hot" : "src-line"});
+      if (heat) {
+        var c = heat[String(n)];
+        var share = c && most ? c[1] / most : 0;
+        var cellText = c ? pad(String(c[0]), 8) + " " + pad(fmtTime(c[1]), 9) + " " + pad((100 * c[1] / total).toFixed(1) + "%", 6)
+                         : pad("", 25);
+        var h2 = el("span", {"class": "heat", title: c ? c[0] + " hits, " + fmtTime(c[1]) : ""}, cellText + " ");
+        if (c) h2.style.background = "rgba(220, 60, 30, " + (0.1 + 0.7 * share).toFixed(3) + ")";
+        if (c) h2.setAttribute("data-hits", String(c[0]));
+        row.appendChild(h2);
+      }
       row.appendChild(el("span", {"class": "lineno"}, String(n)));
       row.appendChild(document.createTextNode(lines[n - 1] + "\n"));
       pre.appendChild(row);
@@ -1234,6 +1262,7 @@
 
   function report(data) {
     regions = data.regions || [];
+    lineProfiles = data.lines || {};
     safely("source", function () { initSource(data.sources || {}); });
     safely("flame graph", function () { initFlame(data.flame, {locations: data.locations}); });
     safely("callers and callees", function () { initSandwich(data.flame); });

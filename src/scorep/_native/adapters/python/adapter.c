@@ -100,7 +100,8 @@ static void free_exclude_dirs(void)
 }
 
 int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_count,
-                            const char *cwd, sp_instrumenter_kind kind)
+                            const char *cwd, sp_instrumenter_kind kind,
+                            const char *const *line_patterns, size_t line_pattern_count)
 {
 #if !SP_HAVE_MONITORING
     if (kind == SP_INSTRUMENTER_MONITORING) {
@@ -133,13 +134,14 @@ int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_coun
     }
     sp_py.kind = kind;
     sp_py.registered = false;
-    sp_py.generation31 = atomic_load(&sp_meas.generation) & 0x7fffffffu;
-    return 0;
+    sp_py.generation30 = sp_measurement_generation() & GENERATION_MASK;
+    return sp_python_lines_start(line_patterns, line_pattern_count);
 }
 
 void sp_python_adapter_stop(void)
 {
     sp_python_unregister();
+    sp_python_lines_stop();
 #if SP_HAVE_MONITORING
     sp_python_monitoring_release();
 #endif

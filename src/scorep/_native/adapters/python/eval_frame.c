@@ -134,14 +134,26 @@ static PyObject *eval_frame(PyThreadState *tstate, sp_eval_frame *frame, int thr
     sp_location *loc = event_location();
     PyCodeObject *code = EVAL_FRAME_CODE(frame);
     uint32_t region;
+    int known = CODE_FILTERED;
     if (!loc || EVAL_FRAME_CREATES_GENERATOR(frame) ||
-        !code_region(code, EVAL_FRAME_OBJECT(frame), EVAL_FRAME_GLOBALS(frame), &region))
+        !(known = code_region(code, EVAL_FRAME_OBJECT(frame), EVAL_FRAME_GLOBALS(frame), &region)))
         return eval_default(tstate, frame, throwflag);
     sp_enter(loc, region, (uintptr_t)code, time);
+    if (known == CODE_LINES) {
+        /* A resumed generator continues a line no line event announces: its time until the
+         * next line is not attributed. */
+        sp_python_lines_begin(loc, code, region, 0, time);
+        sp_python_hooks_lines_on();
+    }
     PyObject *result = eval_default(tstate, frame, throwflag);
     time = sp_clock_now();
     /* The location may have gone (the measurement finalized inside this call). */
     loc = event_location();
+    if (known == CODE_LINES) {
+        sp_python_hooks_lines_off();
+        if (loc)
+            sp_python_lines_end(loc, code, time);
+    }
     if (loc)
         sp_leave(loc, (uintptr_t)code, time);
     return result;

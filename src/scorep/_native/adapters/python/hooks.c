@@ -2,35 +2,121 @@
  * (PyEval_SetProfile / PyEval_SetTrace), per thread before 3.12. */
 #include "adapters/python/internal.h"
 
+static inline PyCodeObject *frame_code(PyFrameObject *frame)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    return PyFrame_GetCode(frame); /* a new reference */
+#else
+    Py_INCREF(frame->f_code);
+    return frame->f_code;
+#endif
+}
+
 static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
     (void)obj;
     (void)arg;
-    if (what != PyTrace_CALL && what != PyTrace_RETURN)
+    if (what != PyTrace_CALL && what != PyTrace_RETURN && what != PyTrace_LINE)
         return 0;
     uint64_t time = sp_clock_now();
     sp_location *loc = event_location();
     if (!loc)
         return 0;
-#if PY_VERSION_HEX >= 0x030B0000
-    PyCodeObject *code = PyFrame_GetCode(frame);
-#else
-    PyCodeObject *code = frame->f_code;
-#endif
+    PyCodeObject *code = frame_code(frame);
     uint32_t region;
-    if (what == PyTrace_CALL) {
-        if (code_region(code, frame, NULL, &region))
+    if (what == PyTrace_LINE) {
+        /* Only the trace instrumenter sees lines: those of chosen frames count. */
+        sp_python_lines_line(loc, code, (uint32_t)PyFrame_GetLineNumber(frame), time);
+    } else if (what == PyTrace_CALL) {
+        int known = code_region(code, frame, NULL, &region);
+        if (known)
             sp_enter(loc, region, (uintptr_t)code, time);
-    } else if ((loc->depth && loc->stack[loc->depth - 1].key == (uintptr_t)code) ||
-               cached_region(code, &region) != 0) {
+        if (known == CODE_LINES) {
+            sp_python_lines_begin(loc, code, region, 0, time);
+            if (sp_py.kind == SP_INSTRUMENTER_PROFILE)
+                sp_python_hooks_lines_on();
+        }
+    } else {
+        int cached = cached_region(code, &region);
         /* A filtered function's return needs no search through the stack. */
+        if (!(loc->depth && loc->stack[loc->depth - 1].key == (uintptr_t)code) &&
+            cached == CODE_FILTERED) {
+            Py_DECREF(code);
+            return 0;
+        }
+        if (cached == CODE_LINES) {
+            sp_python_lines_end(loc, code, time);
+            if (sp_py.kind == SP_INSTRUMENTER_PROFILE)
+                sp_python_hooks_lines_off();
+        }
         sp_leave(loc, (uintptr_t)code, time);
     }
-#if PY_VERSION_HEX >= 0x030B0000
     Py_DECREF(code);
-#endif
     return 0;
 }
+
+/* ---- line events while a chosen frame runs (before 3.12) ----------------------------------
+ * A C trace function of ours on the calling thread, installed when the first chosen frame of
+ * the thread starts and the thread's own one (a debugger's, coverage's) put back when the last
+ * one ends: other code runs untraced. */
+
+#if PY_VERSION_HEX < 0x030C0000
+static int line_trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)obj;
+    (void)arg;
+    if (what != PyTrace_LINE)
+        return 0;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = event_location();
+    if (!loc)
+        return 0;
+    PyCodeObject *code = frame_code(frame);
+    sp_python_lines_line(loc, code, (uint32_t)PyFrame_GetLineNumber(frame), time);
+    Py_DECREF(code);
+    return 0;
+}
+
+/* Per thread: how many chosen frames run, and the trace function that was there before. */
+static SP_TLS struct {
+    uint32_t depth;
+    Py_tracefunc saved;
+    PyObject *saved_arg;
+} traced;
+
+void sp_python_hooks_lines_on(void)
+{
+    if (traced.depth++)
+        return;
+    PyThreadState *tstate = PyThreadState_Get();
+    traced.saved = tstate->c_tracefunc;
+    traced.saved_arg = tstate->c_traceobj;
+    Py_XINCREF(traced.saved_arg);
+    saved_exception saved = exception_save();
+    PyEval_SetTrace(line_trace, NULL);
+    exception_restore(saved);
+}
+
+void sp_python_hooks_lines_off(void)
+{
+    if (!traced.depth || --traced.depth)
+        return;
+    saved_exception saved = exception_save();
+    PyEval_SetTrace(traced.saved, traced.saved_arg);
+    exception_restore(saved);
+    Py_CLEAR(traced.saved_arg);
+    traced.saved = NULL;
+}
+#else
+/* 3.12+: chosen code objects get sys.monitoring LINE events of their own. */
+void sp_python_hooks_lines_on(void)
+{
+}
+
+void sp_python_hooks_lines_off(void)
+{
+}
+#endif
 
 void sp_python_hooks_set_all_threads(bool on)
 {

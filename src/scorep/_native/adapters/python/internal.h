@@ -37,11 +37,15 @@ typedef struct sp_python_adapter {
     char **exclude_dirs; /* code from below these is never recorded (scorep itself, ...) */
     size_t exclude_count;
     char *cwd;
-    uint32_t generation31; /* the measurement generation, as stored in co_extra */
+    uint32_t generation30; /* the measurement generation, as stored in co_extra */
+    char **line_patterns;  /* region names whose lines are profiled (--lines) */
+    size_t line_pattern_count;
+    PyObject *line_codes;  /* code objects chosen by scorep.user.lines (a set; kept) */
 #if SP_HAVE_MONITORING
     int tool_id; /* -1 until we hold a sys.monitoring tool id */
     PyObject *monitoring;
     PyObject *disable; /* sys.monitoring.DISABLE */
+    PyObject *line_event_codes; /* code objects whose LINE events we switched on (a list) */
     bool disabled_any; /* some event was switched off with DISABLE since the last restart */
     uint32_t disabled_generation; /* the measurement in which that happened */
 #endif
@@ -88,53 +92,81 @@ static inline void exception_restore(saved_exception saved)
 }
 
 /* ---- the code object -> region cache ---------------------------------------------------
- * co_extra holds [generation:31][filtered:1][region:32]: one load tells whether the code
- * object was seen in this measurement and what it is. */
+ * co_extra holds [generation:30][lines:1][filtered:1][region:32]: one load tells whether the
+ * code object was seen in this measurement, what it is and whether its lines are profiled. */
 
 #define EXTRA_FILTERED ((uintptr_t)1 << 32)
+#define EXTRA_LINES ((uintptr_t)1 << 33)
+#define EXTRA_GENERATION_SHIFT 34
+#define GENERATION_MASK 0x3fffffffu
+
+/* What the cache says of a code object. */
+enum { CODE_UNKNOWN = -1, CODE_FILTERED = 0, CODE_RECORDED = 1, CODE_LINES = 2 };
 
 static inline int cached_region(PyCodeObject *code, uint32_t *region)
 {
     void *extra = NULL;
     if (sp_code_get_extra((PyObject *)code, sp_py.code_extra_index, &extra) < 0) {
         /* Only an invalid index fails here, and the program's exception stays. */
-        return -1;
+        return CODE_UNKNOWN;
     }
     uintptr_t v = (uintptr_t)extra;
-    if ((uint32_t)(v >> 33) != sp_py.generation31)
-        return -1;
+    if ((uint32_t)(v >> EXTRA_GENERATION_SHIFT) != sp_py.generation30)
+        return CODE_UNKNOWN;
     if (v & EXTRA_FILTERED)
-        return 0;
+        return CODE_FILTERED;
     *region = (uint32_t)v;
-    return 1;
+    return v & EXTRA_LINES ? CODE_LINES : CODE_RECORDED;
 }
 
 
-/* naming.c: defines the code object's region (or its exclusion) and caches the answer. */
-bool sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
-                                  PyObject *module, PyObject *qualname, uint32_t *region);
+/* naming.c: defines the code object's region (or its exclusion) and caches the answer;
+ * returns CODE_FILTERED, CODE_RECORDED or CODE_LINES. */
+int sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
+                                 PyObject *module, PyObject *qualname, uint32_t *region);
 
 /* The region of a code object: from its cache slot, else defined once (with the thread
  * busy, so nothing the definition runs is recorded). The one lookup behind both the
  * event path and the binding's explicit lookup. */
-static inline bool lookup_code_region(PyCodeObject *code, PyFrameObject *frame,
-                                      PyObject *globals, PyObject *module, PyObject *qualname,
-                                      uint32_t *region)
+static inline int lookup_code_region(PyCodeObject *code, PyFrameObject *frame,
+                                     PyObject *globals, PyObject *module, PyObject *qualname,
+                                     uint32_t *region)
 {
     int cached = cached_region(code, region);
-    if (cached >= 0)
-        return cached == 1;
+    if (cached != CODE_UNKNOWN)
+        return cached;
     sp_thread.busy++;
-    bool recorded = sp_python_define_code_region(code, frame, globals, module, qualname, region);
+    int known = sp_python_define_code_region(code, frame, globals, module, qualname, region);
     sp_thread.busy--;
-    return recorded;
+    return known;
 }
 
-static inline bool code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
-                               uint32_t *region)
+/* CODE_FILTERED (0: not recorded), CODE_RECORDED or CODE_LINES (recorded, lines too). */
+static inline int code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
+                              uint32_t *region)
 {
     return lookup_code_region(code, frame, globals, NULL, NULL, region);
 }
+
+/* ---- line-level profiles (lines.c) ------------------------------------------------------
+ * Each thread keeps a stack of the frames of chosen functions that run: the line each
+ * executes and since when. A line's time runs until the next line event, yield or return of
+ * its frame; callees' time belongs to the calling line. */
+
+/* Whether a newly defined region's lines are profiled: its name matches --lines, or its code
+ * object was chosen with scorep.user.lines. */
+bool sp_python_lines_chosen(PyCodeObject *code, const char *region_name);
+/* A chosen function starts (line 0: not known yet) or a chosen generator resumes at `line`
+ * (its continued line gets time but no hit). */
+void sp_python_lines_begin(sp_location *loc, PyCodeObject *code, uint32_t region, uint32_t line,
+                           uint64_t time);
+/* The frame of `code` reached `line`. */
+void sp_python_lines_line(sp_location *loc, PyCodeObject *code, uint32_t line, uint64_t time);
+/* The frame of `code` returns, yields or unwinds. */
+void sp_python_lines_end(sp_location *loc, PyCodeObject *code, uint64_t time);
+/* Per measurement. */
+int sp_python_lines_start(const char *const *patterns, size_t count);
+void sp_python_lines_stop(void);
 
 /* adapter.c: the calling thread's location, made when it first records. */
 sp_location *sp_python_attach_thread(void);
@@ -154,11 +186,17 @@ static inline sp_location *event_location(void)
 int sp_python_monitoring_register(void);   /* monitoring.c */
 int sp_python_monitoring_set_events(long mask);
 void sp_python_monitoring_release(void);
+/* LINE events of one code object on; 0 or -1 (a Python exception). */
+int sp_python_monitoring_line_events(PyCodeObject *code);
 #endif
 void sp_python_hooks_set_all_threads(bool on); /* hooks.c: profile/trace hooks */
 #if SP_HAVE_EVAL
 int sp_python_eval_register(void);             /* eval_frame.c: PEP 523 */
 void sp_python_eval_unregister(void);
 #endif
+/* Before 3.12: line events of the calling thread on while a chosen frame runs (a C trace
+ * function of ours, the thread's own one put back after). */
+void sp_python_hooks_lines_on(void);  /* hooks.c */
+void sp_python_hooks_lines_off(void);
 
 #endif

@@ -6,13 +6,16 @@
 static PyObject *switch_off(void)
 {
     sp_py.disabled_any = true;
-    sp_py.disabled_generation = sp_py.generation31;
+    sp_py.disabled_generation = sp_py.generation30;
     return Py_NewRef(sp_py.disable);
 }
 
 /* A function starts or a generator/coroutine resumes. Only local events may answer DISABLE
- * for a filtered function. */
-__attribute__((always_inline)) static inline PyObject *enter_event(PyObject *const *args, size_t nargsf, bool may_disable)
+ * for a filtered function. A chosen function's line profile starts too: a resumed frame
+ * continues the line it yielded at. */
+__attribute__((always_inline)) static inline PyObject *enter_event(PyObject *const *args,
+                                                                   size_t nargsf, bool resumed,
+                                                                   bool may_disable)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     uint64_t time = sp_clock_now();
@@ -21,19 +24,37 @@ __attribute__((always_inline)) static inline PyObject *enter_event(PyObject *con
         Py_RETURN_NONE;
     PyCodeObject *code = (PyCodeObject *)args[0];
     uint32_t region;
-    if (code_region(code, NULL, NULL, &region))
-        sp_enter(loc, region, (uintptr_t)code, time);
-    else if (may_disable)
-        return switch_off();
+    int known = code_region(code, NULL, NULL, &region);
+    if (!known)
+        return may_disable ? switch_off() : Py_NewRef(Py_None);
+    sp_enter(loc, region, (uintptr_t)code, time);
+    if (__builtin_expect(known == CODE_LINES, 0)) {
+        int line = 0;
+        if (resumed && nargs >= 2) {
+            long offset = PyLong_AsLong(args[1]);
+            line = offset >= 0 && offset <= INT32_MAX ? PyCode_Addr2Line(code, (int)offset) : 0;
+            PyErr_Clear();
+        }
+        sp_python_lines_begin(loc, code, region, line > 0 ? (uint32_t)line : 0, time);
+    }
     Py_RETURN_NONE;
 }
 
-/* PY_START, PY_RESUME. */
-static PyObject *on_py_enter(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+/* PY_START. */
+static PyObject *on_py_start(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
     (void)kwnames;
-    return enter_event(args, nargsf, true);
+    return enter_event(args, nargsf, false, true);
+}
+
+/* PY_RESUME. */
+static PyObject *on_py_resume(PyObject *self, PyObject *const *args, size_t nargsf,
+                              PyObject *kwnames)
+{
+    (void)self;
+    (void)kwnames;
+    return enter_event(args, nargsf, true, true);
 }
 
 /* PY_THROW: resumed by throw(); not a local event. */
@@ -41,7 +62,24 @@ static PyObject *on_py_throw(PyObject *self, PyObject *const *args, size_t nargs
 {
     (void)self;
     (void)kwnames;
-    return enter_event(args, nargsf, false);
+    return enter_event(args, nargsf, true, false);
+}
+
+/* LINE, switched on for chosen code objects only. */
+static PyObject *on_line(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    (void)kwnames;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = event_location();
+    if (loc && PyVectorcall_NARGS(nargsf) >= 2) {
+        long line = PyLong_AsLong(args[1]);
+        if (line > 0 && line <= INT32_MAX)
+            sp_python_lines_line(loc, (PyCodeObject *)args[0], (uint32_t)line, time);
+        else
+            PyErr_Clear();
+    }
+    Py_RETURN_NONE;
 }
 
 /* A function returns or yields, or an exception leaves it. A filtered function (cached as
@@ -61,6 +99,7 @@ __attribute__((always_inline)) static inline PyObject *leave_event(PyObject *con
             return switch_off();
         Py_RETURN_NONE;
     }
+    sp_python_lines_end(loc, (PyCodeObject *)code, time);
     sp_leave(loc, (uintptr_t)code, time);
     Py_RETURN_NONE;
 }
@@ -99,8 +138,8 @@ static PyTypeObject monitoring_callback_type = {
     .tp_call = PyVectorcall_Call,
 };
 
-static const vectorcallfunc monitoring_callbacks[] = {on_py_enter, on_py_throw, on_py_leave,
-                                                      on_py_unwind};
+static const vectorcallfunc monitoring_callbacks[] = {on_py_start, on_py_resume, on_py_throw,
+                                                      on_py_leave, on_py_unwind, on_line};
 
 static PyObject *new_callback(vectorcallfunc call)
 {
@@ -115,9 +154,11 @@ static PyObject *new_callback(vectorcallfunc call)
 static const struct {
     const char *event;
     int callback;
+    bool global; /* on for every code object; else switched on per code object */
 } monitoring_events[] = {
-    {"PY_START", 0}, {"PY_RESUME", 0}, {"PY_THROW", 1},
-    {"PY_RETURN", 2}, {"PY_YIELD", 2}, {"PY_UNWIND", 3},
+    {"PY_START", 0, true}, {"PY_RESUME", 1, true}, {"PY_THROW", 2, true},
+    {"PY_RETURN", 3, true}, {"PY_YIELD", 3, true}, {"PY_UNWIND", 4, true},
+    {"LINE", 5, false},
 };
 
 static long event_bit(const char *name)
@@ -172,10 +213,43 @@ static int monitoring_acquire_tool(void)
     return 0;
 }
 
+int sp_python_monitoring_line_events(PyCodeObject *code)
+{
+    if (monitoring_acquire_tool() != 0)
+        return -1;
+    if (!sp_py.line_event_codes) {
+        sp_py.line_event_codes = PyList_New(0);
+        if (!sp_py.line_event_codes)
+            return -1;
+    }
+    PyObject *r = PyObject_CallMethod(sp_py.monitoring, "set_local_events", "iOl", sp_py.tool_id,
+                                      (PyObject *)code, event_bit("LINE"));
+    if (!r)
+        return -1;
+    Py_DECREF(r);
+    return PyList_Append(sp_py.line_event_codes, (PyObject *)code);
+}
+
+/* The LINE events switched on in this measurement go off again. */
+static void line_events_off(void)
+{
+    if (!sp_py.line_event_codes)
+        return;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sp_py.line_event_codes); i++) {
+        PyObject *r = PyObject_CallMethod(sp_py.monitoring, "set_local_events", "iOi",
+                                          sp_py.tool_id,
+                                          PyList_GET_ITEM(sp_py.line_event_codes, i), 0);
+        Py_XDECREF(r);
+    }
+    PyErr_Clear();
+    Py_CLEAR(sp_py.line_event_codes);
+}
+
 void sp_python_monitoring_release(void)
 {
     if (sp_py.tool_id < 0)
         return;
+    line_events_off();
     sp_python_monitoring_set_events(0);
     for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {
         long bit = event_bit(monitoring_events[i].event);
@@ -193,7 +267,7 @@ int sp_python_monitoring_register(void)
 {
     if (monitoring_acquire_tool() != 0)
         return -1;
-    if (sp_py.disabled_any && sp_py.disabled_generation != sp_py.generation31) {
+    if (sp_py.disabled_any && sp_py.disabled_generation != sp_py.generation30) {
         /* Events switched off in an earlier measurement may belong to functions that this
          * one records (another filter, or a new generation of region ids). Within one
          * measurement they stay off: its filter decisions do not change. */
@@ -208,7 +282,8 @@ int sp_python_monitoring_register(void)
         long bit = event_bit(monitoring_events[i].event);
         if (bit < 0)
             return -1;
-        mask |= bit;
+        if (monitoring_events[i].global)
+            mask |= bit;
     }
     return sp_python_monitoring_set_events(mask);
 }

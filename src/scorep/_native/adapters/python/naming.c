@@ -7,9 +7,11 @@
 
 #include "core/paths.h"
 
-static void cache_region(PyCodeObject *code, bool filtered, uint32_t region)
+static void cache_region(PyCodeObject *code, int known, uint32_t region)
 {
-    uintptr_t v = ((uintptr_t)sp_py.generation31 << 33) | (filtered ? EXTRA_FILTERED : 0) | region;
+    uintptr_t v = ((uintptr_t)sp_py.generation30 << EXTRA_GENERATION_SHIFT) |
+                  (known == CODE_FILTERED ? EXTRA_FILTERED : 0) |
+                  (known == CODE_LINES ? EXTRA_LINES : 0) | (known == CODE_FILTERED ? 0 : region);
     saved_exception saved = exception_save();
     if (sp_code_set_extra((PyObject *)code, sp_py.code_extra_index, (void *)v) < 0)
         PyErr_Clear();
@@ -168,11 +170,11 @@ const char *sp_python_absolute_path(const char *path, char *out, size_t out_len)
 
 /* `frame` (when known) is the frame about to run or running `code`; `globals` those of the
  * function when there is no frame object yet (frame evaluation on 3.11). */
-bool sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
-                                  PyObject *module, PyObject *qualname, uint32_t *region)
+int sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
+                                 PyObject *module, PyObject *qualname, uint32_t *region)
 {
     saved_exception saved = exception_save();
-    bool recorded = false;
+    int known = CODE_FILTERED;
     PyObject *own_module = NULL, *own_qualname = NULL;
     char path[4096];
     const char *filename = PyUnicode_Check(code->co_filename) ? PyUnicode_AsUTF8(code->co_filename) : NULL;
@@ -217,29 +219,50 @@ bool sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyOb
          * off for good, before that it costs a cache lookup per call. */
         uint32_t id = sp_region_define_code(name, canonical ? canonical : name, path,
                                             code->co_firstlineno);
-        free(canonical);
-        free(name);
         if (id != SP_NO_ID) {
             *region = id;
-            recorded = true;
+            known = sp_python_lines_chosen(code, name) ? CODE_LINES : CODE_RECORDED;
         }
+        free(canonical);
+        free(name);
     }
 done:
     Py_XDECREF(own_module);
     Py_XDECREF(own_qualname);
     exception_restore(saved);
-    cache_region(code, !recorded, recorded ? *region : 0);
-    return recorded;
+    cache_region(code, known, known == CODE_FILTERED ? 0 : *region);
+    return known;
 }
 
 bool sp_python_code_region(PyCodeObject *code, PyObject *module, PyObject *qualname,
                            uint32_t *region)
 {
-    return lookup_code_region(code, NULL, NULL, module, qualname, region);
+    return lookup_code_region(code, NULL, NULL, module, qualname, region) != CODE_FILTERED;
 }
 
 void sp_python_exclude_code(PyCodeObject *code)
 {
-    cache_region(code, true, 0);
+    cache_region(code, CODE_FILTERED, 0);
+}
+
+int sp_python_lines_add_code(PyCodeObject *code)
+{
+    if (!sp_py.line_codes) {
+        sp_py.line_codes = PySet_New(NULL);
+        if (!sp_py.line_codes)
+            return -1;
+    }
+    if (PySet_Add(sp_py.line_codes, (PyObject *)code) < 0)
+        return -1;
+    /* Already seen in this measurement: its cached answer changes now. */
+    uint32_t region;
+    if (cached_region(code, &region) == CODE_RECORDED) {
+#if SP_HAVE_MONITORING
+        if (sp_python_monitoring_line_events(code) < 0)
+            return -1;
+#endif
+        cache_region(code, CODE_LINES, region);
+    }
+    return 0;
 }
 

@@ -28,7 +28,8 @@ int sp_python_adapter_init(void);
  * Jupyter kernel's machinery) and the working directory relative source paths are resolved
  * against. */
 int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_count,
-                            const char *cwd, sp_instrumenter_kind kind);
+                            const char *cwd, sp_instrumenter_kind kind,
+                            const char *const *line_patterns, size_t line_pattern_count);
 void sp_python_adapter_stop(void);
 
 /* `path` made absolute against the measurement's working directory, as os.path.abspath
@@ -51,6 +52,10 @@ sp_location *sp_python_location(void);
  * running frame. Returns false when the code object is filtered out (or on error). */
 bool sp_python_code_region(PyCodeObject *code, PyObject *module, PyObject *qualname,
                            uint32_t *region);
+
+/* Chooses a code object for line-level profiling (scorep.user.lines), in this measurement
+ * and the following ones. Returns 0, or -1 with a Python exception. */
+int sp_python_lines_add_code(PyCodeObject *code);
 
 /* Marks a code object as never recorded (the tool's own frames around the program). */
 void sp_python_exclude_code(PyCodeObject *code);
