@@ -18,8 +18,9 @@ def mpirun(ranks, args, tmp_path, timeout=180, **env_vars):
 
 
 def rank_of(location):
-    """The rank of a location: the number after "MPI Rank" in its group's name."""
-    return int(location.group.name.split()[2])
+    """The rank of a location: its location group's number (MPI Rank r of MPI_COMM_WORLD is
+    group r; the processes of spawned worlds follow)."""
+    return location.group._ref
 
 
 def group_ranks(group):

@@ -271,6 +271,20 @@ class Config:
         return "\n".join(lines) + "\n"
 
 
+def parse_cfg(text):
+    """The NAME=value lines of a scorep.cfg (as Config.as_cfg writes them: strings in single
+    quotes, ' written as '\\''), for the variables this tool knows: {name: text}."""
+    values = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition("=")
+        if not sep or name not in VARIABLES:
+            continue
+        if len(value) >= 2 and value[0] == "'" and value[-1] == "'":
+            value = value[1:-1].replace("'\\''", "'")
+        values[name] = value
+    return values
+
+
 def default_timer():
     from scorep import _native
     if _native.native() is None:

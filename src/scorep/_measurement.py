@@ -135,7 +135,7 @@ class Measurement:
 
     def __init__(self, config, instrumenter="default", program_name="python", program_args=(),
                  all_threads=True, verbose_stream=None, exclude_dirs=(), summary=False,
-                 mpi=False):
+                 mpi=False, spawned=False):
         self.config = config
         name = default_instrumenter() if instrumenter == "default" else instrumenter
         self.instrumenter = INSTRUMENTERS[name]
@@ -159,6 +159,8 @@ class Measurement:
         # MPI mode: rank 0 prepares the directory at MPI_Init and the ranks write one
         # experiment together at the end.
         self.mpi = mpi
+        # Started by a measured parent with MPI_Comm_spawn: joins the parent's experiment.
+        self.spawned = spawned
         self._native = None
         self._original_bootstrap = None
         self._lock = None  # the flock on the experiment directory while it runs
@@ -194,8 +196,8 @@ class Measurement:
         overwrite = self.config["SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"]
         if self.mpi:
             # Checked by every rank now (so none starts the program in vain), prepared by
-            # rank 0 once MPI is initialized.
-            if os.path.isdir(path) and os.listdir(path) and not overwrite:
+            # rank 0 once MPI is initialized (a spawned process uses its parent's).
+            if not self.spawned and os.path.isdir(path) and os.listdir(path) and not overwrite:
                 raise MeasurementError(
                     "experiment directory %s exists and SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY "
                     "is false" % path)
@@ -237,6 +239,10 @@ class Measurement:
                 overwrite=overwrite,
                 mpi_timeout=float(self.config["SCOREP_MPI_FINALIZE_TIMEOUT"]),
                 mpi_groups=self.config["SCOREP_MPI_ENABLE_GROUPS"],
+                # Python processes the program starts with MPI_Comm_spawn run through the
+                # tool with this configuration (the MPI wrappers rewrite the spawn).
+                spawn_args=["--mpp=mpi", "--spawned=" + self.config.as_cfg()] if self.mpi else [],
+                spawned=self.spawned,
                 line_patterns=[p for p in self.config["SCOREP_PYTHON_LINES"].split(",") if p],
             )
         except RuntimeError as error:
@@ -409,6 +415,11 @@ class Measurement:
             return None
         r = self.results
         self.experiment_dir = r["experiment_dir"]
+        if r.get("part_written"):
+            # A spawned process: its part waits in the experiment for the root to adopt it.
+            self.speaker = False
+            self._report(self._notes())
+            return self.results
         # In an MPI experiment rank 0 speaks for all; a rank that wrote its own part (not
         # all ranks reached the end) describes that part.
         self.speaker = r["mpi_rank"] <= 0 or not r["mpi_collective"]
@@ -416,8 +427,13 @@ class Measurement:
         if self.speaker:
             if self.mpi:
                 self._write_cfg(self.experiment_dir)
+            facts = []
+            if r.get("spawned_ranks"):
+                facts.append("%d process(es) started with MPI_Comm_spawn are part of this "
+                             "experiment (location groups \"MPI Rank r (spawned k)\")"
+                             % r["spawned_ranks"])
             write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"],
-                           notes, r["mpi_size"] > 1 and r["mpi_collective"])
+                           notes + facts, r["mpi_size"] > 1 and r["mpi_collective"])
         self._report(notes)
         if self.summary and self.speaker:
             from scorep import _summary
@@ -467,6 +483,10 @@ class Measurement:
             notes.append("the measurement needed %d bytes more than SCOREP_TOTAL_MEMORY=%d "
                          "(buffers that could not be written to disk or given back)"
                          % (r["memory_over_budget_bytes"], self.config["SCOREP_TOTAL_MEMORY"]))
+        if r.get("parts_missing"):
+            notes.append("the results of processes started with MPI_Comm_spawn did not arrive "
+                         "within SCOREP_MPI_FINALIZE_TIMEOUT=%s s and are left out: %s"
+                         % (self.config["SCOREP_MPI_FINALIZE_TIMEOUT"], r["parts_missing"]))
         if r["trace_lost_records"]:
             notes.append("%d trace record(s) were lost: memory for trace buffers "
                          "could not be allocated" % r["trace_lost_records"])

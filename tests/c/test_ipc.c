@@ -76,7 +76,7 @@ static void *unify_rank(void *arg)
         .locations = &location,
     };
     sp_ipc ipc = thread_group_ipc(&w->me);
-    w->status = sp_unify(&ipc, &defs, &mine, &w->u, w->err, sizeof w->err);
+    w->status = sp_unify(&ipc, &defs, &mine, NULL, 0, &w->u, w->err, sizeof w->err);
     sp_defs_free(&defs);
     return NULL;
 }

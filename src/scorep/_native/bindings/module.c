@@ -74,7 +74,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "program_name", "program_args", "machine_name", "node_name",
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
-                               "line_patterns", "mpi_groups", NULL};
+                               "line_patterns", "mpi_groups", "spawn_args", "spawned", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     int mpi = 0, overwrite = 1;
@@ -85,8 +85,9 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *exclude_dirs = NULL;
     unsigned int max_depth = SP_DEFAULT_MAX_CALLPATH_DEPTH;
     PyObject *program_args = NULL;
-    PyObject *line_patterns = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOz", keywords,
+    PyObject *line_patterns = NULL, *spawn_args = NULL;
+    int spawned = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOp", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
@@ -94,7 +95,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
                                      &thread_name, &do_register, &config.filter_file, &mpi,
                                      &overwrite, &mpi_timeout, &line_patterns,
-                                     &config.mpi_groups))
+                                     &config.mpi_groups, &spawn_args, &spawned))
         return NULL;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
     if ((int)kind < 0) {
@@ -118,11 +119,12 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     config.mpi = mpi;
     config.overwrite = overwrite;
     config.mpi_timeout = mpi_timeout;
+    config.spawned = spawned;
     if (!config.program_name)
         config.program_name = "python";
 
     /* Every argument is converted before the measurement starts. */
-    string_list argv, dirs, patterns;
+    string_list argv, dirs, patterns, spawn;
     if (string_list_from(&argv, program_args, "program_args must be a sequence of str") != 0)
         return NULL;
     if (string_list_from(&dirs, exclude_dirs, "exclude_dirs must be a sequence of str") != 0) {
@@ -134,8 +136,16 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
         string_list_free(&dirs);
         return NULL;
     }
+    if (string_list_from(&spawn, spawn_args, "spawn_args must be a sequence of str") != 0) {
+        string_list_free(&argv);
+        string_list_free(&dirs);
+        string_list_free(&patterns);
+        return NULL;
+    }
     config.program_args = argv.items;
     config.program_argc = (uint32_t)argv.count;
+    config.spawn_args = spawn.items;
+    config.spawn_argc = (uint32_t)spawn.count;
     char err[512] = "";
     int status = sp_measurement_start(&config, err, sizeof err);
     if (status != 0)
@@ -148,6 +158,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     string_list_free(&argv);
     string_list_free(&dirs);
     string_list_free(&patterns);
+    string_list_free(&spawn);
     if (status != 0)
         return NULL;
     /* The starting thread is location 0; it writes ProgramBegin. */
@@ -206,6 +217,9 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "mpi_rank", PyLong_FromLong(r.mpi_rank)) ||
         set_item(d, "mpi_size", PyLong_FromLong(r.mpi_size)) ||
         set_item(d, "mpi_collective", PyBool_FromLong(r.mpi_collective)) ||
+        set_item(d, "part_written", PyBool_FromLong(r.part_written)) ||
+        set_item(d, "spawned_ranks", PyLong_FromUnsignedLong(r.spawned_ranks)) ||
+        set_item(d, "parts_missing", PyUnicode_FromString(r.parts_missing)) ||
         set_item(d, "profile_folded_calls", PyLong_FromUnsignedLongLong(r.profile_folded_calls)) ||
         set_item(d, "profile_dropped_calls", PyLong_FromUnsignedLongLong(r.profile_dropped_calls)) ||
         set_item(d, "profile_folded_parameters",

@@ -44,6 +44,11 @@ typedef struct sp_config {
     const char *creator;
     const char *filter_file; /* SCOREP_FILTERING_FILE; NULL or "" for none */
     const char *mpi_groups;  /* SCOREP_MPI_ENABLE_GROUPS, for the MPI adapter ("" default) */
+    /* What a process started with MPI_Comm_spawn gets after "python -m scorep" to run under
+     * this measurement's configuration (the MPI adapter rewrites Python spawns with it). */
+    const char *const *spawn_args;
+    uint32_t spawn_argc;
+    bool spawned; /* this process was started so: it joins its parent's experiment */
 } sp_config;
 
 /* The defaults of the configuration; the bindings override what the user set. */
@@ -79,6 +84,9 @@ typedef struct sp_results {
     uint64_t trace_spill_failures; /* flushes that could not be written (full disk, limit) */
     char trace_spill_error[256];   /* why the first one failed */
     char trace_error[512];         /* the trace could not be written (the profile was) */
+    bool part_written;             /* a spawned process wrote its part of the experiment */
+    uint32_t spawned_ranks;        /* processes of spawned worlds adopted (the root) */
+    char parts_missing[512];       /* spawned processes whose parts did not arrive */
     char output_dir[4096];         /* where the results are */
 } sp_results;
 
@@ -142,6 +150,16 @@ typedef struct sp_measurement {
         char error[512];
     } mpi;
     char *output_dir; /* where this measurement writes (a rank's own part when ranks failed) */
+    /* A process of a world started with MPI_Comm_spawn by a measured parent: it writes a
+     * part of the parent's experiment (core/part.h). */
+    struct {
+        bool active;
+        char *dir;              /* the parent's experiment directory */
+        int64_t root_offset_ns; /* its world's rank 0's clock against the experiment's root */
+    } spawned;
+    /* At the experiment's root: the parts it adopts at the end. */
+    struct sp_part *parts;
+    uint32_t part_count;
 } sp_measurement;
 
 /* The one measurement of this process. Global because adapters are entered from
@@ -186,6 +204,17 @@ SP_MUST_CHECK int sp_measurement_set_experiment_dir(const char *path, char *err,
  * measurement ends. */
 SP_MUST_CHECK int sp_mpi_initialized(const sp_ipc *ipc, uint32_t world, int requested,
                                      int provided, char *err, size_t errlen);
+
+/* Called by the MPI adapter in a process started with MPI_Comm_spawn by a measured parent,
+ * before sp_mpi_initialized: it joins the parent's experiment in `experiment_dir` and
+ * writes its part there at the end; `root_offset_ns` is its world's rank 0's clock against
+ * the experiment's root. Returns 0, or -1 with one line in err. */
+SP_MUST_CHECK int sp_mpi_spawned(const char *experiment_dir, int64_t root_offset_ns, char *err,
+                                 size_t errlen);
+
+/* Called by the MPI adapter after MPI_Comm_spawn started `size` measured processes as world
+ * `world`: the experiment's root waits for their parts. */
+SP_MUST_CHECK int sp_mpi_spawn_announce(uint32_t world, uint32_t size, char *err, size_t errlen);
 
 /* This rank and the group's size while a larger group is joined (false: none). */
 bool sp_measurement_group(uint32_t *rank, uint32_t *size);

@@ -240,6 +240,18 @@ SP_MUST_CHECK static inline int sp_substrates_write(sp_measurement *m, sp_unifie
     return 0;
 }
 
+/* A spawned process's part of the experiment (core/part.h): each substrate's section,
+ * sections[id] by substrate id (the lines substrate has none: line profiles of spawned
+ * processes are not kept). */
+static inline void sp_substrates_part(sp_measurement *m, uint64_t ticks_per_second,
+                                      sp_buffer *sections)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_part(m, &sections[SP_SUBSTRATE_TRACE]);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_part(m, ticks_per_second, &sections[SP_SUBSTRATE_PROFILE]);
+}
+
 /* Each substrate's part of the results (after writing or failing). */
 static inline void sp_substrates_results(sp_measurement *m, sp_results *r)
 {

@@ -5,12 +5,13 @@
 #include <string.h>
 
 #include "core/measurement.h"
+#include "core/part.h"
 #include "core/serial.h"
 #include "core/tables.h"
 
 /* ---- what a rank reports -------------------------------------------------------------- */
 
-static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_buffer *b)
+void sp_unify_report(const sp_defs *d, const sp_unified_rank *mine, sp_buffer *b)
 {
     sp_buffer_u32(b, (uint32_t)d->strings.count);
     for (size_t i = 0; i < d->strings.count; i++)
@@ -333,6 +334,37 @@ uint32_t sp_unified_process_rank(const sp_unified *u, uint64_t process)
     return index == SP_NO_ID ? UINT32_MAX : u->ranks[index].rank;
 }
 
+/* Every local -> unified map of one process; 0, or -1 (damaged, or out of memory). */
+static int read_maps(sp_reader *r, sp_unified_maps *m)
+{
+    m->string_map = read_map(r, &m->string_count);
+    m->region_map = read_map(r, &m->region_count);
+    m->parameter_map = read_map(r, &m->parameter_count);
+    m->comm_map = read_map(r, &m->comm_count);
+    m->win_map = read_map(r, &m->win_count);
+    return r->failed || !m->string_map || !m->region_map || !m->parameter_map ||
+                   !m->comm_map || !m->win_map
+               ? -1
+               : 0;
+}
+
+/* A part's rank in the experiment: its location group number, a name that tells its world
+ * ("MPI Rank 0 (spawned 1)"), its locations' ids and their trace event counts. */
+static int adopt_part(sp_unified *u, const sp_part *p, sp_unified_rank *rank)
+{
+    char name[96];
+    snprintf(name, sizeof name, "MPI Rank %u (spawned %u)", p->world_rank, p->world_index);
+    rank->rank = p->rank;
+    rank->name = sp_defs_string(&u->global, name);
+    if (rank->name == SP_NO_ID)
+        return -1;
+    for (uint32_t i = 0; i < rank->location_count && i < p->location_count; i++) {
+        rank->locations[i].id = p->location_ids[i];
+        rank->locations[i].events = p->location_events[i];
+    }
+    return 0;
+}
+
 /* The system tree's nodes: one per host, in the order the hosts first appear. */
 static int assign_nodes(sp_unified *u)
 {
@@ -354,8 +386,8 @@ static int assign_nodes(sp_unified *u)
     return status;
 }
 
-int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine, sp_unified *u,
-             char *err, size_t errlen)
+int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
+             sp_part *parts, uint32_t part_count, sp_unified *u, char *err, size_t errlen)
 {
     memset(u, 0, sizeof *u);
     uint32_t nranks = ipc->size;
@@ -367,6 +399,7 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     uint64_t *sizes = calloc(nranks, sizeof *sizes);
     size_t *comm_offsets = NULL;
     uint32_t *comm_counts = NULL;
+    uint32_t total = nranks;
     uint64_t *map_sizes = calloc(nranks, sizeof *map_sizes);
     void **map_parts = calloc(nranks, sizeof *map_parts);
     merge_state st;
@@ -376,31 +409,33 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
         goto out;
     }
 
-    serialize_local(defs, mine, &local);
+    sp_unify_report(defs, mine, &local);
     if (local.failed || sp_ipc_gather_bytes(ipc, local.data, local.size, &all, sizes) != 0) {
         snprintf(err, errlen, "collecting the definitions of all ranks failed");
         goto out;
     }
     if (root) {
+        /* The group's ranks, then the parts (processes that ended on their own). */
+        total = nranks + part_count;
         st_ready = sp_u64map_init(&st.region_index, 256) == 0;
-        maps = calloc(nranks, sizeof *maps);
-        u->ranks = calloc(nranks, sizeof *u->ranks);
-        if (!st_ready || !maps || !u->ranks) {
+        maps = calloc(total, sizeof *maps);
+        u->ranks = calloc(total, sizeof *u->ranks);
+        comm_offsets = calloc(total, sizeof *comm_offsets);
+        comm_counts = calloc(total, sizeof *comm_counts);
+        if (!st_ready || !maps || !u->ranks || !comm_offsets || !comm_counts) {
             sp_error(err, errlen, "out of memory while unifying the definitions");
             goto out;
         }
-        u->rank_count = nranks;
-        comm_offsets = calloc(nranks, sizeof *comm_offsets);
-        comm_counts = calloc(nranks, sizeof *comm_counts);
-        if (!comm_offsets || !comm_counts) {
-            sp_error(err, errlen, "out of memory while unifying the definitions");
-            goto out;
-        }
+        u->rank_count = total;
         uint64_t offset = 0;
-        for (uint32_t r = 0; r < nranks; r++) {
+        for (uint32_t r = 0; r < total; r++) {
             sp_reader reader;
-            sp_reader_init(&reader, (unsigned char *)all + offset, sizes[r]);
-            offset += sizes[r];
+            if (r < nranks) {
+                sp_reader_init(&reader, (unsigned char *)all + offset, sizes[r]);
+                offset += sizes[r];
+            } else {
+                sp_reader_init(&reader, parts[r - nranks].report, parts[r - nranks].report_size);
+            }
             sp_buffer_init(&maps[r]);
             if (merge_rank(u, &st, &reader, &maps[r], &u->ranks[r]) != 0) {
                 snprintf(err, errlen, "merging the definitions of rank %u failed", r);
@@ -408,13 +443,26 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
             }
             comm_offsets[r] = st.comm_offset;
             comm_counts[r] = st.comm_count;
-            map_parts[r] = maps[r].data;
-            map_sizes[r] = maps[r].size;
+            if (r < nranks) {
+                map_parts[r] = maps[r].data;
+                map_sizes[r] = maps[r].size;
+            } else if (adopt_part(u, &parts[r - nranks], &u->ranks[r]) != 0) {
+                sp_error(err, errlen, "out of memory while unifying the definitions");
+                goto out;
+            }
         }
-        if (order_comms(u, maps, comm_offsets, comm_counts, nranks) != 0 ||
+        if (order_comms(u, maps, comm_offsets, comm_counts, total) != 0 ||
             assign_nodes(u) != 0 || index_processes(u) != 0) {
             sp_error(err, errlen, "out of memory while unifying the definitions");
             goto out;
+        }
+        for (uint32_t k = 0; k < part_count; k++) {
+            sp_reader reader;
+            sp_reader_init(&reader, maps[nranks + k].data, maps[nranks + k].size);
+            if (read_maps(&reader, &parts[k].maps) != 0) {
+                snprintf(err, errlen, "merging the definitions of a spawned process failed");
+                goto out;
+            }
         }
     }
     uint64_t my_size = 0;
@@ -424,20 +472,21 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     }
     sp_reader reader;
     sp_reader_init(&reader, my_maps, my_size);
-    u->string_map = read_map(&reader, &u->string_count);
-    u->region_map = read_map(&reader, &u->region_count);
-    u->parameter_map = read_map(&reader, &u->parameter_count);
-    u->comm_map = read_map(&reader, &u->comm_count);
-    u->win_map = read_map(&reader, &u->win_count);
-    if (reader.failed || !u->string_map || !u->region_map || !u->parameter_map || !u->comm_map ||
-        !u->win_map) {
+    sp_unified_maps mine_maps = {0};
+    int maps_status = read_maps(&reader, &mine_maps);
+    u->string_map = mine_maps.string_map, u->string_count = mine_maps.string_count;
+    u->region_map = mine_maps.region_map, u->region_count = mine_maps.region_count;
+    u->parameter_map = mine_maps.parameter_map, u->parameter_count = mine_maps.parameter_count;
+    u->comm_map = mine_maps.comm_map, u->comm_count = mine_maps.comm_count;
+    u->win_map = mine_maps.win_map, u->win_count = mine_maps.win_count;
+    if (maps_status != 0) {
         snprintf(err, errlen, "the unified definitions arrived damaged");
         goto out;
     }
     status = 0;
 out:
     if (maps)
-        for (uint32_t r = 0; r < nranks; r++)
+        for (uint32_t r = 0; r < total; r++)
             sp_buffer_free(&maps[r]);
     free(maps);
     if (st_ready)

@@ -14,6 +14,7 @@
 #include "core/defs.h"
 #include "core/error.h"
 #include "core/ipc.h"
+#include "core/serial.h"
 #include "core/tables.h"
 
 /* What one rank reports about itself besides its definitions. */
@@ -52,10 +53,18 @@ typedef struct sp_unified {
     uint32_t string_count, region_count, parameter_count, comm_count, win_count;
 } sp_unified;
 
+struct sp_part;
+
 /* Collective over the group `ipc`. `defs` and `mine` are this process's definitions and
- * report (its string ids are local). Returns 0, or -1 with one line in err. */
+ * report (its string ids are local). The root also merges the reports of `parts` (core/
+ * part.h: processes that ended on their own), as ranks after the group's, and leaves each
+ * part's maps in it. Returns 0, or -1 with one line in err. */
 SP_MUST_CHECK int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
-                           sp_unified *u, char *err, size_t errlen);
+                           struct sp_part *parts, uint32_t part_count, sp_unified *u, char *err,
+                           size_t errlen);
+
+/* A process's report to the unification, as it sends it (for a part file). */
+void sp_unify_report(const sp_defs *defs, const sp_unified_rank *mine, sp_buffer *b);
 void sp_unified_free(sp_unified *u);
 
 static inline uint32_t sp_unified_string(const sp_unified *u, uint32_t local)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/measurement.h"
+#include "core/serial.h"
 #include "core/tables.h"
 #include "core/unify.h"
 
@@ -87,6 +88,10 @@ void sp_profile_location_free(sp_location *loc);
  * when the group writes together: the root writes). */
 SP_MUST_CHECK int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                                    uint64_t ticks_per_second, char *err, size_t errlen);
+
+/* A spawned process's call trees for its part of the experiment (core/part.h), with its
+ * local ids; the root merges them in sp_profile_write. */
+void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b);
 
 /* Folded, dropped and folded-parameter calls, for the results. */
 void sp_profile_results(sp_measurement *m, sp_results *r);

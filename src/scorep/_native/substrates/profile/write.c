@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/part.h"
 #include "core/serial.h"
 #include "substrates/profile/cube_writer.h"
 
@@ -43,27 +44,39 @@ static void finish_root(sp_location *loc, uint64_t duration)
     root->max_time = 0;
 }
 
-static void serialize_trees(sp_measurement *m, const sp_unified *u, double seconds_per_tick,
+/* A local id through a map (NULL: kept, for a part that the root maps later). */
+static uint32_t mapped(const uint32_t *map, uint32_t count, uint32_t id)
+{
+    if (!map)
+        return id;
+    return id < count ? map[id] : 0;
+}
+
+static void serialize_trees(sp_measurement *m, const sp_unified_maps *u, double seconds_per_tick,
                             sp_buffer *b)
 {
+    const uint32_t *smap = u ? u->string_map : NULL, *rmap = u ? u->region_map : NULL;
+    const uint32_t *pmap = u ? u->parameter_map : NULL;
+    uint32_t scount = u ? u->string_count : 0, rcount = u ? u->region_count : 0;
+    uint32_t pcount = u ? u->parameter_count : 0;
     uint32_t nlocs = atomic_load(&m->location_count);
     sp_buffer_u32(b, nlocs);
     for (uint32_t l = 0; l < nlocs; l++) {
         sp_location *loc = m->locations[l];
         sp_profile_location *p = profile_location(loc);
-        sp_buffer_u32(b, sp_unified_string(u, sp_defs_string(&m->defs, loc->name)));
+        sp_buffer_u32(b, mapped(smap, scount, sp_defs_string(&m->defs, loc->name)));
         sp_buffer_u32(b, p->count);
         for (uint32_t i = 0; i < p->count; i++) {
             const sp_profile_node *n = sp_profile_node_at(p, i);
             sp_buffer_u32(b, n->parent);
-            sp_buffer_u32(b, n->region < u->region_count ? u->region_map[n->region] : 0);
+            sp_buffer_u32(b, mapped(rmap, rcount, n->region));
             sp_buffer_u32(b, n->kind);
             uint32_t parameter = 0;
             int64_t value = n->value;
             if (n->kind != SP_NODE_REGION) {
-                parameter = n->parameter < u->parameter_count ? u->parameter_map[n->parameter] : 0;
+                parameter = mapped(pmap, pcount, n->parameter);
                 if (n->kind == SP_NODE_PARAMETER_STRING)
-                    value = sp_unified_string(u, (uint32_t)n->value);
+                    value = mapped(smap, scount, (uint32_t)n->value);
             }
             sp_buffer_u32(b, parameter);
             sp_buffer_u64(b, (uint64_t)value);
@@ -76,6 +89,46 @@ static void serialize_trees(sp_measurement *m, const sp_unified *u, double secon
             sp_buffer_f64(b, (double)n->time * seconds_per_tick);
             sp_buffer_f64(b, visited && n->min_time != UINT64_MAX ? (double)n->min_time * seconds_per_tick : 0.0);
             sp_buffer_f64(b, visited ? (double)n->max_time * seconds_per_tick : 0.0);
+        }
+    }
+}
+
+/* A part's trees (local ids) with the unified ids of its maps, in the format ranks send.
+ * Its program root becomes the experiment's (`root`): a CUBE call tree has one root. */
+static void remap_part_trees(const sp_part *part, const unsigned char *data, uint64_t size,
+                             uint32_t root, sp_buffer *b)
+{
+    const sp_unified_maps *u = &part->maps;
+    sp_reader r;
+    sp_reader_init(&r, data, size);
+    uint32_t nlocs = sp_reader_u32(&r);
+    sp_buffer_u32(b, nlocs);
+    for (uint32_t l = 0; l < nlocs && !r.failed; l++) {
+        sp_buffer_u32(b, mapped(u->string_map, u->string_count, sp_reader_u32(&r)));
+        uint32_t count = sp_reader_u32(&r);
+        if (count > r.size / 8)
+            break;
+        sp_buffer_u32(b, count);
+        for (uint32_t i = 0; i < count && !r.failed; i++) {
+            uint32_t parent = sp_reader_u32(&r);
+            sp_buffer_u32(b, parent);
+            uint32_t region = mapped(u->region_map, u->region_count, sp_reader_u32(&r));
+            sp_buffer_u32(b, parent == SP_PROFILE_NO_NODE ? root : region);
+            uint32_t kind = sp_reader_u32(&r);
+            sp_buffer_u32(b, kind);
+            uint32_t parameter = sp_reader_u32(&r);
+            uint64_t value = sp_reader_u64(&r);
+            if (kind != SP_NODE_REGION) {
+                parameter = mapped(u->parameter_map, u->parameter_count, parameter);
+                if (kind == SP_NODE_PARAMETER_STRING)
+                    value = mapped(u->string_map, u->string_count, (uint32_t)value);
+            }
+            sp_buffer_u32(b, parameter);
+            sp_buffer_u64(b, value);
+            for (int k = 0; k < 5; k++) /* visits and bytes */
+                sp_buffer_u64(b, sp_reader_u64(&r));
+            for (int k = 0; k < 3; k++) /* times */
+                sp_buffer_f64(b, sp_reader_f64(&r));
         }
     }
 }
@@ -453,6 +506,53 @@ out:
     return status;
 }
 
+void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b)
+{
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t l = 0; l < nlocs; l++)
+        finish_root(m->locations[l], m->locations[l]->last_time - m->start.ticks);
+    serialize_trees(m, NULL, 1.0 / (double)(ticks_per_second ? ticks_per_second : 1), b);
+}
+
+/* At the root: the adopted parts' trees after the ranks' ones (the parts are the last
+ * ranks of the unification). */
+static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_t **sizes,
+                     uint32_t nranks)
+{
+    uint32_t root = m->program_region < u->region_count ? u->region_map[m->program_region] : 0;
+    if (!m->part_count)
+        return 0;
+    sp_buffer b;
+    sp_buffer_init(&b);
+    uint64_t before = 0;
+    for (uint32_t r = 0; r < nranks; r++)
+        before += (*sizes)[r];
+    sp_buffer_put(&b, *all, before);
+    uint64_t *grown = realloc(*sizes, (nranks + m->part_count) * sizeof *grown);
+    if (!grown) {
+        sp_buffer_free(&b);
+        return -1;
+    }
+    *sizes = grown;
+    for (uint32_t k = 0; k < m->part_count; k++) {
+        size_t at = b.size;
+        const sp_part *p = &m->parts[k];
+        if (p->section[sp_profile.slot])
+            remap_part_trees(p, p->section[sp_profile.slot], p->section_size[sp_profile.slot],
+                             root, &b);
+        else
+            sp_buffer_u32(&b, 0);
+        grown[nranks + k] = b.size - at;
+    }
+    if (b.failed) {
+        sp_buffer_free(&b);
+        return -1;
+    }
+    free(*all);
+    *all = b.data; /* owned by the caller now */
+    return 0;
+}
+
 int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                      uint64_t ticks_per_second, char *err, size_t errlen)
 {
@@ -463,7 +563,10 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
     sp_buffer_init(&mine);
-    serialize_trees(m, u, seconds_per_tick, &mine);
+    sp_unified_maps maps = {u->string_map, u->region_map, u->parameter_map, u->comm_map,
+                            u->win_map, u->string_count, u->region_count, u->parameter_count,
+                            u->comm_count, u->win_count};
+    serialize_trees(m, &maps, seconds_per_tick, &mine);
     void *all = NULL;
     uint64_t *sizes = calloc(ipc->size, sizeof *sizes);
     int status = -1;
@@ -473,8 +576,10 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
         sp_error(err, errlen, "collecting the profiles of all ranks failed");
     } else if (ipc->rank != 0) {
         status = 0;
+    } else if (add_parts(m, u, &all, &sizes, ipc->size) != 0) {
+        sp_error(err, errlen, "out of memory while writing the profile");
     } else {
-        status = merge_and_write(m, u, all, sizes, ipc->size, dir, err, errlen);
+        status = merge_and_write(m, u, all, sizes, ipc->size + m->part_count, dir, err, errlen);
     }
     free(all);
     free(sizes);

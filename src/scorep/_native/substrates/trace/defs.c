@@ -2,6 +2,8 @@
  * definitions (the group's root writes them) and the archive closed. */
 #include "substrates/trace/trace_internal.h"
 
+#include "core/part.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +63,8 @@ static uint32_t comm_group(uint32_t comm);
 
 /* RMA group syncs name an MPI group by its local communicator id: the OTF2 group of its
  * unified communicator (see comm_group). */
-static int write_group_map(OTF2_DefWriter *dw, const sp_unified *u, char *err, size_t errlen)
+static int write_group_map(OTF2_DefWriter *dw, const sp_unified_maps *u, char *err,
+                           size_t errlen)
 {
     if (!u->comm_count)
         return 0;
@@ -79,8 +82,10 @@ static int write_group_map(OTF2_DefWriter *dw, const sp_unified *u, char *err, s
     return sp_trace_check(s, "WriteMappingTable", err, errlen);
 }
 
-static int write_location_definitions(sp_measurement *m, OTF2_DefWriter *dw, const sp_unified *u,
-                                      char *err, size_t errlen)
+/* A location's mapping tables and, when the group wrote together, its clock offsets
+ * (`clock` NULL: none). */
+static int write_location_definitions(OTF2_DefWriter *dw, const sp_unified_maps *u,
+                                      const sp_part_clock *clock, char *err, size_t errlen)
 {
     /* Events keep the location's own ids; unification may have merged definitions (two
      * code objects of the same name, file and line), even in a single process. An identity
@@ -98,17 +103,16 @@ static int write_location_definitions(sp_measurement *m, OTF2_DefWriter *dw, con
                        "WriteMappingTable", err, errlen) != 0 ||
         write_group_map(dw, u, err, errlen) != 0)
         return -1;
-    if (!sp_trace.collective)
+    if (!clock)
         return 0;
-    /* Readers interpolate between the two offsets to put every process on the root's
-     * clock: without them a message could arrive before it was sent. */
-    const sp_clock_sync *sync = &m->clock_sync;
-    /* The offset measured when the group formed holds from the measurement's start, the
-     * one measured at the end until its last event: readers interpolate between these
-     * points, so the first event lands exactly where the global offset of the clock
-     * properties (every process's start on the root's clock) says it does, never
-     * before it. */
-    uint64_t start = m->start.monotonic_ns, last = sp_trace_last_event_ns(m);
+    /* Readers interpolate between the offsets to put every process on the root's clock:
+     * without them a message could arrive before it was sent. The offset measured when
+     * the group formed holds from the measurement's start, the one measured at the end
+     * until its last event, so the first event lands exactly where the global offset of
+     * the clock properties (every process's start on the root's clock) says it does,
+     * never before it. */
+    const sp_part_clock *sync = clock;
+    uint64_t start = clock->first_ns, last = clock->last_ns;
     if (start < sync->sync_begin_ns &&
         sp_trace_check(OTF2_DefWriter_WriteClockOffset(dw, start, sync->offset_begin_ns, 0.0),
                        "WriteClockOffset", err, errlen) != 0)
@@ -129,22 +133,42 @@ static int write_location_definitions(sp_measurement *m, OTF2_DefWriter *dw, con
     return 0;
 }
 
+static int write_definitions_of(OTF2_Archive *archive, uint64_t location,
+                                const sp_unified_maps *maps, const sp_part_clock *clock,
+                                char *err, size_t errlen)
+{
+    OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(archive, location);
+    if (!dw)
+        return sp_error(err, errlen, "OTF2 GetDefWriter failed");
+    if (write_location_definitions(dw, maps, clock, err, errlen) != 0)
+        return -1;
+    return sp_trace_check(OTF2_Archive_CloseDefWriter(archive, dw), "CloseDefWriter", err,
+                          errlen);
+}
+
 static int write_local_definitions(sp_measurement *m, const sp_unified *u, char *err,
                                    size_t errlen)
 {
     OTF2_Archive *archive = sp_trace.archive;
     if (sp_trace_check(OTF2_Archive_OpenDefFiles(archive), "OpenDefFiles", err, errlen) != 0)
         return -1;
+    sp_unified_maps mine = {u->string_map, u->region_map, u->parameter_map, u->comm_map,
+                            u->win_map, u->string_count, u->region_count, u->parameter_count,
+                            u->comm_count, u->win_count};
+    const sp_clock_sync *sync = &m->clock_sync;
+    sp_part_clock clock = {sync->offset_begin_ns, sync->offset_end_ns, sync->sync_begin_ns,
+                           sync->sync_end_ns, m->start.monotonic_ns, sp_trace_last_event_ns(m)};
     uint32_t nlocs = atomic_load(&m->location_count);
-    for (uint32_t i = 0; i < nlocs; i++) {
-        OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(archive, m->locations[i]->id);
-        if (!dw)
-            return sp_error(err, errlen, "OTF2 GetDefWriter failed");
-        if (write_location_definitions(m, dw, u, err, errlen) != 0 ||
-            sp_trace_check(OTF2_Archive_CloseDefWriter(archive, dw), "CloseDefWriter", err,
-                           errlen) != 0)
+    for (uint32_t i = 0; i < nlocs; i++)
+        if (write_definitions_of(archive, m->locations[i]->id, &mine,
+                                 sp_trace.collective ? &clock : NULL, err, errlen) != 0)
             return -1;
-    }
+    /* The parts this root adopted: their own mapping tables and clocks. */
+    for (uint32_t k = 0; k < m->part_count; k++)
+        for (uint32_t i = 0; i < m->parts[k].location_count; i++)
+            if (write_definitions_of(archive, m->parts[k].location_ids[i], &m->parts[k].maps,
+                                     &m->parts[k].clock, err, errlen) != 0)
+                return -1;
     return sp_trace_check(OTF2_Archive_CloseDefFiles(archive), "CloseDefFiles", err, errlen);
 }
 

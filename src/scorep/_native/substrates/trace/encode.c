@@ -2,6 +2,8 @@
  * ones first, then those in memory) are encoded into its event file. */
 #include "substrates/trace/trace_internal.h"
 
+#include "core/part.h"
+
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -58,8 +60,24 @@ int sp_trace_check(OTF2_ErrorCode status, const char *what, char *err, size_t er
 
 /* ---- records to events ------------------------------------------------------------------ */
 
+/* While the records of an adopted part (core/part.h) are encoded: its program's strings
+ * (its own ids, mapped by its own tables) and times that are nanoseconds already. File
+ * state for the same reason as sp_trace: only the finalizing thread encodes. */
+static struct {
+    bool active;
+    uint32_t name, argc;
+    const uint32_t *args;
+} foreign;
+
 static OTF2_ErrorCode program_begin(OTF2_EvtWriter *writer, uint64_t time)
 {
+    if (foreign.active) {
+        OTF2_StringRef args[64];
+        uint32_t argc = foreign.argc < 64 ? foreign.argc : 64;
+        for (uint32_t i = 0; i < argc; i++)
+            args[i] = foreign.args[i];
+        return OTF2_EvtWriter_ProgramBegin(writer, NULL, time, foreign.name, argc, args);
+    }
     sp_measurement *m = sp_trace.meas;
     uint32_t name = sp_defs_string(&m->defs, m->config.program_name);
     uint32_t argc = m->config.program_argc;
@@ -77,7 +95,7 @@ static OTF2_ErrorCode program_begin(OTF2_EvtWriter *writer, uint64_t time)
 static inline uint64_t to_ns(uint64_t ticks)
 {
     const sp_measurement *m = sp_trace.meas;
-    if (sp_clock_timer == SP_TIMER_CLOCK_GETTIME)
+    if (sp_clock_timer == SP_TIMER_CLOCK_GETTIME || foreign.active)
         return ticks;
     int64_t delta = (int64_t)(ticks - m->start.ticks);
     return m->start.monotonic_ns + (uint64_t)((double)delta * sp_trace.ns_per_tick + 0.5);
@@ -561,6 +579,8 @@ static int open_archive(sp_measurement *m, const char *dir, char *err, size_t er
     return sp_trace_check(OTF2_Archive_OpenEvtFiles(a), "OpenEvtFiles", err, errlen);
 }
 
+static int encode_parts(sp_measurement *m, char *err, size_t errlen);
+
 static int encode_events(sp_measurement *m, const char *dir, char *err, size_t errlen)
 {
     if (open_archive(m, dir, err, errlen) != 0)
@@ -572,6 +592,8 @@ static int encode_events(sp_measurement *m, const char *dir, char *err, size_t e
     uint32_t nlocs = atomic_load(&m->location_count);
     for (uint32_t i = 0; i < nlocs && status == 0; i++)
         status = encode_location(trace_location(m->locations[i]), buffer, err, errlen);
+    if (status == 0)
+        status = encode_parts(m, err, errlen);
     free(buffer);
     if (status != 0)
         return -1;
@@ -604,12 +626,131 @@ static void remove_trace_files(const char *dir)
     unlink(path);
 }
 
-int sp_trace_encode(sp_measurement *m, const char *dir, char *err, size_t errlen)
+/* ---- parts (core/part.h) -------------------------------------------------------------- */
+
+static void ns_per_tick_now(const sp_measurement *m)
 {
-    sp_trace.collective = m->collective;
     uint64_t ticks = m->end.ticks - m->start.ticks;
     uint64_t ns = m->end.monotonic_ns - m->start.monotonic_ns;
     sp_trace.ns_per_tick = ticks ? (double)ns / (double)ticks : 1.0;
+}
+
+/* Records of one chunk with their times (and a flush's end) in nanoseconds. */
+static void append_in_ns(sp_buffer *b, const sp_trace_record *r, const sp_trace_record *end)
+{
+    for (; r < end; r += record_length(r->kind)) {
+        unsigned n = record_length(r->kind);
+        if (r + n > end)
+            break;
+        sp_trace_record head = *r;
+        head.time = to_ns(r->time);
+        sp_buffer_put(b, &head, sizeof head);
+        if (r->kind == SP_REC_BUFFER_FLUSH) {
+            sp_trace_payload flush = *(const sp_trace_payload *)(r + 1);
+            flush.a = to_ns(flush.a);
+            sp_buffer_put(b, &flush, sizeof flush);
+        } else if (n > 1) {
+            sp_buffer_put(b, r + 1, (n - 1) * sizeof *r);
+        }
+    }
+}
+
+void sp_trace_part(sp_measurement *m, sp_buffer *b)
+{
+    ns_per_tick_now(m);
+    sp_buffer_u32(b, sp_defs_string(&m->defs, m->config.program_name));
+    sp_buffer_u32(b, m->config.program_argc);
+    for (uint32_t i = 0; i < m->config.program_argc; i++)
+        sp_buffer_u32(b, sp_defs_string(&m->defs, m->config.program_args[i]));
+    void *chunk = malloc(SP_TRACE_CHUNK_SIZE);
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs && chunk; i++) {
+        sp_trace_location *tl = trace_location(m->locations[i]);
+        size_t at = b->size;
+        sp_buffer_u64(b, 0); /* the byte count, known at the end */
+        sp_trace_retire_current_chunk(tl);
+        FILE *f = tl->spill;
+        char path[4200];
+        sp_trace_spill_path(tl, path, sizeof path);
+        if (!f && tl->spill_closed)
+            f = fopen(path, "rb");
+        if (f) {
+            rewind(f);
+            uint64_t bytes;
+            while (fread(&bytes, sizeof bytes, 1, f) == 1 && bytes <= SP_TRACE_CHUNK_SIZE &&
+                   fread(chunk, 1, bytes, f) == bytes)
+                append_in_ns(b, chunk, (sp_trace_record *)((char *)chunk + bytes));
+            fclose(f);
+            tl->spill = NULL;
+            tl->spill_closed = false;
+            unlink(path);
+        }
+        for (raw_chunk *c = tl->full_first; c; c = c->next)
+            append_in_ns(b, CHUNK_RECORDS(c), c->used_end);
+        uint64_t size = b->size - at - sizeof(uint64_t);
+        if (!b->failed)
+            memcpy(b->data + at, &size, sizeof size);
+    }
+    if (!chunk)
+        b->failed = true;
+    free(chunk);
+}
+
+/* The root encodes the records of each adopted part into event files of its locations. */
+static int encode_parts(sp_measurement *m, char *err, size_t errlen)
+{
+    int status = 0;
+    for (uint32_t k = 0; k < m->part_count && status == 0; k++) {
+        sp_part *p = &m->parts[k];
+        sp_reader r;
+        sp_reader_init(&r, p->section[sp_trace.slot], p->section_size[sp_trace.slot]);
+        foreign.name = sp_reader_u32(&r);
+        foreign.argc = sp_reader_u32(&r);
+        foreign.args = (const uint32_t *)(r.data + r.pos);
+        if (foreign.argc > r.size / 4)
+            continue; /* damaged: its locations stay without events */
+        r.pos += (size_t)foreign.argc * 4;
+        foreign.active = true;
+        for (uint32_t i = 0; i < p->location_count && status == 0 && !r.failed; i++) {
+            uint64_t bytes = sp_reader_u64(&r);
+            if (r.failed || bytes > r.size - r.pos)
+                break;
+            sp_trace_location tl = {0};
+            tl.writer = OTF2_Archive_GetEvtWriter(sp_trace.archive, p->location_ids[i]);
+            if (!tl.writer) {
+                status = sp_error(err, errlen, "OTF2 GetEvtWriter failed");
+                break;
+            }
+            /* Records are 16 bytes: copied out, the file's data need not be aligned. */
+            sp_trace_record *copy = malloc(bytes ? bytes : 1);
+            if (!copy) {
+                status = sp_error(err, errlen, "out of memory while writing the trace");
+                break;
+            }
+            memcpy(copy, r.data + r.pos, bytes);
+            r.pos += bytes;
+            status = sp_trace_check(sp_trace_encode_records(&tl, copy,
+                                                            (sp_trace_record *)((char *)copy +
+                                                                                bytes)),
+                                    "writing the events", err, errlen);
+            free(copy);
+            if (status == 0)
+                status = sp_trace_check(OTF2_EvtWriter_GetNumberOfEvents(tl.writer,
+                                                                         &p->location_events[i]),
+                                        "GetNumberOfEvents", err, errlen);
+            if (status == 0)
+                status = sp_trace_check(OTF2_Archive_CloseEvtWriter(sp_trace.archive, tl.writer),
+                                        "CloseEvtWriter", err, errlen);
+        }
+        foreign.active = false;
+    }
+    return status;
+}
+
+int sp_trace_encode(sp_measurement *m, const char *dir, char *err, size_t errlen)
+{
+    sp_trace.collective = m->collective;
+    ns_per_tick_now(m);
     sp_trace_capture_otf2_messages();
     int status = encode_events(m, dir, err, errlen);
     sp_trace_release_otf2_messages(err, errlen);

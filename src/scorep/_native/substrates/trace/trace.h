@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "core/measurement.h"
+#include "core/serial.h"
 #include "core/unify.h"
 
 /* Raw chunks and the OTF2 writers' buffers are chunks of the budget. */
@@ -135,6 +136,10 @@ bool sp_trace_rewind(sp_trace_location *tl, const sp_substrate_mark *mark);
  * the trace cannot be written by this process alone, its files are removed and the reason
  * is kept for the results (0 is returned: the profile is still written). */
 SP_MUST_CHECK int sp_trace_encode(sp_measurement *m, const char *dir, char *err, size_t errlen);
+
+/* A spawned process's trace for its part of the experiment (core/part.h): its raw records
+ * with times in nanoseconds; the root encodes them in sp_trace_encode. */
+void sp_trace_part(sp_measurement *m, sp_buffer *b);
 
 /* OTF2 events written for the location in step 1. */
 uint64_t sp_trace_location_events(const sp_location *loc);
