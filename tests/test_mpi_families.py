@@ -232,3 +232,16 @@ def test_unknown_group_is_a_clear_error(tmp_path):
     assert out.returncode == 1
     assert "scorep: SCOREP_MPI_ENABLE_GROUPS='coll,bogus': unknown MPI group 'bogus'" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_mpi_io_calls_are_regions(tmp_path):
+    out = mpirun(2, ["--mpp=mpi", program("mpi_io.py"), tmp_path / "data.bin"], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    t = MpiTrace(tmp_path / "exp")
+    for r in (0, 1):
+        for name in ("MPI_File_open", "MPI_File_write_at_all", "MPI_File_read_at",
+                     "MPI_File_close"):
+            assert t.enters[(r, name)] == 1, (r, name)
+            assert str(t.regions[name].region_role).endswith("FILE_IO")
+    assert t.enters[(0, "MPI_File_delete")] == 1
