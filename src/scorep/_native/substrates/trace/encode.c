@@ -238,17 +238,28 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
                                        const sp_trace_record *end)
 {
     OTF2_EvtWriter *w = tl->writer;
-    for (; r < end; r += record_length(r->kind)) {
+    /* A process's own part of an experiment cannot define its peers: only its MPI calls
+     * (regions) remain. */
+    bool skip_mpi = !sp_trace.collective;
+    for (unsigned length; r < end; r += length) {
+        /* The common records first: one record each, no further checks. */
+        if (r->kind == SP_REC_ENTER || r->kind == SP_REC_LEAVE) {
+            length = 1;
+            uint64_t t = to_ns(r->time);
+            OTF2_ErrorCode s = r->kind == SP_REC_ENTER ? OTF2_EvtWriter_Enter(w, NULL, t, r->ref)
+                                                       : OTF2_EvtWriter_Leave(w, NULL, t, r->ref);
+            if (s != OTF2_SUCCESS)
+                return s;
+            continue;
+        }
+        length = record_length(r->kind);
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
         uint64_t t = to_ns(r->time);
-        if (r->kind >= SP_REC_MPI_FIRST && r->kind <= SP_REC_MPI_LAST && !sp_trace.collective)
-            continue; /* a process's own part of an experiment cannot define its peers:
-                       * only its MPI calls (regions) remain */
+        if (skip_mpi && r->kind >= SP_REC_MPI_FIRST && r->kind <= SP_REC_MPI_LAST)
+            continue;
         OTF2_ErrorCode s;
         switch (r->kind) {
-        case SP_REC_ENTER: s = OTF2_EvtWriter_Enter(w, NULL, t, r->ref); break;
-        case SP_REC_LEAVE: s = OTF2_EvtWriter_Leave(w, NULL, t, r->ref); break;
         case SP_REC_PARAMETER_INT:
             s = OTF2_EvtWriter_ParameterInt(w, NULL, t, r->ref, (int64_t)p->a);
             break;
