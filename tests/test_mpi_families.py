@@ -245,3 +245,25 @@ def test_mpi_io_calls_are_regions(tmp_path):
             assert t.enters[(r, name)] == 1, (r, name)
             assert str(t.regions[name].region_role).endswith("FILE_IO")
     assert t.enters[(0, "MPI_File_delete")] == 1
+
+
+def test_report_shows_one_sided_volumes(families):
+    """scorep-report's text and its HTML MPI tab: one-sided operations and bytes next to
+    point-to-point and collectives."""
+    import subprocess
+    import sys
+    from conftest import scorep_env
+    ranks, exp, t = families
+    out = subprocess.run([sys.executable, "-m", "scorep.report", str(exp)], env=scorep_env(),
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "one-sided: %d operations, %d bytes put, %d bytes got" % (
+        7 * ranks, 72 * ranks, 40 * ranks) in out.stdout
+    assert "collectives:" in out.stdout and "calls on %d ranks" % ranks in out.stdout
+    from scorep.report import html
+    from scorep.report.readers import Experiment
+    e = Experiment(str(exp))
+    volumes = html.mpi_data(e, e.tree)["volumes"]
+    assert volumes["columns"][-2:] == ["one-sided put", "one-sided got"]
+    assert [row[-2:] for row in volumes["rows"]] == [[72, 40]] * ranks
+    assert [row[0] for row in volumes["rows"]] == ["MPI Rank %d" % r for r in range(ranks)]
