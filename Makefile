@@ -59,8 +59,8 @@ OTF2_LIBS = $(eval OTF2_LIBS := $(shell otf2-config --ldflags 2>/dev/null) \
 # isolated builds with interpreters that lack them, such as pyenv's).
 DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3-otf2 \
   libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy python3-pytest \
-  python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat \
-  python3-jupyter-kernel-test python3-protobuf graphviz chromium nodejs npm \
+  python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat python3-pandas \
+  python3-jupyter-kernel-test python3-protobuf python3-line-profiler graphviz chromium nodejs npm \
   python3-pip python3-venv python3-setuptools python3-wheel python3-build \
   python3-setuptools-whl python3-wheel-whl
 # Wheels of setuptools and wheel that pip may use for a build environment (never PyPI).

@@ -67,9 +67,10 @@ def kernel_env(ipython_dir):
 
 
 class Kernel:
-    def __init__(self, kernel_name, kernel_dirs, cwd):
+    def __init__(self, kernel_name, kernel_dirs, cwd, extra_env=None):
         self.cwd = cwd
         env = kernel_env(cwd / ".ipython")
+        env.update(extra_env or {})
         self.manager = KernelManager(kernel_name=kernel_name,
                                      kernel_spec_manager=KernelSpecManager(
                                          kernel_dirs=[str(kernel_dirs)]))
@@ -252,15 +253,33 @@ def test_measured_cell_shares_state_and_writes_a_trace(kernel):
     assert enters(Trace(cwd / moved[0]))["__main__:f"] == 3
 
 
-def test_generated_experiment_directory_is_printed_absolute(kernel):
+def cell_dirs(folder):
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def test_generated_experiment_directory_is_per_cell_and_printed_absolute(kernel):
+    """Without SCOREP_EXPERIMENT_DIRECTORY a cell's experiment goes to
+    scorep-notebook/<kernel id>/cell-<N>-<time>/ (the kernel id: its connection file's name
+    where the front end does not name the notebook), not into the working directory."""
     kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=true\nSCOREP_EXPERIMENT_DIRECTORY=")
-    before = experiment_dirs(kernel.cwd)
+    before = sorted(p.name for p in kernel.cwd.iterdir())
+    folder = kernel.cwd / "scorep-notebook" / Path(kernel.manager.connection_file).stem
+    cells_before = cell_dirs(folder)
     cell = kernel.ok("%%execute_with_scorep\ndef g():\n    return 1\ng()")
-    new = sorted(set(experiment_dirs(kernel.cwd)) - set(before))
+    count = cell.reply["execution_count"]
+    new = sorted(set(cell_dirs(folder)) - set(cells_before))
     assert len(new) == 1
-    assert re.fullmatch(r"scorep-\d{8}_\d{4}_\d+", new[0])
-    assert cell.stdout == RESULTS % (kernel.cwd / new[0])
-    assert enters(Trace(kernel.cwd / new[0])) == {"__main__:g": 1}
+    assert re.fullmatch(r"cell-%d-\d{8}_\d{6}" % count, new[0])
+    assert cell.stdout == RESULTS % (folder / new[0])
+    assert enters(Trace(folder / new[0])) == {"__main__:g": 1}
+    # Nothing new at the top of the working directory but the folder (once).
+    after = sorted(p.name for p in kernel.cwd.iterdir())
+    assert set(after) - set(before) <= {"scorep-notebook"}
+    # A second measurement in the same cell and second gets a name of its own.
+    cell = kernel.ok("%scorep g()\n%scorep g()")
+    count = cell.reply["execution_count"]
+    same = [d for d in cell_dirs(folder) if d.startswith("cell-%d-" % count)]
+    assert len(same) == 2 and any(d.endswith("-2") for d in same), same
 
 
 def test_noinstrumenter_records_only_enabled_blocks(kernel):
@@ -383,6 +402,12 @@ def test_scorep_env_and_percent_env_configure_later_cells(kernel):
 # ---- multicell mode ---------------------------------------------------------------------------
 
 
+def banner(position, code):
+    """What the original kernel prints before a cell of a multicell block."""
+    return "Executing cell %d\n%s\n%s\n" % (position, code,
+                                             "-" * max(len(l) for l in code.split("\n")))
+
+
 def test_multicell_mode(kernel):
     kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=true\nSCOREP_EXPERIMENT_DIRECTORY=exp_multi")
     kernel.ok("order = []")
@@ -416,8 +441,15 @@ def test_multicell_mode(kernel):
         "Cell marked for multicell mode. It will be executed at position 5\n")
 
     cell = kernel.ok("%%finalize_multicellmode")
-    assert cell.stdout == ("['first', 'second']\n['first', 'second']\n"
-                           + RESULTS % "exp_multi")
+    # As the original: each cell's position, code and a rule before its output, an empty
+    # line after it.
+    assert cell.stdout == (
+        banner(0, "def step(name):\n    order.append(name)") + "\n\n" +
+        banner(1, "step('first')") + "\n\n" +
+        banner(2, "class B:\n    def desc(self):\n        step('second')\n        return 'B'") +
+        "\n\n" + banner(3, "b = B()\nb.desc()") + "\n\n" +
+        banner(4, "print(order)") + "['first', 'second']\n\n\n" +
+        banner(5, "print(order)") + "['first', 'second']\n\n\n" + RESULTS % "exp_multi")
     assert cell.results == ["'B'"]
     assert kernel.ok("print(order)").stdout == "['first', 'second']\n"
     trace = Trace(kernel.cwd / "exp_multi")  # one experiment for all the cells
@@ -433,7 +465,7 @@ def test_multicell_block_of_one_cell_keeps_its_own_count(kernel):
     kernel.ok("%%execute_with_scorep\n40 + 2")
     cell = kernel.ok("%%finalize_multicellmode")
     assert cell.results == ["42"]
-    assert cell.stdout == RESULTS % "exp_mone"
+    assert cell.stdout == banner(0, "40 + 2") + "\n\n" + RESULTS % "exp_mone"
     count = cell.reply["execution_count"]
     assert kernel.ok("In[%d]" % count).results == ["'%%finalize_multicellmode'"]
 
@@ -446,7 +478,9 @@ def test_multicell_stops_at_a_failing_cell(kernel):
     cell = kernel.run("%%finalize_multicellmode", stop_on_error=False)
     assert cell.status == "error"
     assert cell.reply["ename"] == "ZeroDivisionError"
-    assert cell.stdout == "one\n" + RESULTS % "exp_mfail"
+    # The block stops at the failing cell: no empty line after it, no third cell.
+    assert cell.stdout == (banner(0, "print('one')") + "one\n\n\n" + banner(1, "1/0") +
+                           RESULTS % "exp_mfail")
     assert (kernel.cwd / "exp_mfail" / "traces.otf2").exists()
     assert kernel.ok("print('default again')").stdout == "default again\n"
 
@@ -463,7 +497,8 @@ def test_write_mode_script_runs_with_bash(kernel):
     steps = [
         ("%%scorep_env\nSCOREP_ENABLE_TRACING=1\nSCOREP_ENABLE_PROFILING=0\n"
          "SCOREP_TOTAL_MEMORY=3g", "Environment variables recorded.\n"),
-        ("%env SCOREP_EXPERIMENT_DIRECTORY=exp_script", "Environment variables recorded.\n"),
+        # %env prints nothing in write mode (as in the original) and is recorded
+        ("%env SCOREP_EXPERIMENT_DIRECTORY=exp_script", ""),
         ("%%scorep_python_binding_arguments\n--noinstrumenter",
          "Score-P bindings arguments recorded.\n"),
         ("import numpy as np\n"
@@ -588,8 +623,8 @@ def test_readme_notebook_of_the_original_runs_unchanged(kernel_dirs, tmp_path):
                 texts[output.name] += output.text
         assert texts["stderr"] == ""
         streams.append(texts["stdout"])
-    results = re.compile(re.escape(RESULTS.strip() % (tmp_path / "scorep-")) +
-                         r"\d{8}_\d{4}_\d+\n$")
+    results = re.compile(re.escape(RESULTS.strip() % (tmp_path / "scorep-notebook")) +
+                         r"/[^/\n]+/cell-\d+-\d{8}_\d{6}\n$")
     for index in (2, 6, 8, 16):
         assert results.search(streams[index]), streams[index]
     experiment = {index: streams[index].rsplit(" ", 1)[1].strip() for index in (2, 6, 8, 16)}
@@ -611,8 +646,12 @@ def test_readme_notebook_of_the_original_runs_unchanged(kernel_dirs, tmp_path):
     ]
     assert streams[11:16] == ["Cell marked for multicell mode. It will be executed at "
                               "position %d\n" % n for n in range(5)]
-    assert streams[16] == ("This is a class defined in multi cell mode...and this object is "
-                           "initialized and used in it.\nmodified desc\n")
+    codes = [c.source for c in nb.cells if c.cell_type == "code"]
+    assert streams[16] == (
+        banner(0, codes[11]) + "\n\n" + banner(1, codes[12]) + "\n\n" +
+        banner(2, codes[13]) + "This is a class defined in multi cell mode...and this object "
+        "is initialized and used in it.\n\n\n" + banner(3, codes[14]) + "\n\n" +
+        banner(4, codes[15]) + "modified desc\n\n\n")
     assert len(set(experiment.values())) == 4
     assert enters(Trace(experiment[2])) == {}
     assert enters(Trace(experiment[8])) == {"__main__:sleep_and_double": 2}

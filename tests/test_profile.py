@@ -114,26 +114,41 @@ def test_profile_visits_equal_trace_enters(python, tmp_path):
     assert flat.total_visits("__main__:work", locations.index("worker-1")) == 5
 
 
-def test_depth_limit_folds_and_tells(python, tmp_path):
+def test_depth_limit_collapses_and_tells(python, tmp_path):
     out, exp = profile_of(python, tmp_path, "recursion.py",
                           SCOREP_PROFILING_MAX_CALLPATH_DEPTH="10")
     assert out.stdout == "98\n"
     # <module> is frame 1 under the root; down() at frames 2..51 twice: frames 10 and deeper
     # (42 per recursion) would make the tree deeper than 10 levels.
     assert re.fullmatch(r"scorep: 84 call\(s\) deeper than "
-                        r"SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10 were folded into their deepest "
-                        r"call path in the profile\n", out.stderr)
+                        r"SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10 are summed up in COLLAPSE "
+                        r"call paths of the profile \(as Score-P does\)\n", out.stderr)
     manifest = (exp / "MANIFEST.md").read_text()
     assert manifest.endswith("\n## Notes on this measurement\n\n- 84 call(s) deeper than "
-                             "SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10 were folded into their "
-                             "deepest call path in the profile\n")
+                             "SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10 are summed up in COLLAPSE "
+                             "call paths of the profile (as Score-P does)\n")
     flat = Flat(exp)
-    deepest = max(len(c.path()) for c in flat.profile.cnodes)
-    assert deepest == 10
-    # The folded calls' time stays inside the deepest node's inclusive time.
+    p = flat.profile
+    # Score-P's rule: the first call beyond the limit is a visit of its caller's COLLAPSE
+    # child (one level deeper than the limit); the calls inside it make no nodes.
+    deepest = max(len(c.path()) for c in p.cnodes)
+    assert deepest == 11
     downs = sorted(flat.nodes("__main__:down"), key=lambda c: len(c.path()))
     assert len(downs) == 8
     assert flat.total_visits("__main__:down") == 2 * 8
+    collapse, = flat.nodes("COLLAPSE")
+    assert collapse.parent is downs[-1] and not collapse.children
+    assert flat.visits[collapse.id] == [2]
+    region = collapse.region
+    assert (region.paradigm, region.role, region.file, region.begin_line, region.end_line) == \
+        ("user", "unknown", "", -1, -1)
+    # The collapsed calls' time is COLLAPSE's: the deepest down() keeps only its own.
+    assert flat.incl[collapse.id][0] > 0
+    assert flat.incl[downs[-1].id][0] == pytest.approx(
+        flat.excl[downs[-1].id][0] + flat.incl[collapse.id][0])
+    assert flat.excl[downs[-1].id][0] < flat.incl[collapse.id][0]
+    # The minimum and maximum are those of the two collapsed calls.
+    assert 0 < flat.min[collapse.id][0] <= flat.max[collapse.id][0] <= flat.incl[collapse.id][0]
 
 
 def test_profiling_switches_and_base_name(tmp_path):

@@ -474,8 +474,11 @@ def test_notes_the_measurement_writes_reach_the_report(tmp_path):
                      SCOREP_PROFILING_MAX_CALLPATH_DEPTH="10")
     assert out.returncode == 0, out.stderr
     text = report(exp).stdout
-    assert ("! MANIFEST.md: 84 call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10 were "
-            "folded into their deepest call path in the profile") in text
+    flat = " ".join(text.split())
+    assert ("! MANIFEST.md: 84 call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10 are "
+            "summed up in COLLAPSE call paths of the profile (as Score-P does)") in flat
+    assert ("! call paths reach SCOREP_PROFILING_MAX_CALLPATH_DEPTH=10: deeper calls are summed "
+            "up in COLLAPSE call paths") in flat
 
 
 def test_stack_exports_of_deep_recursion_are_bounded(tmp_path):

@@ -13,7 +13,7 @@ from conftest import SRC, program, run_scorep, scorep_env
 from test_report_support import report
 
 sys.path.insert(0, str(SRC))
-from scorep.jupyter import magics  # noqa: E402
+from scorep.jupyter import results  # noqa: E402
 from scorep.report.analysis import call_stats, callers_and_callees, experiment_tree  # noqa: E402
 
 
@@ -36,8 +36,10 @@ def test_parameter_nodes_are_not_visits_anywhere(tmp_path):
     work_rows = [line.split() for line in text.splitlines()
                  if line.endswith("  __main__:work")]
     assert work_rows and all(r[6] == "10" for r in work_rows), text
-    # 3. the Jupyter kernel's table of top regions
-    kernel = {name: visits for name, visits, incl, excl in magics.top_regions(str(exp))}
+    # 3. the Jupyter kernel's table of regions (_scorep.rows), read as its inline result is
+    loaded, problem = results.load_tree(str(exp))
+    assert problem is None
+    kernel = {row["region"]: row["visits"] for row in results.region_rows(loaded.tree)}
     assert kernel["__main__:work"] == 10
     # and the pstats view: 10 calls, all primitive, from <module>
     funcs, edges = call_stats(tree)
@@ -45,8 +47,9 @@ def test_parameter_nodes_are_not_visits_anywhere(tmp_path):
     assert funcs[rid][:2] == [10, 10]
     sandwich = callers_and_callees(tree, rid)
     assert [(r.name, calls) for r, calls, _, _ in sandwich["callers"]] == [("__main__:<module>", 10)]
-    # the kernel's table without a profile is empty, not an error
-    assert magics.top_regions(str(tmp_path)) == []
+    # a directory without a profile or trace: a reason, not an exception
+    none, problem = results.load_tree(str(tmp_path))
+    assert none is None and "neither a profile" in problem
 
 
 def _by_line(stats, filename):

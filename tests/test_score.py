@@ -99,7 +99,10 @@ def by_name(rows):
 
 
 def evt_sizes(experiment):
-    return {int(p.stem): p.stat().st_size for p in (Path(experiment) / "traces").glob("*.evt")}
+    """.evt sizes by location index: the files are named by location id, which is
+    (thread index << 32) | rank as in Score-P (rank 0 here)."""
+    return {int(p.stem) >> 32: p.stat().st_size
+            for p in (Path(experiment) / "traces").glob("*.evt")}
 
 
 # ---- runs shared by the tests ----------------------------------------------------------------

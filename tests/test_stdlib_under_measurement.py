@@ -6,7 +6,8 @@ without it: the strongest test of an event path is code nobody here wrote.
 tests with the same outcomes, no "env changed", no "Unraisable exception", and the test
 module's own functions in the profile. Quick modules run on every interpreter, profiling and
 tracing; the long ones (itertools, threading, asyncio's task tests) on one interpreter and
-mode each, rotating, so the whole file stays within about two minutes on two cores.
+mode each, rotating, so the whole file stays within about two minutes on two cores; a few with
+every function's lines profiled (--lines='*').
 """
 
 import glob
@@ -24,7 +25,10 @@ QUICK = ["test_generators", "test_coroutines", "test_asyncgen", "test_contextlib
 # (module, interpreter version, mode): each long module once, on a different interpreter.
 LONG = [("test_itertools", (3, 10), "trace"), ("test_threading", (3, 11), "profile"),
         ("test_asyncio.test_tasks", (3, 12), "trace"), ("test_threading", (3, 13), "trace"),
-        ("test_asyncio.test_tasks", (3, 9), "profile")]
+        ("test_asyncio.test_tasks", (3, 9), "profile"), ("test_os", (3, 12), "io")]
+# With I/O recording (mode "io": tracing and SCOREP_IO_POSIX=true): the file object tests,
+# which open, read, write, seek and close files and bad descriptors in every way.
+QUICK_IO = ["test_fileio"]
 
 
 def _interpreters():
@@ -47,7 +51,14 @@ INTERPRETERS = _interpreters()
 TRACED = {"test_generators", "test_coroutines", "test_asyncgen", "test_sys_settrace"}
 CASES = [(version, module, mode) for version in sorted(INTERPRETERS) for module in QUICK
          for mode in ("profile", "trace") if mode == "profile" or module in TRACED]
+CASES += [(version, module, "io") for version in sorted(INTERPRETERS) for module in QUICK_IO]
 CASES += [(version, module, mode) for module, version, mode in LONG if version in INTERPRETERS]
+# Line-level profiles of every function (--lines='*'): line events and, before 3.12, our C
+# trace function next to the tests' own sys.settrace tracers.
+LINES = [("test_generators", (3, 9)), ("test_sys_settrace", (3, 9)),
+         ("test_coroutines", (3, 10)), ("test_sys_settrace", (3, 11)),
+         ("test_generators", (3, 12)), ("test_sys_settrace", (3, 13))]
+CASES += [(version, module, "lines") for module, version in LINES if version in INTERPRETERS]
 
 OUTCOME = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)? \.\.\. "
                      r"(ok|FAIL|ERROR|skipped|expected failure|unexpected success)", re.M)
@@ -74,8 +85,10 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     plain_dir.mkdir()
     with subprocess.Popen([python] + args, env=scorep_env(), cwd=plain_dir, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
-        measured = run_scorep(python, args, tmp_path / "exp", cwd=tmp_path, timeout=600,
-                              SCOREP_ENABLE_TRACING="true" if mode == "trace" else "false")
+        measured = run_scorep(python, (["--lines=*"] if mode == "lines" else []) + args,
+                              tmp_path / "exp", cwd=tmp_path, timeout=600,
+                              SCOREP_ENABLE_TRACING="true" if mode in ("trace", "io") else "false",
+                              SCOREP_IO_POSIX="true" if mode == "io" else "false")
         stdout, stderr = process.communicate(timeout=600)
     plain = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     expected = outcomes(plain.stdout)
@@ -91,5 +104,11 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     test_module = "test." + module
     assert any(r.name.startswith(test_module + ".") or r.name.startswith(test_module + ":")
                for r in profile.regions), "nothing of %s was recorded" % test_module
-    if mode == "trace":
+    if mode != "profile":
         assert (tmp_path / "exp" / "traces.otf2").exists()
+    if mode == "lines":
+        assert (tmp_path / "exp" / "lines.json").stat().st_size > 1000
+    if mode == "io":
+        moved = profile.values("io_bytes_written", inclusive=False)
+        assert any(sum(row) for row in moved), "no I/O was recorded"
+        assert any(r.paradigm == "io" and r.name == "write" for r in profile.regions)

@@ -9,7 +9,7 @@ from conftest import SRC
 
 from scorep import _cli, _config, _errors, _filter, _measurement, _mpi, _native, cube, score
 from scorep._errors import ScorepError
-from scorep.jupyter import magics
+from scorep.jupyter import magics, results
 from scorep.report import cli as report_cli
 from scorep.report import model as report_model
 
@@ -17,6 +17,7 @@ from scorep.report import model as report_model
 def test_every_error_class_has_the_one_root_and_its_exit_status():
     statuses = {
         _cli.UsageError: 2, report_cli.UsageError: 2, magics.SettingsError: 2,
+        results.UsageProblem: 2,
         _cli.HelpRequested: 0,
         _config.ConfigError: 1, _filter.FilterError: 1, _measurement.MeasurementError: 1,
         _mpi.MPIError: 1, cube.CubeError: 1, report_model.ReportError: 1,

@@ -59,9 +59,11 @@ options:
   --mpp=mpi                  record MPI calls and messages; all ranks write one
                              experiment (default under mpirun/srun: on when the program
                              imports mpi4py); --mpp=none switches it off
+  --io=runtime:posix         record POSIX and ISO C I/O calls (sets SCOREP_IO_POSIX=true):
+                             open/read/write/lseek/close/dup/fsync, fopen/fread/fwrite/...
+                             of Python and of C libraries, with bytes per file and region
   --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
-                             Score-P instrumenter flags, accepted for compatibility;
-                             --io=runtime:posix (deprecated) sets SCOREP_IO_POSIX=true
+                             Score-P instrumenter flags, accepted for compatibility
   --                         end of options: the next argument is the script
 
 environment (Score-P's names and defaults):
@@ -95,10 +97,6 @@ OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumente
 # The original bindings exit with 1 when there is no script ("Did not find a script to run");
 # other command-line mistakes exit with 2, as python's own do.
 NO_SCRIPT_STATUS = 1
-
-IO_DEPRECATION = ("--io=runtime:posix is deprecated: POSIX I/O recording is chosen at run "
-                  "time with SCOREP_IO_POSIX=true, which is set for this run")
-
 
 def io_runtime_posix(flags):
     """Whether the Score-P flags ask for POSIX I/O recording the old way
@@ -203,8 +201,12 @@ def parse_args(argv):
 
 
 def config_overrides(opts):
-    """What the options set that SCOREP_* variables could set too (the options win)."""
+    """What the options set that SCOREP_* variables could set too (the options win): the
+    command line and the Jupyter kernel's measured cells (whose binding arguments are the
+    same) both measure with these."""
     overrides = {}
+    if io_runtime_posix(opts.scorep_flags):
+        overrides["SCOREP_IO_POSIX"] = "true"
     if opts.verbose:
         overrides["SCOREP_VERBOSE"] = "true"
     if opts.spawned is not None:
@@ -346,13 +348,10 @@ def main(argv=None):
     from scorep import _mpi
     # Said once for a job, not once per rank.
     speaks = _mpi.launcher_rank() in (None, 0) and opts.spawned is None
-    overrides = {}
-    if io_runtime_posix(opts.scorep_flags):
-        if speaks:
-            sys.stderr.write("scorep: %s\n" % IO_DEPRECATION)
+    overrides = config_overrides(opts)
+    if "SCOREP_IO_POSIX" in overrides:
         # In the environment too: the program's child processes see what Score-P's would.
-        os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"] = "true"
-    overrides.update(config_overrides(opts))
+        os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"]
     try:
         config = _config.from_environ(overrides=overrides)
     except ConfigError as error:
@@ -369,12 +368,15 @@ def main(argv=None):
         report_uncaught(exc_type, exc, None)
         sys.exit(1)
 
+    # The program root is named like Score-P names the executable: its base name, with the
+    # full path and the arguments in ProgramBegin and the root's canonical name.
     if opts.mode == "script":
         program_name = os.path.basename(opts.target)
+        program_path = os.path.abspath(opts.target)
     elif opts.mode == "module":
-        program_name = "python -m " + opts.target
+        program_name = program_path = "python -m " + opts.target
     else:
-        program_name = "python -c"
+        program_name = program_path = "python -c"
     try:
         if opts.mpp == "mpi":
             _mpi.load_wrappers()
@@ -382,7 +384,8 @@ def main(argv=None):
             _mpi.load_on_import()
         summary = opts.summary or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
         measurement = _measurement.Measurement(config, opts.instrumenter, program_name,
-                                               sys.argv, summary=summary, mpi=mpi,
+                                               opts.args, summary=summary, mpi=mpi,
+                                               program_path=program_path,
                                                spawned=opts.spawned is not None
                                                ).start(register=False)
     except MeasurementError as error:  # MPIError too

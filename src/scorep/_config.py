@@ -173,10 +173,11 @@ VARIABLES = {
     "SCOREP_PYTHON_LINES": ("", parse_line_patterns,
                             "line-level profiles (lines.json) of the functions whose region "
                             "names match these comma-separated patterns"),
-    # Pending: accepted and recorded in scorep.cfg (--io=runtime:posix sets it), but POSIX
-    # I/O calls are not recorded yet.
+    # Not a variable of Score-P itself (its POSIX I/O recording is chosen when the program
+    # is instrumented, --io=posix, or at run time with --io=runtime:posix): the original
+    # bindings' --io=runtime:posix sets it.
     "SCOREP_IO_POSIX": ("false", parse_bool,
-                        "record POSIX I/O calls (pending: accepted, not recorded yet)"),
+                        "record POSIX and ISO C I/O calls (open, read, write, fopen, ...)"),
 }
 
 # Score-P variables that only tune a mechanism this tool does not have, or that act only
@@ -195,6 +196,9 @@ _HARMLESS = {
     # set by the original bindings for their own re-exec
     "SCOREP_PYTHON_BINDINGS_INITIALISED", "SCOREP_PYTHON_BINDINGS_INITALISED",
 }
+# The Jupyter kernel's own settings (scorep.jupyter.results.KERNEL_VARIABLES): read and
+# checked by the kernel, nothing the command line is asked to do.
+_KERNEL_PREFIX = "SCOREP_JUPYTER_"
 # Values that ask for nothing (a feature off, nothing listed, Score-P's default).
 _NOTHING_ASKED = {"", "false", "no", "off", "0", "none", "default"}
 # Values that ask for what this tool does anyway.
@@ -218,7 +222,7 @@ def unsupported_variables(environ=None):
     lines = []
     for name in sorted(environ):
         if not name.startswith("SCOREP_") or name in VARIABLES or name in _HARMLESS or \
-                name.startswith("SCOREP_TOPOLOGY_") or name.endswith("_SEP"):
+                name.startswith(("SCOREP_TOPOLOGY_", _KERNEL_PREFIX)) or name.endswith("_SEP"):
             continue
         value = environ[name]
         normal = value.strip().strip("'\"").lower()

@@ -103,6 +103,9 @@ MANIFEST_ENTRIES = [
     ("traces.otf2", "OTF2 trace anchor: open this with Vampir, otf2-print or the otf2 Python reader"),
     ("traces.def", "OTF2 global definitions: regions, locations, strings, clock properties"),
     ("traces", "OTF2 event files, one <location>.evt (and .def) per thread"),
+    ("monitoring.csv", "resources sampled while a notebook cell was measured (CPU per core, "
+                       "the process's CPU, RSS, I/O; one row per interval, times in "
+                       "CLOCK_MONOTONIC ns): see the README's Jupyter section"),
     ("lines.json", "line-level profiles (hits and time per line) of the functions chosen with "
                    "--lines or @scorep.user.lines: `scorep-report DIR --lines`"),
 ]
@@ -135,7 +138,7 @@ class Measurement:
 
     def __init__(self, config, instrumenter="default", program_name="python", program_args=(),
                  all_threads=True, verbose_stream=None, exclude_dirs=(), summary=False,
-                 mpi=False, spawned=False):
+                 mpi=False, program_path=None, spawned=False):
         self.config = config
         name = default_instrumenter() if instrumenter == "default" else instrumenter
         self.instrumenter = INSTRUMENTERS[name]
@@ -145,7 +148,10 @@ class Measurement:
         if self.instrumenter == "eval" and sys.version_info >= (3, 12):
             raise MeasurementError("--instrumenter-type=eval is for Python before 3.12 "
                                    "(use monitoring, the fastest from 3.12 on)")
+        # As Score-P names a program: the root region is the base name, ProgramBegin gets
+        # the path (program_path) and the program's own arguments (argv[1:]).
         self.program_name = program_name
+        self.program_path = program_path or program_name
         self.program_args = list(program_args)
         self.all_threads = all_threads
         # Code under these directories is never recorded; scorep's own always.
@@ -170,8 +176,9 @@ class Measurement:
 
     def log(self, message):
         if self.config.verbose:
-            self.verbose_stream.write("scorep: %s\n" % message)
-            self.verbose_stream.flush()
+            with _native.quiet():
+                self.verbose_stream.write("scorep: %s\n" % message)
+                self.verbose_stream.flush()
 
     def start(self, register=True):
         if Measurement.current is not None:
@@ -225,6 +232,7 @@ class Measurement:
                 max_callpath_depth=self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"],
                 profile_base_name=self.config["SCOREP_PROFILING_BASE_NAME"],
                 program_name=self.program_name,
+                program_path=self.program_path,
                 program_args=self.program_args,
                 machine_name=self.config["SCOREP_MACHINE_NAME"],
                 node_name=_config.node_name(),
@@ -244,6 +252,7 @@ class Measurement:
                 spawn_args=["--mpp=mpi", "--spawned=" + self.config.as_cfg()] if self.mpi else [],
                 spawned=self.spawned,
                 line_patterns=[p for p in self.config["SCOREP_PYTHON_LINES"].split(",") if p],
+                io_posix=self.config["SCOREP_IO_POSIX"],
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None
@@ -252,10 +261,11 @@ class Measurement:
         if self.mpi:
             native.set_abort_callback(self._after_mpi_abort)
         self._hook_threads()
-        self.log("measuring into %s (tracing %s, profiling %s, timer %s, instrumenter %s)" % (
+        self.log("measuring into %s (tracing %s, profiling %s, timer %s, instrumenter %s%s)" % (
             path, "on" if self.config.tracing else "off",
             "on" if self.config.profiling else "off", self.config["SCOREP_TIMER"],
-            self.instrumenter))
+            self.instrumenter, ", POSIX and ISO C I/O recorded"
+            if self.config["SCOREP_IO_POSIX"] else ""))
         return self
 
     def _write_cfg(self, path):
@@ -459,8 +469,8 @@ class Measurement:
                 % (r["trace_flushes"], self.config["SCOREP_TOTAL_MEMORY"]))
         if r["profile_folded_calls"]:
             notes.append(
-                "%d call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=%d were folded "
-                "into their deepest call path in the profile"
+                "%d call(s) deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH=%d are summed up "
+                "in COLLAPSE call paths of the profile (as Score-P does)"
                 % (r["profile_folded_calls"], self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"]))
         if r["profile_dropped_calls"]:
             notes.append(

@@ -7,6 +7,7 @@ What needs the core (starting a measurement, parsing a filter file, the constant
 code defines) calls `load()`, which says in one line what is missing.
 """
 
+import contextlib
 import sys
 
 from scorep._errors import MeasurementError
@@ -45,6 +46,20 @@ def constant(name):
     return getattr(load(), name)
 
 
+@contextlib.contextmanager
+def quiet():
+    """The tool's own work on this thread (its messages, its files): while it runs nothing
+    is recorded, neither calls nor I/O."""
+    if _module is None:
+        yield
+        return
+    _module.quiet_begin()
+    try:
+        yield
+    finally:
+        _module.quiet_end()
+
+
 _warned = set()
 
 
@@ -54,5 +69,6 @@ def warn_once(key, message):
     if key in _warned:
         return
     _warned.add(key)
-    sys.stderr.write("scorep: %s\n" % message)
-    sys.stderr.flush()
+    with quiet():
+        sys.stderr.write("scorep: %s\n" % message)
+        sys.stderr.flush()

@@ -76,21 +76,21 @@ static int fill_row(void *user, uint32_t metric, uint32_t cnode, void *out)
 }
 
 static const cube_metric metrics[] = {
-    {"visits", "Visits", "occ", "", "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
-    {"time", "Time", "sec", "", "Total CPU allocation time", CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE},
+    {"visits", "Visits", "occ", "", "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
+    {"time", "Time", "sec", "", "Total CPU allocation time", CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
     {"min_time", "Minimum Inclusive Time", "sec", "", "Minimum inclusive CPU allocation time",
-     CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE},
+     CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE, 0},
     {"max_time", "Maximum Inclusive Time", "sec", "", "Maximum inclusive CPU allocation time",
-     CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE},
-    {"bytes_sent", NULL, "bytes", NULL, "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+     CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE, 0},
+    {"bytes_sent", NULL, "bytes", NULL, "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
 };
 
 static const cube_region regions[] = {
-    {"prog.py", "/src/prog.py", "", -1, -1, "measurement", "artificial", NULL},
-    {"__main__:main", NULL, "/src/prog.py", 1, 30, "user", "function", NULL},
-    {"__main__:work", NULL, "/src/prog.py", 5, 12, "user", "function", "does the work"},
-    {"__main__:helper", NULL, "/src/prog.py", 14, 20, "user", "function", NULL},
-    {"user:<init> & 'setup'", NULL, "", -1, -1, "user", "function", NULL},
+    {"prog.py", "/src/prog.py", "", -1, -1, "measurement", "artificial", NULL, NULL, 0},
+    {"__main__:main", NULL, "/src/prog.py", 1, 30, "user", "function", NULL, NULL, 0},
+    {"__main__:work", NULL, "/src/prog.py", 5, 12, "user", "function", "does the work", NULL, 0},
+    {"__main__:helper", NULL, "/src/prog.py", 14, 20, "user", "function", NULL, NULL, 0},
+    {"user:<init> & 'setup'", NULL, "", -1, -1, "user", "function", NULL, NULL, 0},
 };
 
 static const cube_system_node nodes[] = {{"node alpha"}, {"node beta"}};

@@ -143,15 +143,15 @@ static const cube_cnode tree_preorder[] = {
 };
 
 static const cube_region small_regions[] = {
-    {"main", NULL, NULL, -1, -1, "measurement", "artificial", NULL},
-    {"a", "mod:a", "/src/m.py", 10, 20, "user", "function", NULL},
-    {"b<&>\"'", NULL, "/src/m.py", 30, -1, NULL, NULL, "desc & more"},
-    {"c", NULL, "", -1, -1, "user", "function", NULL},
+    {"main", NULL, NULL, -1, -1, "measurement", "artificial", NULL, NULL, 0},
+    {"a", "mod:a", "/src/m.py", 10, 20, "user", "function", NULL, NULL, 0},
+    {"b<&>\"'", NULL, "/src/m.py", 30, -1, NULL, NULL, "desc & more", NULL, 0},
+    {"c", NULL, "", -1, -1, "user", "function", NULL, NULL, 0},
 };
 
 static const cube_metric small_metrics[] = {
-    {"visits", "Visits", "occ", "", "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
-    {"time", "Time", "sec", NULL, NULL, CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE},
+    {"visits", "Visits", "occ", "", "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
+    {"time", "Time", "sec", NULL, NULL, CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
 };
 
 static const cube_system_node small_nodes[] = {{"node host1"}};
@@ -622,6 +622,58 @@ static void test_validation(void)
     CHECK_STR(err, "cube_write: path is NULL");
 }
 
+/* Score-P's extras: remapping.spec as the first member, the CubePL version and mirrors
+ * ahead of the metrics, attributes of a region and of the machine. */
+static void test_spec_mirrors_and_attributes(void)
+{
+    row_log log = {0, {0}, {0}, -1};
+    cube_profile p = small_profile(tree_preorder, 5, &log);
+    const cube_attr region_attrs[] = {{"Score-P::ProgramArguments::numberOfArguments", "2"}};
+    const cube_attr machine_attrs[] = {{"platform", "Linux"}};
+    const char *const mirrors[] = {"https://example.org/doc/", "file:///x & y/"};
+    cube_region regions[4];
+    memcpy(regions, small_regions, sizeof regions);
+    regions[0].attrs = region_attrs;
+    regions[0].nattrs = 1;
+    p.regions = regions;
+    p.machine_attrs = machine_attrs;
+    p.nmachine_attrs = 1;
+    p.mirrors = mirrors;
+    p.nmirrors = 2;
+    p.remapping_spec = "<metrics>\n</metrics>\n";
+    char err[256] = "";
+    const char *path = tmp_path("spec.cubex");
+    CHECK(cube_write(path, &p, err, sizeof err) == 0);
+    blob b = slurp(path);
+    member m[MAX_MEMBERS];
+    int n = list_members(&b, m, MAX_MEMBERS);
+    CHECK_EQ_U64(n, 6);
+    if (n == 6) {
+        CHECK_STR(m[0].name, "remapping.spec");
+        CHECK(m[0].size == 21 && memcmp(m[0].data, "<metrics>\n</metrics>\n", 21) == 0);
+        CHECK_STR(m[5].name, "anchor.xml");
+        char *xml = malloc(m[5].size + 1);
+        memcpy(xml, m[5].data, m[5].size);
+        xml[m[5].size] = '\0';
+        CHECK(strstr(xml, "<cube version=\"4.4\">\n<attr key=\"CubePL Version\" value=\"1.1\"/>\n"
+                          "<attr key=\"Cube anchor.xml syntax version\"") != NULL);
+        CHECK(strstr(xml, "<doc>\n<mirrors>\n<murl>https://example.org/doc/</murl>\n"
+                          "<murl>file:///x &amp; y/</murl>\n</mirrors>\n</doc>\n<metrics>") != NULL);
+        CHECK(strstr(xml, "<descr></descr>\n<attr key=\"Score-P::ProgramArguments::"
+                          "numberOfArguments\" value=\"2\"/>\n</region>\n<region id=\"1\"") != NULL);
+        CHECK(strstr(xml, "<class>machine</class>\n<attr key=\"platform\" value=\"Linux\"/>\n"
+                          "<systemtreenode Id=\"1\">") != NULL);
+        free(xml);
+    }
+    free(b.bytes);
+    remove(path);
+    /* An attribute without a value is refused in one line. */
+    const cube_attr broken[] = {{"key", NULL}};
+    p.machine_attrs = broken;
+    CHECK(cube_write(path, &p, err, sizeof err) == -1);
+    CHECK(strstr(err, "attribute 0 of the machine lacks a key or value") != NULL);
+}
+
 static void test_unwritable_path(void)
 {
     row_log log = {0, {0}, {0}, -1};
@@ -634,4 +686,5 @@ static void test_unwritable_path(void)
 
 CTEST_MAIN(test_row_orders, test_bad_parent, test_tar_header, test_xml_escape,
            test_small_profile_bytes, test_ids_follow_document_order,
-           test_row_callback_error_keeps_old_file, test_validation, test_unwritable_path)
+           test_row_callback_error_keeps_old_file, test_validation,
+           test_spec_mirrors_and_attributes, test_unwritable_path)

@@ -10,7 +10,9 @@ The cell magics of the original Score-P Jupyter kernel keep their meaning and ou
     %%start_writefile [name] / %%end_writefile / %%abort_writefile
 
 Unlike the original, a measured cell runs in the kernel process and namespace like any other
-cell (see scorep.jupyter.magics): no subprocess, no pickling, every object survives.
+cell (see scorep.jupyter.magics): no subprocess, no pickling, every object survives. After it
+comes its result in the notebook (scorep.jupyter.results): an inline report, `_scorep`, and
+the line magics %scorep_report, %scorep_diff and %scorep_clean.
 """
 
 import io
@@ -25,6 +27,7 @@ from ipykernel.ipkernel import IPythonKernel
 import scorep
 from scorep import _config, _measurement
 from scorep.jupyter import magics as _magics
+from scorep.jupyter.results import kernel_options
 
 DEFAULT, MULTICELL, WRITEFILE = "default", "multicell", "writefile"
 
@@ -84,6 +87,16 @@ def indent_code(code, prefix="    "):
     if not any(line.strip() and not line.strip().startswith("#") for line in out):
         out.append(prefix + "pass")  # a block of comments alone is no block
     return "\n".join(out)
+
+
+def multicell_banner(position, cell):
+    """What the original kernel prints before each cell of a multicell block: its position,
+    its code (without a %%execute_with_scorep line) and a rule as long as its longest
+    line; after the cell's output comes an empty line."""
+    magic, _line, body = split_cell_magic(cell)
+    code = body if magic in MEASURED_MAGICS else cell
+    width = max(len(line) for line in code.split("\n"))
+    return "Executing cell %d\n%s\n%s" % (position, code, "-" * width)
 
 
 def source_dir():
@@ -204,8 +217,8 @@ class ScorePKernel(IPythonKernel):
         self.marshaller = "dill"
         self.marshalling_mode = "memory"
         self.writer = None
-        # %%scorep and %scorep work here too, with the kernel's settings.
-        _magics.load_ipython_extension(self.shell, self.scorep_settings)
+        # %%scorep, %scorep and the result magics work here too, with the kernel's settings.
+        self.scorep_magics = _magics.load_ipython_extension(self.shell, self.scorep_settings)
 
     # ---- replies and output ----------------------------------------------------------------
 
@@ -318,6 +331,7 @@ class ScorePKernel(IPythonKernel):
             candidate = dict(self.scorep_settings.environ())
             candidate.update((k, v) for k, v in pairs)
             _config.from_environ(candidate)
+            kernel_options(candidate)
         except (_magics.SettingsError, _config.ConfigError) as error:
             return self._error_reply(code, store_history, "UsageError", str(error))
         self.scorep_settings.set_env(pairs)
@@ -364,9 +378,11 @@ class ScorePKernel(IPythonKernel):
         measurement; stops at the first that fails. `single`: the cell is `code` itself
         (%%execute_with_scorep), not the cells of a multicell block."""
         shell = self.shell
+        notebook = self.scorep_magics.notebook
         try:
             run = _magics.CellMeasurement(shell, self.scorep_settings,
-                                          program_args=["In [%d]" % shell.execution_count])
+                                          program_args=["In [%d]" % shell.execution_count],
+                                          notebook=notebook)
             run.start()
         except (_magics.SettingsError, _config.ConfigError, _measurement.MeasurementError,
                 OSError) as error:
@@ -375,19 +391,23 @@ class ScorePKernel(IPythonKernel):
         cleanup = shell.input_transformers_cleanup
         cleanup.append(comment_out_measured_magic)
         try:
-            for cell in cells:
+            for position, cell in enumerate(cells):
+                if not single:
+                    self._out(multicell_banner(position, cell))
                 reply = await super().do_execute(
                     cell, silent, store_history if single else False,
                     user_expressions if single else None, allow_stdin,
                     **(kwargs if single else {}))
                 if reply.get("status") != "ok":
                     break
+                if not single:
+                    self._out("\n")
         finally:
             if comment_out_measured_magic in cleanup:
                 cleanup.remove(comment_out_measured_magic)
-            run.finalize(0 if reply is not None and reply.get("status") == "ok" else 1)
-            self._out(_magics.results_line(run))
-            _magics.show_summary(run.experiment_dir)
+            ok = reply is not None and reply.get("status") == "ok"
+            run.finalize(0 if ok else 1)
+            _magics.finish(run, ok, notebook)
         if single:
             return reply
         result = dict(reply) if reply is not None else {"status": "ok"}
@@ -443,9 +463,8 @@ class ScorePKernel(IPythonKernel):
         else:
             measured = magic in MEASURED_MAGICS or writer.multicell
             source = body if magic in MEASURED_MAGICS else code
+            # `%env SCOREP_...` lines go into the run script silently, as in the original.
             source, had_exports = writer.take_exports(source)
-            if had_exports:
-                self._out("Environment variables recorded.")
             if source.strip() or not had_exports:
                 writer.record(source, measured)
                 self._out("Python commands with instrumentation recorded." if measured else

@@ -15,6 +15,7 @@ import builtins
 import os
 import sys
 import threading
+import time
 
 from scorep import _errors, _native
 
@@ -22,7 +23,7 @@ from scorep import _errors, _native
 # needs (IPython above all) is imported when it is used, so that importing it costs nothing.
 
 __all__ = ["Settings", "CellMeasurement", "magics_class", "load_ipython_extension",
-           "machinery_dirs", "results_line"]
+           "machinery_dirs", "results_line", "finish"]
 
 # Packages of the interactive machinery: their code is never part of what a cell measures.
 MACHINERY_PACKAGES = (
@@ -85,6 +86,11 @@ def parse_binding_args(args):
         _measurement.Measurement(_config.Config({}), opts.instrumenter)
     except _measurement.MeasurementError as error:
         raise SettingsError(str(error)) from None
+    if opts.filter_file is not None:  # a filter that cannot be used: said now too
+        try:
+            _config.parse_filter_file("--filter", opts.filter_file)
+        except _config.ConfigError as error:
+            raise SettingsError(str(error)) from None
     return opts
 
 
@@ -167,15 +173,35 @@ class CellMeasurement:
     run_code) runs with automatic instrumentation on (unless --noinstrumenter), everything
     else the shell does with it off."""
 
-    def __init__(self, shell, settings, binding_args=None, program_args=()):
-        from scorep import _config, _measurement
+    def __init__(self, shell, settings, binding_args=None, program_args=(), notebook=None,
+                 execution_count=None):
+        from scorep import _cli, _config, _measurement
+        from scorep.jupyter import monitor
+        from scorep.jupyter.results import kernel_options
         self.shell = shell
         args = settings.binding_args if binding_args is None else binding_args
         self.options = parse_binding_args(args)
         self.environ = settings.environ()
         self.env = settings.env
-        overrides = {"SCOREP_VERBOSE": "true"} if self.options.verbose else None
+        # The binding arguments configure as on the command line (--filter, --verbose, ...).
+        overrides = _cli.config_overrides(self.options)
         self.config = _config.from_environ(self.environ, overrides)  # ConfigError if bad
+        self.kernel_options = kernel_options(self.environ)  # ConfigError if bad
+        self.execution_count = shell.execution_count if execution_count is None \
+            else execution_count
+        # Without SCOREP_EXPERIMENT_DIRECTORY a cell's experiment goes into the notebook's
+        # folder (scorep.jupyter.results.Notebook.cell_dir), not the working directory.
+        self.named_dir = self.config["SCOREP_EXPERIMENT_DIRECTORY"]
+        if not self.named_dir and notebook is not None:
+            self.config.values["SCOREP_EXPERIMENT_DIRECTORY"] = notebook.cell_dir(
+                self.kernel_options, self.execution_count)
+        self.monitor = None
+        if self.kernel_options["SCOREP_JUPYTER_MONITORING"]:
+            self.monitor = monitor.ResourceMonitor(
+                self.kernel_options["SCOREP_JUPYTER_MONITORING_INTERVAL"])
+        self.samples = None
+        self.seconds = None
+        self._started_at = None
         self.measurement = _measurement.Measurement(
             self.config, self.options.instrumenter, program_name="scorep_jupyter",
             program_args=list(args) + list(program_args), all_threads=False,
@@ -226,13 +252,19 @@ class CellMeasurement:
     @property
     def display_dir(self):
         """The experiment directory as the user named it, else the absolute generated one."""
-        return self.config["SCOREP_EXPERIMENT_DIRECTORY"] or self.measurement.experiment_dir
+        return self.named_dir or self.measurement.experiment_dir
 
     def start(self):
         self._apply_environ()
+        # The monitor's thread starts before the measurement: no thread of the cell's, it is
+        # never measured.
+        if self.monitor is not None:
+            self.monitor.start()
+        self._started_at = time.perf_counter()
         try:
             self.measurement.start(register=False)
         except BaseException:
+            self._stop_monitor()
             self._restore_environ()
             raise
         self._native = _native.load()
@@ -252,9 +284,29 @@ class CellMeasurement:
             self.switch_off()
             self._uninstall()
         finally:
+            self.seconds = time.perf_counter() - self._started_at
             self._restore_environ()
+            self._stop_monitor()
+            self._write_samples()
             results = self.measurement.finalize(exit_status, report_errors=True)
         return results
+
+    def _stop_monitor(self):
+        if self.monitor is not None and self.samples is None:
+            self.samples = self.monitor.stop()
+
+    def _write_samples(self):
+        """monitoring.csv into the experiment (before MANIFEST.md is written, which lists
+        it). A sample file that cannot be written costs the samples, not the experiment."""
+        from scorep.jupyter import monitor
+        path = self.measurement.experiment_dir
+        if not self.samples or not path or not os.path.isdir(path):
+            return
+        try:
+            self.samples.write_csv(os.path.join(path, monitor.MONITORING_FILE))
+        except OSError as error:
+            sys.stderr.write("scorep: cannot write %s: %s\n" % (monitor.MONITORING_FILE,
+                                                                error.strerror or error))
 
     def _run_instrumenter_file(self, path):
         with open(path, "rb") as source:
@@ -406,38 +458,21 @@ def results_line(run):
     return "Instrumentation results can be found in %s" % run.display_dir
 
 
-def top_regions(experiment_dir, top=10):
-    """[(region, visits, inclusive s, exclusive s)] of the regions with the most inclusive
-    time, from the experiment's profile (SCOREP_PROFILING_BASE_NAME honoured), ranked by
-    the shared aggregates of scorep.report.analysis; [] when there is no readable
-    profile."""
+def finish(run, ok, notebook):
+    """After a measurement: the results line (as the original kernel prints it), then the
+    cell's result in the notebook (scorep.jupyter.results). A result that cannot be shown
+    is one line on stderr; the experiment is written either way."""
+    sys.stdout.write(results_line(run) + "\n")
+    sys.stdout.flush()
+    if run.measurement.experiment_dir is None:
+        return None
     try:
-        from scorep.report.analysis import experiment_tree, top_regions as rank
-        tree = experiment_tree(experiment_dir)
-    except Exception:  # a summary is a convenience: the experiment itself is what counts
-        return []
-    return [(st.region.display, st.visits, st.incl, st.excl)
-            for st in rank(tree, "incl", top, include_measurement=False)]
-
-
-def show_summary(experiment_dir):
-    """The top regions as rich output (an HTML table) after the results line."""
-    rows = top_regions(experiment_dir)
-    if not rows:
-        return
-    import html
-
-    from IPython.display import display
-    table = ["<details><summary>scorep: top regions by inclusive time</summary>",
-             "<table><thead><tr><th style=\"text-align:left\">region</th><th>visits</th>"
-             "<th>inclusive time (s)</th><th>exclusive time (s)</th></tr></thead><tbody>"]
-    for name, count, incl, excl in rows:
-        table.append("<tr><td style=\"text-align:left\"><code>%s</code></td><td>%d</td>"
-                     "<td>%.6f</td><td>%.6f</td></tr>" % (html.escape(name), count, incl, excl))
-    table.append("</tbody></table></details>")
-    plain = "scorep: top regions by inclusive time: " + ", ".join(
-        "%s %.6f s" % (name, incl) for name, _count, incl, _excl in rows[:3])
-    display({"text/html": "\n".join(table), "text/plain": plain}, raw=True)
+        return notebook.publish(run, ok)
+    except Exception as error:  # the cell's own outcome stands whatever goes wrong here
+        sys.stderr.write("scorep: no inline result for %s: %s: %s\n" % (
+            run.display_dir, type(error).__name__, error))
+        sys.stderr.flush()
+        return None
 
 
 # ---- %load_ext scorep ------------------------------------------------------------------------
@@ -447,6 +482,17 @@ HELP = """Measure IPython code with scorep, in this process and namespace.
   %%scorep [binding arguments]       (first line of a cell) measure the rest of the cell
   %scorep [binding arguments] stmt   measure one statement; its value is the result
   %scorep --help                     this help
+  %scorep_report [N | DIR]           show the result of measured cell N (default: the last)
+  %scorep_diff N M                   compare measured cells N (A) and M (B)
+  %scorep_clean [--keep K]           remove this notebook's cell experiments but the newest K
+
+After each measured cell: a one-line summary that opens to the HTML report (flame graph,
+top regions, timeline when traced, resources sampled during the cell), and `_scorep`
+holding the experiment's path and its regions. Without SCOREP_EXPERIMENT_DIRECTORY the
+experiment goes to scorep-notebook/<notebook>/cell-<N>-<time>/ (SCOREP_JUPYTER_EXPERIMENTS
+names another folder); SCOREP_JUPYTER_INLINE=false leaves the result out,
+SCOREP_JUPYTER_MONITORING=false the resource sampling,
+SCOREP_JUPYTER_MONITORING_INTERVAL=S samples every S seconds (default 0.1).
 
 Binding arguments are those of `python -m scorep`, e.g. --noinstrumenter or
 --instrumenter-type=cProfile. The configuration comes from the SCOREP_* environment
@@ -491,17 +537,66 @@ def _build_magics_class():
     import ast
 
     from IPython.core.error import UsageError
-    from IPython.core.magic import Magics, line_cell_magic, magics_class
+    from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
     from scorep import _config, _measurement
+    from scorep.jupyter import results
 
     @magics_class
     class ScorepMagics(Magics):
-        """%%scorep / %scorep: measure a cell or a statement in place."""
+        """%%scorep / %scorep: measure a cell or a statement in place; %scorep_report,
+        %scorep_diff, %scorep_clean: the measured cells' results."""
 
         def __init__(self, shell, settings=None):
             super().__init__(shell)
             self.settings = settings if settings is not None else Settings()
+            self.notebook = results.Notebook(shell, self.settings)
+
+        @line_magic
+        def scorep_report(self, line):
+            """%scorep_report [N | DIR]: the result of measured cell N (In [N]) again, the
+            last one without N, or of an experiment directory."""
+            try:
+                self.notebook.show_report(line)
+            except results.UsageProblem as error:
+                raise UsageError(str(error)) from None
+
+        @line_magic
+        def scorep_diff(self, line):
+            """%scorep_diff N M: the diff report of measured cells N (A) and M (B)."""
+            import shlex
+            try:
+                words = shlex.split(line)
+            except ValueError as error:
+                raise UsageError("%scorep_diff: " + str(error)) from None
+            if len(words) != 2:
+                raise UsageError("%scorep_diff takes two measured cells: %scorep_diff N M")
+            try:
+                self.notebook.show_diff(words[0], words[1])
+            except results.UsageProblem as error:
+                raise UsageError(str(error)) from None
+
+        @line_magic
+        def scorep_clean(self, line):
+            """%scorep_clean [--keep K]: removes this notebook's cell experiments (its
+            folder under SCOREP_JUPYTER_EXPERIMENTS) but the newest K (default 0)."""
+            words = line.split()
+            keep = 0
+            if words:
+                value = None
+                if len(words) == 2 and words[0] == "--keep":
+                    value = words[1]
+                elif len(words) == 1 and words[0].startswith("--keep="):
+                    value = words[0][len("--keep="):]
+                if value is None or not value.isdigit():
+                    raise UsageError("usage: %%scorep_clean [--keep K] (K: how many of the "
+                                     "newest experiments stay), not %r" % line.strip())
+                keep = int(value)
+            try:
+                options = results.kernel_options(self.settings.environ())
+            except _config.ConfigError as error:
+                raise UsageError("scorep: %s" % error) from None
+            self.notebook.clean(keep, options)
 
         @line_cell_magic
         def scorep(self, line, cell=None):
@@ -538,7 +633,8 @@ def _build_magics_class():
             value_code = shell.compile(last, filename, "eval") if last is not None else None
             try:
                 run = CellMeasurement(shell, self.settings, options,
-                                      program_args=["In [%d]" % shell.execution_count])
+                                      program_args=["In [%d]" % shell.execution_count],
+                                      notebook=self.notebook)
                 run.start()
             except (SettingsError, _config.ConfigError, _measurement.MeasurementError,
                     OSError) as error:
@@ -549,9 +645,7 @@ def _build_magics_class():
                 status = 0
             finally:
                 run.finalize(status)
-                sys.stdout.write(results_line(run) + "\n")
-                sys.stdout.flush()
-                show_summary(run.experiment_dir)
+                finish(run, status == 0, self.notebook)
             return value
 
         def _run(self, run, block, value_code):

@@ -11,7 +11,7 @@ of its region's visit, never a visit of its own)."""
 import math
 
 __all__ = ["experiment_tree", "top_regions", "location_rows", "load_balance",
-           "balance_stats", "units", "call_stats", "callers_and_callees"]
+           "balance_stats", "units", "call_stats", "callers_and_callees", "io_summary"]
 
 IDLE_FRACTION = 0.25  # a rank doing less than this share of the busiest rank's work is idle
 
@@ -98,7 +98,7 @@ def load_balance(tree, top=20):
     other = [0.0] * len(groups)
     for node in tree.nodes:
         kind = node.region.kind
-        target = work if kind == "code" else mpi if kind == "mpi" else other
+        target = work if kind in ("code", "io") else mpi if kind == "mpi" else other
         row = excl[node.id]
         for u, locs in enumerate(groups):
             target[u] += sum(row[l] for l in locs)
@@ -193,3 +193,143 @@ def callers_and_callees(tree, region_id, locations=None, stats=None):
     cc, nc, tt, ct = funcs.get(region_id, (0, 0, 0.0, 0.0))
     return {"calls": nc, "primitive": cc, "excl": tt, "incl": ct,
             "callers": callers, "callees": callees}
+
+
+# ---- I/O -------------------------------------------------------------------------------
+
+# Regions through which the interpreter reads the modules it imports.
+_IMPORT_MODULES = ("importlib.", "importlib:", "zipimport.", "zipimport:", "<frozen importlib")
+
+
+def _is_import_machinery(name):
+    return name.startswith(_IMPORT_MODULES)
+
+
+def _io_row(name, region=None):
+    return {"name": name, "region": region, "calls": 0, "time": 0.0, "bytes_read": 0,
+            "bytes_written": 0}
+
+
+def io_summary(tree, io=None, top=15):
+    """What the run's I/O calls did (SCOREP_IO_POSIX), or None when it recorded none.
+
+    From the call tree (profile or trace), whose I/O calls are regions of kind "io":
+    "functions" (open64, write, fread, ...) and "callers" (the regions that called them),
+    each a dict with calls, time (seconds inside the I/O calls), bytes_read and
+    bytes_written (the profile's io_bytes metrics, else the trace's events), sorted by
+    time; "totals" with calls, time, bytes, the share of the run and the number of
+    functions and callers. From the trace (``io``: TraceScan.io()), "files": per file, or
+    per handle without one (a standard stream): reads, writes, flushes, failed
+    operations, bytes, the time from each operation's begin to its end, opens, closes,
+    seeks, and its "callers" (region display names with bytes and operations), largest
+    first; None without a trace. ``top`` caps each list (None: all); the totals count
+    everything."""
+    io_nodes = [n for n in tree.nodes if n.region.kind == "io" and not n.params]
+    if not io_nodes and not io:
+        return None
+    excl = tree.excl
+    functions, callers = {}, {}
+    bytes_by_node = tree.io_bytes or {}
+    for n in io_nodes:
+        calls = sum(tree.visits[n.id])
+        time = sum(excl[n.id])
+        read, written = bytes_by_node.get(n.id, (0, 0))
+        parent = n.parent
+        while parent is not None and parent.params:
+            parent = parent.parent
+        caller = parent.region if parent is not None else None
+        f = functions.setdefault(n.region.display, _io_row(n.region.display, n.region))
+        c = callers.setdefault(caller.display if caller else "(top level)",
+                               _io_row(caller.display if caller else "(top level)", caller))
+        for row in (f, c):
+            row["calls"] += calls
+            row["time"] += time
+            row["bytes_read"] += read
+            row["bytes_written"] += written
+    files = None
+    if io:
+        if tree.io_bytes is None:
+            # A tree from the trace: the bytes come from the events.
+            for _t, caller, function, ops, rd, wr, _ns in io["callers"]:
+                if function is not None and function.display in functions:
+                    functions[function.display]["bytes_read"] += rd
+                    functions[function.display]["bytes_written"] += wr
+                key = caller.display if caller else "(top level)"
+                if key in callers:
+                    callers[key]["bytes_read"] += rd
+                    callers[key]["bytes_written"] += wr
+        by_target = {}
+        for t, caller, _function, ops, rd, wr, _ns in io["callers"]:
+            key = caller.display if caller else "(top level)"
+            entry = by_target.setdefault(t, {}).setdefault(key, [0, 0, 0])
+            entry[0] += rd
+            entry[1] += wr
+            entry[2] += ops
+        files = []
+        imports = None
+        for target in io["targets"]:
+            row = dict(target)
+            row["time"] = target["ns"] * 1e-9
+            row["operations"] = target["reads"] + target["writes"] + target["flushes"]
+            who = by_target.get(target["index"], {})
+            row["callers"] = sorted(((name, r, w, ops) for name, (r, w, ops) in who.items()),
+                                    key=lambda x: (-(x[1] + x[2]), -x[3], x[0]))
+            if who and all(_is_import_machinery(name) for name in who):
+                # The interpreter reading modules: one row for all of them, so that the
+                # program's own files are not lost among hundreds of .pyc files.
+                if imports is None:
+                    imports = dict(row, kind="imports", name="", callers={}, index=-1,
+                                   paradigms=list(row["paradigms"]), count=0)
+                    for key in ("reads", "writes", "flushes", "failed", "bytes_read",
+                                "bytes_written", "ns", "creates", "destroys", "seeks",
+                                "duplicates", "time", "operations"):
+                        imports[key] = 0
+                imports["count"] += 1
+                for key in ("reads", "writes", "flushes", "failed", "bytes_read",
+                            "bytes_written", "ns", "creates", "destroys", "seeks",
+                            "duplicates", "time", "operations"):
+                    imports[key] += row[key]
+                for name, r, w, ops in row["callers"]:
+                    entry = imports["callers"].setdefault(name, [0, 0, 0])
+                    entry[0] += r
+                    entry[1] += w
+                    entry[2] += ops
+                continue
+            files.append(row)
+        if imports is not None:
+            imports["name"] = "(%d module files read by Python's imports)" % imports["count"]
+            imports["callers"] = sorted(((name, r, w, ops) for name, (r, w, ops)
+                                         in imports["callers"].items()),
+                                        key=lambda x: (-(x[1] + x[2]), -x[3], x[0]))
+            files.append(imports)
+        files.sort(key=lambda f: (-(f["bytes_read"] + f["bytes_written"]), -f["time"],
+                                  -f["operations"], f["name"]))
+    total_time = tree.total_time()
+    totals = {
+        "calls": sum(f["calls"] for f in functions.values()),
+        "time": sum(f["time"] for f in functions.values()),
+        "bytes_read": sum(f["bytes_read"] for f in functions.values()),
+        "bytes_written": sum(f["bytes_written"] for f in functions.values()),
+        "functions": len(functions),
+        "callers": len(callers),
+        "run_time": total_time,
+    }
+    if files is not None:
+        totals["file_rows"] = len(files)
+        totals["files"] = sum(1 for f in files if f["kind"] == "file") + \
+            sum(f["count"] for f in files if f["kind"] == "imports")
+        totals["failed"] = sum(f["failed"] for f in files)
+        totals["unknown_calls"] = io["unknown_calls"]
+        if not totals["bytes_read"] and not totals["bytes_written"]:
+            totals["bytes_read"] = sum(f["bytes_read"] for f in files)
+            totals["bytes_written"] = sum(f["bytes_written"] for f in files)
+
+    def ranked(rows):
+        rows = sorted(rows, key=lambda r: (-r["time"], -(r["bytes_read"] + r["bytes_written"]),
+                                           r["name"]))
+        return rows if top is None else rows[:top]
+    if files is not None and top is not None:
+        # Files whose operations failed are always listed.
+        files = files[:top] + [f for f in files[top:] if f["failed"]]
+    return {"functions": ranked(functions.values()), "callers": ranked(callers.values()),
+            "files": files, "totals": totals}

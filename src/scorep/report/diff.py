@@ -16,7 +16,7 @@ from scorep.report.html import esc, page
 from scorep.report.model import format_count, format_seconds
 from scorep.report.terminal import Style, table_row, terminal_width, wrap
 
-__all__ = ["compare", "render_terminal", "write_html"]
+__all__ = ["compare", "render_terminal", "render_html", "write_html"]
 
 
 PROGRAM = "(program)"
@@ -211,7 +211,9 @@ def _diff_flame(result):
             "delta": delta, "kind": kind, "visits": None}
 
 
-def write_html(result, path, top=20):
+def render_html(result, top=20):
+    """The differential report page as a string (write_html writes it; the Jupyter
+    kernel's %scorep_diff shows it inline)."""
     a, b = result["a"], result["b"]
     rows = []
 
@@ -271,6 +273,11 @@ click a column to sort</span></div>
         "ratio": "%.2fx" % (tb / ta) if ta > 0 else "-", "ths": ths, "rows": "\n".join(rows),
     }
     data = {"flame": _diff_flame(result), "a": a.path, "b": b.path}
+    return page("scorep diff: %s vs %s" % (os.path.basename(a.path), os.path.basename(b.path)),
+                body, data, "diff")
+
+
+def write_html(result, path, top=20):
+    text = render_html(result, top)
     with open(path, "w", encoding="utf-8") as f:
-        f.write(page("scorep diff: %s vs %s" % (os.path.basename(a.path),
-                                                 os.path.basename(b.path)), body, data, "diff"))
+        f.write(text)

@@ -20,11 +20,12 @@ import re
 import sys
 from array import array
 
-from scorep.report.analysis import load_balance, region_balance, top_regions
-from scorep.report.model import (COLLECTIVE_OPS, ReportError, format_count,
+from scorep.report.analysis import io_summary, load_balance, region_balance, top_regions
+from scorep.report.model import (COLLECTIVE_OPS, ReportError, format_bytes, format_count,
                                  format_seconds)
 
-__all__ = ["write_report", "render_page", "render_experiment", "js_assets", "page"]
+__all__ = ["write_report", "render_page", "render_experiment", "open_experiment", "embed",
+           "js_assets", "page", "LAYOUTS"]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JS_DIR = os.path.join(HERE, "js")
@@ -55,6 +56,17 @@ def _script_safe(text):
     # Inside <script>, "</script" (any case) would end the element; "<!--" can confuse
     # the parser. Both are harmless to escape in JavaScript and JSON strings.
     return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def json_for_script(value):
+    """JSON for a <script type="application/json"> element: "<" only occurs inside JSON
+    strings, where \\u003c means the same, so neither "</script" nor "<!--" can end or
+    confuse the element (escaping them as _script_safe does would not be JSON)."""
+    return _UNSAFE_LT.sub(r"\\u003c", json.dumps(value, separators=(",", ":"),
+                                                allow_nan=False))
+
+
+_UNSAFE_LT = re.compile(r"<(?=[/!])")
 
 
 def js_assets():
@@ -93,7 +105,7 @@ def esc(text):
 
 # ---- data --------------------------------------------------------------------------
 
-KINDS = {"code": 0, "mpi": 1, "measurement": 2}
+KINDS = {"code": 0, "mpi": 1, "measurement": 2, "io": 3}
 
 
 class RegionIndex:
@@ -379,6 +391,103 @@ def summary_html(tree, total, top, index):
                                               table("incl", "Top regions by inclusive time"))
 
 
+IO_FILE_ROWS = 500  # files listed in the I/O section
+
+
+def io_section_html(exp, tree, total, index):
+    """The I/O section (SCOREP_IO_POSIX), or "" when the run recorded no I/O: totals, a
+    sortable table of files (from the trace) with the regions that did their I/O, and the
+    I/O functions and the regions that call them (rows select the function)."""
+    io = exp.scan.io() if exp.scan is not None else None
+    summary = io_summary(tree, io, top=None)
+    if summary is None:
+        return ""
+    t = summary["totals"]
+
+    def nbytes(n):
+        return format_bytes(n) if n else "-"
+
+    parts = ['<section id="io"><h2>I/O</h2><p>%s calls of %d I/O functions (POSIX and ISO C), '
+             '%s (%s of the run); %s read, %s written%s.</p>' % (
+                 format_count(t["calls"]), t["functions"], esc(format_seconds(t["time"])),
+                 "%.1f%%" % (100 * t["time"] / total) if total else "-",
+                 format_bytes(t["bytes_read"]), format_bytes(t["bytes_written"]),
+                 "; %d files" % t["files"] if "files" in t else "")]
+    notes = []
+    if t.get("failed"):
+        notes.append('<li class="warn">%s operation(s) failed (no bytes moved: a bad '
+                     'descriptor, a read from a write-only file, ...)</li>'
+                     % format_count(t["failed"]))
+    if t.get("unknown_calls"):
+        notes.append("<li>%s call(s) on descriptors the measurement does not know (sockets, "
+                     "pipes, descriptors closed twice or never opened) have no I/O events</li>"
+                     % format_count(t["unknown_calls"]))
+    if notes:
+        parts.append('<ul class="facts">%s</ul>' % "".join(notes))
+    files = summary["files"]
+    if files is None:
+        parts.append('<p class="missing">Per file: needs the trace (run with '
+                     'SCOREP_ENABLE_TRACING=true).</p>')
+    else:
+        rows = []
+        for f in files[:IO_FILE_ROWS]:
+            who = ", ".join("%s (%s)" % (esc(name), ", ".join(
+                x for x in ("%s read" % format_bytes(r) if r else "",
+                            "%s written" % format_bytes(w) if w else "") if x) or
+                "%d op%s" % (ops, "" if ops == 1 else "s"))
+                for name, r, w, ops in f["callers"])
+            cells = [
+                ('class="name" title="%s"' % esc(f["name"]), esc(f["name"]), f["name"]),
+                ('class="opt"', esc(", ".join(f["paradigms"])), ", ".join(f["paradigms"])),
+                ("", nbytes(f["bytes_read"]), f["bytes_read"]),
+                ("", nbytes(f["bytes_written"]), f["bytes_written"]),
+                ("", format_count(f["reads"]), f["reads"]),
+                ("", format_count(f["writes"]), f["writes"]),
+                ('class="opt"', format_count(f["flushes"]), f["flushes"]),
+                ('class="opt"', format_count(f["creates"]), f["creates"]),
+                ('class="opt"', format_count(f["seeks"]), f["seeks"]),
+                ("", format_count(f["failed"]) if f["failed"] else "-", f["failed"]),
+                ("", esc(format_seconds(f["time"])), f["time"]),
+                ('class="opt who"', who, who),
+            ]
+            rows.append("<tr>%s</tr>" % "".join(
+                '<td %s data-sort="%s">%s</td>' % (attr, esc(key), text)
+                for attr, text, key in cells))
+        head = [("file", 0, ""), ("I/O paradigms", 0, "opt"), ("read", 1, ""),
+                ("written", 1, ""), ("reads", 1, ""), ("writes", 1, ""), ("flushes", 1, "opt"),
+                ("opens", 1, "opt"), ("seeks", 1, "opt"), ("failed", 1, ""), ("time", 1, ""),
+                ("regions doing its I/O", 0, "opt")]
+        ths = "".join('<th data-numeric="%d"%s>%s</th>' % (
+            num, ' class="%s"' % cls if cls else "", esc(h)) for h, num, cls in head)
+        more = ""
+        if len(files) > IO_FILE_ROWS:
+            more = '<p class="hint">The %d files with the most bytes of %d.</p>' % (
+                IO_FILE_ROWS, len(files))
+        parts.append('<h3>Files</h3><p class="hint">Time: from each operation\'s begin to '
+                     'its end; the module files the interpreter imports are one row.</p>'
+                     '<div class="table-box"><table id="io-files" class="sortable"><thead>'
+                     '<tr>%s</tr></thead><tbody>%s</tbody></table></div>%s'
+                     % (ths, "\n".join(rows), more))
+
+    def table(title, rows, label):
+        body = []
+        for r in rows:
+            rid = index.of_tree.get(r["region"].id) if r["region"] is not None else None
+            body.append('<tr%s><td class="name">%s</td><td>%s</td><td>%s</td><td>%s</td>'
+                        '<td>%s</td></tr>' % (
+                            ' data-rid="%d"' % rid if rid is not None else "", esc(r["name"]),
+                            format_count(r["calls"]), esc(format_seconds(r["time"])),
+                            nbytes(r["bytes_read"]), nbytes(r["bytes_written"])))
+        return ('<div class="top"><h3>%s</h3><table class="plain"><thead><tr><th>%s</th>'
+                '<th>calls</th><th>time</th><th>read</th><th>written</th></tr></thead>'
+                '<tbody>%s</tbody></table></div>' % (esc(title), esc(label), "".join(body)))
+    parts.append('<div class="tops">%s%s</div>' % (
+        table("I/O functions", summary["functions"], "function"),
+        table("Regions calling them", summary["callers"], "region")))
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def page(title, body, data, mode):
     """The whole document. `mode` picks the entry point of report.js."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -388,7 +497,7 @@ def page(title, body, data, mode):
             "<script type=\"application/json\" id=\"report-data\">%s</script>\n"
             "<script>%s</script>\n</body></html>\n" % (
                 esc(title), css(), mode, body,
-                _script_safe(json.dumps(data, separators=(",", ":"), allow_nan=False)),
+                json_for_script(data),
                 _script_safe(js_assets())))
 
 
@@ -457,9 +566,10 @@ def has_mpi(exp, tree, mpi):
                     {n.region.id for n in tree.nodes}))
 
 
-def report_data(exp, top=15, embed_source=True):
+def report_data(exp, top=15, embed_source=True, layout="report",
+                source_limit=SOURCE_TOTAL_LIMIT):
     """(data, body HTML) of the report of an experiment whose scan (if it has a trace) was
-    made with the timeline options."""
+    made with the timeline options; `layout` is one of LAYOUTS."""
     tree = exp.tree
     total = tree.total_time()
     index = RegionIndex(tree)
@@ -468,6 +578,7 @@ def report_data(exp, top=15, embed_source=True):
     timeline = timeline_data(exp, index)
     mpi = mpi_data(exp, tree)
     show_mpi = has_mpi(exp, tree, mpi)
+    io_section = io_section_html(exp, tree, total, index)
     data = {
         "title": exp.program,
         "experiment": exp.path,
@@ -480,7 +591,7 @@ def report_data(exp, top=15, embed_source=True):
         "balance": balance,
         "mpi": mpi if show_mpi else None,
         "config": config_data(exp),
-        "sources": source_data(tree) if embed_source else {"files": [], "left_out": [],
+        "sources": source_data(tree, source_limit) if embed_source else {"files": [], "left_out": [],
                                                            "off": True},
         "lines": line_data(exp),
     }
@@ -490,33 +601,25 @@ def report_data(exp, top=15, embed_source=True):
             "the trace could not be read" if exp.trace_error else
             "this experiment has no trace (run with SCOREP_ENABLE_TRACING=true)"))
     generated = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    body = BODY % {
-        "program": esc(exp.program), "path": esc(exp.path), "ranks": len(tree.ranks),
+    body = body_html({
+        "title": "" if layout == "inline" else
+        "<h1>scorep report: %s</h1>" % esc(exp.program),
+        "path": esc(exp.path), "ranks": len(tree.ranks),
         "threads": len(tree.locations), "total": esc(format_seconds(total)),
         "calls": format_count(tree.total_visits()), "source": tree.source,
         "generated": generated, "facts": facts_html(exp),
         "tops": summary_html(tree, total, top, index),
         "table": region_table_html(tree, total, lb, index),
         "missing_timeline": missing_timeline,
-        "mpi_nav": '<a href="#mpi">MPI</a>' if show_mpi else "",
-        "mpi_section": '<section id="mpi"><h2>MPI</h2><div id="mpi-body"></div></section>'
-        if show_mpi else "",
-    }
+        "io_section": io_section,
+    }, layout, show_mpi, timeline is not None)
     return data, body
 
 
-BODY = """
-<header><h1>scorep report: %(program)s</h1>
-<p class="sub">%(path)s &middot; %(ranks)d process(es), %(threads)d thread(s) &middot;
-%(total)s of thread time &middot; %(calls)s calls &middot; call tree from the %(source)s
-&middot; written %(generated)s</p></header>
-<nav><a href="#summary">Summary</a><a href="#flame">Flame graph</a>
-<a href="#sandwich">Callers &amp; callees</a><a href="#regions">Regions</a>
-<a href="#timeline">Timeline</a><a href="#balance">Load balance</a>%(mpi_nav)s
-<a href="#source">Source</a><a href="#config">Configuration</a></nav>
-<main>
-<section id="summary"><h2>Summary</h2>%(facts)s%(tops)s</section>
-<section id="flame"><h2>Flame graph</h2>
+# The report's sections, each with its navigation label; a layout is an order of them.
+SECTIONS = {
+    "summary": ("Summary", """<section id="summary"><h2>Summary</h2>%(facts)s%(tops)s</section>"""),
+    "flame": ("Flame graph", """<section id="flame"><h2>Flame graph</h2>
 <div class="controls"><label><input type="checkbox" id="flame-icicle"> icicle</label>
 <label title="merge a function's recursive calls into its outermost call"><input
 type="checkbox" id="flame-fold"> fold recursion</label>
@@ -526,15 +629,15 @@ type="checkbox" id="flame-fold"> fold recursion</label>
 <span class="hint">click a frame: zoom in and show its callers and callees; width =
 inclusive time</span></div>
 <div id="flame-scope" class="scope" hidden></div>
-<div id="flame-details" class="details">&nbsp;</div><div id="flame-chart"></div></section>
-<section id="sandwich"><h2>Callers and callees</h2><div id="sandwich-body">
+<div id="flame-details" class="details">&nbsp;</div><div id="flame-chart"></div></section>"""),
+    "sandwich": ("Callers &amp; callees", """<section id="sandwich"><h2>Callers and callees</h2><div id="sandwich-body">
 <p class="hint">Select a function (click a row of a table, a frame of the flame graph or a
-call in the timeline) to see who calls it and what it calls.</p></div></section>
-<section id="regions"><h2>Regions</h2>
+call in the timeline) to see who calls it and what it calls.</p></div></section>"""),
+    "regions": ("Regions", """<section id="regions"><h2>Regions</h2>
 <div class="controls"><input id="region-filter" type="search" placeholder="filter regions...">
 <span class="hint">click a column to sort, a row to select the function</span></div>
-%(table)s</section>
-<section id="timeline"><h2>Timeline</h2>%(missing_timeline)s
+%(table)s</section>"""),
+    "timeline": ("Timeline", """<section id="timeline"><h2>Timeline</h2>%(missing_timeline)s
 <div class="controls" id="timeline-controls"><button id="tl-zoom-in" title="zoom in (W)">+</button>
 <button id="tl-zoom-out" title="zoom out (S)">&minus;</button><button id="tl-reset">reset</button>
 <button id="tl-expand">expand all</button><button id="tl-collapse">collapse all</button>
@@ -545,28 +648,59 @@ function &middot; double-click: zoom to it &middot; click a lane's name: fold it
 <div id="timeline-info" class="details">&nbsp;</div>
 <div id="timeline-box" tabindex="0"><canvas id="timeline-canvas"></canvas>
 <div id="timeline-spacer"></div></div>
-<div id="range-panel" hidden></div></section>
-<section id="balance"><h2>Load balance</h2><div id="balance-info"></div>
+<div id="range-panel" hidden></div></section>"""),
+    "balance": ("Load balance", """<section id="balance"><h2>Load balance</h2><div id="balance-info"></div>
 <div id="balance-box"><canvas id="balance-canvas"></canvas></div>
-<div id="balance-table"></div></section>
-%(mpi_section)s
-<section id="source"><h2>Source</h2><div id="source-body"><p class="hint">Select a function
-to see its source.</p></div></section>
-<section id="config"><h2>Configuration</h2><div id="config-body"></div></section>
-</main>"""
+<div id="balance-table"></div></section>"""),
+    "mpi": ("MPI", """<section id="mpi"><h2>MPI</h2><div id="mpi-body"></div></section>"""),
+    "io": ("I/O", """%(io_section)s"""),
+    "source": ("Source", """<section id="source"><h2>Source</h2><div id="source-body"><p class="hint">Select a function
+to see its source.</p></div></section>"""),
+    "config": ("Configuration", """<section id="config"><h2>Configuration</h2><div id="config-body"></div></section>"""),
+}
+# The standalone report; the compact one that notebooks show inline (scorep.jupyter) puts
+# what a cell's author looks at first on top: the flame graph, the top regions and, when
+# the cell was traced, its timeline.
+LAYOUTS = {
+    "report": ("summary", "flame", "sandwich", "regions", "timeline", "balance", "mpi", "io",
+               "source", "config"),
+    "inline": ("flame", "summary", "timeline", "sandwich", "regions", "balance", "mpi", "io",
+               "source", "config"),
+}
+
+HEADER = """
+<header>%(title)s<p class="sub">%(path)s &middot; %(ranks)d process(es), %(threads)d thread(s) &middot;
+%(total)s of thread time &middot; %(calls)s calls &middot; call tree from the %(source)s
+&middot; written %(generated)s</p></header>"""
 
 
-def render_page(exp, top=15, embed_source=True):
+def body_html(values, layout="report", show_mpi=False, has_timeline=True):
+    """The page body: header, navigation and the sections in the layout's order (MPI only
+    where there was MPI, I/O where I/O was recorded; inline, a cell without a trace has its
+    timeline note last)."""
+    order = [s for s in LAYOUTS[layout] if (s != "mpi" or show_mpi) and
+             (s != "io" or values.get("io_section"))]
+    if layout == "inline" and not has_timeline:
+        order = [s for s in order if s != "timeline"] + ["timeline"]
+    nav = "".join('<a href="#%s">%s</a>' % (s, SECTIONS[s][0]) for s in order)
+    sections = "\n".join(SECTIONS[s][1] for s in order)
+    return "%s\n<nav>%s</nav>\n<main>\n%s\n</main>" % (HEADER % values, nav,
+                                                        sections % values)
+
+
+def render_page(exp, top=15, embed_source=True, layout="report",
+                source_limit=SOURCE_TOTAL_LIMIT):
     """The whole self-contained report page of an experiment (readers.Experiment) as a
-    string; when the experiment has a trace, its scan should have been made with the
-    timeline options (see render_experiment)."""
-    data, body = report_data(exp, top, embed_source)
+    string, and its data; when the experiment has a trace, its scan should have been made
+    with the timeline options (see open_experiment)."""
+    data, body = report_data(exp, top, embed_source, layout, source_limit)
     return page("scorep report: %s" % exp.program, body, data, "report"), data
 
 
-def render_experiment(path, top=15, timeline_calls=250000, embed_source=True):
-    """The report page of an experiment directory, ready to display or write (what the
-    Jupyter kernel's inline results call)."""
+def open_experiment(path, timeline_calls=250000):
+    """An experiment directory read for the report: with a trace, scanned once with the
+    timeline options (the call tree comes from that scan when there is no profile). A trace
+    that cannot be read next to a profile is noted in the report, not an error."""
     from scorep.report.readers import Experiment
     exp = Experiment(path)
     if exp.has_trace:
@@ -577,7 +711,80 @@ def render_experiment(path, top=15, timeline_calls=250000, embed_source=True):
             if exp.tree_from_trace:
                 raise
             exp.trace_error = str(error)
-    return render_page(exp, top, embed_source)[0]
+    return exp
+
+
+def render_experiment(path, top=15, timeline_calls=250000, embed_source=True):
+    """The report page of an experiment directory, ready to display or write."""
+    return render_page(open_experiment(path, timeline_calls), top, embed_source)[0]
+
+
+# ---- embedding into another page (notebook outputs) ----------------------------------
+
+EMBED_HEIGHT = 640  # px of the frame the page is shown in; the reader can drag it taller
+
+_EMBED_SCRIPT = """(function () {
+  var id = %(id)s, root = null, s = document.currentScript;
+  if (s && s.parentNode && s.parentNode.id === id) root = s.parentNode;
+  if (!root) root = document.getElementById(id);
+  if (!root || root.getAttribute("data-scorep-live")) return;
+  root.setAttribute("data-scorep-live", "1");
+  var details = root.querySelector("details"), box = root.querySelector(".scorep-frame");
+  var page = null;
+  function text() {
+    if (page === null) page = JSON.parse(root.querySelector("script.scorep-page").textContent);
+    return page;
+  }
+  function build() {
+    if (box.firstChild) return;
+    var frame = document.createElement("iframe");
+    frame.setAttribute("title", %(title)s);
+    frame.style.cssText = "width:100%%;height:100%%;border:0;display:block;background:#fafafa";
+    frame.srcdoc = text();
+    box.appendChild(frame);
+    box.hidden = false;
+    var fallback = root.querySelector(".scorep-static");
+    if (fallback) fallback.hidden = true;
+    var save = root.querySelector("a.scorep-save");
+    if (save && window.Blob && window.URL && URL.createObjectURL) {
+      save.href = URL.createObjectURL(new Blob([text()], {type: "text/html"}));
+      save.hidden = false;
+    }
+  }
+  if (details.open) build();
+  details.addEventListener("toggle", function () { if (details.open) build(); });
+})();"""
+
+
+def embed(page_html, summary_html, extra_html="", static_html="", open_=False,
+          title="scorep report", file_name="scorep-report.html", height=EMBED_HEIGHT):
+    """A page of this module (render_page, the diff's render_html) as an HTML fragment for
+    another document, e.g. a notebook's output: a one-line summary that opens to the page,
+    shown in a frame of its own (so that its styles, ids and scripts meet nothing of the
+    document around it). Plain HTML and inline JavaScript, nothing fetched: it works
+    offline and in any renderer that runs an output's scripts (JupyterLab, Notebook,
+    VS Code). The frame is made when the summary is first opened, so a notebook full of
+    results stays quick to open; `static_html` is shown instead where scripts do not run
+    (e.g. an untrusted notebook). `extra_html` goes above the frame."""
+    import uuid
+    uid = "scorep-" + uuid.uuid4().hex
+    return (
+        '<div class="scorep-inline" id="%(id)s">'
+        '<details%(open)s><summary style="cursor:pointer">%(summary)s</summary>'
+        '<div style="margin:4px 0 0">%(extra)s'
+        '<div class="scorep-static">%(static)s</div>'
+        '<div class="scorep-frame" hidden style="height:%(height)dpx;min-height:200px;'
+        'resize:vertical;overflow:hidden;border:1px solid #d0d0d0;border-radius:4px"></div>'
+        '<a class="scorep-save" hidden download="%(file)s" '
+        'style="font-size:12px">save this report as a page</a></div></details>'
+        '<script type="application/json" class="scorep-page">%(page)s</script>'
+        '<script>%(script)s</script></div>' % {
+            "id": uid, "open": " open" if open_ else "", "summary": summary_html,
+            "extra": extra_html, "static": static_html, "height": height,
+            "file": esc(file_name),
+            "page": json_for_script(page_html),
+            "script": _EMBED_SCRIPT % {"id": json.dumps(uid), "title": json.dumps(title)},
+        })
 
 
 def write_report(exp, path, args):

@@ -7,7 +7,7 @@ import math
 from scorep._errors import ScorepError
 
 __all__ = ["ReportError", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
-           "disambiguate", "PARADIGMS", "ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
+           "disambiguate", "PARADIGMS", "ROLES", "IO_ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
            "format_bytes", "parse_duration", "parse_size", "format_duration_option"]
 
 
@@ -30,11 +30,19 @@ ROLES = {0: "unknown", 1: "function", 2: "wrapper", 3: "loop", 4: "code", 5: "pa
          30: "data transfer", 31: "artificial", 32: "thread create", 33: "thread wait",
          34: "task untied", 35: "allocate", 36: "deallocate", 37: "reallocate",
          38: "file io metadata"}
+# The roles of I/O calls, as the trace (OTF2) and the profile (CUBE, Score-P's spelling)
+# name them.
+IO_ROLES = ("file io", "file io metadata", "file_io", "file_io metadata")
 COLLECTIVE_OPS = {0: "barrier", 1: "bcast", 2: "gather", 3: "gatherv", 4: "scatter",
                   5: "scatterv", 6: "allgather", 7: "allgatherv", 8: "alltoall",
                   9: "alltoallv", 10: "alltoallw", 11: "allreduce", 12: "reduce",
                   13: "reduce_scatter", 14: "scan", 15: "exscan",
                   16: "reduce_scatter_block"}
+
+
+# Score-P's artificial regions: time while recording was off, pauses to flush trace
+# buffers, calls deeper than the call-path depth limit (profiles only).
+ARTIFICIAL_REGIONS = ("MEASUREMENT OFF", "TRACE BUFFER FLUSH", "COLLAPSE")
 
 
 class Region:
@@ -61,10 +69,21 @@ class Region:
         return self.file or ""
 
     @property
+    def is_program(self):
+        """Whether this is the program root (Score-P's program region: paradigm measurement,
+        role artificial, not one of the other artificial regions)."""
+        return (self.paradigm in ("measurement", "measurement_system") and
+                self.role == "artificial" and self.name not in ARTIFICIAL_REGIONS)
+
+    @property
     def kind(self):
-        """"mpi", "measurement" (the program root and the tool's own regions) or "code"."""
+        """"mpi", "io" (a POSIX or ISO C I/O call: paradigm io in the profile, role file
+        io in the trace), "measurement" (the program root and the tool's own regions) or
+        "code"."""
         if self.paradigm == "mpi":
             return "mpi"
+        if self.paradigm == "io" or self.role in IO_ROLES:
+            return "io"
         if self.paradigm in ("measurement", "measurement_system") or self.role == "artificial":
             return "measurement"
         return "code"
@@ -192,6 +211,9 @@ class CallTree:
         self.mins = mins
         self.maxs = maxs
         self.source = source
+        # {node id: (bytes read, bytes written)} of I/O calls, when the profile holds
+        # Score-P's io_bytes metrics (the trace gives bytes per file instead)
+        self.io_bytes = None
         self._excl = None
         # Only the regions that ran: a defined but unused twin changes no name.
         disambiguate(list({n.region.id: n.region for n in nodes}.values()))

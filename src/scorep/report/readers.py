@@ -81,7 +81,7 @@ def read_cfg(directory):
     return out
 
 
-_NOTE = re.compile(r"flush|drop|fold|lost|overhead|cost|warn|truncat|incomplete|fail",
+_NOTE = re.compile(r"flush|drop|fold|collapse|lost|overhead|cost|warn|truncat|incomplete|fail",
                    re.IGNORECASE)
 
 
@@ -152,6 +152,7 @@ class TraceScan:
         self.span_ns = defs["length_ns"]
         self._tree = None
         self._messages = None
+        self._io = None
 
     @property
     def events(self):
@@ -205,8 +206,7 @@ class TraceScan:
         measurement, role artificial), whose time is the whole run; the trace has that
         region but no events for it, only ProgramBegin/ProgramEnd. Adding the root makes
         both trees alike: the same total, the time outside any function visible."""
-        program = [r for r in self.regions
-                   if r.paradigm == "measurement" and r.role == "artificial"]
+        program = [r for r in self.regions if r.is_program]
         if len(program) != 1 or not nodes:
             return
         root = Node(len(nodes), None, program[0])
@@ -270,6 +270,30 @@ class TraceScan:
         }
         return self._messages
 
+    def io(self):
+        """The I/O the trace records (None when it has no I/O events): "targets" (one per
+        file, or per handle without a file such as a standard stream: kind, name,
+        paradigms, reads, writes, flushes, failed, bytes_read, bytes_written, ns, creates,
+        destroys, seeks, duplicates), "callers" ((target index, calling Region or None,
+        I/O function's Region or None, operations, bytes read, bytes written, ns)),
+        "calls" (calls of I/O functions) and "unknown_calls" (those without any I/O event:
+        a socket, a pipe, a descriptor closed twice or never opened)."""
+        if self._io is not None:
+            return self._io or None
+        raw = self.raw.io()
+        nregions = len(self.regions)
+
+        def region(ref):
+            return self.regions[ref] if ref is not None and ref < nregions else None
+        callers = [(t, region(r), region(f), ops, rd, wr, ns)
+                   for t, r, f, ops, rd, wr, ns in raw["callers"]]
+        self._io = {"targets": raw["targets"], "callers": callers, "calls": raw["calls"],
+                    "unknown_calls": raw["unknown_calls"]}
+        if not raw["targets"] and not raw["calls"]:
+            self._io = {}
+            return None
+        return self._io
+
     def histogram(self):
         """(calls, name bytes) as lists [depth][bucket]."""
         from scorep import _reader
@@ -284,7 +308,10 @@ class TraceScan:
 # ---- profile ------------------------------------------------------------------------
 
 def tree_from_profile(profile):
-    regions = [Region(r.id, r.name, r.file, r.begin_line, r.paradigm or "user",
+    # A region group is part of the CUBE paradigm ("user:__main__"); the reports use the
+    # paradigm alone.
+    regions = [Region(r.id, r.name, r.file, r.begin_line,
+                      (r.paradigm or "user").split(":", 1)[0],
                       r.role or "function", r.end_line) for r in profile.regions]
     ranks = [Rank(g.id, g.name, []) for g in profile.location_groups]
     locations = []
@@ -310,8 +337,18 @@ def tree_from_profile(profile):
     if "min_time" in names and "max_time" in names:
         mins = profile.values("min_time", inclusive=False)
         maxs = profile.values("max_time", inclusive=False)
-    return CallTree(regions, ranks, locations, nodes, visits, incl, mins, maxs,
+    tree = CallTree(regions, ranks, locations, nodes, visits, incl, mins, maxs,
                     source="profile")
+    # Score-P's I/O metrics (SCOREP_IO_POSIX): bytes per call path, summed over locations.
+    if "io_bytes_read" in names and "io_bytes_written" in names:
+        read = profile.values("io_bytes_read", inclusive=False)
+        written = profile.values("io_bytes_written", inclusive=False)
+        tree.io_bytes = {}
+        for c in profile.cnodes:
+            r, w = sum(read[c.id]), sum(written[c.id])
+            if r or w:
+                tree.io_bytes[c.id] = (r, w)
+    return tree
 
 
 # ---- the experiment -----------------------------------------------------------------
@@ -449,7 +486,7 @@ class Experiment:
         regions = self._tree.regions if self._tree is not None else \
             self.scan.regions if self.scan is not None else []
         for r in regions:
-            if r.kind == "measurement" and r.role == "artificial":
+            if r.is_program:
                 return r.name
         return os.path.basename(self.directory)
 
@@ -529,6 +566,16 @@ class Experiment:
             if bad or open_:
                 facts.append(("warn", "%d leave(s) without an enter and %d call(s) never "
                               "left (closed at the end of their thread)" % (bad, open_)))
+        if scan is None and self.profile is not None:
+            # Without a trace the profile's MEASUREMENT OFF call paths tell the same.
+            off = [c for c in self.profile.cnodes if c.region.name == "MEASUREMENT OFF"]
+            if off:
+                visits = self.profile.values("visits", inclusive=False)
+                incl = self.profile.values("time", inclusive=True)
+                facts.append(("info", "recording was switched off %d time(s) for %s in "
+                              "total (MEASUREMENT OFF in the profile)" % (
+                                  sum(sum(visits[c.id]) for c in off),
+                                  format_seconds(sum(sum(incl[c.id]) for c in off)))))
         tree = self._tree
         if tree is not None and len(tree.roots) == 1 and tree.roots[0].region.kind == "measurement":
             root = tree.roots[0]
@@ -539,11 +586,12 @@ class Experiment:
                               "interpreter start-up and shut-down, uninstrumented or filtered "
                               "code" % (format_seconds(outside), 100.0 * outside / total)))
         limit = self.depth_limit()
-        if self.profile is not None and limit:
-            deepest = max(profile_depths(self.profile), default=0)
-            if deepest >= limit:
-                facts.append(("warn", "call paths reach SCOREP_PROFILING_MAX_CALLPATH_DEPTH="
-                              "%d: deeper calls were folded into the deepest path" % limit))
+        if self.profile is not None:
+            collapsed = any(c.region.name == "COLLAPSE" for c in self.profile.cnodes)
+            if collapsed or (limit and max(profile_depths(self.profile), default=0) > limit):
+                facts.append(("warn", "call paths reach SCOREP_PROFILING_MAX_CALLPATH_DEPTH"
+                              "%s: deeper calls are summed up in COLLAPSE call paths" %
+                              ("=%d" % limit if limit else "")))
         for note in manifest_notes(self.manifest):
             facts.append(("warn", "MANIFEST.md: " + note))
         return facts

@@ -12,8 +12,8 @@ import shutil
 import sys
 import textwrap
 
-from scorep.report.analysis import load_balance, location_rows, top_regions
-from scorep.report.model import format_count, format_seconds
+from scorep.report.analysis import io_summary, load_balance, location_rows, top_regions
+from scorep.report.model import format_bytes, format_count, format_seconds
 
 __all__ = ["render", "terminal_width", "Style", "table_row", "wrap", "use_color"]
 
@@ -220,6 +220,76 @@ def _balance(tree, top, width, style):
     return lines
 
 
+def _bytes(n):
+    return format_bytes(n) if n else "-"
+
+
+def _io_table(rows, label, width, style):
+    head = "  %8s %8s %9s %9s" % ("calls", "time", "read", "written")
+    lines = [style.dim(head + "  " + label)]
+    for r in rows:
+        fixed = "  %8s %8s %9s %9s" % (format_count(r["calls"]), format_seconds(r["time"]),
+                                       _bytes(r["bytes_read"]), _bytes(r["bytes_written"]))
+        lines.extend(table_row(fixed, r["name"], width, None, style.name(r["name"])))
+    return lines
+
+
+def _io(exp, tree, total, top, width, style):
+    """The I/O section (SCOREP_IO_POSIX): totals, files (from the trace), I/O functions
+    and the regions that call them; [] when the run recorded no I/O."""
+    io = exp.scan.io() if exp.scan is not None else None
+    summary = io_summary(tree, io, top=min(top, 10))
+    if summary is None:
+        return []
+    t = summary["totals"]
+    out = [style.title("I/O (POSIX and ISO C calls)")]
+    text = "%s calls of %d I/O functions, %s (%s of the run); %s read, %s written" % (
+        format_count(t["calls"]), t["functions"], format_seconds(t["time"]),
+        _pct(t["time"], total), format_bytes(t["bytes_read"]), format_bytes(t["bytes_written"]))
+    if "files" in t:
+        text += "; %d file%s" % (t["files"], "" if t["files"] == 1 else "s")
+    out.extend(wrap(text, width))
+    if t.get("failed"):
+        out.extend(style.warn(line) for line in wrap(
+            "! %s operation(s) failed (no bytes moved: a bad descriptor, a read from a "
+            "write-only file, ...)" % format_count(t["failed"]), width, "  ", "    "))
+    if t.get("unknown_calls"):
+        out.extend(wrap("%s call(s) on descriptors the measurement does not know (sockets, "
+                        "pipes, descriptors closed twice or never opened) have no I/O events"
+                        % format_count(t["unknown_calls"]), width))
+    files = summary["files"]
+    if files is None:
+        out.extend(wrap("per file: needs the trace (SCOREP_ENABLE_TRACING=true)", width))
+    elif files:
+        out.append(style.dim("  %9s %9s %7s %8s  %s" % ("read", "written", "ops", "time",
+                                                          "file (regions doing its I/O)")))
+        for f in files:
+            name = f["name"] or "(a handle without a name)"
+            if f["failed"]:
+                name += " [%d failed]" % f["failed"]
+            fixed = "  %9s %9s %7s %8s" % (_bytes(f["bytes_read"]), _bytes(f["bytes_written"]),
+                                           format_count(f["operations"]),
+                                           format_seconds(f["time"]))
+            out.extend(table_row(fixed, name, width, None, style.name(name)))
+            who = []
+            for caller, r, w, ops in f["callers"][:3]:
+                moved = ", ".join(x for x in ("%s read" % format_bytes(r) if r else "",
+                                              "%s written" % format_bytes(w) if w else "") if x)
+                who.append("%s (%s)" % (caller, moved or "%d op%s" % (ops, "" if ops == 1 else "s")))
+            if len(f["callers"]) > 3:
+                who.append("%d more" % (len(f["callers"]) - 3))
+            if who:
+                out.extend(wrap(", ".join(who), width, "      ", "      "))
+        if t["file_rows"] > len(files):
+            out.extend(wrap("(%d of %d: the most bytes and those with failures; all of them: "
+                            "-o report.html)" % (len(files), t["file_rows"]), width))
+    out.append(style.dim("  I/O functions"))
+    out.extend(_io_table(summary["functions"], "function", width, style))
+    out.append(style.dim("  regions calling them"))
+    out.extend(_io_table(summary["callers"], "region", width, style))
+    return out
+
+
 def render(exp, top=15, width=None, color=False):
     """The report as text (ends with a newline); every line at most `width` columns
     (ANSI codes aside when `color`)."""
@@ -267,6 +337,11 @@ def render(exp, top=15, width=None, color=False):
 
     if len(tree.ranks) > 1:
         out.extend(_balance(tree, top, width, style))
+        out.append("")
+
+    io_lines = _io(exp, tree, total, top, width, style)
+    if io_lines:
+        out.extend(io_lines)
         out.append("")
 
     if exp.scan is not None:

@@ -18,9 +18,10 @@ Measured by tracing known programs (SCOREP_ENABLE_TRACING=true) and comparing
   is its string id): ``parameter_int("i", 0)`` 14 bytes, value 1000 16, -1 22,
   ``parameter_uint(70000)`` 17, ``parameter_string`` 15; a loop setting five parameters grew the
   file by exactly the predicted 10 867 bytes per 100 iterations;
-- ProgramBegin: 9 + 2 + name id + argc + one id per argument (17 bytes for one argument),
-  ProgramEnd: 9 + 2 + exit status (12 bytes for 0). The profile does not know argc; one argument
-  (the script) is assumed;
+- ProgramBegin: 9 + 2 + name id + argc + one id per argument, plus its attribute list
+  with the process id (6 bytes + the pid compressed: 9 bytes for pids below 65536, which is
+  assumed), ProgramEnd: 9 + 2 + exit status (12 bytes for 0). argc is the program root's
+  ``Score-P::ProgramArguments::numberOfArguments`` (the program's own arguments, argv[1:]);
 - per location file: a chunk header of 18 bytes and 2 closing bytes (20 bytes), plus about 30
   bytes per further 256 KiB chunk (its header, an end marker, the unused tail: measured 61
   bytes more for 3 chunks than 24 n predicts, 257 more for 10). These framing bytes are
@@ -35,6 +36,19 @@ Measured by tracing known programs (SCOREP_ENABLE_TRACING=true) and comparing
   ``MEASUREMENT OFF`` visit (two MeasurementOnOff records, 12 bytes each) and a
   ``TRACE BUFFER FLUSH`` visit (one BufferFlush record, 19 bytes); other non-root regions of
   paradigm measurement write no events. Regions dropped by a rewind are counted;
+- I/O calls (regions of paradigm io, with SCOREP_IO_POSIX=true): besides enter and leave the
+  I/O events our wrappers write for a call on a handle the measurement knows (a file, not
+  a socket or a pipe; the profile cannot tell them apart, so every visit is counted with
+  its events), computed from the OTF2 encoding and checked against traces
+  (tests/test_io.py): IoCreateHandle 15 + handle id bytes (open, creat, fdopen; fopen
+  creates the stream's and its descriptor's), IoDestroyHandle 11 + handle (close; fclose:
+  two), IoSeek 14 + handle for an offset of 0 (lseek, fseek), IoOperationBegin and
+  IoOperationComplete 14 and 12 + handle + twice the size of the bytes moved (read,
+  write, their p/v variants, fread, fwrite; the bytes per visit are the call path's
+  io_bytes_read + io_bytes_written over its visits) and with unknown bytes for flushes
+  (fsync, fdatasync, fflush), IoDuplicateHandle 13 + two handles (dup, dup2, dup3). Handle
+  ids are estimated from the number of handles the profile's calls create (plus the ten
+  or so open at the start);
 - with -c N (hardware counters, which our measurement does not record): per enter and per
   leave one OTF2 Metric record with N values, of the size ``otf2-estimator`` gives (it shares
   the event's timestamp); the memory hint does not include them.
@@ -82,6 +96,7 @@ TIMESTAMP_BYTES = 9
 EVT_FILE_BYTES = 20          # chunk header (18) and the closing bytes (2) of one .evt file
 EVT_EXTRA_CHUNK_BYTES = 30   # header, end marker and unused tail of every further chunk
 MEASUREMENT_ON_OFF_BYTES = TIMESTAMP_BYTES + 3   # type, length, mode
+PROCESS_ID_ATTRIBUTE_BYTES = 6 + 3               # ProgramBegin's attribute list, pid < 65536
 BUFFER_FLUSH_BYTES = TIMESTAMP_BYTES + 10        # type, length, the 8-byte stop time
 
 # Raw records per event (trace.h: a record with a 64-bit value takes a payload record).
@@ -91,6 +106,21 @@ RECORDS_PROGRAM = 3          # ProgramBegin 1, ProgramEnd 2
 RECORDS_MEASUREMENT_ON_OFF = 2
 RECORDS_BUFFER_FLUSH = 2
 _COLLECTIVE_ROLES = ("barrier", "one2all", "all2one", "all2all", "other collective")
+
+
+# I/O regions (paradigm io) by the events a visit writes (adapters/io/posix.c, isoc.c).
+IO_CREATES = {"open": 1, "open64": 1, "openat": 1, "openat64": 1, "creat": 1, "creat64": 1,
+              "fdopen": 1, "fopen": 2, "fopen64": 2}
+IO_DESTROYS = {"close": 1, "fclose": 2}
+IO_SEEKS = {"lseek", "lseek64", "fseek", "fseeko", "fseeko64"}
+IO_TRANSFERS = {"read", "write", "pread", "pread64", "pwrite", "pwrite64", "readv", "writev",
+                "preadv", "preadv64", "pwritev", "pwritev64", "fread", "fwrite"}
+IO_FLUSHES = {"fsync", "fdatasync", "fflush"}
+IO_DUPLICATES = {"dup", "dup2", "dup3"}
+IO_PRECREATED_HANDLES = 10   # standard streams and inherited descriptors, roughly
+# Raw records (trace.h): create 2, destroy 1, seek 3, begin 2, complete 2, duplicate 2.
+RECORDS_IO_CREATE, RECORDS_IO_DESTROY, RECORDS_IO_SEEK = 2, 1, 3
+RECORDS_IO_OPERATION, RECORDS_IO_DUPLICATE = 4, 2
 
 
 def compressed_size(value):
@@ -142,19 +172,21 @@ class MeasuredModel:
         self.parameter_id_bytes = compressed_size(max(1, len(keys)))
         # Region names, canonical names and files come first among the strings.
         self.string_id_bytes = compressed_size(2 * len(profile.regions) + len(keys) + len(strings))
-        argc = 1
-        for key in ("Score-P::ProgramArguments::numberOfArguments",
-                    "scorep::program_argument_count"):
-            if key in profile.attrs:
-                try:
-                    argc = int(profile.attrs[key])
-                except ValueError:
-                    pass
-        begin = TIMESTAMP_BYTES + 2 + compressed_size(1) + compressed_size(argc) + \
-            argc * self.string_id_bytes
+        argc = 0
+        for attrs in [root.region.attrs for root in profile.roots] + [profile.attrs]:
+            for key in ("Score-P::ProgramArguments::numberOfArguments",
+                        "scorep::program_argument_count"):
+                if key in attrs:
+                    try:
+                        argc = max(argc, int(attrs[key]))
+                    except ValueError:
+                        pass
+        begin = TIMESTAMP_BYTES + 2 + self.string_id_bytes + compressed_size(argc) + \
+            argc * self.string_id_bytes + PROCESS_ID_ATTRIBUTE_BYTES
         end = TIMESTAMP_BYTES + 2 + compressed_size(0)
         self.program_bytes = begin + end
         self.nprocs = max(1, len(profile.location_groups))
+        self._io_setup(est)
         self.metric_bytes = 0
         if est.dense:
             from scorep.score.scorep_rules import otf2_event_sizes
@@ -184,6 +216,10 @@ class MeasuredModel:
             else:
                 per_visit, records = self._region_bytes(region)
                 counts_visits = True
+                if (region.paradigm or "").lower() == "io":
+                    extra, extra_records = self._io_bytes(region, cnode, est)
+                    per_visit += extra
+                    records += extra_records
             cvisits = est.visit_values[cnode.id]
             ctime = est.time_values[cnode.id]
             for i in range(nloc):
@@ -205,6 +241,53 @@ class MeasuredModel:
                     chunks = -(-(events + EVT_FILE_BYTES) // self.chunk_bytes)
                     framing = EVT_FILE_BYTES + EVT_EXTRA_CHUNK_BYTES * (chunks - 1)
                     est.add(root_row.type, root_row, i, framing, 0, 0, 0.0)
+
+    def _io_setup(self, est):
+        """What the I/O model needs from the profile: bytes moved per call path and the
+        size of a handle id."""
+        profile = est.profile
+        self.io_values = []
+        for name in ("io_bytes_read", "io_bytes_written"):
+            try:
+                self.io_values.append(profile.values(name, inclusive=False))
+            except KeyError:
+                pass
+        handles = IO_PRECREATED_HANDLES
+        for cnode in profile.cnodes:
+            region = cnode.region
+            if (region.paradigm or "").lower() == "io":
+                created = IO_CREATES.get(region.name, 0) + \
+                    (1 if region.name in IO_DUPLICATES else 0)
+                if created:
+                    handles += created * int(sum(est.visit_values[cnode.id]))
+        self.handle_bytes = compressed_size(handles)
+
+    def _io_bytes(self, region, cnode, est):
+        """Bytes and raw records of one visit's I/O events (beyond enter and leave)."""
+        name = region.name
+        h = self.handle_bytes
+        if name in IO_CREATES:
+            return IO_CREATES[name] * (TIMESTAMP_BYTES + 6 + h), \
+                IO_CREATES[name] * RECORDS_IO_CREATE
+        if name in IO_DESTROYS:
+            return IO_DESTROYS[name] * (TIMESTAMP_BYTES + 2 + h), \
+                IO_DESTROYS[name] * RECORDS_IO_DESTROY
+        if name in IO_SEEKS:
+            return TIMESTAMP_BYTES + 5 + h, RECORDS_IO_SEEK
+        if name in IO_DUPLICATES:
+            return TIMESTAMP_BYTES + 4 + 2 * h, RECORDS_IO_DUPLICATE
+        if name in IO_TRANSFERS or name in IO_FLUSHES:
+            if name in IO_FLUSHES:
+                value = compressed_size(2**64 - 1)
+            else:
+                visits = sum(est.visit_values[cnode.id])
+                moved = sum(sum(values[cnode.id]) for values in self.io_values)
+                value = compressed_size(int(round(moved / visits)) if visits else 0)
+            # begin: type, length, handle, mode, flags, bytes, matching id 1 (2 bytes);
+            # complete: type, length, handle, bytes, matching id
+            return (2 * TIMESTAMP_BYTES + 6 + h + value + 6 + h + value - 2), \
+                RECORDS_IO_OPERATION
+        return 0, 0
 
     def _parameter_bytes(self, parameter):
         kind, _key, value = parameter

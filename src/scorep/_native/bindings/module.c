@@ -74,10 +74,11 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "program_name", "program_args", "machine_name", "node_name",
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
-                               "line_patterns", "mpi_groups", "spawn_args", "spawned", NULL};
+                               "line_patterns", "mpi_groups", "spawn_args", "spawned",
+                               "io_posix", "program_path", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
-    int mpi = 0, overwrite = 1;
+    int mpi = 0, overwrite = 1, io_posix = 0;
     double mpi_timeout = 60.0;
     unsigned long long total_memory = SP_DEFAULT_TOTAL_MEMORY;
     const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
@@ -87,7 +88,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *program_args = NULL;
     PyObject *line_patterns = NULL, *spawn_args = NULL;
     int spawned = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOp", keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppz", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
@@ -95,7 +96,8 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
                                      &thread_name, &do_register, &config.filter_file, &mpi,
                                      &overwrite, &mpi_timeout, &line_patterns,
-                                     &config.mpi_groups, &spawn_args, &spawned))
+                                     &config.mpi_groups, &spawn_args, &spawned, &io_posix,
+                                     &config.program_path))
         return NULL;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
     if ((int)kind < 0) {
@@ -120,6 +122,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     config.overwrite = overwrite;
     config.mpi_timeout = mpi_timeout;
     config.spawned = spawned;
+    config.io_posix = io_posix;
     if (!config.program_name)
         config.program_name = "python";
 
@@ -325,6 +328,24 @@ static PyObject *py_thread_ended(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     sp_measurement_thread_ended();
+    Py_RETURN_NONE;
+}
+
+/* The tool's own work on this thread (its verbose output, its files): nothing it does in
+ * between is recorded. */
+static PyObject *py_quiet_begin(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_measurement_quiet_begin();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_quiet_end(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_measurement_quiet_end();
     Py_RETURN_NONE;
 }
 
@@ -691,6 +712,9 @@ static PyMethodDef methods[] = {
     {"registered", py_registered, METH_NOARGS, "Whether automatic instrumentation is on."},
     {"thread_begin", py_thread_begin, METH_O, "Measure the calling thread, named as given."},
     {"thread_rename", py_thread_rename, METH_O, "Rename the calling thread's location."},
+    {"quiet_begin", py_quiet_begin, METH_NOARGS,
+     "The tool's own work on this thread begins: nothing is recorded until quiet_end()."},
+    {"quiet_end", py_quiet_end, METH_NOARGS, "The tool's own work on this thread ends."},
     {"set_abort_callback", py_set_abort_callback, METH_O,
      "A callable run after MPI_Abort made the core write this rank's results."},
     {"thread_ended", py_thread_ended, METH_NOARGS,

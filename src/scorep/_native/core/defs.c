@@ -13,7 +13,8 @@ int sp_defs_init(sp_defs *defs)
     if (sp_strings_init(&defs->strings) != 0 || sp_u64map_init(&defs->region_by_name, 64) != 0 ||
         sp_u64map_init(&defs->parameter_by_name, 16) != 0 ||
         sp_u64map_init(&defs->comm_by_key, 16) != 0 ||
-        sp_u64map_init(&defs->win_by_key, 16) != 0) {
+        sp_u64map_init(&defs->win_by_key, 16) != 0 ||
+        sp_u64map_init(&defs->io_file_by_name, 16) != 0) {
         sp_defs_free(defs);
         return -1;
     }
@@ -32,6 +33,14 @@ void sp_defs_free(sp_defs *defs)
     sp_u64map_free(&defs->parameter_by_name);
     sp_u64map_free(&defs->comm_by_key);
     sp_u64map_free(&defs->win_by_key);
+    sp_u64map_free(&defs->io_file_by_name);
+    free(defs->io_files);
+    free(defs->io_handles);
+    defs->io_files = NULL;
+    defs->io_handles = NULL;
+    defs->io_file_count = defs->io_file_capacity = 0;
+    defs->io_handle_count = defs->io_handle_capacity = 0;
+    defs->io_paradigms_used = 0;
     for (uint32_t i = 0; i < defs->comm_count; i++) {
         free(defs->comms[i].members);
         free(defs->comms[i].remote);
@@ -81,6 +90,7 @@ static uint32_t add_region_locked(sp_defs *defs, const char *name, const char *c
         .role = (uint8_t)role,
         .kind = (uint8_t)kind,
         .excluded = 0,
+        .group = 0,
     };
     if (r.name == SP_NO_ID || r.canonical == SP_NO_ID || r.file == SP_NO_ID)
         return SP_NO_ID;
@@ -118,10 +128,10 @@ uint32_t sp_defs_find_named_region(sp_defs *defs, const char *name, sp_region_ki
     return id;
 }
 
-uint32_t sp_defs_named_region_filtered(sp_defs *defs, const char *name, const char *file,
-                                       int32_t begin_line, sp_paradigm paradigm, sp_role role,
-                                       sp_region_kind kind, const struct sp_filter *filter,
-                                       bool *excluded)
+uint32_t sp_defs_named_region_grouped(sp_defs *defs, const char *name, const char *file,
+                                      int32_t begin_line, sp_paradigm paradigm, sp_role role,
+                                      sp_region_kind kind, const struct sp_filter *filter,
+                                      bool *excluded, const char *group)
 {
     pthread_mutex_lock(&defs->lock);
     uint32_t id = SP_NO_ID;
@@ -129,18 +139,29 @@ uint32_t sp_defs_named_region_filtered(sp_defs *defs, const char *name, const ch
     if (name_id != SP_NO_ID) {
         id = sp_u64map_get(&defs->region_by_name, named_key(name_id, kind));
         if (id == SP_NO_ID) {
-            id = add_region_locked(defs, name, name, file, begin_line, begin_line, paradigm,
-                                   role, kind);
+            id = add_region_locked(defs, name, name, file, begin_line, -1, paradigm, role, kind);
             if (id != SP_NO_ID &&
                 sp_u64map_put(&defs->region_by_name, named_key(name_id, kind), id) != 0)
                 id = SP_NO_ID;
-            if (id != SP_NO_ID)
+            if (id != SP_NO_ID) {
                 defs->regions[id].excluded = sp_filter_excludes(filter, name, name, file);
+                uint32_t group_id = group ? sp_strings_intern(&defs->strings, group) : 0;
+                defs->regions[id].group = group_id == SP_NO_ID ? 0 : group_id;
+            }
         }
     }
     *excluded = id != SP_NO_ID && defs->regions[id].excluded;
     pthread_mutex_unlock(&defs->lock);
     return id;
+}
+
+uint32_t sp_defs_named_region_filtered(sp_defs *defs, const char *name, const char *file,
+                                       int32_t begin_line, sp_paradigm paradigm, sp_role role,
+                                       sp_region_kind kind, const struct sp_filter *filter,
+                                       bool *excluded)
+{
+    return sp_defs_named_region_grouped(defs, name, file, begin_line, paradigm, role, kind,
+                                        filter, excluded, NULL);
 }
 
 uint32_t sp_defs_named_region(sp_defs *defs, const char *name, const char *file,
@@ -150,6 +171,21 @@ uint32_t sp_defs_named_region(sp_defs *defs, const char *name, const char *file,
     bool excluded;
     return sp_defs_named_region_filtered(defs, name, file, begin_line, paradigm, role, kind,
                                          NULL, &excluded);
+}
+
+int sp_defs_set_group(sp_defs *defs, uint32_t region, const char *group)
+{
+    pthread_mutex_lock(&defs->lock);
+    int status = -1;
+    if (region < defs->region_count) {
+        uint32_t id = sp_strings_intern(&defs->strings, group ? group : "");
+        if (id != SP_NO_ID) {
+            defs->regions[region].group = id;
+            status = 0;
+        }
+    }
+    pthread_mutex_unlock(&defs->lock);
+    return status;
 }
 
 uint32_t sp_defs_parameter(sp_defs *defs, const char *name, sp_param_type type)
@@ -282,6 +318,41 @@ out:
     return id;
 }
 
+/* ---- I/O --------------------------------------------------------------------------------- */
+
+const sp_io_paradigm_info sp_io_paradigms[SP_IO_PARADIGM_COUNT] = {
+    [SP_IO_PARADIGM_POSIX] = {"POSIX", "POSIX I/O", false, true},
+    [SP_IO_PARADIGM_ISOC] = {"ISOC", "ISO C I/O", false, false},
+    [SP_IO_PARADIGM_MPI] = {"MPI-IO", "MPI I/O", true, false},
+};
+
+uint32_t sp_defs_io_file(sp_defs *defs, const char *path)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = SP_NO_ID;
+    uint32_t name = sp_strings_intern(&defs->strings, path ? path : "");
+    if (name == SP_NO_ID)
+        goto out;
+    id = sp_u64map_get(&defs->io_file_by_name, name);
+    if (id != SP_NO_ID)
+        goto out;
+    if (defs->io_file_count == defs->io_file_capacity) {
+        uint32_t cap = defs->io_file_capacity ? defs->io_file_capacity * 2 : 16;
+        sp_io_file *files = realloc(defs->io_files, cap * sizeof *files);
+        if (!files)
+            goto out;
+        defs->io_files = files;
+        defs->io_file_capacity = cap;
+    }
+    if (sp_u64map_put(&defs->io_file_by_name, name, defs->io_file_count) != 0)
+        goto out;
+    defs->io_files[defs->io_file_count] = (sp_io_file){.name = name};
+    id = defs->io_file_count++;
+out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
 void sp_defs_rma_win_set_name(sp_defs *defs, uint32_t win, const char *name)
 {
     pthread_mutex_lock(&defs->lock);
@@ -290,5 +361,37 @@ void sp_defs_rma_win_set_name(sp_defs *defs, uint32_t win, const char *name)
         if (id != SP_NO_ID)
             defs->wins[win].name = id;
     }
+    pthread_mutex_unlock(&defs->lock);
+}
+
+uint32_t sp_defs_io_handle(sp_defs *defs, const sp_io_handle *handle, const char *name)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = SP_NO_ID;
+    uint32_t name_id = sp_strings_intern(&defs->strings, name ? name : "");
+    if (name_id == SP_NO_ID || handle->paradigm >= SP_IO_PARADIGM_COUNT)
+        goto out;
+    if (defs->io_handle_count == defs->io_handle_capacity) {
+        uint32_t cap = defs->io_handle_capacity ? defs->io_handle_capacity * 2 : 64;
+        sp_io_handle *handles = realloc(defs->io_handles, cap * sizeof *handles);
+        if (!handles)
+            goto out;
+        defs->io_handles = handles;
+        defs->io_handle_capacity = cap;
+    }
+    id = defs->io_handle_count++;
+    defs->io_handles[id] = *handle;
+    defs->io_handles[id].name = name_id;
+    defs->io_paradigms_used |= 1u << handle->paradigm;
+out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+void sp_defs_io_handle_set_file(sp_defs *defs, uint32_t handle, uint32_t file)
+{
+    pthread_mutex_lock(&defs->lock);
+    if (handle < defs->io_handle_count)
+        defs->io_handles[handle].file = file;
     pthread_mutex_unlock(&defs->lock);
 }

@@ -11,23 +11,55 @@
  * recording is on. */
 static inline bool stamp(sp_location *loc, uint64_t *time);
 
+static inline sp_frame *top_frame(sp_location *loc)
+{
+    return loc->depth ? &loc->stack[loc->depth - 1] : NULL;
+}
+
+/* Frames open and recorded when recording goes off are marked: leaving one of them while
+ * still off moves the time off to its caller (see leave_frame). */
+static void mark_frames_holding_off(sp_location *loc, bool off)
+{
+    for (uint32_t i = 0; i < loc->depth; i++) {
+        if (!off)
+            loc->stack[i].flags &= ~SP_FRAME_HOLDS_OFF;
+        else if (loc->stack[i].flags & SP_FRAME_RECORDED)
+            loc->stack[i].flags |= SP_FRAME_HOLDS_OFF;
+    }
+}
+
+static void recording_changed(sp_location *loc, uint64_t at, bool on)
+{
+    loc->recording = on;
+    loc->last_time = at;
+    mark_frames_holding_off(loc, !on);
+    sp_substrates_recording_changed(loc, top_frame(loc), at, on);
+}
+
+static void settle_pending(sp_location *loc)
+{
+    /* Cleared first: settling may itself cause a pause, which waits for the next event. */
+    loc->substrate_pending = false;
+    sp_substrates_settle(loc, top_frame(loc));
+}
+
 static inline void sync_recording(sp_location *loc, uint64_t time)
 {
     uint32_t epoch = atomic_load_explicit(&sp_meas.recording_epoch, memory_order_relaxed);
     if (epoch == loc->recording_epoch)
         return;
     loc->recording_epoch = epoch;
+    if (loc->substrate_pending)
+        settle_pending(loc);
     bool on = atomic_load_explicit(&sp_meas.recording, memory_order_relaxed);
     if (on == loc->recording)
         return;
-    loc->recording = on;
     uint64_t at = atomic_load_explicit(&sp_meas.recording_changed_at, memory_order_relaxed);
     if (at < loc->last_time)
         at = loc->last_time;
     if (at > time)
         at = time;
-    loc->last_time = at;
-    sp_substrates_measurement_on_off(loc, at, on);
+    recording_changed(loc, at, on);
 }
 
 static inline bool stamp(sp_location *loc, uint64_t *time)
@@ -39,9 +71,12 @@ static inline bool stamp(sp_location *loc, uint64_t *time)
     return loc->recording;
 }
 
-static inline sp_frame *top_frame(sp_location *loc)
+void sp_location_paused(sp_location *loc, uint64_t begin, uint64_t end)
 {
-    return loc->depth ? &loc->stack[loc->depth - 1] : NULL;
+    sp_substrates_paused(loc, begin, end);
+    loc->substrate_pending = true;
+    loc->recording_epoch =
+        ~atomic_load_explicit(&sp_meas.recording_epoch, memory_order_relaxed);
 }
 
 void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
@@ -66,10 +101,16 @@ void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
     sp_substrates_enter(loc, frame, parent, time);
 }
 
+/* The frame is already off the stack (loc->depth no longer counts it): during its leave the
+ * top frame is its caller, which is where a pause caused by the leave belongs. */
 static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t time)
 {
-    if (frame->flags & SP_FRAME_RECORDED)
-        sp_substrates_leave(loc, frame, time);
+    uint32_t flags = frame->flags;
+    if (!(flags & SP_FRAME_RECORDED))
+        return;
+    sp_substrates_leave(loc, frame, time);
+    if (__builtin_expect(flags & SP_FRAME_HOLDS_OFF, 0) && !loc->recording)
+        sp_substrates_left_while_off(loc, top_frame(loc), time);
 }
 
 bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time)
@@ -94,18 +135,24 @@ bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time)
         }
     }
     stamp(loc, &time);
-    for (uint32_t i = depth; i-- > target;)
-        leave_frame(loc, &loc->stack[i], time);
-    loc->depth = target;
+    while (loc->depth > target) {
+        loc->depth--;
+        leave_frame(loc, &loc->stack[loc->depth], time);
+    }
     return true;
 }
 
 void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status)
 {
     stamp(loc, &time);
-    for (uint32_t i = loc->depth; i-- > 0;)
-        leave_frame(loc, &loc->stack[i], time);
-    loc->depth = 0;
+    /* Recording is switched on again before the end, as Score-P does before it finalizes:
+     * the time off ends here. */
+    if (!loc->recording)
+        recording_changed(loc, time, true);
+    while (loc->depth > 0) {
+        loc->depth--;
+        leave_frame(loc, &loc->stack[loc->depth], time);
+    }
     if (loc->is_main)
         sp_substrates_program_end(loc, time, exit_status);
 }
@@ -191,6 +238,7 @@ void sp_rewind_begin(sp_location *loc, uint32_t region, uint64_t time)
         point->region = region;
         point->depth = loc->depth;
         point->time = time;
+        point->mpi_events = loc->mpi_events;
         point->marked = sp_substrates_mark(loc, &point->mark);
     }
     sp_enter(loc, region, SP_KEY_NAMED | region, time);
@@ -213,10 +261,13 @@ bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t tim
         return sp_leave(loc, SP_KEY_NAMED | region, time);
     /* The substrates that can forgot every event since the rewind point; the frames opened
      * since then are closed in the others (which cannot take visits back). */
-    for (uint32_t i = loc->depth; i-- > depth;)
-        if (loc->stack[i].flags & SP_FRAME_RECORDED)
-            sp_substrates_leave_rewound(loc, &loc->stack[i], time);
-    loc->depth = depth;
+    while (loc->depth > depth) {
+        loc->depth--;
+        if (loc->stack[loc->depth].flags & SP_FRAME_RECORDED)
+            sp_substrates_leave_rewound(loc, &loc->stack[loc->depth], time);
+    }
+    if (loc->mpi_events != point.mpi_events)
+        atomic_store_explicit(&sp_meas.mpi_events_unrecorded, true, memory_order_relaxed);
     sp_substrates_measurement_on_off(loc, point.time, false);
     sp_substrates_measurement_on_off(loc, time, true);
     return true;
@@ -226,8 +277,12 @@ bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t tim
 
 static void record_mpi(sp_location *loc, uint64_t time, const sp_mpi_event *e)
 {
-    if (stamp(loc, &time))
+    if (stamp(loc, &time)) {
+        loc->mpi_events++;
         sp_substrates_mpi(loc, top_frame(loc), e, time);
+    } else {
+        atomic_store_explicit(&sp_meas.mpi_events_unrecorded, true, memory_order_relaxed);
+    }
 }
 
 void sp_mpi_send(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
@@ -400,6 +455,66 @@ void sp_rma_op(sp_location *loc, uint64_t time, sp_mpi_event_kind kind, uint32_t
                uint64_t matching)
 {
     record_mpi(loc, time, &(sp_mpi_event){.kind = kind, .comm = win, .request = matching});
+}
+
+/* ---- I/O ------------------------------------------------------------------------------- */
+
+static void record_io(sp_location *loc, uint64_t time, const sp_io_event *e)
+{
+    if (stamp(loc, &time))
+        sp_substrates_io(loc, top_frame(loc), e, time);
+}
+
+void sp_io_create_handle(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                         uint32_t handle, sp_io_access_mode mode, uint32_t creation_flags,
+                         uint32_t status_flags)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_CREATE_HANDLE, .paradigm = paradigm,
+                                        .handle = handle, .mode = (uint8_t)mode,
+                                        .flags = creation_flags,
+                                        .status_flags = status_flags});
+}
+
+void sp_io_destroy_handle(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                          uint32_t handle)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_DESTROY_HANDLE, .paradigm = paradigm,
+                                        .handle = handle});
+}
+
+void sp_io_duplicate_handle(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                            uint32_t old_handle, uint32_t new_handle, uint32_t status_flags)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_DUPLICATE_HANDLE, .paradigm = paradigm,
+                                        .handle = old_handle, .new_handle = new_handle,
+                                        .status_flags = status_flags});
+}
+
+void sp_io_seek(sp_location *loc, uint64_t time, sp_io_paradigm paradigm, uint32_t handle,
+                int64_t offset, sp_io_seek_whence whence, uint64_t offset_result)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_SEEK, .paradigm = paradigm,
+                                        .handle = handle, .flags = whence, .offset = offset,
+                                        .offset_result = offset_result});
+}
+
+void sp_io_operation_begin(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                           uint32_t handle, sp_io_mode mode, uint32_t operation_flags,
+                           uint64_t bytes_request, uint64_t matching_id)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_OPERATION_BEGIN, .paradigm = paradigm,
+                                        .handle = handle, .mode = (uint8_t)mode,
+                                        .flags = operation_flags, .bytes = bytes_request,
+                                        .matching_id = matching_id});
+}
+
+void sp_io_operation_complete(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                              uint32_t handle, sp_io_mode mode, uint64_t bytes_result,
+                              uint64_t matching_id)
+{
+    record_io(loc, time, &(sp_io_event){.kind = SP_IO_OPERATION_COMPLETE, .paradigm = paradigm,
+                                        .handle = handle, .mode = (uint8_t)mode,
+                                        .bytes = bytes_result, .matching_id = matching_id});
 }
 
 /* ---- sections of threads that record without the GIL ------------------------------- */

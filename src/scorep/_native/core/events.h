@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/defs.h"
 #include "core/location.h"
 
 /* A parameter's value as recorded: `value` holds an int64, the bits of a uint64 or a
@@ -184,6 +185,53 @@ void sp_rma_atomic(sp_location *loc, uint64_t time, uint32_t win, uint32_t targe
 /* kind: one of SP_RMA_OP_COMPLETE_BLOCKING .. SP_RMA_OP_COMPLETE_REMOTE */
 void sp_rma_op(sp_location *loc, uint64_t time, sp_mpi_event_kind kind, uint32_t win,
                uint64_t matching);
+
+/* ---- I/O ------------------------------------------------------------------------------- */
+
+/* One I/O event as the substrates receive it. Every event names its paradigm, so that the
+ * same records serve POSIX, ISO C and MPI-IO (Score-P's IoCreateHandle, IoDestroyHandle,
+ * IoDuplicateHandle, IoSeek, IoOperationBegin, IoOperationComplete). */
+typedef enum {
+    SP_IO_CREATE_HANDLE,
+    SP_IO_DESTROY_HANDLE,
+    SP_IO_DUPLICATE_HANDLE,
+    SP_IO_SEEK,
+    SP_IO_OPERATION_BEGIN,
+    SP_IO_OPERATION_COMPLETE,
+} sp_io_event_kind;
+
+typedef struct {
+    sp_io_event_kind kind;
+    uint8_t paradigm;      /* sp_io_paradigm */
+    uint8_t mode;          /* sp_io_mode (operations), sp_io_access_mode (creation) */
+    uint32_t handle;       /* io handle id; DUPLICATE: the old one */
+    uint32_t new_handle;   /* DUPLICATE */
+    uint32_t flags;        /* creation flags, operation flags, or the seek's whence */
+    uint32_t status_flags; /* CREATE, DUPLICATE */
+    uint64_t bytes;        /* requested (BEGIN) or done (COMPLETE); SP_IO_UNKNOWN_BYTES */
+    int64_t offset;        /* SEEK: as requested */
+    uint64_t offset_result; /* SEEK: the resulting offset */
+    uint64_t matching_id;  /* pairs an operation's begin and completion */
+} sp_io_event;
+
+/* I/O events of the calling thread's location, inside the frame of the I/O call's region
+ * (the profile adds the bytes of a completed read or write to that call path). */
+void sp_io_create_handle(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                         uint32_t handle, sp_io_access_mode mode, uint32_t creation_flags,
+                         uint32_t status_flags);
+void sp_io_destroy_handle(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                          uint32_t handle);
+void sp_io_duplicate_handle(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                            uint32_t old_handle, uint32_t new_handle, uint32_t status_flags);
+void sp_io_seek(sp_location *loc, uint64_t time, sp_io_paradigm paradigm, uint32_t handle,
+                int64_t offset, sp_io_seek_whence whence, uint64_t offset_result);
+void sp_io_operation_begin(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                           uint32_t handle, sp_io_mode mode, uint32_t operation_flags,
+                           uint64_t bytes_request, uint64_t matching_id);
+/* `bytes_result` is SP_IO_UNKNOWN_BYTES for a failed operation. */
+void sp_io_operation_complete(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
+                              uint32_t handle, sp_io_mode mode, uint64_t bytes_result,
+                              uint64_t matching_id);
 
 /* Threads that record without the GIL (MPI wrappers) bracket each recording section so
  * that the end of the measurement never pulls their location away mid-event. Returns

@@ -16,6 +16,10 @@
  * path): the event substrates never saw an enter for it. */
 #define SP_FRAME_CALLPATH_ONLY 2u
 
+/* The frame was open and recorded when recording went off on its location: leaving it
+ * while recording is still off moves the time off to its caller's call path. */
+#define SP_FRAME_HOLDS_OFF 4u
+
 /* Keys tell frames apart when leaves are matched: adapters push a code object's address;
  * named regions use their region id with this tag (no object lives that high). */
 #define SP_KEY_NAMED ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
@@ -57,8 +61,13 @@ typedef struct sp_location {
     _Atomic int busy;         /* inside an event section (sp_event_section_begin) */
     uint32_t recording_epoch; /* the recording on/off state this location last marked */
     bool recording;           /* that state */
+    /* A substrate noted something for the location's next event (sp_location_paused): the
+     * next event settles it. recording_epoch is made stale meanwhile, so that the event
+     * path's one epoch comparison covers both. */
+    bool substrate_pending;
 
     uint64_t enters;           /* recorded enters (visits) */
+    uint64_t mpi_events;       /* recorded MPI events */
     uint64_t unmatched_leaves; /* leaves that matched no open frame (ignored) */
 
     /* Open rewind regions (scorep.user.rewind_begin), innermost last. */
@@ -66,10 +75,17 @@ typedef struct sp_location {
         uint32_t region;
         uint32_t depth; /* stack depth before its enter */
         uint64_t time;
+        uint64_t mpi_events; /* the location's MPI events before the rewind point */
         bool marked; /* the substrates took a mark */
         sp_substrate_mark mark;
     } rewind[SP_MAX_REWIND_DEPTH];
     uint32_t rewind_count;
+
+    /* I/O handles being created by calls on this location, innermost last: a handle made
+     * inside another's creation (the POSIX open an fopen or MPI_File_open does) gets it
+     * as its parent. Deeper nesting than this records no parent. */
+    uint32_t io_creating[4];
+    uint32_t io_creating_depth;
 
     /* Each substrate's own state of this location, in the slot core/substrates.h gives it. */
     void *substrate[SP_SUBSTRATE_SLOTS];
@@ -84,5 +100,11 @@ bool sp_location_grow_stack(sp_location *loc);
 sp_location *sp_location_attach(uint64_t thread_ident, const char *name, bool register_thread);
 
 void sp_location_set_name(sp_location *loc, const char *name);
+
+/* A substrate paused the location from `begin` to `end` to write its buffers (a trace
+ * buffer flush, on the location's own thread, possibly in the middle of an event). The
+ * other substrates account the pause at the location's next event, under the call path
+ * that is current then: Score-P's TRACE BUFFER FLUSH region in the profile. */
+void sp_location_paused(sp_location *loc, uint64_t begin, uint64_t end);
 
 #endif

@@ -25,6 +25,7 @@ static void free_config_copies(sp_config *c)
     free((char *)c->experiment_dir);
     free((char *)c->profile_base_name);
     free((char *)c->program_name);
+    free((char *)c->program_path);
     free((char *)c->machine_name);
     free((char *)c->node_name);
     free((char *)c->creator);
@@ -49,6 +50,8 @@ static int copy_config(sp_config *dst, const sp_config *src)
     dst->experiment_dir = copy_string(src->experiment_dir);
     dst->profile_base_name = copy_string(src->profile_base_name ? src->profile_base_name : "profile");
     dst->program_name = copy_string(src->program_name);
+    dst->program_path = copy_string(src->program_path && src->program_path[0]
+                                        ? src->program_path : src->program_name);
     dst->machine_name = copy_string(src->machine_name ? src->machine_name : "Linux");
     dst->node_name = copy_string(src->node_name ? src->node_name : "localhost");
     dst->creator = copy_string(src->creator ? src->creator : "scorep");
@@ -83,8 +86,8 @@ static int copy_config(sp_config *dst, const sp_config *src)
         }
     }
     if (!dst->experiment_dir || !dst->profile_base_name || !dst->program_name ||
-        !dst->machine_name || !dst->node_name || !dst->creator || !dst->filter_file ||
-        !dst->mpi_groups)
+        !dst->program_path || !dst->machine_name || !dst->node_name || !dst->creator ||
+        !dst->filter_file || !dst->mpi_groups)
         return -1;
     return 0;
 }
@@ -94,6 +97,7 @@ static void release_measurement(void)
 {
     sp_measurement *m = &sp_meas;
     sp_substrates_stop(m);
+    sp_io_registry_free(m);
     sp_locations_free(m);
     m->substrates = 0;
     free(m->output_dir);
@@ -132,7 +136,95 @@ static void register_fork_handler(void)
     (void)pthread_once(&once, register_fork_handler_once);
 }
 
+/* ---- in-core adapters ------------------------------------------------------------------ */
+
+/* Registered from library constructors, before any measurement; read-only after. Global
+ * because a constructor has no other place to announce itself. */
+static const sp_adapter_hooks *adapters[SP_MAX_ADAPTERS];
+static unsigned adapter_count;
+/* How many of them began in the running measurement (those end at its end). */
+static unsigned adapters_begun;
+
+int sp_adapter_register(const sp_adapter_hooks *hooks)
+{
+    if (adapter_count >= SP_MAX_ADAPTERS)
+        return -1;
+    adapters[adapter_count++] = hooks;
+    return 0;
+}
+
+int sp_adapters_begin(const sp_config *config, char *err, size_t errlen)
+{
+    adapters_begun = 0;
+    for (unsigned i = 0; i < adapter_count; i++) {
+        if (adapters[i]->begin && adapters[i]->begin(config, err, errlen) != 0) {
+            sp_adapters_end();
+            return -1;
+        }
+        adapters_begun = i + 1;
+    }
+    return 0;
+}
+
+void sp_adapters_end(void)
+{
+    for (unsigned i = adapters_begun; i-- > 0;)
+        if (adapters[i]->end)
+            adapters[i]->end();
+    adapters_begun = 0;
+}
+
 /* ---- start ------------------------------------------------------------------------------ */
+
+/* The program root's canonical name, as Score-P builds it: the executable and its arguments,
+ * separated by spaces (the full command line). */
+static char *command_line(const sp_config *c)
+{
+    size_t len = strlen(c->program_path) + 1;
+    for (uint32_t i = 0; i < c->program_argc; i++)
+        len += strlen(c->program_args[i]) + 1;
+    char *text = malloc(len);
+    if (!text)
+        return NULL;
+    char *p = text;
+    p += sprintf(p, "%s", c->program_path);
+    for (uint32_t i = 0; i < c->program_argc; i++)
+        p += sprintf(p, " %s", c->program_args[i]);
+    return text;
+}
+
+/* The regions of the measurement itself, in Score-P's order: with profiling its artificial
+ * regions first (ids 0 and 1, as in every profile Score-P writes), then the program root. */
+static int define_measurement_regions(sp_measurement *m)
+{
+    m->measurement_off_region = m->buffer_flush_region = SP_NO_ID;
+    atomic_store(&m->collapse_region, SP_NO_ID);
+    if (m->config.profiling) {
+        m->measurement_off_region =
+            sp_defs_new_region(&m->defs, "MEASUREMENT OFF", NULL, "", -1, -1, SP_PARADIGM_USER,
+                               SP_ROLE_ARTIFICIAL, SP_REGION_ARTIFICIAL);
+        m->buffer_flush_region =
+            sp_defs_new_region(&m->defs, "TRACE BUFFER FLUSH", NULL, "", -1, -1,
+                               SP_PARADIGM_MEASUREMENT, SP_ROLE_ARTIFICIAL, SP_REGION_ARTIFICIAL);
+        if (m->measurement_off_region == SP_NO_ID || m->buffer_flush_region == SP_NO_ID)
+            return -1;
+    }
+    char *canonical = command_line(&m->config);
+    if (!canonical)
+        return -1;
+    m->program_region = sp_defs_new_region(&m->defs, m->config.program_name, canonical, "", -1,
+                                           -1, SP_PARADIGM_MEASUREMENT, SP_ROLE_ARTIFICIAL,
+                                           SP_REGION_PROGRAM);
+    free(canonical);
+    m->error_region = sp_defs_named_region(&m->defs, "error_region", "", -1, SP_PARADIGM_USER,
+                                           SP_ROLE_FUNCTION, SP_REGION_USER);
+    m->error_parameter = sp_defs_parameter(&m->defs, "leave-region", SP_PARAM_STRING);
+    if (m->program_region == SP_NO_ID || m->error_region == SP_NO_ID ||
+        m->error_parameter == SP_NO_ID ||
+        sp_defs_set_group(&m->defs, m->error_region, "error") != 0)
+        return -1;
+    return 0;
+}
 
 int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
 {
@@ -148,7 +240,7 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
     m->mpi.thread_requested = m->mpi.thread_provided = -1;
     if (pthread_mutex_init(&m->locations_lock, NULL) != 0 || sp_defs_init(&m->defs) != 0 ||
         sp_chunk_pool_init(&m->pool, config->total_memory, SP_CHUNK_SIZE) != 0 ||
-        copy_config(&m->config, config) != 0) {
+        copy_config(&m->config, config) != 0 || sp_io_registry_init(m) != 0) {
         release_measurement();
         return sp_error(err, errlen, "out of memory while starting the measurement");
     }
@@ -160,14 +252,7 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
     sp_clock_timer = config->timer;
     sp_clock_take_anchor(&m->start);
 
-    m->program_region = sp_defs_named_region(&m->defs, m->config.program_name, "", -1,
-                                             SP_PARADIGM_MEASUREMENT, SP_ROLE_ARTIFICIAL,
-                                             SP_REGION_PROGRAM);
-    m->error_region = sp_defs_named_region(&m->defs, "error_region", "", -1, SP_PARADIGM_USER,
-                                           SP_ROLE_FUNCTION, SP_REGION_USER);
-    m->error_parameter = sp_defs_parameter(&m->defs, "leave-region", SP_PARAM_STRING);
-    if (m->program_region == SP_NO_ID || m->error_region == SP_NO_ID ||
-        m->error_parameter == SP_NO_ID) {
+    if (define_measurement_regions(m) != 0) {
         release_measurement();
         return sp_error(err, errlen, "out of memory while starting the measurement");
     }
@@ -179,6 +264,10 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
     /* With MPI the directory exists only once the ranks agreed on it. */
     if (!m->config.mpi)
         sp_substrates_output_dir_known(m->config.experiment_dir);
+    if (sp_adapters_begin(&m->config, err, errlen) != 0) {
+        release_measurement();
+        return -1;
+    }
     atomic_store(&m->state, SP_STATE_RUNNING);
     atomic_fetch_add(&m->generation, 1);
     return 0;
@@ -200,21 +289,42 @@ void sp_measurement_layout(sp_layout *layout)
 
 /* ---- definitions of the running measurement ---------------------------------------------- */
 
+/* The group the Python bindings put a region into: the top-level package of its module,
+ * i.e. what `name` (module[.qualname]:function) has before its first '.' or ':'. Names
+ * without a module (rewind regions) have none: *group is "". */
+static void module_group(const char *name, char group[static 256])
+{
+    group[0] = '\0';
+    size_t len = strcspn(name, ".:");
+    if (!strchr(name, ':') || len == 0 || len >= 256)
+        return;
+    memcpy(group, name, len);
+    group[len] = '\0';
+}
+
 uint32_t sp_region_define_code(const char *name, const char *canonical, const char *file,
                                int32_t line)
 {
     /* A filtered function is decided here, once: adapters cache the answer. */
     if (sp_filter_excludes(sp_meas.filter, name, canonical, file))
         return SP_NO_ID;
-    return sp_defs_new_region(&sp_meas.defs, name, canonical, file, line, line, SP_PARADIGM_USER,
-                              SP_ROLE_FUNCTION, SP_REGION_PYTHON);
+    /* The last line is unknown, as for Score-P's Python bindings (which give the first). */
+    uint32_t region = sp_defs_new_region(&sp_meas.defs, name, canonical, file, line, -1,
+                                         SP_PARADIGM_USER, SP_ROLE_FUNCTION, SP_REGION_PYTHON);
+    char group[256];
+    module_group(canonical ? canonical : name, group);
+    if (region != SP_NO_ID && group[0])
+        (void)sp_defs_set_group(&sp_meas.defs, region, group); /* none when out of memory */
+    return region;
 }
 
 uint32_t sp_region_define_named(const char *name, const char *file, int32_t line,
                                 sp_region_kind kind, bool *excluded)
 {
-    return sp_defs_named_region_filtered(&sp_meas.defs, name, file, line, SP_PARADIGM_USER,
-                                         SP_ROLE_FUNCTION, kind, sp_meas.filter, excluded);
+    char group[256];
+    module_group(name, group);
+    return sp_defs_named_region_grouped(&sp_meas.defs, name, file, line, SP_PARADIGM_USER,
+                                        SP_ROLE_FUNCTION, kind, sp_meas.filter, excluded, group);
 }
 
 uint32_t sp_region_find_named(const char *name, sp_region_kind kind, bool *excluded)
@@ -225,7 +335,9 @@ uint32_t sp_region_find_named(const char *name, sp_region_kind kind, bool *exclu
 uint32_t sp_region_define_paradigm(const char *name, sp_paradigm paradigm, sp_role role,
                                    sp_region_kind kind)
 {
-    return sp_defs_named_region(&sp_meas.defs, name, "", -1, paradigm, role, kind);
+    /* Score-P's MPI regions name "MPI" as their module (the file of the CUBE region). */
+    return sp_defs_named_region(&sp_meas.defs, name, paradigm == SP_PARADIGM_MPI ? "MPI" : "",
+                                -1, paradigm, role, kind);
 }
 
 uint32_t sp_comm_define(const sp_comm_spec *spec)
@@ -591,6 +703,7 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
     if (!atomic_compare_exchange_strong(&m->state, &expected, SP_STATE_FINALIZING))
         return sp_error(err, errlen, "no measurement is running");
     atomic_fetch_add(&m->generation, 1);
+    sp_adapters_end();
     wait_for_sections(m);
     sp_clock_take_anchor(&m->end);
     uint64_t end_time = m->end.ticks;
@@ -631,11 +744,11 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
     if (!m->output_dir)
         status = sp_error(err, errlen, "out of memory");
     if (status == 0) {
-        /* Location ids are final now: a location's thread index and its rank. */
+        /* Location ids are final now: (thread index << 32) | rank, as Score-P numbers them
+         * with and without MPI (a process alone is rank 0). */
         for (uint32_t i = 0; i < nlocs; i++)
-            m->locations[i]->id = m->collective
-                                      ? ((uint64_t)m->locations[i]->index << 32) | m->ipc.rank
-                                      : m->locations[i]->index;
+            m->locations[i]->id = ((uint64_t)m->locations[i]->index << 32) |
+                                  (m->collective ? m->ipc.rank : 0);
         status = sp_substrates_prepare(m, m->output_dir, err, errlen);
     }
     if (status == 0)
@@ -671,6 +784,7 @@ void sp_measurement_cancel(void)
     if (!atomic_compare_exchange_strong(&sp_meas.state, &expected, SP_STATE_FINALIZING))
         return;
     atomic_fetch_add(&sp_meas.generation, 1);
+    sp_adapters_end();
     wait_for_sections(&sp_meas);
     release_measurement();
     sp_meas.grouped = false;

@@ -36,8 +36,10 @@ typedef struct sp_config {
     sp_timer_kind timer;
     uint32_t max_callpath_depth;
     const char *profile_base_name;
-    const char *program_name;
-    const char *const *program_args;
+    const char *program_name;  /* the program root's name (the script's base name) */
+    const char *program_path;  /* what ProgramBegin names: the script's absolute path, or the
+                                * command (NULL or "": program_name) */
+    const char *const *program_args; /* the program's own arguments (argv[1:]) */
     uint32_t program_argc;
     const char *machine_name;
     const char *node_name;
@@ -49,6 +51,7 @@ typedef struct sp_config {
     const char *const *spawn_args;
     uint32_t spawn_argc;
     bool spawned; /* this process was started so: it joins its parent's experiment */
+    bool io_posix;           /* SCOREP_IO_POSIX: record POSIX and ISO C I/O calls */
 } sp_config;
 
 /* The defaults of the configuration; the bindings override what the user set. */
@@ -124,6 +127,15 @@ typedef struct sp_measurement {
 
     uint32_t program_region; /* the root of every call path */
     uint32_t error_region;
+    /* Score-P's artificial regions of the profile (SP_NO_ID without profiling): the time
+     * while recording was off, the pauses to flush trace buffers, and (defined at the first
+     * call deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH) the calls beyond the limit. */
+    uint32_t measurement_off_region;
+    uint32_t buffer_flush_region;
+    _Atomic uint32_t collapse_region;
+    /* MPI events were left out (recording off, a rewind discarded them): the trace's
+     * OTF2::MPI_COMMUNICATION_COMPLETE property is false then, as in Score-P. */
+    _Atomic bool mpi_events_unrecorded;
     uint32_t error_parameter;
     bool error_reported; /* the region-exit-without-enter message is printed once */
 
@@ -160,6 +172,7 @@ typedef struct sp_measurement {
     /* At the experiment's root: the parts it adopts at the end. */
     struct sp_part *parts;
     uint32_t part_count;
+    struct sp_io_registry *io; /* native I/O handles bound to defined ones (core/io.h) */
 } sp_measurement;
 
 /* The one measurement of this process. Global because adapters are entered from
@@ -263,6 +276,38 @@ static inline uint32_t sp_measurement_generation(void)
 static inline bool sp_location_cache_valid(void)
 {
     return sp_thread.generation == atomic_load_explicit(&sp_meas.generation, memory_order_relaxed);
+}
+
+/* Adapters compiled into the core library (adapters/<name>/, other than python and mpi)
+ * take part in every measurement's life cycle through these hooks, as Score-P's subsystems
+ * do: the core calls what was registered and never names an adapter. An adapter registers
+ * once, from a constructor of the library. */
+typedef struct sp_adapter_hooks {
+    const char *name;
+    /* The measurement is about to run (definitions exist, no location yet): set up what
+     * records. Returns 0, or -1 with one line in err (the start fails). */
+    int (*begin)(const sp_config *config, char *err, size_t errlen);
+    /* The measurement stops recording (finalize, cancel): undo what begin set up. Events
+     * that still arrive find no running measurement. */
+    void (*end)(void);
+} sp_adapter_hooks;
+
+#define SP_MAX_ADAPTERS 8
+
+/* Returns 0, or -1 when SP_MAX_ADAPTERS are registered already. */
+int sp_adapter_register(const sp_adapter_hooks *hooks);
+
+/* The calling thread does the tool's own work (its verbose output, its files) until the
+ * matching end: nothing it does meanwhile is recorded (calls, I/O). Nests. */
+static inline void sp_measurement_quiet_begin(void)
+{
+    sp_thread.busy++;
+}
+
+static inline void sp_measurement_quiet_end(void)
+{
+    if (sp_thread.busy)
+        sp_thread.busy--;
 }
 
 /* Sizes of the measurement's memory and records that the tools' models need (scorep-score

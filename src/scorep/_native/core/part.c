@@ -291,6 +291,8 @@ void sp_unified_maps_free(sp_unified_maps *maps)
     free(maps->parameter_map);
     free(maps->comm_map);
     free(maps->win_map);
+    free(maps->io_file_map);
+    free(maps->io_handle_map);
     memset(maps, 0, sizeof *maps);
 }
 

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/location.h"
 #include "core/serial.h"
+#include "core/unify.h"
 
 /* The directory of the parts and announcements inside the experiment directory. */
 #define SP_PART_DIR ".spawned"
@@ -29,12 +30,6 @@ typedef struct {
     uint64_t sync_begin_ns, sync_end_ns;
     uint64_t first_ns, last_ns; /* its first and last event (CLOCK_MONOTONIC) */
 } sp_part_clock;
-
-/* A process's local ids -> the unified ones, as sp_unify returns them. */
-typedef struct {
-    uint32_t *string_map, *region_map, *parameter_map, *comm_map, *win_map;
-    uint32_t string_count, region_count, parameter_count, comm_count, win_count;
-} sp_unified_maps;
 
 typedef struct sp_part {
     uint32_t world, world_rank; /* the process */

@@ -101,16 +101,18 @@ static inline void sp_substrates_location_free(sp_location *loc)
 
 /* ---- events ------------------------------------------------------------------------------ */
 
-/* `frame` was just pushed (loc->depth counts it); `parent` is the frame below or NULL. */
+/* `frame` was just pushed (loc->depth counts it); `parent` is the frame below or NULL. The
+ * call-path substrate goes first: a buffer flush the trace makes while recording the enter
+ * then finds the frame's call path in place (see sp_location_paused). */
 static inline void sp_substrates_enter(sp_location *loc, sp_frame *frame, const sp_frame *parent,
                                        uint64_t time)
 {
-    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
-        sp_trace_enter(sp_trace_of(loc), time, frame->region);
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
         frame->callpath = sp_profile_enter(sp_profile_of(loc), parent ? parent->callpath
                                                                       : SP_PROFILE_ROOT,
                                            frame->region, loc->depth);
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_enter(sp_trace_of(loc), time, frame->region);
 }
 
 /* A frame entered while recording is off: calls inside it belong to its caller's path. */
@@ -127,10 +129,55 @@ static inline void sp_substrates_leave(sp_location *loc, const sp_frame *frame, 
         sp_profile_leave(sp_profile_of(loc), frame->callpath, time - frame->enter_time);
 }
 
+/* A MeasurementOnOff marker in the trace only (a rewind's dropped span). */
 static inline void sp_substrates_measurement_on_off(sp_location *loc, uint64_t time, bool on)
 {
     if (sp_substrate_on(SP_SUBSTRATE_TRACE))
         sp_trace_measurement_on_off(sp_trace_of(loc), time, on);
+}
+
+/* Recording went off or on for the location (scorep.user.disable_recording): the trace marks
+ * it, the call-path substrate enters or leaves Score-P's MEASUREMENT OFF region under the
+ * call path of `top` (the innermost open frame, NULL: the program root), as Score-P does. */
+static inline void sp_substrates_recording_changed(sp_location *loc, const sp_frame *top,
+                                                   uint64_t time, bool on)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_measurement_on_off(sp_trace_of(loc), time, on);
+    if (!sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        return;
+    if (on)
+        sp_profile_recording_on(sp_profile_of(loc), time);
+    else
+        sp_profile_recording_off(sp_profile_of(loc), top ? top->callpath : SP_PROFILE_ROOT,
+                                 time);
+}
+
+/* While recording is off, a frame that was open when it went off was left: the time off
+ * from now on belongs to the caller's call path (`top`, NULL: the program root). */
+static inline void sp_substrates_left_while_off(sp_location *loc, const sp_frame *top,
+                                                uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_recording_off_moves(sp_profile_of(loc), top ? top->callpath
+                                                               : SP_PROFILE_ROOT, time);
+}
+
+/* The trace paused the location to write its buffers (a flush, from `begin` to `end`); the
+ * call-path substrate accounts the pause at the location's next event, when the call path
+ * it belongs to is known (sp_substrates_settle). */
+static inline void sp_substrates_paused(sp_location *loc, uint64_t begin, uint64_t end)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_flush_noted(sp_profile_of(loc), end > begin ? end - begin : 0);
+}
+
+/* What the substrates noted for the location's next event (sp_substrates_paused) goes under
+ * the call path of `top` (NULL: the program root): Score-P's TRACE BUFFER FLUSH region. */
+static inline void sp_substrates_settle(sp_location *loc, const sp_frame *top)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_flushes_settle(sp_profile_of(loc), top ? top->callpath : SP_PROFILE_ROOT);
 }
 
 static inline void sp_substrates_program_begin(sp_location *loc, uint64_t time)
@@ -174,6 +221,19 @@ static inline void sp_substrates_mpi(sp_location *loc, const sp_frame *top, cons
             sp_profile_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent,
                              e->bytes_received);
     }
+}
+
+/* An I/O event: the trace keeps it, the profile adds the bytes a read or write moved to
+ * `top` (the I/O call) under its paradigm. */
+static inline void sp_substrates_io(sp_location *loc, const sp_frame *top, const sp_io_event *e,
+                                    uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_io(sp_trace_of(loc), time, e);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && e->kind == SP_IO_OPERATION_COMPLETE &&
+        e->mode != SP_IO_MODE_FLUSH && e->bytes != SP_IO_UNKNOWN_BYTES)
+        sp_profile_io_bytes(sp_profile_of(loc), top->callpath, (sp_io_paradigm)e->paradigm,
+                            (sp_io_mode)e->mode, e->bytes);
 }
 
 /* A line of a chosen function ran `hits` more times for `duration` more ticks. */

@@ -11,6 +11,26 @@
 
 /* ---- what a rank reports -------------------------------------------------------------- */
 
+static void serialize_io(const sp_defs *d, sp_buffer *b)
+{
+    sp_buffer_u32(b, d->io_paradigms_used);
+    sp_buffer_u32(b, d->io_file_count);
+    for (uint32_t i = 0; i < d->io_file_count; i++)
+        sp_buffer_u32(b, d->io_files[i].name);
+    sp_buffer_u32(b, d->io_handle_count);
+    for (uint32_t i = 0; i < d->io_handle_count; i++) {
+        const sp_io_handle *h = &d->io_handles[i];
+        sp_buffer_u32(b, h->name);
+        sp_buffer_u32(b, h->file);
+        sp_buffer_u32(b, h->parent);
+        sp_buffer_u32(b, h->comm);
+        sp_buffer_u32(b, h->unify_key);
+        sp_buffer_u32(b, (uint32_t)h->paradigm | (uint32_t)h->flags << 8 |
+                             (uint32_t)h->access_mode << 16);
+        sp_buffer_u32(b, h->status_flags);
+    }
+}
+
 void sp_unify_report(const sp_defs *d, const sp_unified_rank *mine, sp_buffer *b)
 {
     sp_buffer_u32(b, (uint32_t)d->strings.count);
@@ -25,6 +45,7 @@ void sp_unify_report(const sp_defs *d, const sp_unified_rank *mine, sp_buffer *b
         sp_buffer_u32(b, (uint32_t)r->begin_line);
         sp_buffer_u32(b, (uint32_t)r->end_line);
         sp_buffer_u32(b, (uint32_t)r->paradigm | (uint32_t)r->role << 8 | (uint32_t)r->kind << 16);
+        sp_buffer_u32(b, r->group);
     }
     sp_buffer_u32(b, d->parameter_count);
     for (uint32_t i = 0; i < d->parameter_count; i++) {
@@ -49,6 +70,7 @@ void sp_unify_report(const sp_defs *d, const sp_unified_rank *mine, sp_buffer *b
         sp_buffer_u32(b, d->wins[i].comm);
         sp_buffer_u32(b, d->wins[i].name);
     }
+    serialize_io(d, b);
     sp_buffer_u32(b, mine->rank);
     sp_buffer_u32(b, mine->world);
     sp_buffer_u32(b, mine->world_rank);
@@ -73,26 +95,94 @@ typedef struct {
     sp_u64map region_index; /* hash of a region's identity -> global region (probed) */
     size_t comm_offset;     /* of the rank being merged: where its communicator map starts */
     uint32_t comm_count;
+    sp_u64map io_unified_handles; /* (paradigm, unify key, name) -> global handle */
 } merge_state;
+
+
 
 static uint64_t region_hash(const sp_region *r)
 {
     uint64_t h = sp_hash_mix(((uint64_t)r->name << 32) | r->canonical);
     h = sp_hash_mix(h ^ (((uint64_t)r->file << 32) | (uint32_t)r->begin_line));
-    return sp_hash_mix(h ^ ((uint64_t)(uint32_t)r->end_line << 24) ^
-                       ((uint64_t)r->paradigm << 16) ^ ((uint64_t)r->role << 8) ^ r->kind);
+    h = sp_hash_mix(h ^ ((uint64_t)(uint32_t)r->end_line << 24) ^ ((uint64_t)r->paradigm << 16) ^
+                    ((uint64_t)r->role << 8) ^ r->kind);
+    return sp_hash_mix(h ^ r->group);
 }
 
 static bool same_region(const sp_region *a, const sp_region *b)
 {
     return a->name == b->name && a->canonical == b->canonical && a->file == b->file &&
            a->begin_line == b->begin_line && a->end_line == b->end_line &&
-           a->paradigm == b->paradigm && a->role == b->role && a->kind == b->kind;
+           a->paradigm == b->paradigm && a->role == b->role && a->kind == b->kind &&
+           a->group == b->group;
 }
 
 static uint32_t global_string(const uint32_t *map, uint32_t count, uint32_t local)
 {
     return local < count ? map[local] : 0;
+}
+
+/* A rank's I/O files and handles into the global definitions: files are one per path,
+ * handles one per process except those with a unify key (the standard streams). */
+static int merge_io(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *maps,
+                    const uint32_t *smap, uint32_t nstrings, const uint32_t *cmap,
+                    uint32_t ncomms)
+{
+    sp_defs *g = &u->global;
+    g->io_paradigms_used |= sp_reader_u32(r);
+    uint32_t nfiles = sp_reader_u32(r);
+    if (r->failed || nfiles > r->size / 4)
+        return -1;
+    uint32_t *fmap = malloc((nfiles ? nfiles : 1) * sizeof *fmap);
+    if (!fmap)
+        return -1;
+    sp_buffer_u32(maps, nfiles);
+    for (uint32_t i = 0; i < nfiles && !r->failed; i++) {
+        fmap[i] = sp_defs_io_file(g, sp_defs_str(g, global_string(smap, nstrings,
+                                                                      sp_reader_u32(r))));
+        sp_buffer_u32(maps, fmap[i]);
+    }
+    uint32_t nhandles = sp_reader_u32(r);
+    if (r->failed || nhandles > r->size / 28) {
+        free(fmap);
+        return -1;
+    }
+    uint32_t *hmap = malloc((nhandles ? nhandles : 1) * sizeof *hmap);
+    if (!hmap) {
+        free(fmap);
+        return -1;
+    }
+    sp_buffer_u32(maps, nhandles);
+    int status = 0;
+    for (uint32_t i = 0; i < nhandles && !r->failed && status == 0; i++) {
+        uint32_t name = global_string(smap, nstrings, sp_reader_u32(r));
+        uint32_t file = sp_reader_u32(r), parent = sp_reader_u32(r), comm = sp_reader_u32(r);
+        uint32_t unify_key = sp_reader_u32(r), bits = sp_reader_u32(r);
+        sp_io_handle h = {
+            .file = file < nfiles ? fmap[file] : SP_NO_ID,
+            .parent = parent < i ? hmap[parent] : SP_NO_ID,
+            .comm = comm < ncomms ? cmap[comm] : SP_NO_ID,
+            .unify_key = unify_key,
+            .paradigm = bits & 0xff,
+            .flags = (bits >> 8) & 0xff,
+            .access_mode = (bits >> 16) & 0xff,
+            .status_flags = sp_reader_u32(r),
+        };
+        uint64_t key = (uint64_t)name | (uint64_t)(unify_key & 0xffffff) << 32 |
+                       (uint64_t)h.paradigm << 56;
+        uint32_t id = unify_key ? sp_u64map_get(&st->io_unified_handles, key) : SP_NO_ID;
+        if (id == SP_NO_ID) {
+            id = sp_defs_io_handle(g, &h, sp_defs_str(g, name));
+            if (id == SP_NO_ID ||
+                (unify_key && sp_u64map_put(&st->io_unified_handles, key, id) != 0))
+                status = -1;
+        }
+        hmap[i] = id;
+        sp_buffer_u32(maps, id);
+    }
+    free(fmap);
+    free(hmap);
+    return r->failed ? -1 : status;
 }
 
 /* Merges one rank's report into the global definitions; its maps go into `maps`. */
@@ -123,6 +213,7 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
         local.paradigm = bits & 0xff;
         local.role = (bits >> 8) & 0xff;
         local.kind = (bits >> 16) & 0xff;
+        local.group = GLOBAL_STRING(sp_reader_u32(r));
         uint32_t id = SP_NO_ID;
         uint64_t key = region_hash(&local);
         for (;; key++) {
@@ -134,7 +225,8 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
             id = sp_defs_new_region(g, sp_defs_str(g, local.name), sp_defs_str(g, local.canonical),
                                     sp_defs_str(g, local.file), local.begin_line, local.end_line,
                                     local.paradigm, local.role, local.kind);
-            if (id == SP_NO_ID || sp_u64map_put(&st->region_index, key, id) != 0) {
+            if (id == SP_NO_ID || sp_u64map_put(&st->region_index, key, id) != 0 ||
+                sp_defs_set_group(g, id, sp_defs_str(g, local.group)) != 0) {
                 free(smap);
                 return -1;
             }
@@ -199,7 +291,12 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
         sp_buffer_u32(maps, sp_defs_rma_win(g, key, comm < ncomms ? cmap[comm] : SP_NO_ID,
                                             sp_defs_str(g, name)));
     }
+    int io_status = merge_io(u, st, r, maps, smap, nstrings, cmap, ncomms);
     free(cmap);
+    if (io_status != 0) {
+        free(smap);
+        return -1;
+    }
 
     rank_out->rank = sp_reader_u32(r);
     rank_out->world = sp_reader_u32(r);
@@ -285,6 +382,9 @@ static int order_comms(sp_unified *u, sp_buffer *maps, const size_t *offsets,
     for (uint32_t w = 0; w < g->win_count; w++)
         if (g->wins[w].comm < n)
             g->wins[w].comm = new_id[g->wins[w].comm];
+    for (uint32_t h = 0; h < g->io_handle_count; h++)
+        if (g->io_handles[h].comm < n)
+            g->io_handles[h].comm = new_id[g->io_handles[h].comm];
     for (uint32_t r = 0; r < nranks; r++)
         for (uint32_t i = 0; i < counts[r]; i++) {
             uint32_t id;
@@ -342,8 +442,10 @@ static int read_maps(sp_reader *r, sp_unified_maps *m)
     m->parameter_map = read_map(r, &m->parameter_count);
     m->comm_map = read_map(r, &m->comm_count);
     m->win_map = read_map(r, &m->win_count);
+    m->io_file_map = read_map(r, &m->io_file_count);
+    m->io_handle_map = read_map(r, &m->io_handle_count);
     return r->failed || !m->string_map || !m->region_map || !m->parameter_map ||
-                   !m->comm_map || !m->win_map
+                   !m->comm_map || !m->win_map || !m->io_file_map || !m->io_handle_map
                ? -1
                : 0;
 }
@@ -418,6 +520,10 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
         /* The group's ranks, then the parts (processes that ended on their own). */
         total = nranks + part_count;
         st_ready = sp_u64map_init(&st.region_index, 256) == 0;
+        if (st_ready && sp_u64map_init(&st.io_unified_handles, 16) != 0) {
+            sp_u64map_free(&st.region_index);
+            st_ready = false;
+        }
         maps = calloc(total, sizeof *maps);
         u->ranks = calloc(total, sizeof *u->ranks);
         comm_offsets = calloc(total, sizeof *comm_offsets);
@@ -479,6 +585,8 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     u->parameter_map = mine_maps.parameter_map, u->parameter_count = mine_maps.parameter_count;
     u->comm_map = mine_maps.comm_map, u->comm_count = mine_maps.comm_count;
     u->win_map = mine_maps.win_map, u->win_count = mine_maps.win_count;
+    u->io_file_map = mine_maps.io_file_map, u->io_file_count = mine_maps.io_file_count;
+    u->io_handle_map = mine_maps.io_handle_map, u->io_handle_count = mine_maps.io_handle_count;
     if (maps_status != 0) {
         snprintf(err, errlen, "the unified definitions arrived damaged");
         goto out;
@@ -489,8 +597,10 @@ out:
         for (uint32_t r = 0; r < total; r++)
             sp_buffer_free(&maps[r]);
     free(maps);
-    if (st_ready)
+    if (st_ready) {
         sp_u64map_free(&st.region_index);
+        sp_u64map_free(&st.io_unified_handles);
+    }
     sp_buffer_free(&local);
     free(all);
     free(my_maps);
@@ -516,5 +626,7 @@ void sp_unified_free(sp_unified *u)
     free(u->win_map);
     if (u->process_index.capacity)
         sp_u64map_free(&u->process_index);
+    free(u->io_file_map);
+    free(u->io_handle_map);
     memset(u, 0, sizeof *u);
 }

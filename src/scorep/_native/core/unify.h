@@ -51,7 +51,30 @@ typedef struct sp_unified {
     /* This rank's local -> global maps. */
     uint32_t *string_map, *region_map, *parameter_map, *comm_map, *win_map;
     uint32_t string_count, region_count, parameter_count, comm_count, win_count;
+    uint32_t *io_file_map, *io_handle_map;
+    uint32_t io_file_count, io_handle_count;
 } sp_unified;
+
+/* A process's local ids -> the unified ones, as sp_unify returns them (its own in
+ * sp_unified; an adopted part's in the part). */
+typedef struct {
+    uint32_t *string_map, *region_map, *parameter_map, *comm_map, *win_map;
+    uint32_t string_count, region_count, parameter_count, comm_count, win_count;
+    uint32_t *io_file_map, *io_handle_map;
+    uint32_t io_file_count, io_handle_count;
+} sp_unified_maps;
+
+static inline sp_unified_maps sp_unified_own_maps(const sp_unified *u)
+{
+    return (sp_unified_maps){
+        .string_map = u->string_map, .region_map = u->region_map,
+        .parameter_map = u->parameter_map, .comm_map = u->comm_map, .win_map = u->win_map,
+        .string_count = u->string_count, .region_count = u->region_count,
+        .parameter_count = u->parameter_count, .comm_count = u->comm_count,
+        .win_count = u->win_count, .io_file_map = u->io_file_map,
+        .io_handle_map = u->io_handle_map, .io_file_count = u->io_file_count,
+        .io_handle_count = u->io_handle_count};
+}
 
 struct sp_part;
 

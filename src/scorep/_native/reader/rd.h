@@ -65,6 +65,18 @@ typedef struct rd_comm {
     uint32_t remote_size;
 } rd_comm;
 
+/* I/O definitions (Score-P's IoParadigm, IoRegularFile/IoDirectory, IoHandle). */
+typedef struct rd_io_file {
+    uint32_t name;
+    bool defined;
+} rd_io_file;
+
+typedef struct rd_io_handle {
+    uint32_t name, file, parent; /* file: RD_NONE when the handle has none */
+    uint8_t paradigm;
+    bool defined;
+} rd_io_handle;
+
 typedef struct rd_defs {
     uint64_t resolution, offset, length, realtime;
     char **strings;
@@ -84,6 +96,12 @@ typedef struct rd_defs {
     /* location id -> index into locations, sorted by id for bsearch */
     uint64_t *loc_ids_sorted;
     uint32_t *loc_index_sorted;
+    rd_io_file *io_files;
+    uint32_t nio_files;
+    rd_io_handle *io_handles;
+    uint32_t nio_handles;
+    uint32_t *io_paradigm_names; /* string ref per I/O paradigm ref */
+    uint32_t nio_paradigms;
     char *creator;
     uint8_t version[3];
 } rd_defs;
@@ -163,6 +181,24 @@ typedef struct rd_locstat {
     uint64_t dur_base;  /* first enter ordinal of this location in the durations file */
 } rd_locstat;
 
+/* What I/O went to one target: a file (target index = file ref), or a handle without a
+ * file, such as a standard stream (target index = nio_files + handle ref). */
+typedef struct rd_io_target {
+    uint64_t reads, writes, flushes, failed; /* operations; failed: no bytes result */
+    uint64_t bytes_read, bytes_written;
+    uint64_t ns;                             /* from each operation's begin to its end */
+    uint64_t creates, destroys, seeks, duplicates;
+    uint32_t paradigms;                      /* bit per I/O paradigm ref (< 32) */
+} rd_io_target;
+
+/* The same per (target, calling region, I/O function): who did the I/O, and how. */
+typedef struct rd_io_caller {
+    uint32_t target;
+    uint32_t region;   /* the frame below the I/O call, RD_NONE at the top of the stack */
+    uint32_t function; /* the I/O call's region (write, fread, ...), RD_NONE outside one */
+    uint64_t operations, bytes_read, bytes_written, ns;
+} rd_io_caller;
+
 typedef struct rd_flush { /* a buffer flush: a pause of the measured program */
     uint64_t start, stop;
     uint32_t loc;
@@ -213,6 +249,14 @@ typedef struct rd_scan {
     rd_flush *flushes;
     uint32_t nflushes;
     uint64_t flushes_total;
+    /* I/O */
+    rd_io_target *io_targets; /* nio_files + nio_handles of the definitions */
+    uint32_t nio_targets;
+    rd_io_caller *io_callers;
+    uint32_t nio_callers, io_caller_cap;
+    uint64_t io_calls;        /* calls of I/O regions (roles file io and file io metadata) */
+    uint64_t io_calls_unknown; /* of them without any I/O event: no handle known (a socket,
+                                * a pipe, a descriptor closed twice or never opened) */
     uint64_t events; /* events read */
 } rd_scan;
 

@@ -186,6 +186,54 @@ static OTF2_CallbackCode on_inter_comm(void *ud, OTF2_CommRef self, OTF2_StringR
     return s;
 }
 
+static OTF2_CallbackCode on_io_paradigm(void *ud, OTF2_IoParadigmRef self,
+                                        OTF2_StringRef identification, OTF2_StringRef name,
+                                        OTF2_IoParadigmClass ioClass, OTF2_IoParadigmFlag flags,
+                                        uint8_t nprops, const OTF2_IoParadigmProperty *props,
+                                        const OTF2_Type *types, const OTF2_AttributeValue *values)
+{
+    (void)identification, (void)ioClass, (void)flags, (void)nprops, (void)props, (void)types,
+        (void)values;
+    def_ctx *c = ud;
+    rd_defs *d = c->defs;
+    uint32_t before = d->nio_paradigms;
+    if (!grow((void **)&d->io_paradigm_names, &d->nio_paradigms, self,
+              sizeof *d->io_paradigm_names, c))
+        return OTF2_CALLBACK_INTERRUPT;
+    for (uint32_t i = before; i < d->nio_paradigms; i++)
+        d->io_paradigm_names[i] = RD_NONE;
+    d->io_paradigm_names[self] = name;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_io_file(void *ud, OTF2_IoFileRef self, OTF2_StringRef name,
+                                    OTF2_SystemTreeNodeRef scope)
+{
+    (void)scope;
+    def_ctx *c = ud;
+    rd_defs *d = c->defs;
+    if (!grow((void **)&d->io_files, &d->nio_files, self, sizeof *d->io_files, c))
+        return OTF2_CALLBACK_INTERRUPT;
+    d->io_files[self] = (rd_io_file){name, true};
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_io_handle(void *ud, OTF2_IoHandleRef self, OTF2_StringRef name,
+                                      OTF2_IoFileRef file, OTF2_IoParadigmRef paradigm,
+                                      OTF2_IoHandleFlag flags, OTF2_CommRef comm,
+                                      OTF2_IoHandleRef parent)
+{
+    (void)flags, (void)comm;
+    def_ctx *c = ud;
+    rd_defs *d = c->defs;
+    if (!grow((void **)&d->io_handles, &d->nio_handles, self, sizeof *d->io_handles, c))
+        return OTF2_CALLBACK_INTERRUPT;
+    d->io_handles[self] = (rd_io_handle){
+        name, file == OTF2_UNDEFINED_IO_FILE ? RD_NONE : file,
+        parent == OTF2_UNDEFINED_IO_HANDLE ? RD_NONE : parent, paradigm, true};
+    return OTF2_CALLBACK_SUCCESS;
+}
+
 const char *rd_string(const rd_defs *defs, uint32_t ref)
 {
     if (ref < defs->nstrings && defs->strings[ref])
@@ -387,6 +435,10 @@ rd_trace *rd_open(const char *anchor, char *err, size_t errlen)
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, on_group);
     OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, on_comm);
     OTF2_GlobalDefReaderCallbacks_SetInterCommCallback(cb, on_inter_comm);
+    OTF2_GlobalDefReaderCallbacks_SetIoParadigmCallback(cb, on_io_paradigm);
+    OTF2_GlobalDefReaderCallbacks_SetIoRegularFileCallback(cb, on_io_file);
+    OTF2_GlobalDefReaderCallbacks_SetIoDirectoryCallback(cb, on_io_file);
+    OTF2_GlobalDefReaderCallbacks_SetIoHandleCallback(cb, on_io_handle);
     def_ctx ctx = {&t->defs, false, false};
     OTF2_Reader_RegisterGlobalDefCallbacks(r, gdr, cb, &ctx);
     OTF2_GlobalDefReaderCallbacks_Delete(cb);
@@ -454,6 +506,9 @@ void rd_close(rd_trace *t)
     free(d->comms);
     free(d->loc_ids_sorted);
     free(d->loc_index_sorted);
+    free(d->io_files);
+    free(d->io_handles);
+    free(d->io_paradigm_names);
     free(d->creator);
     free(t->path);
     free(t);

@@ -587,6 +587,89 @@ fail:
     return NULL;
 }
 
+/* The I/O the scan saw: targets (files, or handles without a file) with any activity, who
+ * did it, and the I/O calls without events. */
+static PyObject *scan_io(ScanObject *self, PyObject *unused)
+{
+    (void)unused;
+    const rd_scan *s = &self->scan;
+    const rd_defs *d = &((TraceObject *)self->trace)->trace->defs;
+    PyObject *targets = PyList_New(0), *callers = PyList_New(0);
+    if (!targets || !callers)
+        goto fail;
+    for (uint32_t i = 0; i < s->nio_targets; i++) {
+        const rd_io_target *t = &s->io_targets[i];
+        if (!(t->reads || t->writes || t->flushes || t->creates || t->destroys || t->seeks ||
+              t->duplicates))
+            continue;
+        bool file = i < d->nio_files;
+        uint32_t name = file ? d->io_files[i].name : d->io_handles[i - d->nio_files].name;
+        PyObject *paradigms = PyList_New(0);
+        if (!paradigms)
+            goto fail;
+        for (uint32_t p = 0; p < 32 && p < d->nio_paradigms; p++) {
+            if (!(t->paradigms & (1u << p)))
+                continue;
+            PyObject *n = str_or_empty(d, d->io_paradigm_names[p]);
+            if (!n || PyList_Append(paradigms, n) < 0) {
+                Py_XDECREF(n);
+                Py_DECREF(paradigms);
+                goto fail;
+            }
+            Py_DECREF(n);
+        }
+        PyObject *item = Py_BuildValue(
+            "{sIsssNsNsKsKsKsKsKsKsKsKsKsKsK}", "index", i, "kind", file ? "file" : "handle",
+            "name", str_or_empty(d, name), "paradigms", paradigms, "reads",
+            (unsigned long long)t->reads, "writes", (unsigned long long)t->writes, "flushes",
+            (unsigned long long)t->flushes, "failed", (unsigned long long)t->failed,
+            "bytes_read", (unsigned long long)t->bytes_read, "bytes_written",
+            (unsigned long long)t->bytes_written, "ns", (unsigned long long)t->ns, "creates",
+            (unsigned long long)t->creates, "destroys", (unsigned long long)t->destroys,
+            "seeks", (unsigned long long)t->seeks, "duplicates",
+            (unsigned long long)t->duplicates);
+        if (!item || PyList_Append(targets, item) < 0) {
+            Py_XDECREF(item);
+            goto fail;
+        }
+        Py_DECREF(item);
+    }
+    for (uint32_t i = 0; i < s->nio_callers; i++) {
+        const rd_io_caller *c = &s->io_callers[i];
+        PyObject *region;
+        if (c->region == RD_NONE) {
+            Py_INCREF(Py_None);
+            region = Py_None;
+        } else {
+            region = PyLong_FromUnsignedLong(c->region);
+        }
+        PyObject *function;
+        if (c->function == RD_NONE) {
+            Py_INCREF(Py_None);
+            function = Py_None;
+        } else {
+            function = PyLong_FromUnsignedLong(c->function);
+        }
+        PyObject *item = Py_BuildValue("(INNKKKK)", c->target, region, function,
+                                       (unsigned long long)c->operations,
+                                       (unsigned long long)c->bytes_read,
+                                       (unsigned long long)c->bytes_written,
+                                       (unsigned long long)c->ns);
+        if (!item || PyList_Append(callers, item) < 0) {
+            Py_XDECREF(item);
+            goto fail;
+        }
+        Py_DECREF(item);
+    }
+    return Py_BuildValue("{sNsNsKsK}", "targets", targets, "callers", callers, "calls",
+                         (unsigned long long)s->io_calls, "unknown_calls",
+                         (unsigned long long)s->io_calls_unknown);
+fail:
+    Py_XDECREF(targets);
+    Py_XDECREF(callers);
+    return NULL;
+}
+
 static PyObject *scan_get_summary(ScanObject *self, void *closure)
 {
     (void)closure;
@@ -607,6 +690,7 @@ static PyMethodDef scan_methods[] = {
      "(calls, name bytes) per (depth, duration bucket), u64."},
     {"slices", (PyCFunction)scan_slices, METH_NOARGS, "The kept slices as columns."},
     {"messages", (PyCFunction)scan_messages, METH_NOARGS, "Message, collective, flush records."},
+    {"io", (PyCFunction)scan_io, METH_NOARGS, "I/O per file or handle and per calling region."},
     {NULL, NULL, 0, NULL},
 };
 

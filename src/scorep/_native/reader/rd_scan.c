@@ -21,7 +21,19 @@ typedef struct frame {
     uint64_t start;   /* ns */
     uint64_t ordinal; /* enter number within the location */
     uint32_t node, region;
+    uint32_t io_events; /* I/O events inside this call */
+    bool io_call;       /* a region of role file io or file io metadata */
 } frame;
+
+/* An I/O operation begun and not yet completed on the location (blocking ones complete at
+ * once; MPI-IO's split and non-blocking ones later, told apart by their matching id). */
+#define IO_PENDING 16
+typedef struct io_pending {
+    uint64_t start, matching;
+    uint32_t handle, caller, function;
+    uint8_t mode;
+    bool used;
+} io_pending;
 
 typedef struct scan_ctx {
     const rd_trace *trace;
@@ -39,6 +51,10 @@ typedef struct scan_ctx {
     uint64_t *dur_window;
     uint64_t dur_window_start;
     uint64_t dur_next_base;
+    io_pending io[IO_PENDING];
+    uint32_t io_next; /* where the next pending operation goes when all are used */
+    uint32_t *io_table; /* open addressing over s->io_callers: index + 1, 0 = empty */
+    uint64_t io_table_cap;
     bool failed;
     char *err;
     size_t errlen;
@@ -354,6 +370,11 @@ static void close_frame(scan_ctx *c, uint64_t t)
     uint64_t dur = t > f->start ? t - f->start : 0;
     rd_scan *s = c->s;
     s->calls++;
+    if (f->io_call) {
+        s->io_calls++;
+        if (!f->io_events)
+            s->io_calls_unknown++;
+    }
     if (c->opts->tree && f->node != RD_NONE) {
         rd_nodestat *st = node_stat(c, f->node);
         if (st) {
@@ -407,7 +428,10 @@ static OTF2_CallbackCode on_enter(OTF2_LocationRef location, OTF2_TimeStamp time
         if (c->failed)
             return OTF2_CALLBACK_INTERRUPT;
     }
-    c->stack[c->depth++] = (frame){t, c->ordinal++, node, region};
+    uint8_t role = region < c->trace->defs.nregions ? c->trace->defs.regions[region].role : 0;
+    c->stack[c->depth++] = (frame){t, c->ordinal++, node, region, 0,
+                                   role == OTF2_REGION_ROLE_FILE_IO ||
+                                       role == OTF2_REGION_ROLE_FILE_IO_METADATA};
     if (c->depth > ls->max_depth)
         ls->max_depth = c->depth;
     if (ls->density && c->span_ns) {
@@ -513,6 +537,231 @@ static OTF2_CallbackCode on_program_end(OTF2_LocationRef location, OTF2_TimeStam
     c->ls->program_end = t;
     c->ls->exit_status = status;
     c->ls->has_exit = true;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+/* ---- I/O -------------------------------------------------------------------------- */
+
+/* Where a handle's I/O is counted: its file, or the handle itself (standard streams). */
+static rd_io_target *io_target(scan_ctx *c, uint32_t handle, uint32_t *index)
+{
+    const rd_defs *d = &c->trace->defs;
+    rd_scan *s = c->s;
+    if (handle >= d->nio_handles || !d->io_handles[handle].defined)
+        return NULL;
+    uint32_t file = d->io_handles[handle].file;
+    uint32_t i = file != RD_NONE && file < d->nio_files ? file : d->nio_files + handle;
+    if (i >= s->nio_targets)
+        return NULL;
+    if (index)
+        *index = i;
+    rd_io_target *tg = &s->io_targets[i];
+    if (d->io_handles[handle].paradigm < 32)
+        tg->paradigms |= 1u << d->io_handles[handle].paradigm;
+    return tg;
+}
+
+/* Marks the enclosing call as one that did I/O; gives the calling region (the frame below
+ * the I/O call, RD_NONE at the top of the stack) and the I/O call's region. */
+static void io_seen(scan_ctx *c, uint64_t t, uint32_t *caller, uint32_t *function)
+{
+    seen(c, t);
+    c->s->events++;
+    *caller = *function = RD_NONE;
+    if (!c->depth)
+        return;
+    frame *top = &c->stack[c->depth - 1];
+    top->io_events++;
+    if (!top->io_call) {
+        *caller = top->region;
+        return;
+    }
+    *function = top->region;
+    *caller = c->depth >= 2 ? c->stack[c->depth - 2].region : RD_NONE;
+}
+
+static uint64_t io_key_hash(uint32_t target, uint32_t region, uint32_t function)
+{
+    return rd_hash64((uint64_t)target << 32 ^ (uint64_t)region * 0x9e3779b97f4a7c15ULL ^
+                     function);
+}
+
+static bool io_table_grow(scan_ctx *c)
+{
+    rd_scan *s = c->s;
+    uint64_t cap = c->io_table_cap ? 2 * c->io_table_cap : 256;
+    uint32_t *table = calloc(cap, sizeof *table);
+    if (!table) {
+        fail(c, "out of memory");
+        return false;
+    }
+    for (uint32_t i = 0; i < s->nio_callers; i++) {
+        const rd_io_caller *r = &s->io_callers[i];
+        uint64_t h = io_key_hash(r->target, r->region, r->function) & (cap - 1);
+        while (table[h])
+            h = (h + 1) & (cap - 1);
+        table[h] = i + 1;
+    }
+    free(c->io_table);
+    c->io_table = table;
+    c->io_table_cap = cap;
+    return true;
+}
+
+static void io_count_caller(scan_ctx *c, uint32_t target, uint32_t region, uint32_t function,
+                            uint64_t read, uint64_t written, uint64_t ns)
+{
+    rd_scan *s = c->s;
+    if ((uint64_t)(s->nio_callers + 1) * 2 > c->io_table_cap && !io_table_grow(c))
+        return;
+    uint64_t mask = c->io_table_cap - 1;
+    uint64_t h = io_key_hash(target, region, function) & mask;
+    rd_io_caller *hit = NULL;
+    for (; c->io_table[h]; h = (h + 1) & mask) {
+        rd_io_caller *r = &s->io_callers[c->io_table[h] - 1];
+        if (r->target == target && r->region == region && r->function == function) {
+            hit = r;
+            break;
+        }
+    }
+    if (!hit) {
+        if (!reserve32(c, (void **)&s->io_callers, &s->io_caller_cap, s->nio_callers + 1,
+                       sizeof *s->io_callers))
+            return;
+        hit = &s->io_callers[s->nio_callers];
+        *hit = (rd_io_caller){target, region, function, 0, 0, 0, 0};
+        c->io_table[h] = ++s->nio_callers;
+    }
+    hit->operations++;
+    hit->bytes_read += read;
+    hit->bytes_written += written;
+    hit->ns += ns;
+}
+
+static OTF2_CallbackCode on_io_begin(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                     uint64_t pos, void *ud, OTF2_AttributeList *attributes,
+                                     OTF2_IoHandleRef handle, OTF2_IoOperationMode mode,
+                                     OTF2_IoOperationFlag flags, uint64_t request,
+                                     uint64_t matching)
+{
+    (void)location, (void)pos, (void)attributes, (void)flags, (void)request;
+    scan_ctx *c = ud;
+    uint64_t t = rd_to_ns(&c->trace->defs, time);
+    uint32_t caller, function;
+    io_seen(c, t, &caller, &function);
+    io_pending *p = NULL;
+    for (int i = 0; i < IO_PENDING && !p; i++)
+        if (!c->io[i].used)
+            p = &c->io[i];
+    if (!p)
+        p = &c->io[c->io_next++ % IO_PENDING]; /* the oldest begin is given up */
+    *p = (io_pending){t, matching, handle, caller, function, (uint8_t)mode, true};
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_io_complete(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                        uint64_t pos, void *ud, OTF2_AttributeList *attributes,
+                                        OTF2_IoHandleRef handle, uint64_t result,
+                                        uint64_t matching)
+{
+    (void)location, (void)pos, (void)attributes;
+    scan_ctx *c = ud;
+    uint64_t t = rd_to_ns(&c->trace->defs, time);
+    uint32_t caller, function;
+    io_seen(c, t, &caller, &function);
+    io_pending *p = NULL;
+    for (int i = 0; i < IO_PENDING && !p; i++)
+        if (c->io[i].used && c->io[i].handle == handle && c->io[i].matching == matching)
+            p = &c->io[i];
+    uint8_t mode = p ? p->mode : OTF2_IO_OPERATION_MODE_FLUSH;
+    uint64_t ns = p && t > p->start ? t - p->start : 0;
+    if (p) {
+        caller = p->caller;
+        function = p->function;
+        p->used = false;
+    }
+    uint32_t index;
+    rd_io_target *tg = io_target(c, handle, &index);
+    if (!tg)
+        return OTF2_CALLBACK_SUCCESS;
+    bool failed = result == OTF2_UNDEFINED_UINT64;
+    uint64_t bytes = failed ? 0 : result;
+    uint64_t read = 0, written = 0;
+    if (mode == OTF2_IO_OPERATION_MODE_READ) {
+        tg->reads++;
+        read = bytes;
+    } else if (mode == OTF2_IO_OPERATION_MODE_WRITE) {
+        tg->writes++;
+        written = bytes;
+    } else {
+        tg->flushes++;
+        failed = false; /* a flush moves no counted bytes: its undefined result is normal */
+    }
+    if (failed)
+        tg->failed++;
+    tg->bytes_read += read;
+    tg->bytes_written += written;
+    tg->ns += ns;
+    io_count_caller(c, index, caller, function, read, written, ns);
+    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_io_create(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                      uint64_t pos, void *ud, OTF2_AttributeList *attributes,
+                                      OTF2_IoHandleRef handle, OTF2_IoAccessMode mode,
+                                      OTF2_IoCreationFlag creation, OTF2_IoStatusFlag status)
+{
+    (void)location, (void)pos, (void)attributes, (void)mode, (void)creation, (void)status;
+    scan_ctx *c = ud;
+    uint32_t caller, function;
+    io_seen(c, rd_to_ns(&c->trace->defs, time), &caller, &function);
+    rd_io_target *tg = io_target(c, handle, NULL);
+    if (tg)
+        tg->creates++;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_io_destroy(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                       uint64_t pos, void *ud, OTF2_AttributeList *attributes,
+                                       OTF2_IoHandleRef handle)
+{
+    (void)location, (void)pos, (void)attributes;
+    scan_ctx *c = ud;
+    uint32_t caller, function;
+    io_seen(c, rd_to_ns(&c->trace->defs, time), &caller, &function);
+    rd_io_target *tg = io_target(c, handle, NULL);
+    if (tg)
+        tg->destroys++;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_io_duplicate(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                         uint64_t pos, void *ud, OTF2_AttributeList *attributes,
+                                         OTF2_IoHandleRef old, OTF2_IoHandleRef handle,
+                                         OTF2_IoStatusFlag status)
+{
+    (void)location, (void)pos, (void)attributes, (void)old, (void)status;
+    scan_ctx *c = ud;
+    uint32_t caller, function;
+    io_seen(c, rd_to_ns(&c->trace->defs, time), &caller, &function);
+    rd_io_target *tg = io_target(c, handle, NULL);
+    if (tg)
+        tg->duplicates++;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_io_seek(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                    void *ud, OTF2_AttributeList *attributes,
+                                    OTF2_IoHandleRef handle, int64_t offset,
+                                    OTF2_IoSeekOption whence, uint64_t result)
+{
+    (void)location, (void)pos, (void)attributes, (void)offset, (void)whence, (void)result;
+    scan_ctx *c = ud;
+    uint32_t caller, function;
+    io_seen(c, rd_to_ns(&c->trace->defs, time), &caller, &function);
+    rd_io_target *tg = io_target(c, handle, NULL);
+    if (tg)
+        tg->seeks++;
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -842,6 +1091,8 @@ void rd_scan_free(rd_scan *s)
     free(s->keys);
     free(s->key_table);
     free(s->flushes);
+    free(s->io_targets);
+    free(s->io_callers);
     memset(s, 0, sizeof *s);
 }
 
@@ -871,7 +1122,9 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
     s->locs = calloc(d->nlocations ? d->nlocations : 1, sizeof *s->locs);
     s->hist = calloc((size_t)RD_DEPTHS * RD_BUCKETS, sizeof *s->hist);
     s->hist_name_bytes = calloc((size_t)RD_DEPTHS * RD_BUCKETS, sizeof *s->hist_name_bytes);
-    if (!s->locs || !s->hist || !s->hist_name_bytes)
+    s->nio_targets = d->nio_files + d->nio_handles;
+    s->io_targets = calloc(s->nio_targets ? s->nio_targets : 1, sizeof *s->io_targets);
+    if (!s->locs || !s->hist || !s->hist_name_bytes || !s->io_targets)
         goto oom;
     s->threshold = opts->timeline_min_ns;
     if (opts->timeline_limit) {
@@ -924,6 +1177,12 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
     OTF2_EvtReaderCallbacks_SetRmaPutCallback(cb, on_rma_put);
     OTF2_EvtReaderCallbacks_SetRmaGetCallback(cb, on_rma_get);
     OTF2_EvtReaderCallbacks_SetRmaAtomicCallback(cb, on_rma_atomic);
+    OTF2_EvtReaderCallbacks_SetIoOperationBeginCallback(cb, on_io_begin);
+    OTF2_EvtReaderCallbacks_SetIoOperationCompleteCallback(cb, on_io_complete);
+    OTF2_EvtReaderCallbacks_SetIoCreateHandleCallback(cb, on_io_create);
+    OTF2_EvtReaderCallbacks_SetIoDestroyHandleCallback(cb, on_io_destroy);
+    OTF2_EvtReaderCallbacks_SetIoDuplicateHandleCallback(cb, on_io_duplicate);
+    OTF2_EvtReaderCallbacks_SetIoSeekCallback(cb, on_io_seek);
 
     int status = 0;
     for (uint32_t li = 0; li < d->nlocations && status == 0; li++) {
@@ -941,6 +1200,8 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
         c.ordinal = 0;
         c.dur_window_start = 0;
         c.off_since = UINT64_MAX;
+        memset(c.io, 0, sizeof c.io);
+        c.io_next = 0;
         if (c.dur_window)
             memset(c.dur_window, 0, DUR_WINDOW * sizeof(uint64_t));
         int rs = rd_pass_location(r, trace, li, cb, &c, err, errlen);
@@ -967,6 +1228,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
         close(c.dur_fd);
     free(c.dur_window);
     free(c.stack);
+    free(c.io_table);
     if (status == 0 && opts->timeline_limit) {
         timeline_compact(&c, opts->timeline_limit);
         qsort(s->slices, s->nslices, sizeof *s->slices, slice_order);
@@ -981,6 +1243,7 @@ oom:
     if (c.dur_fd >= 0)
         close(c.dur_fd);
     free(c.dur_window);
+    free(c.io_table);
     rd_scan_free(s);
     return -1;
 }

@@ -73,11 +73,13 @@
     }
     return (h >>> 0) % 360;
   }
-  var KIND_MPI = 1, KIND_MEASUREMENT = 2;
+  var KIND_MPI = 1, KIND_MEASUREMENT = 2, KIND_IO = 3;
   var HIGHLIGHT = "#e600e6", SELECTED = "#ff8c00", FADED = "#e2e2e2";
   function regionColor(name, kind) {
     if (kind === KIND_MPI) return "hsl(4,78%,56%)";
     if (kind === KIND_MEASUREMENT) return "#c4c4c4";
+    // I/O calls stand out in the timeline and the flame graph: one dark, saturated teal.
+    if (kind === KIND_IO) return "hsl(188,85%,36%)";
     // Warm-to-cool hues but never the red of MPI.
     return "hsl(" + (30 + hashHue(name) % 300) + ",58%,66%)";
   }
@@ -1268,7 +1270,9 @@
     safely("callers and callees", function () { initSandwich(data.flame); });
     safely("region table", function () {
       initTable($("#region-table"), $("#region-filter"));
+      initTable($("#io-files"), null);
       selectableRows($("#region-table"));
+      selectableRows($("#io"));
       selectableRows($("#summary"));
       selectableRows($("#sandwich"));
       selectableRows($("#range-panel"));

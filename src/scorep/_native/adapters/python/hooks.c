@@ -2,6 +2,14 @@
  * (PyEval_SetProfile / PyEval_SetTrace), per thread before 3.12. */
 #include "adapters/python/internal.h"
 
+#if PY_VERSION_HEX < 0x030A0000
+/* 3.9 counts the threads with a trace function in the interpreter's ceval state (only in
+ * its internal headers): line events are only delivered while it is positive. */
+#define Py_BUILD_CORE
+#include <internal/pycore_interp.h>
+#undef Py_BUILD_CORE
+#endif
+
 static inline PyCodeObject *frame_code(PyFrameObject *frame)
 {
 #if PY_VERSION_HEX >= 0x030B0000
@@ -77,35 +85,56 @@ static int line_trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
     return 0;
 }
 
-/* Per thread: how many chosen frames run, and the trace function that was there before. */
+/* Per thread: how many chosen frames run, and whether our trace function is installed.
+ * Thread-local because C trace functions are per thread before 3.12. */
 static SP_TLS struct {
     uint32_t depth;
-    Py_tracefunc saved;
-    PyObject *saved_arg;
+    bool installed;
 } traced;
+
+/* Installs a C trace function on the calling thread the way PyEval_SetTrace does, minus
+ * what makes it unusable on every call of a chosen function: the "sys.settrace" audit event
+ * (the program's audit hooks would see it, and run Python code of theirs inside our hook) and
+ * the release of a previous trace object (we only install over none). */
+static void install_trace(PyThreadState *tstate, Py_tracefunc func)
+{
+#if PY_VERSION_HEX < 0x030A0000
+    tstate->interp->ceval.tracing_possible += (func != NULL) - (tstate->c_tracefunc != NULL);
+#endif
+    tstate->c_tracefunc = func;
+    tstate->c_traceobj = NULL;
+    bool on = tstate->tracing == 0 && (func != NULL || tstate->c_profilefunc != NULL);
+#if PY_VERSION_HEX >= 0x030B0000
+    tstate->cframe->use_tracing = on ? 255 : 0;
+#elif PY_VERSION_HEX >= 0x030A0000
+    tstate->cframe->use_tracing = on;
+#else
+    tstate->use_tracing = on;
+#endif
+}
 
 void sp_python_hooks_lines_on(void)
 {
     if (traced.depth++)
         return;
     PyThreadState *tstate = PyThreadState_Get();
-    traced.saved = tstate->c_tracefunc;
-    traced.saved_arg = tstate->c_traceobj;
-    Py_XINCREF(traced.saved_arg);
-    saved_exception saved = exception_save();
-    PyEval_SetTrace(line_trace, NULL);
-    exception_restore(saved);
+    /* A trace function of the program's own (a debugger, coverage) wins: the chosen frame's
+     * lines are then not profiled, and the program's tracer keeps working. */
+    traced.installed = tstate->c_tracefunc == NULL && tstate->c_traceobj == NULL;
+    if (traced.installed)
+        install_trace(tstate, line_trace);
 }
 
 void sp_python_hooks_lines_off(void)
 {
     if (!traced.depth || --traced.depth)
         return;
-    saved_exception saved = exception_save();
-    PyEval_SetTrace(traced.saved, traced.saved_arg);
-    exception_restore(saved);
-    Py_CLEAR(traced.saved_arg);
-    traced.saved = NULL;
+    PyThreadState *tstate = PyThreadState_Get();
+    /* Taken away only while it is still ours: a tracer the program installed meanwhile
+     * (sys.settrace inside a chosen function) stays. */
+    if (traced.installed && tstate->c_tracefunc == line_trace && tstate->c_traceobj == NULL)
+        install_trace(tstate, NULL);
+    traced.installed = false;
 }
 #else
 /* 3.12+: chosen code objects get sys.monitoring LINE events of their own. */

@@ -342,6 +342,18 @@ static int validate_tree(const cube_cnode *cnodes, size_t n, const char *path, c
     return 0;
 }
 
+static int validate_attrs(const char *path, const char *owner, const cube_attr *attrs, size_t n,
+                          char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (attrs == NULL || attrs[i].key == NULL || attrs[i].value == NULL) {
+            set_err(err, errlen, "%s: attribute %zu of %s lacks a key or value", path, i, owner);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int validate(const char *path, const cube_profile *p, char *err, size_t errlen)
 {
     if (p->ncnodes == 0) {
@@ -417,6 +429,21 @@ static int validate(const char *path, const cube_profile *p, char *err, size_t e
                     m->uniq_name);
             return -1;
         }
+        if (m->child_of > i) {
+            set_err(err, errlen, "%s: metric %s comes before its parent", path, m->uniq_name);
+            return -1;
+        }
+        /* Preorder: everything between the parent and this metric lies below the parent. */
+        for (size_t j = m->child_of; m->child_of && j < i; j++) {
+            uint32_t a = p->metrics[j].child_of;
+            while (a && a != m->child_of)
+                a = p->metrics[a - 1].child_of;
+            if (a != m->child_of) {
+                set_err(err, errlen, "%s: metric %s is not in preorder of the metric tree",
+                        path, m->uniq_name);
+                return -1;
+            }
+        }
         for (size_t j = 0; j < i; j++) {
             if (strcmp(p->metrics[j].uniq_name, m->uniq_name) == 0) {
                 set_err(err, errlen, "%s: metrics %zu and %zu are both named %s", path, j, i,
@@ -425,9 +452,16 @@ static int validate(const char *path, const cube_profile *p, char *err, size_t e
             }
         }
     }
-    for (size_t i = 0; i < p->nattrs; i++) {
-        if (p->attrs == NULL || p->attrs[i].key == NULL || p->attrs[i].value == NULL) {
-            set_err(err, errlen, "%s: attribute %zu lacks a key or value", path, i);
+    if (validate_attrs(path, "the profile", p->attrs, p->nattrs, err, errlen) != 0 ||
+        validate_attrs(path, "the machine", p->machine_attrs, p->nmachine_attrs, err, errlen) != 0)
+        return -1;
+    for (size_t i = 0; i < p->nregions; i++)
+        if (validate_attrs(path, p->regions[i].name, p->regions[i].attrs, p->regions[i].nattrs,
+                           err, errlen) != 0)
+            return -1;
+    for (size_t i = 0; i < p->nmirrors; i++) {
+        if (p->mirrors == NULL || p->mirrors[i] == NULL) {
+            set_err(err, errlen, "%s: mirror %zu is NULL", path, i);
             return -1;
         }
     }
@@ -615,15 +649,31 @@ static void write_anchor(writer *w, const cube_profile *p, const uint32_t *deep,
 {
     member_begin(w);
     w_str(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\n<cube version=\"4.4\">\n");
+    if (p->nmirrors || p->remapping_spec)
+        write_attr(w, "CubePL Version", "1.1"); /* the CubePL of remapping.spec */
     write_attr(w, "Cube anchor.xml syntax version", "4.4");
     write_attr(w, "Creator", p->creator ? p->creator : "scorep");
     write_attr(w, "CUBE_CT_AGGR", "SUM");
     for (size_t i = 0; i < p->nattrs; i++)
         write_attr(w, p->attrs[i].key, p->attrs[i].value);
+    if (p->nmirrors) {
+        w_str(w, "<doc>\n<mirrors>\n");
+        for (size_t i = 0; i < p->nmirrors; i++)
+            w_elem(w, "murl", p->mirrors[i]);
+        w_str(w, "</mirrors>\n</doc>\n");
+    }
 
     w_str(w, "<metrics>\n");
+    /* The metric tree: each <metric> stays open while its children (which follow it in
+     * preorder) are written inside it. `open_elements` counts the open ancestors of the next one. */
+    size_t open_elements = 0;
     for (size_t i = 0; i < p->nmetrics; i++) {
         const cube_metric *m = &p->metrics[i];
+        size_t depth = 0;
+        for (uint32_t a = m->child_of; a; a = p->metrics[a - 1].child_of)
+            depth++;
+        for (; open_elements > depth; open_elements--)
+            w_str(w, "</metric>\n");
         w_printf(w, "<metric id=\"%zu\" type=\"%s\">\n", i,
                  m->type == CUBE_INCLUSIVE ? "INCLUSIVE" : "EXCLUSIVE");
         w_elem(w, "disp_name", m->disp_name ? m->disp_name : m->uniq_name);
@@ -632,8 +682,10 @@ static void write_anchor(writer *w, const cube_profile *p, const uint32_t *deep,
         w_elem(w, "uom", m->uom);
         w_elem(w, "url", m->url);
         w_elem(w, "descr", m->description);
-        w_str(w, "</metric>\n");
+        open_elements++;
     }
+    for (; open_elements > 0; open_elements--)
+        w_str(w, "</metric>\n");
     w_str(w, "</metrics>\n<program>\n");
 
     for (size_t i = 0; i < p->nregions; i++) {
@@ -648,6 +700,8 @@ static void write_anchor(writer *w, const cube_profile *p, const uint32_t *deep,
         w_elem(w, "role", r->role ? r->role : "function");
         w_elem(w, "url", "");
         w_elem(w, "descr", r->description);
+        for (size_t a = 0; a < r->nattrs; a++)
+            write_attr(w, r->attrs[a].key, r->attrs[a].value);
         w_str(w, "</region>\n");
     }
 
@@ -683,6 +737,8 @@ static void write_anchor(writer *w, const cube_profile *p, const uint32_t *deep,
     w_str(w, "<systemtreenode Id=\"0\">\n");
     w_elem(w, "name", p->machine_name ? p->machine_name : "machine Linux");
     w_elem(w, "class", "machine");
+    for (size_t a = 0; a < p->nmachine_attrs; a++)
+        write_attr(w, p->machine_attrs[a].key, p->machine_attrs[a].value);
     size_t g = 0, l = 0; /* groups are sorted by node and locations by group (validated) */
     for (size_t n = 0; n < p->nnodes; n++) {
         w_printf(w, "<systemtreenode Id=\"%zu\">\n", n + 1);
@@ -718,6 +774,11 @@ static int write_archive(const char *tmp, const char *path, const cube_profile *
         return -1;
     }
     writer w = {f, path, err, errlen, 0, 0, (int64_t)time(NULL)};
+    if (p->remapping_spec) {
+        member_begin(&w);
+        w_str(&w, p->remapping_spec);
+        member_end(&w, "remapping.spec");
+    }
     for (size_t m = 0; m < p->nmetrics && !w.failed; m++)
         write_metric_files(&w, p, (uint32_t)m, p->metrics[m].type == CUBE_INCLUSIVE ? wide : deep,
                            row);

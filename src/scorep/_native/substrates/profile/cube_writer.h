@@ -24,6 +24,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A key/value attribute (<attr key="" value=""/>) of the profile, a region or the machine. */
+typedef struct {
+    const char *key;
+    const char *value;
+} cube_attr;
+
 /* A code region (CUBE <region>). The region's id in the file is its array index. */
 typedef struct {
     const char *name;        /* display name, e.g. "module:function"; required */
@@ -35,6 +41,9 @@ typedef struct {
     const char *role;        /* "function", "artificial", "point2point", "barrier", ...;
                                 NULL = "function" */
     const char *description; /* <descr>; NULL = "" */
+    const cube_attr *attrs;  /* after <descr>, e.g. Score-P's number of program arguments on
+                                the program root */
+    size_t nattrs;
 } cube_region;
 
 typedef enum {
@@ -79,6 +88,11 @@ typedef struct {
     const char *description; /* <descr>; NULL = "" */
     cube_dtype dtype;        /* value type of the row buffers and the file */
     cube_metric_type type;   /* INCLUSIVE may not be MINDOUBLE/MAXDOUBLE (CubeW rejects it) */
+    /* 0: a top-level metric; else 1 + the index of its parent in the metric tree (the
+     * <metric> it is nested in). Metrics are given in preorder of that tree: a child comes
+     * after its parent and its parent's earlier children, so that ids follow document
+     * order. */
+    uint32_t child_of;
 } cube_metric;
 
 /* A system-tree node below the single machine root (class "node"), e.g. "node host1".
@@ -110,18 +124,21 @@ typedef struct {
  * values. Return 0, or non-zero to abort the write. */
 typedef int (*cube_row_fn)(void *user, uint32_t metric, uint32_t cnode, void *out);
 
-/* A key/value attribute of the whole profile (<attr key="" value=""/>). */
-typedef struct {
-    const char *key;
-    const char *value;
-} cube_attr;
-
 /* Everything cube_write needs. All pointers are borrowed for the duration of the call. */
 typedef struct {
     const char *creator;      /* the "Creator" attribute, e.g. "scorep 1.0"; NULL = "scorep" */
     const char *machine_name; /* name of the system-tree root; NULL = "machine Linux" */
+    const cube_attr *machine_attrs; /* attributes of the system-tree root ("platform") */
+    size_t nmachine_attrs;
     const cube_attr *attrs;   /* further attributes, after Creator and CUBE_CT_AGGR */
     size_t nattrs;
+    /* URL prefixes that replace "@mirror@" in metric URLs (<doc><mirrors><murl>), tried in
+     * order by Cube; with mirrors the anchor also declares its CubePL version. */
+    const char *const *mirrors;
+    size_t nmirrors;
+    /* The archive member remapping.spec (CubePL metric hierarchy for cube_remap2), written
+     * first as Score-P does; NULL = none. */
+    const char *remapping_spec;
     const cube_region *regions;
     size_t nregions;
     const cube_cnode *cnodes; /* at least one (the root) */

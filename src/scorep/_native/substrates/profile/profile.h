@@ -5,8 +5,17 @@
  * Per node: visits, inclusive time, minimum and maximum inclusive time of one visit.
  * Parameters (scorep.user.parameter_*) split the call path: the rest of the enclosing
  * region's visit goes into a child node per parameter value, as in Score-P. Nodes come
- * out of the SCOREP_TOTAL_MEMORY budget; deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH a
- * call is folded into its deepest ancestor (its time stays in that node's inclusive time).
+ * out of the SCOREP_TOTAL_MEMORY budget.
+ *
+ * Score-P's artificial regions appear where Score-P puts them:
+ *  - COLLAPSE: a call one level deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH becomes a
+ *    visit of a COLLAPSE child of its caller, with its inclusive time; the calls inside it
+ *    are part of that time and make no nodes of their own;
+ *  - MEASUREMENT OFF: while recording is off (scorep.user.disable_recording), a child of the
+ *    call path that was current when it went off (or of its callers, as frames open then are
+ *    left) holds the time off, one visit per time recording went off;
+ *  - TRACE BUFFER FLUSH: a pause to write trace buffers, a visit of a child of the call path
+ *    that is current after the event that caused it.
  */
 #ifndef SCOREP_SUBSTRATES_PROFILE_H
 #define SCOREP_SUBSTRATES_PROFILE_H
@@ -60,9 +69,18 @@ typedef struct sp_profile_location {
     uint32_t count;
     sp_u64map children; /* (parent << 32 | region) -> child, for region children */
     sp_location *location;
-    uint64_t folded_calls;      /* deeper than the depth limit */
+    uint64_t folded_calls;      /* deeper than the depth limit (COLLAPSE visits and the calls
+                                 * inside them) */
     uint64_t dropped_calls;     /* no node: the memory budget was used up */
     uint64_t folded_parameters; /* beyond SP_PROFILE_MAX_PARAMETER_VALUES */
+    struct sp_profile_io *io;   /* bytes of I/O calls per node (io.c), NULL before the first */
+    /* While recording is off: the MEASUREMENT OFF node that holds the time (SP_PROFILE_NO_NODE
+     * when recording is on or no node could be made) and since when. */
+    uint32_t off_node;
+    uint64_t off_since;
+    /* Buffer flushes noted since the location's last event, settled at its next one. */
+    uint32_t flushes_pending;
+    uint64_t flush_ticks_pending, flush_min_pending, flush_max_pending;
 } sp_profile_location;
 
 static inline sp_profile_node *sp_profile_node_at(sp_profile_location *p, uint32_t index)
@@ -103,16 +121,19 @@ void sp_profile_stop(sp_measurement *m);
 /* Creates the child when it does not exist yet (the slow path). */
 uint32_t sp_profile_child_slow(sp_profile_location *p, uint32_t parent, uint32_t region);
 
+/* A call deeper than the depth limit: a visit of the caller's COLLAPSE child, or no node
+ * inside a COLLAPSE node (its time is the COLLAPSE node's). */
+uint32_t sp_profile_collapse(sp_profile_location *p, uint32_t parent);
+
 /* The node of a call to `region` from `parent` at call-stack depth `depth` (the program
  * root being level 0), visited once more. */
 static inline uint32_t sp_profile_enter(sp_profile_location *p, uint32_t parent, uint32_t region,
                                         uint32_t depth)
 {
-    /* The tree has at most max_depth levels, the program root being the first. */
-    if (depth >= p->max_depth) {
-        p->folded_calls++;
-        return SP_PROFILE_NO_NODE;
-    }
+    /* The tree has at most max_depth levels, the program root being the first; one more
+     * for COLLAPSE. */
+    if (__builtin_expect(depth >= p->max_depth, 0))
+        return sp_profile_collapse(p, parent);
     if (parent == SP_PROFILE_NO_NODE)
         return SP_PROFILE_NO_NODE;
     sp_profile_node *pn = sp_profile_node_at(p, parent);
@@ -146,6 +167,18 @@ static inline void sp_profile_leave(sp_profile_location *p, uint32_t node, uint6
 uint32_t sp_profile_parameter(sp_profile_location *p, uint32_t parent, uint32_t region,
                               uint32_t parameter, sp_parameter_value value);
 
+/* Recording went off: a visit of MEASUREMENT OFF under `parent` starts at `time`. */
+void sp_profile_recording_off(sp_profile_location *p, uint32_t parent, uint64_t time);
+/* Recording went on again: the time off ends. */
+void sp_profile_recording_on(sp_profile_location *p, uint64_t time);
+/* While off, the frame whose call path held the time off was left: the rest goes to
+ * MEASUREMENT OFF under `parent` (the same visit, continued). */
+void sp_profile_recording_off_moves(sp_profile_location *p, uint32_t parent, uint64_t time);
+
+/* A buffer flush of `ticks`, noted now and settled under `parent` at the next event. */
+void sp_profile_flush_noted(sp_profile_location *p, uint64_t ticks);
+void sp_profile_flushes_settle(sp_profile_location *p, uint32_t parent);
+
 /* MPI bytes of the call at `node`. */
 static inline void sp_profile_bytes(sp_profile_location *p, uint32_t node, uint64_t sent,
                                     uint64_t received)
@@ -167,5 +200,16 @@ static inline void sp_profile_rma_bytes(sp_profile_location *p, uint32_t node, u
     n->bytes_put += put;
     n->bytes_get += got;
 }
+
+/* Bytes a read or write of `paradigm` moved, at `node` (the I/O call): Score-P's
+ * io_bytes_read / io_bytes_written metrics. Kept apart from the nodes (few call paths do
+ * I/O); out of memory, the bytes are not counted. */
+void sp_profile_io_bytes(sp_profile_location *p, uint32_t node, sp_io_paradigm paradigm,
+                         sp_io_mode mode, uint64_t bytes);
+
+/* I/O bytes of a node for the writer: bytes[paradigm][mode] (read 0, write 1); false when
+ * the node did none. */
+bool sp_profile_io_of(const sp_profile_location *p, uint32_t node,
+                      uint64_t bytes[SP_IO_PARADIGM_COUNT][2]);
 
 #endif

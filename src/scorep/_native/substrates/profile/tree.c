@@ -110,6 +110,7 @@ int sp_profile_location_open(sp_location *loc)
     loc->substrate[sp_profile.slot] = p;
     p->location = loc;
     p->max_depth = sp_profile.meas->config.max_callpath_depth;
+    p->off_node = SP_PROFILE_NO_NODE;
     if (sp_u64map_init(&p->children, 64) != 0)
         return -1;
     return new_node(p, SP_PROFILE_NO_NODE, sp_profile.meas->program_region) == SP_PROFILE_ROOT
@@ -132,6 +133,7 @@ void sp_profile_location_free(sp_location *loc)
     free(p->blocks);
     if (p->children.keys)
         sp_u64map_free(&p->children);
+    sp_profile_io_free(p);
     free(p);
     loc->substrate[sp_profile.slot] = NULL;
 }
@@ -167,10 +169,124 @@ uint32_t sp_profile_child_slow(sp_profile_location *p, uint32_t parent, uint32_t
     return child;
 }
 
+/* ---- Score-P's artificial regions ------------------------------------------------------- */
+
+static bool is_collapse(sp_profile_location *p, uint32_t node)
+{
+    return node != SP_PROFILE_NO_NODE &&
+           sp_profile_node_at(p, node)->region ==
+               atomic_load_explicit(&sp_profile.meas->collapse_region, memory_order_relaxed);
+}
+
+/* COLLAPSE is defined at the first call beyond the depth limit, as in Score-P
+ * (scorep_profile_collapse.c: paradigm user, region type unknown, no source). */
+static uint32_t collapse_region(void)
+{
+    sp_measurement *m = sp_profile.meas;
+    uint32_t region = atomic_load_explicit(&m->collapse_region, memory_order_acquire);
+    if (region != SP_NO_ID)
+        return region;
+    /* A named region: threads defining it at once get the same one. */
+    region = sp_defs_named_region(&m->defs, "COLLAPSE", "", -1, SP_PARADIGM_USER,
+                                  SP_ROLE_UNKNOWN, SP_REGION_ARTIFICIAL);
+    atomic_store_explicit(&m->collapse_region, region, memory_order_release);
+    return region;
+}
+
+uint32_t sp_profile_collapse(sp_profile_location *p, uint32_t parent)
+{
+    p->folded_calls++;
+    if (parent == SP_PROFILE_NO_NODE || is_collapse(p, parent))
+        return SP_PROFILE_NO_NODE;
+    uint32_t region = collapse_region();
+    if (region == SP_NO_ID)
+        return SP_PROFILE_NO_NODE;
+    uint32_t node = sp_profile_child_slow(p, parent, region);
+    if (node != SP_PROFILE_NO_NODE)
+        sp_profile_node_at(p, node)->visits++;
+    return node;
+}
+
+static void add_time(sp_profile_node *n, uint64_t ticks)
+{
+    n->time += ticks;
+    if (ticks < n->min_time)
+        n->min_time = ticks;
+    if (ticks > n->max_time)
+        n->max_time = ticks;
+}
+
+void sp_profile_recording_off(sp_profile_location *p, uint32_t parent, uint64_t time)
+{
+    uint32_t region = sp_profile.meas->measurement_off_region;
+    p->off_node = SP_PROFILE_NO_NODE;
+    p->off_since = time;
+    if (parent == SP_PROFILE_NO_NODE || region == SP_NO_ID)
+        return; /* inside a call without a node of its own: its callers keep the time */
+    p->off_node = sp_profile_child_slow(p, parent, region);
+    if (p->off_node != SP_PROFILE_NO_NODE)
+        sp_profile_node_at(p, p->off_node)->visits++;
+}
+
+void sp_profile_recording_on(sp_profile_location *p, uint64_t time)
+{
+    if (p->off_node != SP_PROFILE_NO_NODE)
+        add_time(sp_profile_node_at(p, p->off_node), time - p->off_since);
+    p->off_node = SP_PROFILE_NO_NODE;
+}
+
+void sp_profile_recording_off_moves(sp_profile_location *p, uint32_t parent, uint64_t time)
+{
+    if (p->off_node == SP_PROFILE_NO_NODE)
+        return;
+    add_time(sp_profile_node_at(p, p->off_node), time - p->off_since);
+    p->off_since = time;
+    /* The visit continues under the caller (counted once, where recording went off). */
+    p->off_node = parent == SP_PROFILE_NO_NODE
+                      ? SP_PROFILE_NO_NODE
+                      : sp_profile_child_slow(p, parent, sp_profile.meas->measurement_off_region);
+}
+
+void sp_profile_flush_noted(sp_profile_location *p, uint64_t ticks)
+{
+    if (p->flushes_pending++ == 0) {
+        p->flush_ticks_pending = 0;
+        p->flush_min_pending = UINT64_MAX;
+        p->flush_max_pending = 0;
+    }
+    p->flush_ticks_pending += ticks;
+    if (ticks < p->flush_min_pending)
+        p->flush_min_pending = ticks;
+    if (ticks > p->flush_max_pending)
+        p->flush_max_pending = ticks;
+}
+
+void sp_profile_flushes_settle(sp_profile_location *p, uint32_t parent)
+{
+    uint32_t flushes = p->flushes_pending;
+    uint32_t region = sp_profile.meas->buffer_flush_region;
+    p->flushes_pending = 0;
+    if (!flushes || parent == SP_PROFILE_NO_NODE || region == SP_NO_ID)
+        return;
+    uint32_t node = sp_profile_child_slow(p, parent, region);
+    if (node == SP_PROFILE_NO_NODE)
+        return;
+    sp_profile_node *n = sp_profile_node_at(p, node);
+    n->visits += flushes;
+    n->time += p->flush_ticks_pending;
+    if (p->flush_min_pending < n->min_time)
+        n->min_time = p->flush_min_pending;
+    if (p->flush_max_pending > n->max_time)
+        n->max_time = p->flush_max_pending;
+}
+
+/* ---- parameters ------------------------------------------------------------------------ */
+
 uint32_t sp_profile_parameter(sp_profile_location *p, uint32_t parent, uint32_t region,
                               uint32_t parameter, sp_parameter_value parameter_value)
 {
-    if (parent == SP_PROFILE_NO_NODE)
+    /* Inside COLLAPSE nothing is split, as nothing is called. */
+    if (parent == SP_PROFILE_NO_NODE || is_collapse(p, parent))
         return SP_PROFILE_NO_NODE;
     /* CUBE's numeric parameters are signed 64-bit, as Score-P writes them. */
     sp_profile_node_kind kind = parameter_value.type == SP_PARAM_STRING ? SP_NODE_PARAMETER_STRING

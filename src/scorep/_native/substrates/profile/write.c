@@ -2,9 +2,11 @@
  * (or the process alone) merges them by call path and writes profile.cubex. */
 #include "substrates/profile/profile_internal.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "core/part.h"
 #include "core/serial.h"
@@ -17,11 +19,18 @@ typedef struct {
     double time, min_time, max_time; /* seconds */
 } flat_node;
 
+/* The I/O bytes of one node of a column: bytes[paradigm][read, write]. */
+typedef struct {
+    uint64_t bytes[SP_IO_PARADIGM_COUNT][2];
+} io_bytes;
+
 typedef struct {
     uint32_t rank_index; /* into the unified ranks */
     uint32_t name;       /* global string */
     uint32_t count;
     flat_node *nodes;
+    io_bytes *io;        /* the I/O bytes of nodes that did I/O */
+    uint32_t *io_of;     /* per node: index into io, SP_NO_ID for none (NULL: no I/O) */
 } column;
 
 static void finish_root(sp_location *loc, uint64_t duration)
@@ -90,6 +99,7 @@ static void serialize_trees(sp_measurement *m, const sp_unified_maps *u, double 
             sp_buffer_f64(b, visited && n->min_time != UINT64_MAX ? (double)n->min_time * seconds_per_tick : 0.0);
             sp_buffer_f64(b, visited ? (double)n->max_time * seconds_per_tick : 0.0);
         }
+        sp_profile_io_serialize(p, b);
     }
 }
 
@@ -130,10 +140,18 @@ static void remap_part_trees(const sp_part *part, const unsigned char *data, uin
             for (int k = 0; k < 3; k++) /* times */
                 sp_buffer_f64(b, sp_reader_f64(&r));
         }
+        /* its I/O bytes (sp_profile_io_serialize): node numbers stay */
+        uint32_t nio = sp_reader_u32(&r);
+        if (nio > r.size / 8)
+            break;
+        sp_buffer_u32(b, nio);
+        for (uint32_t e = 0; e < nio && !r.failed; e++) {
+            sp_buffer_u32(b, sp_reader_u32(&r));
+            for (int k = 0; k < 2 * SP_IO_PARADIGM_COUNT; k++)
+                sp_buffer_u64(b, sp_reader_u64(&r));
+        }
     }
 }
-
-#define METRIC_KINDS_MAX 8 /* >= METRIC_KINDS, checked below */
 
 typedef struct {
     cube_cnode *cnodes;
@@ -143,7 +161,7 @@ typedef struct {
     uint32_t ncolumns;
     uint32_t *unified_to_local; /* [cnode * ncolumns + column], SP_PROFILE_NO_NODE = none */
     const sp_defs *global;
-    uint32_t metric_kinds[METRIC_KINDS_MAX]; /* the written metrics, in file order */
+    const uint32_t *metric_kind; /* per metric of the file: what fill_row writes */
 } unified_tree;
 
 static uint64_t identity_hash(int64_t parent, const flat_node *n)
@@ -217,17 +235,38 @@ static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 }
 
 enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTES_SENT,
-       METRIC_BYTES_RECEIVED, METRIC_BYTES_PUT, METRIC_BYTES_GET, METRIC_KINDS };
+       METRIC_BYTES_RECEIVED, METRIC_BYTES_PUT, METRIC_BYTES_GET,
+       /* I/O: + mode (0 read, 1 write) for all paradigms, + 2 * (1 + paradigm) + mode for
+        * one paradigm */
+       METRIC_IO };
 
-_Static_assert(METRIC_KINDS <= METRIC_KINDS_MAX, "room for every metric kind");
+/* Score-P's io_bytes_* metric of `kind` (>= METRIC_IO) at a node. */
+static uint64_t io_value(const column *col, uint32_t local, uint32_t kind)
+{
+    if (!col->io_of || col->io_of[local] == SP_NO_ID)
+        return 0;
+    const io_bytes *b = &col->io[col->io_of[local]];
+    uint32_t k = kind - METRIC_IO;
+    uint32_t mode = k % 2;
+    if (k >= 2)
+        return b->bytes[k / 2 - 1][mode];
+    uint64_t sum = 0;
+    for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
+        sum += b->bytes[p][mode];
+    return sum;
+}
 
-static int fill_row(void *user, uint32_t index, uint32_t cnode, void *out)
+static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out)
 {
     unified_tree *u = user;
-    uint32_t metric = u->metric_kinds[index];
+    uint32_t metric = u->metric_kind[metric_index];
     for (uint32_t l = 0; l < u->ncolumns; l++) {
         uint32_t local = u->unified_to_local[(size_t)cnode * u->ncolumns + l];
         const flat_node *n = local == SP_PROFILE_NO_NODE ? NULL : &u->columns[l].nodes[local];
+        if (metric >= METRIC_IO) {
+            ((uint64_t *)out)[l] = n ? io_value(&u->columns[l], local, metric) : 0;
+            continue;
+        }
         switch (metric) {
         case METRIC_VISITS: ((uint64_t *)out)[l] = n ? n->visits : 0; break;
         case METRIC_BYTES_SENT: ((uint64_t *)out)[l] = n ? n->bytes_sent : 0; break;
@@ -265,10 +304,37 @@ static const char *role_name(uint8_t role)
     case SP_ROLE_COLL_ALL2ONE: return "all2one";
     case SP_ROLE_COLL_ALL2ALL: return "all2all";
     case SP_ROLE_COLL_OTHER: return "other collective";
-    case SP_ROLE_FILE_IO: return "file io";
+    case SP_ROLE_FILE_IO: return "file_io";             /* Score-P's spellings */
     case SP_ROLE_CODE: return "code";
+    case SP_ROLE_FILE_IO_METADATA: return "file_io metadata";
+    case SP_ROLE_UNKNOWN: return "unknown";
     }
     return "unknown";
+}
+
+/* A column's I/O bytes (sp_profile_io_serialize wrote them). */
+static int read_io(column *col, sp_reader *rd)
+{
+    uint32_t count = sp_reader_u32(rd);
+    if (rd->failed || count > col->count)
+        return -1;
+    if (!count)
+        return 0;
+    col->io = calloc(count, sizeof *col->io);
+    col->io_of = malloc((col->count ? col->count : 1) * sizeof *col->io_of);
+    if (!col->io || !col->io_of)
+        return -1;
+    memset(col->io_of, 0xff, (col->count ? col->count : 1) * sizeof *col->io_of);
+    for (uint32_t e = 0; e < count; e++) {
+        uint32_t node = sp_reader_u32(rd);
+        for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
+            for (int mode = 0; mode < 2; mode++)
+                col->io[e].bytes[p][mode] = sp_reader_u64(rd);
+        if (rd->failed || node >= col->count)
+            return -1;
+        col->io_of[node] = e;
+    }
+    return 0;
 }
 
 /* Reads every rank's report into columns (rank-major, as the location ids go). */
@@ -289,6 +355,8 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
         for (uint32_t l = 0; l < nlocs; l++) {
             column *col = &t->columns[t->ncolumns];
             col->rank_index = r;
+            col->io = NULL;
+            col->io_of = NULL;
             col->name = sp_reader_u32(&rd);
             col->count = sp_reader_u32(&rd);
             if (rd.failed || col->count > rd.size / 8)
@@ -315,11 +383,80 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
                 if (n->parent != SP_PROFILE_NO_NODE && n->parent >= i)
                     return -1; /* parents come before their children */
             }
-            if (rd.failed)
+            if (rd.failed || read_io(col, &rd) != 0)
                 return -1;
         }
     }
     return 0;
+}
+
+/* Score-P's I/O metrics when I/O was recorded: io_bytes_read and io_bytes_written (all
+ * paradigms), each with a child metric per paradigm that moved bytes, named after the
+ * paradigm ("POSIX I/O"; unique name "io_bytes_read::POSIX_I_O", as Score-P's CUBE writer
+ * makes it). As in Score-P, a parent holds the total and each child its paradigm's part.
+ * Returns the new number of metrics. */
+static size_t add_io_metrics(const sp_defs *g, const unified_tree *t, cube_metric *metrics,
+                             uint32_t *metric_kind, size_t n,
+                             char names[2 * SP_IO_PARADIGM_COUNT][96])
+{
+    if (!g->io_paradigms_used)
+        return n;
+    bool moved[SP_IO_PARADIGM_COUNT] = {false};
+    for (uint32_t l = 0; l < t->ncolumns; l++)
+        for (uint32_t e = 0; t->columns[l].io && e < t->columns[l].count; e++) {
+            if (!t->columns[l].io_of || t->columns[l].io_of[e] == SP_NO_ID)
+                continue;
+            const io_bytes *b = &t->columns[l].io[t->columns[l].io_of[e]];
+            for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
+                moved[p] = moved[p] || b->bytes[p][0] || b->bytes[p][1];
+        }
+    static const char *const totals[2] = {"io_bytes_read", "io_bytes_written"};
+    static const char *const descriptions[2] = {"I/O bytes read", "I/O bytes written"};
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        size_t parent = n;
+        metrics[n] = (cube_metric){totals[mode], totals[mode], "bytes", "", descriptions[mode],
+                                   CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0};
+        metric_kind[n++] = METRIC_IO + mode;
+        for (uint32_t p = 0; p < SP_IO_PARADIGM_COUNT; p++) {
+            if (!moved[p])
+                continue;
+            char *uniq = names[2 * p + mode];
+            int len = snprintf(uniq, 96, "%s::%s", totals[mode], sp_io_paradigms[p].name);
+            /* CubePL names: letters, digits, ':', '_' and '='; anything else becomes '_'. */
+            for (int c = 0; c < len && c < 95; c++)
+                if (!isalnum((unsigned char)uniq[c]) && !strchr(":_=", uniq[c]))
+                    uniq[c] = '_';
+            metrics[n] = (cube_metric){uniq, sp_io_paradigms[p].name, "bytes", "",
+                                       descriptions[mode], CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE,
+                                       (uint32_t)parent + 1};
+            metric_kind[n++] = METRIC_IO + 2 * (1 + p) + mode;
+        }
+    }
+    return n;
+}
+
+/* Where Cube finds the pages the metrics' "@mirror@" URLs name: Score-P's documentation of
+ * its profile metrics (the metrics and derived metrics here are Score-P's). */
+static const char *const mirrors[] = {
+    "https://perftools.pages.jsc.fz-juelich.de/cicd/scorep/tags/latest/profile/",
+};
+
+/* The region's paradigm as Score-P's CUBE writer gives it: "<paradigm>:<group>" for a
+ * region in a group other than its file (the Python bindings group by top-level package,
+ * so "user:__main__", "user:numpy"), else the paradigm alone. NULL when out of memory. */
+static char *cube_paradigm(const sp_defs *g, const sp_region *reg)
+{
+    const char *paradigm = paradigm_name(reg->paradigm);
+    const char *group = sp_defs_str(g, reg->group);
+    size_t len = strlen(paradigm) + strlen(group) + 2;
+    char *text = malloc(len);
+    if (!text)
+        return NULL;
+    if (reg->group && reg->group != reg->file && group[0])
+        snprintf(text, len, "%s:%s", paradigm, group);
+    else
+        snprintf(text, len, "%s", paradigm);
+    return text;
 }
 
 static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, const char *dir,
@@ -328,28 +465,63 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     const sp_defs *g = &u->global;
     int status = -1;
     cube_region *regions = calloc(g->region_count ? g->region_count : 1, sizeof *regions);
+    char **paradigms = calloc(g->region_count ? g->region_count : 1, sizeof *paradigms);
     cube_location *locations = calloc(t->ncolumns ? t->ncolumns : 1, sizeof *locations);
     cube_location_group *groups = calloc(u->rank_count ? u->rank_count : 1, sizeof *groups);
     cube_system_node *nodes = calloc(u->node_count ? u->node_count : 1, sizeof *nodes);
-    char *path = NULL;
-    if (!regions || !locations || !groups || !nodes) {
+    char **node_names = calloc(u->node_count ? u->node_count : 1, sizeof *node_names);
+    char *path = NULL, *machine = NULL;
+    if (!regions || !paradigms || !locations || !groups || !nodes || !node_names) {
         sp_error(err, errlen, "out of memory while writing the profile");
         goto out;
     }
+    /* Score-P's number of program arguments, on the program root (scorep-score counts the
+     * arguments of ProgramBegin with it). */
+    char argc_text[16];
+    snprintf(argc_text, sizeof argc_text, "%u", m->config.program_argc);
+    const cube_attr root_attrs[] = {{"Score-P::ProgramArguments::numberOfArguments", argc_text}};
+    uint32_t root_region = t->count ? t->cnodes[0].region : UINT32_MAX;
     for (uint32_t r = 0; r < g->region_count; r++) {
         const sp_region *reg = &g->regions[r];
+        paradigms[r] = cube_paradigm(g, reg);
+        if (!paradigms[r]) {
+            sp_error(err, errlen, "out of memory while writing the profile");
+            goto out;
+        }
         regions[r] = (cube_region){
             .name = sp_defs_str(g, reg->name),
             .canonical = sp_defs_str(g, reg->canonical),
             .file = sp_defs_str(g, reg->file),
             .begin_line = reg->begin_line,
             .end_line = reg->end_line,
-            .paradigm = paradigm_name(reg->paradigm),
+            .paradigm = paradigms[r],
             .role = role_name(reg->role),
+            .attrs = r == root_region ? root_attrs : NULL,
+            .nattrs = r == root_region ? 1 : 0,
         };
     }
-    for (uint32_t n = 0; n < u->node_count; n++)
-        nodes[n].name = sp_defs_str(g, u->nodes[n]);
+    /* System tree nodes are named "<class> <name>", as Score-P names them in CUBE. */
+    for (uint32_t n = 0; n < u->node_count; n++) {
+        size_t len = strlen(sp_defs_str(g, u->nodes[n])) + 8;
+        node_names[n] = malloc(len);
+        if (!node_names[n]) {
+            sp_error(err, errlen, "out of memory while writing the profile");
+            goto out;
+        }
+        snprintf(node_names[n], len, "node %s", sp_defs_str(g, u->nodes[n]));
+        nodes[n].name = node_names[n];
+    }
+    size_t machine_len = strlen(m->config.machine_name) + 16;
+    machine = malloc(machine_len);
+    if (!machine) {
+        sp_error(err, errlen, "out of memory while writing the profile");
+        goto out;
+    }
+    snprintf(machine, machine_len, "machine %s", m->config.machine_name);
+    struct utsname system;
+    const cube_attr machine_attrs[] = {
+        {"platform", uname(&system) == 0 ? system.sysname : "Linux"},
+    };
     for (uint32_t r = 0; r < u->rank_count; r++)
         groups[r] = (cube_location_group){sp_defs_str(g, u->ranks[r].name), u->ranks[r].rank,
                                           u->ranks[r].node};
@@ -363,53 +535,63 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
             one_sided = one_sided || n->bytes_put || n->bytes_get;
         }
     }
-    static const cube_metric known[METRIC_KINDS] = {
+    static const cube_metric base_metrics[] = {
         [METRIC_VISITS] = {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits",
-                           "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+                           "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
         [METRIC_TIME] = {"time", "Time", "sec", "@mirror@scorep_metrics.html#time",
-                         "Total CPU allocation time", CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE},
+                         "Total CPU allocation time", CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
         [METRIC_MIN_TIME] = {"min_time", "Minimum Inclusive Time", "sec",
                              "@mirror@scorep_metrics.html#time_min_incl",
                              "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE,
-                             CUBE_EXCLUSIVE},
+                             CUBE_EXCLUSIVE, 0},
         [METRIC_MAX_TIME] = {"max_time", "Maximum Inclusive Time", "sec",
                              "@mirror@scorep_metrics.html#time_max_incl",
                              "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE,
-                             CUBE_EXCLUSIVE},
+                             CUBE_EXCLUSIVE, 0},
         [METRIC_BYTES_SENT] = {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent",
-                               CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+                               CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
         [METRIC_BYTES_RECEIVED] = {"bytes_received", "bytes_received", "bytes", "",
-                                   "Bytes received", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE},
+                                   "Bytes received", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
         [METRIC_BYTES_PUT] = {"bytes_put", "bytes_put", "bytes", "",
                               "Bytes sent in one-sided communication", CUBE_DTYPE_UINT64,
-                              CUBE_EXCLUSIVE},
+                              CUBE_EXCLUSIVE, 0},
         [METRIC_BYTES_GET] = {"bytes_get", "bytes_get", "bytes", "",
                               "Bytes received in one-sided communication", CUBE_DTYPE_UINT64,
-                              CUBE_EXCLUSIVE},
+                              CUBE_EXCLUSIVE, 0},
     };
+    cube_metric metrics[METRIC_IO + 2 + 2 * SP_IO_PARADIGM_COUNT];
+    uint32_t metric_kind[sizeof metrics / sizeof metrics[0]];
+    char io_names[2 * SP_IO_PARADIGM_COUNT][96];
     /* Communication metrics only when there was communication, as Score-P. */
-    cube_metric metrics[METRIC_KINDS];
-    uint32_t nmetrics = 0;
-    for (uint32_t k = 0; k < METRIC_KINDS; k++) {
+    size_t nmetrics = 0;
+    for (uint32_t k = 0; k < METRIC_IO; k++) {
         bool wanted = k <= METRIC_MAX_TIME ||
                       ((k == METRIC_BYTES_SENT || k == METRIC_BYTES_RECEIVED) && communication) ||
                       ((k == METRIC_BYTES_PUT || k == METRIC_BYTES_GET) && one_sided);
         if (wanted) {
-            t->metric_kinds[nmetrics] = k;
-            metrics[nmetrics++] = known[k];
+            metric_kind[nmetrics] = k;
+            metrics[nmetrics++] = base_metrics[k];
         }
     }
+    nmetrics = add_io_metrics(g, t, metrics, metric_kind, nmetrics, io_names);
+    t->metric_kind = metric_kind;
     char depth_text[32];
     snprintf(depth_text, sizeof depth_text, "%u", m->config.max_callpath_depth);
     cube_attr attrs[] = {
         {"Score-P::ProgramName", m->config.program_name},
         {"scorep::max_callpath_depth", depth_text},
+        {"CLUSTERING", "OFF"},
     };
     cube_profile profile = {
         .creator = m->config.creator,
-        .machine_name = m->config.machine_name,
+        .machine_name = machine,
+        .machine_attrs = machine_attrs,
+        .nmachine_attrs = sizeof machine_attrs / sizeof machine_attrs[0],
         .attrs = attrs,
         .nattrs = sizeof attrs / sizeof attrs[0],
+        .mirrors = mirrors,
+        .nmirrors = sizeof mirrors / sizeof mirrors[0],
+        .remapping_spec = sp_profile_remapping_spec,
         .regions = regions,
         .nregions = g->region_count,
         .cnodes = t->cnodes,
@@ -435,6 +617,13 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     status = cube_write(path, &profile, err, errlen);
 out:
     free(path);
+    free(machine);
+    for (uint32_t r = 0; paradigms && r < g->region_count; r++)
+        free(paradigms[r]);
+    free(paradigms);
+    for (uint32_t n = 0; node_names && n < u->node_count; n++)
+        free(node_names[n]);
+    free(node_names);
     free(regions);
     free(locations);
     free(groups);
@@ -496,8 +685,11 @@ out:
     for (uint32_t l = 0; maps && l < t.ncolumns; l++)
         free(maps[l]);
     free(maps);
-    for (uint32_t l = 0; l < t.ncolumns; l++)
+    for (uint32_t l = 0; l < t.ncolumns; l++) {
         free(t.columns[l].nodes);
+        free(t.columns[l].io);
+        free(t.columns[l].io_of);
+    }
     free(t.columns);
     free(t.cnodes);
     free(t.unified_to_local);
@@ -563,9 +755,7 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
     sp_buffer_init(&mine);
-    sp_unified_maps maps = {u->string_map, u->region_map, u->parameter_map, u->comm_map,
-                            u->win_map, u->string_count, u->region_count, u->parameter_count,
-                            u->comm_count, u->win_count};
+    sp_unified_maps maps = sp_unified_own_maps(u);
     serialize_trees(m, &maps, seconds_per_tick, &mine);
     void *all = NULL;
     uint64_t *sizes = calloc(ipc->size, sizeof *sizes);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 sp_trace_state sp_trace;
@@ -111,7 +112,9 @@ static bool spill_full_chunks(sp_trace_location *tl)
 
 static void put_flush_record(sp_trace_location *tl, uint64_t begin)
 {
-    sp_trace_put_value(tl, begin, SP_REC_BUFFER_FLUSH, 0, sp_clock_now(), 0);
+    uint64_t end = sp_clock_now();
+    sp_trace_put_value(tl, begin, SP_REC_BUFFER_FLUSH, 0, end, 0);
+    sp_location_paused(tl->location, begin, end);
 }
 
 /* The chunk pool's reclaim callback: the profile (or anyone) needs memory and the budget
@@ -161,15 +164,24 @@ sp_trace_record *sp_trace_next_chunk(sp_trace_location *tl, unsigned count)
     }
     use_chunk(tl, chunk);
     if (flush_begin) {
+        uint64_t end = sp_clock_now();
         sp_trace_record *r = tl->pos;
         r->time = flush_begin;
         r->kind = SP_REC_BUFFER_FLUSH;
         r->ref = 0;
-        ((sp_trace_payload *)(r + 1))->a = sp_clock_now();
+        ((sp_trace_payload *)(r + 1))->a = end;
         tl->pos = r + 2;
+        sp_location_paused(tl->location, flush_begin, end);
     }
     (void)count; /* a fresh chunk holds far more than any record needs */
     return tl->pos;
+}
+
+void sp_trace_program_begin(sp_trace_location *tl, uint64_t time)
+{
+    sp_trace.process_id = (uint64_t)getpid();
+    sp_trace.thread_id = (uint64_t)syscall(SYS_gettid);
+    sp_trace_put(tl, time, SP_REC_PROGRAM_BEGIN, 0);
 }
 
 /* ---- rewinding ----------------------------------------------------------------------- */

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 static OTF2_RegionRole otf2_role(uint8_t role)
 {
@@ -21,6 +22,8 @@ static OTF2_RegionRole otf2_role(uint8_t role)
     case SP_ROLE_COLL_OTHER: return OTF2_REGION_ROLE_COLL_OTHER;
     case SP_ROLE_FILE_IO: return OTF2_REGION_ROLE_FILE_IO;
     case SP_ROLE_CODE: return OTF2_REGION_ROLE_CODE;
+    case SP_ROLE_FILE_IO_METADATA: return OTF2_REGION_ROLE_FILE_IO_METADATA;
+    case SP_ROLE_UNKNOWN: return OTF2_REGION_ROLE_UNKNOWN;
     }
     return OTF2_REGION_ROLE_UNKNOWN;
 }
@@ -31,7 +34,7 @@ static OTF2_Paradigm otf2_paradigm(uint8_t paradigm)
     case SP_PARADIGM_USER: return OTF2_PARADIGM_USER;
     case SP_PARADIGM_MEASUREMENT: return OTF2_PARADIGM_MEASUREMENT_SYSTEM;
     case SP_PARADIGM_MPI: return OTF2_PARADIGM_MPI;
-    case SP_PARADIGM_IO: return OTF2_PARADIGM_UNKNOWN;
+    case SP_PARADIGM_IO: return OTF2_PARADIGM_NONE; /* as Score-P writes its I/O regions */
     }
     return OTF2_PARADIGM_UNKNOWN;
 }
@@ -57,6 +60,12 @@ static OTF2_ErrorCode write_map(OTF2_DefWriter *dw, OTF2_MappingType type, const
     OTF2_ErrorCode s = OTF2_DefWriter_WriteMappingTable(dw, type, id_map);
     OTF2_IdMap_Free(id_map);
     return s;
+}
+
+OTF2_ErrorCode sp_trace_write_map(OTF2_DefWriter *dw, OTF2_MappingType type,
+                                  const uint32_t *map, uint32_t count)
+{
+    return write_map(dw, type, map, count);
 }
 
 static uint32_t comm_group(uint32_t comm);
@@ -101,7 +110,8 @@ static int write_location_definitions(OTF2_DefWriter *dw, const sp_unified_maps 
                        "WriteMappingTable", err, errlen) != 0 ||
         sp_trace_check(write_map(dw, OTF2_MAPPING_RMA_WIN, u->win_map, u->win_count),
                        "WriteMappingTable", err, errlen) != 0 ||
-        write_group_map(dw, u, err, errlen) != 0)
+        write_group_map(dw, u, err, errlen) != 0 ||
+        sp_trace_write_io_mappings(dw, u, err, errlen) != 0)
         return -1;
     if (!clock)
         return 0;
@@ -152,9 +162,7 @@ static int write_local_definitions(sp_measurement *m, const sp_unified *u, char 
     OTF2_Archive *archive = sp_trace.archive;
     if (sp_trace_check(OTF2_Archive_OpenDefFiles(archive), "OpenDefFiles", err, errlen) != 0)
         return -1;
-    sp_unified_maps mine = {u->string_map, u->region_map, u->parameter_map, u->comm_map,
-                            u->win_map, u->string_count, u->region_count, u->parameter_count,
-                            u->comm_count, u->win_count};
+    sp_unified_maps mine = sp_unified_own_maps(u);
     const sp_clock_sync *sync = &m->clock_sync;
     sp_part_clock clock = {sync->offset_begin_ns, sync->offset_end_ns, sync->sync_begin_ns,
                            sync->sync_end_ns, m->start.monotonic_ns, sp_trace_last_event_ns(m)};
@@ -400,10 +408,195 @@ static int write_communicators(OTF2_GlobalDefWriter *gw, const sp_unified *u,
     return status;
 }
 
+/* ---- what Score-P's traces carry besides the events' own definitions ----------------- */
+
+/* Strings of the definitions below, interned into the global strings before they are
+ * written. */
+typedef struct {
+    uint32_t process_id, process_id_descr, thread_id, thread_id_descr;
+    uint32_t platform, platform_value;
+    uint32_t mpi, comm_template, win_template;
+} scorep_strings;
+
+static void intern_scorep_strings(sp_unified *u, scorep_strings *x)
+{
+    sp_defs *g = &u->global;
+    struct utsname system;
+    x->process_id = sp_defs_string(g, "ProcessId");
+    x->process_id_descr = sp_defs_string(g, "Process identifier");
+    x->thread_id = sp_defs_string(g, "ThreadId");
+    x->thread_id_descr = sp_defs_string(g, "Thread identifier");
+    x->platform = sp_defs_string(g, "platform");
+    x->platform_value = sp_defs_string(g, uname(&system) == 0 ? system.sysname : "Linux");
+    x->mpi = sp_defs_string(g, "MPI");
+    x->comm_template = sp_defs_string(g, "Comm ${id}");
+    x->win_template = sp_defs_string(g, "Win ${id}");
+}
+
+static bool has_mpi_regions(const sp_defs *g)
+{
+    for (uint32_t i = 0; i < g->region_count; i++)
+        if (g->regions[i].paradigm == SP_PARADIGM_MPI)
+            return true;
+    return false;
+}
+
+/* Score-P defines the parallel paradigms a measurement used (its MPI adapter: "MPI", class
+ * process, with the templates Vampir names unnamed communicators and windows by). */
+static int write_paradigms(OTF2_GlobalDefWriter *gw, const sp_unified *u, const scorep_strings *x,
+                           char *err, size_t errlen)
+{
+    if (!has_mpi_regions(&u->global))
+        return 0;
+    OTF2_AttributeValue comm, win;
+    comm.stringRef = x->comm_template;
+    win.stringRef = x->win_template;
+    if (sp_trace_check(OTF2_GlobalDefWriter_WriteParadigm(gw, OTF2_PARADIGM_MPI, x->mpi,
+                                                          OTF2_PARADIGM_CLASS_PROCESS),
+                       "WriteParadigm", err, errlen) != 0 ||
+        sp_trace_check(OTF2_GlobalDefWriter_WriteParadigmProperty(
+                           gw, OTF2_PARADIGM_MPI, OTF2_PARADIGM_PROPERTY_COMM_NAME_TEMPLATE,
+                           OTF2_TYPE_STRING, comm),
+                       "WriteParadigmProperty", err, errlen) != 0 ||
+        sp_trace_check(OTF2_GlobalDefWriter_WriteParadigmProperty(
+                           gw, OTF2_PARADIGM_MPI, OTF2_PARADIGM_PROPERTY_RMA_WIN_NAME_TEMPLATE,
+                           OTF2_TYPE_STRING, win),
+                       "WriteParadigmProperty", err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* The system tree's domains (the root is the machine, each node one shared memory) and the
+ * root's "platform" property, as Score-P's platform layer describes a Linux cluster. */
+static int write_system_tree_domains(OTF2_GlobalDefWriter *gw, const sp_unified *u,
+                                     const scorep_strings *x, char *err, size_t errlen)
+{
+    OTF2_AttributeValue platform;
+    platform.stringRef = x->platform_value;
+    if (sp_trace_check(OTF2_GlobalDefWriter_WriteSystemTreeNodeDomain(
+                           gw, 0, OTF2_SYSTEM_TREE_DOMAIN_MACHINE),
+                       "WriteSystemTreeNodeDomain", err, errlen) != 0 ||
+        sp_trace_check(OTF2_GlobalDefWriter_WriteSystemTreeNodeProperty(
+                           gw, 0, x->platform, OTF2_TYPE_STRING, platform),
+                       "WriteSystemTreeNodeProperty", err, errlen) != 0)
+        return -1;
+    for (uint32_t n = 0; n < u->node_count; n++)
+        if (sp_trace_check(OTF2_GlobalDefWriter_WriteSystemTreeNodeDomain(
+                               gw, n + 1, OTF2_SYSTEM_TREE_DOMAIN_SHARED_MEMORY),
+                           "WriteSystemTreeNodeDomain", err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
+/* Score-P's unification makes a group of type REGIONS per region group name and paradigm
+ * (the Python bindings group by the module's top-level package), in the order the groups
+ * first appear among the regions. Their ids start at `first`. */
+static int write_region_groups(OTF2_GlobalDefWriter *gw, const sp_defs *g, uint32_t first,
+                               char *err, size_t errlen)
+{
+    uint32_t n = g->region_count;
+    uint64_t *members = malloc((n ? n : 1) * sizeof *members);
+    bool *done = calloc(n ? n : 1, sizeof *done);
+    int status = 0;
+    if (!members || !done)
+        status = sp_error(err, errlen, "out of memory while writing the trace definitions");
+    uint32_t id = first;
+    for (uint32_t i = 0; i < n && status == 0; i++) {
+        const sp_region *r = &g->regions[i];
+        if (done[i] || !r->group)
+            continue;
+        uint32_t count = 0;
+        for (uint32_t k = i; k < n; k++) {
+            if (!done[k] && g->regions[k].group == r->group &&
+                g->regions[k].paradigm == r->paradigm) {
+                done[k] = true;
+                members[count++] = k;
+            }
+        }
+        status = sp_trace_check(OTF2_GlobalDefWriter_WriteGroup(gw, id++, r->group,
+                                                                OTF2_GROUP_TYPE_REGIONS,
+                                                                OTF2_PARADIGM_NONE,
+                                                                OTF2_GROUP_FLAG_NONE, count,
+                                                                members),
+                                "WriteGroup", err, errlen);
+    }
+    free(members);
+    free(done);
+    return status;
+}
+
+/* The groups write_communicators writes before the region groups: the location group of all
+ * ranks, one per communicator (or MPI group) and one per inter-communicator's remote group. */
+static uint32_t communicator_group_count(const sp_unified *u)
+{
+    const sp_defs *g = &u->global;
+    if (!g->comm_count || !sp_trace.collective)
+        return 0;
+    uint32_t count = comm_group(g->comm_count);
+    for (uint32_t c = 0; c < g->comm_count; c++)
+        count += g->comms[c].kind == SP_COMM_INTER;
+    return count;
+}
+
+/* Score-P's attributes of ProgramBegin. */
+static int write_attributes(OTF2_GlobalDefWriter *gw, const scorep_strings *x, char *err,
+                            size_t errlen)
+{
+    if (sp_trace_check(OTF2_GlobalDefWriter_WriteAttribute(gw, SP_TRACE_ATTRIBUTE_PROCESS_ID,
+                                                           x->process_id, x->process_id_descr,
+                                                           OTF2_TYPE_UINT64),
+                       "WriteAttribute", err, errlen) != 0 ||
+        sp_trace_check(OTF2_GlobalDefWriter_WriteAttribute(gw, SP_TRACE_ATTRIBUTE_THREAD_ID,
+                                                           x->thread_id, x->thread_id_descr,
+                                                           OTF2_TYPE_UINT64),
+                       "WriteAttribute", err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* Whether every process recorded all its MPI events (none while recording was off, none
+ * discarded by a rewind). Collective over the group when it writes together. */
+static int mpi_communication_complete(sp_measurement *m, bool *complete, char *err, size_t errlen)
+{
+    uint8_t mine = atomic_load(&m->mpi_events_unrecorded) ? 0 : 1;
+    *complete = mine && sp_trace.collective;
+    if (!sp_trace.collective)
+        return 0;
+    void *all = NULL;
+    uint64_t *sizes = calloc(m->ipc.size, sizeof *sizes);
+    if (!sizes)
+        return sp_error(err, errlen, "out of memory while writing the trace definitions");
+    int status = sp_ipc_gather_bytes(&m->ipc, &mine, 1, &all, sizes);
+    if (status != 0)
+        sp_error(err, errlen, "collecting the ranks' trace properties failed");
+    else if (m->ipc.rank == 0)
+        for (uint32_t r = 0; r < m->ipc.size; r++)
+            if (sizes[r] != 1 || !((uint8_t *)all)[r])
+                *complete = false;
+    free(all);
+    free(sizes);
+    return status;
+}
+
+/* Score-P's archive properties (OTF2::...), where they apply: MPI communication is complete
+ * when every MPI event of every rank is in the trace. */
+static int set_archive_properties(const sp_unified *u, bool mpi_complete, char *err,
+                                  size_t errlen)
+{
+    if (!has_mpi_regions(&u->global))
+        return 0;
+    return sp_trace_check(OTF2_Archive_SetBoolProperty(sp_trace.archive,
+                                                       "OTF2::MPI_COMMUNICATION_COMPLETE",
+                                                       mpi_complete, false),
+                          "SetBoolProperty", err, errlen);
+}
+
 static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err, size_t errlen)
 {
     extra_strings x = {0};
-    if (intern_extra_strings(m, u, &x) != 0) {
+    scorep_strings sx;
+    intern_scorep_strings(u, &sx);
+    if (intern_extra_strings(m, u, &x) != 0 || sp_trace_intern_io_strings(&u->global) != 0) {
         free(x.levels);
         return sp_error(err, errlen, "out of memory while writing the trace definitions");
     }
@@ -431,9 +624,14 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
         if (sp_trace_check(OTF2_GlobalDefWriter_WriteString(gw, i, sp_defs_str(g, i)),
                            "WriteString", err, errlen) != 0)
             goto out;
-    if (write_system_tree(gw, u, &x, err, errlen) != 0 ||
+    if (write_paradigms(gw, u, &sx, err, errlen) != 0 ||
+        write_system_tree(gw, u, &x, err, errlen) != 0 ||
+        write_system_tree_domains(gw, u, &sx, err, errlen) != 0 ||
         write_regions_and_parameters(gw, g, err, errlen) != 0 ||
         write_communicators(gw, u, &x, err, errlen) != 0 ||
+        sp_trace_write_io_definitions(gw, u, err, errlen) != 0 ||
+        write_region_groups(gw, g, communicator_group_count(u), err, errlen) != 0 ||
+        write_attributes(gw, &sx, err, errlen) != 0 ||
         sp_trace_check(OTF2_Archive_CloseGlobalDefWriter(sp_trace.archive, gw),
                        "CloseGlobalDefWriter", err, errlen) != 0)
         goto out;
@@ -448,9 +646,14 @@ int sp_trace_finish(sp_measurement *m, sp_unified *u, char *err, size_t errlen)
     if (sp_trace.error[0] || !sp_trace.archive)
         return 0; /* given up in step 1; the results say why */
     sp_trace_capture_otf2_messages();
-    int status = write_local_definitions(m, u, err, errlen);
+    bool mpi_complete = false;
+    int status = mpi_communication_complete(m, &mpi_complete, err, errlen);
+    if (status == 0)
+        status = write_local_definitions(m, u, err, errlen);
     if (status == 0 && (!sp_trace.collective || m->ipc.rank == 0))
         status = write_global_definitions(m, u, err, errlen);
+    if (status == 0 && (!sp_trace.collective || m->ipc.rank == 0))
+        status = set_archive_properties(u, mpi_complete, err, errlen);
     if (status == 0)
         status = sp_trace_check(OTF2_Archive_Close(sp_trace.archive), "Close", err, errlen);
     if (status == 0)

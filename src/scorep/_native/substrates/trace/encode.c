@@ -69,6 +69,9 @@ static struct {
     const uint32_t *args;
 } foreign;
 
+/* As Score-P records it: the program (the script's path), its own arguments (argv[1:]), and
+ * the process id, plus the thread id when the program began on another thread than the
+ * process's first. */
 static OTF2_ErrorCode program_begin(OTF2_EvtWriter *writer, uint64_t time)
 {
     if (foreign.active) {
@@ -79,14 +82,25 @@ static OTF2_ErrorCode program_begin(OTF2_EvtWriter *writer, uint64_t time)
         return OTF2_EvtWriter_ProgramBegin(writer, NULL, time, foreign.name, argc, args);
     }
     sp_measurement *m = sp_trace.meas;
-    uint32_t name = sp_defs_string(&m->defs, m->config.program_name);
+    uint32_t name = sp_defs_string(&m->defs, m->config.program_path);
     uint32_t argc = m->config.program_argc;
     OTF2_StringRef *args = argc ? calloc(argc, sizeof *args) : NULL;
-    if (argc && !args)
-        return OTF2_ERROR_MEM_ALLOC_FAILED;
+    OTF2_AttributeList *attributes = OTF2_AttributeList_New();
+    OTF2_ErrorCode s = OTF2_ERROR_MEM_ALLOC_FAILED;
+    if ((argc && !args) || !attributes)
+        goto out;
     for (uint32_t i = 0; i < argc; i++)
         args[i] = sp_defs_string(&m->defs, m->config.program_args[i]);
-    OTF2_ErrorCode s = OTF2_EvtWriter_ProgramBegin(writer, NULL, time, name, argc, args);
+    s = OTF2_AttributeList_AddUint64(attributes, SP_TRACE_ATTRIBUTE_PROCESS_ID,
+                                     sp_trace.process_id);
+    if (s == OTF2_SUCCESS && sp_trace.thread_id != sp_trace.process_id)
+        s = OTF2_AttributeList_AddUint64(attributes, SP_TRACE_ATTRIBUTE_THREAD_ID,
+                                         sp_trace.thread_id);
+    if (s == OTF2_SUCCESS)
+        s = OTF2_EvtWriter_ProgramBegin(writer, attributes, time, name, argc, args);
+out:
+    if (attributes)
+        OTF2_AttributeList_Delete(attributes);
     free(args);
     return s;
 }
@@ -174,7 +188,7 @@ static unsigned record_length(uint32_t kind)
     case SP_REC_RMA_ATOMIC:
         return 3;
     default:
-        return 2;
+        return sp_trace_is_io_record(kind) ? sp_trace_io_record_length(kind) : 2;
     }
 }
 
@@ -317,9 +331,12 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
         case SP_REC_MPI_COMM_CREATE: s = OTF2_EvtWriter_CommCreate(w, NULL, t, r->ref); break;
         case SP_REC_MPI_COMM_DESTROY: s = OTF2_EvtWriter_CommDestroy(w, NULL, t, r->ref); break;
         default:
-            if (r->kind < SP_REC_RMA_WIN_CREATE || r->kind > SP_REC_MPI_LAST)
+            if (sp_trace_is_io_record(r->kind))
+                s = sp_trace_encode_io(w, r, t);
+            else if (r->kind >= SP_REC_RMA_WIN_CREATE && r->kind <= SP_REC_MPI_LAST)
+                s = encode_rma(w, r, t);
+            else
                 return OTF2_ERROR_INVALID_DATA;
-            s = encode_rma(w, r, t);
             break;
         }
         /* After a failed write (full disk, file size limit) the writer's buffer is

@@ -76,6 +76,16 @@ enum sp_trace_record_kind {
     SP_REC_RMA_OP_TEST,
     SP_REC_RMA_OP_COMPLETE_REMOTE,
     SP_REC_MPI_LAST = SP_REC_RMA_OP_COMPLETE_REMOTE,
+
+    /* I/O (io.c), of any paradigm; ref is the io handle. Numbered apart from the MPI kinds
+     * so that those can grow. */
+    SP_REC_IO_CREATE_HANDLE = 64, /* payload a = creation | status flags << 32, b = mode */
+    SP_REC_IO_DESTROY_HANDLE,     /* no payload */
+    SP_REC_IO_DUPLICATE_HANDLE,   /* payload a = new handle, b = status flags */
+    SP_REC_IO_SEEK,               /* payload a = offset, b = resulting offset; second a = whence */
+    SP_REC_IO_OPERATION_BEGIN,    /* payload a = bytes, b = matching id << 8 | flags << 2 | mode */
+    SP_REC_IO_OPERATION_COMPLETE, /* payload a = bytes, b = matching id */
+    SP_REC_IO_LAST = SP_REC_IO_OPERATION_COMPLETE,
 };
 
 typedef struct sp_trace_record {
@@ -213,10 +223,8 @@ static inline void sp_trace_leave(sp_trace_location *tl, uint64_t time, uint32_t
     sp_trace_put(tl, time, SP_REC_LEAVE, region);
 }
 
-static inline void sp_trace_program_begin(sp_trace_location *tl, uint64_t time)
-{
-    sp_trace_put(tl, time, SP_REC_PROGRAM_BEGIN, 0);
-}
+/* On the thread that begins the program: its process and thread ids go with ProgramBegin. */
+void sp_trace_program_begin(sp_trace_location *tl, uint64_t time);
 
 static inline void sp_trace_program_end(sp_trace_location *tl, uint64_t time, int64_t status)
 {
@@ -239,5 +247,8 @@ static inline void sp_trace_parameter(sp_trace_location *tl, uint64_t time, uint
 
 /* MPI calls take microseconds: one out-of-line function serves every kind. */
 void sp_trace_mpi(sp_trace_location *tl, uint64_t time, const sp_mpi_event *e);
+
+/* So do I/O calls (io.c). */
+void sp_trace_io(sp_trace_location *tl, uint64_t time, const sp_io_event *e);
 
 #endif

@@ -19,7 +19,17 @@ typedef struct sp_trace_state {
     uint64_t spill_failures; /* flushes during the run that could not be written */
     char spill_error[256];   /* why the first one failed */
     char spill_prefix[4096]; /* "" until the experiment directory is known */
+    /* The process and the thread that began the program (ProgramBegin's attributes). */
+    uint64_t process_id, thread_id;
 } sp_trace_state;
+
+/* The trace's attribute definitions (global ids; events use them as they are), Score-P's
+ * attributes of ProgramBegin. */
+enum {
+    SP_TRACE_ATTRIBUTE_PROCESS_ID = 0,
+    SP_TRACE_ATTRIBUTE_THREAD_ID,
+    SP_TRACE_ATTRIBUTE_COUNT,
+};
 
 /* The trace of the running measurement. Global because the event path's slow paths
  * (sp_trace_next_chunk) and the chunk pool's reclaim callback carry no context, and there
@@ -51,6 +61,27 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
 
 /* The latest event of any location, in CLOCK_MONOTONIC nanoseconds. */
 uint64_t sp_trace_last_event_ns(const sp_measurement *m);
+/* defs.c: a mapping table from local to unified ids (none for the identity). */
+OTF2_ErrorCode sp_trace_write_map(OTF2_DefWriter *dw, OTF2_MappingType type,
+                                  const uint32_t *map, uint32_t count);
+
+/* io.c: I/O records into events, and the I/O definitions. */
+static inline bool sp_trace_is_io_record(uint32_t kind)
+{
+    return kind >= SP_REC_IO_CREATE_HANDLE && kind <= SP_REC_IO_LAST;
+}
+unsigned sp_trace_io_record_length(uint32_t kind);
+OTF2_ErrorCode sp_trace_encode_io(OTF2_EvtWriter *w, const sp_trace_record *r, uint64_t time);
+/* The local mapping tables of I/O files and handles (after the other mappings). */
+SP_MUST_CHECK int sp_trace_write_io_mappings(OTF2_DefWriter *dw, const sp_unified_maps *u, char *err,
+                                             size_t errlen);
+/* The strings the I/O definitions need beyond the unified ones, before the strings are
+ * written. Returns 0, or -1 when out of memory. */
+int sp_trace_intern_io_strings(sp_defs *g);
+/* IoParadigm, IoRegularFile, IoHandle and IoPreCreatedHandleState definitions (after the
+ * system tree and the communicators, which they refer to). */
+SP_MUST_CHECK int sp_trace_write_io_definitions(OTF2_GlobalDefWriter *gw, sp_unified *u,
+                                                char *err, size_t errlen);
 
 /* collectives.c: OTF2's collective callbacks on the group's sp_ipc. */
 extern const OTF2_CollectiveCallbacks sp_trace_ipc_collectives;

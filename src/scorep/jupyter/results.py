@@ -1,0 +1,490 @@
+"""What a measured cell leaves in the notebook: its experiment in a per-notebook folder, an
+inline result (the HTML report, collapsed to a one-line summary), `_scorep` with the data,
+and the history behind %scorep_report, %scorep_diff and %scorep_clean.
+
+The inline result is the HTML report of scorep.report.html (its "inline" layout) embedded
+with scorep.report.html.embed, and the diff is scorep.report.diff's page: one renderer for
+files and notebooks. The numbers are the shared aggregates of scorep.report.analysis.
+"""
+
+import datetime
+import html as htmlmod
+import os
+import re
+import shutil
+import sys
+
+from scorep import _config
+from scorep._errors import ConfigError, UsageError
+
+__all__ = ["KERNEL_VARIABLES", "kernel_options", "Notebook", "CellResult", "RESULT_NAME"]
+
+RESULT_NAME = "_scorep"  # the notebook variable that holds the last measured cell's result
+INLINE_TIMELINE_CALLS = 20000      # calls the inline timeline keeps (the longest)
+INLINE_SOURCE_LIMIT = 500 * 1000   # bytes of program source the inline report embeds
+SUMMARY_TOP = 10
+
+
+def _parse_interval(name, text):
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = -1.0
+    if not 0.01 <= value <= 3600:
+        raise ConfigError("%s=%r is not an interval in seconds between 0.01 and 3600"
+                          % (name, text))
+    return value
+
+
+def _parse_folder(name, text):
+    if not text.strip():
+        raise ConfigError("%s is empty: name the folder for the cells' experiments" % name)
+    return _config.parse_utf8_text(name, text)
+
+
+# The kernel's own variables (set like the others: %%scorep_env, %env, the environment).
+KERNEL_VARIABLES = {
+    "SCOREP_JUPYTER_EXPERIMENTS": (
+        "scorep-notebook", _parse_folder,
+        "folder of the cells' experiments when SCOREP_EXPERIMENT_DIRECTORY is not set: "
+        "<folder>/<notebook or kernel id>/cell-<N>-<YYYYmmdd_HHMMSS>/"),
+    "SCOREP_JUPYTER_INLINE": (
+        "true", _config.parse_bool, "show the result inline after each measured cell"),
+    "SCOREP_JUPYTER_MONITORING": (
+        "true", _config.parse_bool,
+        "sample CPU per core, RSS and I/O while measured cells run (monitoring.csv)"),
+    "SCOREP_JUPYTER_MONITORING_INTERVAL": (
+        "0.1", _parse_interval, "seconds between two resource samples"),
+}
+
+
+def kernel_options(environ):
+    """{variable: value} of KERNEL_VARIABLES from SCOREP_* settings; ConfigError for a bad
+    value or a SCOREP_JUPYTER_ name that is none of them (a misspelling)."""
+    out = {}
+    for name, (default, parse, _doc) in KERNEL_VARIABLES.items():
+        out[name] = parse(name, environ.get(name, default))
+    for name in sorted(environ):
+        if name.startswith("SCOREP_JUPYTER_") and name not in KERNEL_VARIABLES:
+            raise ConfigError("%s is not a variable of the Score-P kernel (those are %s)"
+                              % (name, ", ".join(KERNEL_VARIABLES)))
+    return out
+
+
+# ---- where the cells' experiments go ---------------------------------------------------
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _safe_name(text):
+    text = _UNSAFE.sub("_", text).strip("._") or "notebook"
+    return text[:80]
+
+
+def notebook_id(shell):
+    """The notebook's name where the front end tells it (Jupyter Server puts the notebook's
+    path into JPY_SESSION_NAME, VS Code into __vsc_ipynb_file__), else the kernel's id
+    (from its connection file), else ipython-<pid>."""
+    candidates = [getattr(shell, "user_ns", {}).get("__vsc_ipynb_file__"),
+                  os.environ.get("JPY_SESSION_NAME")]
+    for candidate in candidates:
+        if isinstance(candidate, str) and candidate.strip():
+            base = os.path.basename(candidate.rstrip("/"))
+            if base.endswith(".ipynb"):
+                base = base[:-len(".ipynb")]
+            return _safe_name(base)
+    kernel = getattr(shell, "kernel", None)
+    app = getattr(kernel, "parent", None)
+    connection = getattr(app, "connection_file", None)
+    if connection:
+        base = os.path.basename(connection)
+        if base.endswith(".json"):
+            base = base[:-len(".json")]
+        return _safe_name(base)
+    return "ipython-%d" % os.getpid()
+
+
+# ---- the result of one measured cell -----------------------------------------------------
+
+def _pandas():
+    try:
+        import pandas
+    except Exception:  # not installed (or broken): lists of dicts then
+        return None
+    return pandas
+
+
+class CellResult:
+    """What a measured cell left (the notebook's `_scorep`):
+
+    experiment       the experiment directory (also os.fspath(result))
+    execution_count  the cell's number (In [N])
+    seconds          the cell's wall time
+    ok               whether the cell ran without an exception
+    summary          the one-line summary
+    rows             the program's regions, heaviest inclusive time first, as dicts:
+                     region, kind, file, line, visits, inclusive_s, exclusive_s
+    regions          the same as a pandas DataFrame where pandas is installed, else rows
+    samples          the resource samples (scorep.jupyter.monitor.Samples) or None
+    monitoring       the samples as a DataFrame (or list of dicts), one row per interval
+    """
+
+    def __init__(self, execution_count, experiment, seconds=None, ok=True, samples=None):
+        self.execution_count = execution_count
+        self.experiment = experiment
+        self.seconds = seconds
+        self.ok = ok
+        self.samples = samples
+        self.rows = []
+        self.summary = ""
+        self.problem = None  # why there is no call tree, when there is none
+
+    def __fspath__(self):
+        return self.experiment
+
+    def __repr__(self):
+        return "<scorep result of In [%s]: %s>" % (self.execution_count, self.experiment)
+
+    @property
+    def regions(self):
+        pandas = _pandas()
+        if pandas is None:
+            return list(self.rows)
+        return pandas.DataFrame(self.rows, columns=list(_ROW_KEYS))
+
+    @property
+    def monitoring(self):
+        rows = self.samples.as_dicts() if self.samples is not None else []
+        pandas = _pandas()
+        return pandas.DataFrame(rows) if pandas is not None else rows
+
+    def _repr_html_(self):
+        return render_cell(self, open_=True)[1]
+
+
+_ROW_KEYS = ("region", "kind", "file", "line", "visits", "inclusive_s", "exclusive_s")
+
+
+def region_rows(tree):
+    from scorep.report.analysis import top_regions
+    return [dict(zip(_ROW_KEYS, (st.region.display, st.region.kind, st.region.file or "",
+                                 st.region.line, st.visits, st.incl, st.excl)))
+            for st in top_regions(tree, "incl", None, include_measurement=False)]
+
+
+def _fmt_seconds(s):
+    from scorep.report.model import format_seconds
+    return format_seconds(s)
+
+
+def _fmt_bytes(n):
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return "%.1f %s" % (n / size, unit)
+    return "%d B" % n
+
+
+def _label(result):
+    return "In [%s]" % result.execution_count
+
+
+def summarize(result, tree):
+    """Fills result.rows and result.summary from the call tree (None: no tree)."""
+    from scorep.report.analysis import top_regions
+    from scorep.report.model import format_count
+    parts = []
+    if result.seconds is not None:
+        parts.append(_fmt_seconds(result.seconds))
+    if tree is not None:
+        result.rows = region_rows(tree)
+        threads = len(tree.locations)
+        calls = sum(r["visits"] for r in result.rows)
+        parts.append("%s call%s%s" % (format_count(calls), "" if calls == 1 else "s",
+                                      " in %d threads" % threads if threads > 1 else ""))
+        hottest = top_regions(tree, "excl", 1, include_measurement=False)
+        total = tree.total_time()
+        if hottest and hottest[0].excl > 0:
+            st = hottest[0]
+            share = 100 * st.excl / total if total > 0 else 0
+            parts.append("hottest %s %s own%s" % (
+                st.region.display, _fmt_seconds(st.excl),
+                " (%.0f%%)" % share if share >= 1 else ""))
+    elif result.problem:
+        parts.append("no call tree: %s" % result.problem)
+    samples = result.samples
+    if samples is not None and len(samples):
+        cpu = samples.mean_process_cpu()
+        text = "CPU %.0f%%" % cpu if cpu is not None else ""
+        rss = samples.peak_rss()
+        if rss is not None:
+            text += "%sRSS %s" % (", " if text else "", _fmt_bytes(rss))
+        if text:
+            parts.append(text)
+    if not result.ok:
+        parts.append("the cell raised")
+    result.summary = "scorep %s: %s" % (_label(result), "; ".join(parts))
+    return result.summary
+
+
+def _static_table(rows):
+    """The top regions as a plain table: what shows where an output's scripts do not run."""
+    if not rows:
+        return ""
+    out = ['<table style="font-size:12px"><thead><tr><th style="text-align:left">region</th>'
+           '<th>visits</th><th>inclusive</th><th>exclusive</th></tr></thead><tbody>']
+    for r in rows[:SUMMARY_TOP]:
+        out.append('<tr><td style="text-align:left"><code>%s</code></td><td>%d</td><td>%s</td>'
+                   '<td>%s</td></tr>' % (htmlmod.escape(r["region"]), r["visits"],
+                                         _fmt_seconds(r["inclusive_s"]),
+                                         _fmt_seconds(r["exclusive_s"])))
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _summary_html(result):
+    from scorep.jupyter import monitor
+    text = htmlmod.escape(result.summary)
+    spark = ""
+    if result.samples is not None and len(result.samples):
+        spark = " " + monitor.sparkline(result.samples)
+    return ('<span style="font-family:system-ui,sans-serif;font-size:13px">%s%s</span>'
+            % (text, spark))
+
+
+def _experiment_line(result):
+    return ('<div style="color:#777;font:11px system-ui,sans-serif;margin:2px 0 4px">'
+            'experiment: <code>%s</code></div>' % htmlmod.escape(result.experiment))
+
+
+def load_tree(path, timeline_calls=INLINE_TIMELINE_CALLS):
+    """(experiment read for the report, None) or (None, why not)."""
+    from scorep.report.html import open_experiment
+    from scorep.report.model import ReportError
+    try:
+        exp = open_experiment(path, timeline_calls)
+        exp.tree  # noqa: B018  (reads it now: a broken file is said here)
+    except (ReportError, OSError) as error:
+        return None, str(error)
+    return exp, None
+
+
+def render_cell(result, open_=False, exp=None):
+    """(text/plain, text/html) of a cell's inline result."""
+    from scorep.jupyter import monitor
+    from scorep.report.html import embed, render_page
+    if exp is None:
+        exp, problem = load_tree(result.experiment)
+        if exp is None:
+            result.problem = problem
+    if not result.summary:
+        summarize(result, exp.tree if exp is not None else None)
+    extra = _experiment_line(result)
+    if result.samples is not None and len(result.samples):
+        extra += '<div style="margin:2px 0 6px">%s</div>' % monitor.svg(result.samples)
+    if exp is None:
+        page = None
+        body = extra + '<p style="color:#8a5a00">%s</p>' % htmlmod.escape(
+            result.problem or "no report")
+        fragment = ('<details%s><summary style="cursor:pointer">%s</summary>%s</details>'
+                    % (" open" if open_ else "", _summary_html(result), body))
+        return result.summary, fragment
+    page = render_page(exp, embed_source=True, layout="inline",
+                       source_limit=INLINE_SOURCE_LIMIT)[0]
+    fragment = embed(page, _summary_html(result), extra_html=extra,
+                     static_html=_static_table(result.rows), open_=open_,
+                     title="scorep report of %s" % _label(result),
+                     file_name="scorep-cell-%s.html" % result.execution_count)
+    return result.summary, fragment
+
+
+# ---- the notebook's measured cells ---------------------------------------------------------
+
+class UsageProblem(UsageError):
+    """A result magic used wrongly (a cell that was not measured, a directory that is no
+    experiment): the line IPython shows as a UsageError."""
+
+
+class Notebook:
+    """The measured cells of one shell: where their experiments go and what they left."""
+
+    def __init__(self, shell, settings):
+        self.shell = shell
+        self.settings = settings  # scorep.jupyter.magics.Settings: the kernel's variables
+        self.history = {}  # execution count -> CellResult
+        self.last = None
+        self._id = None
+
+    @property
+    def id(self):
+        if self._id is None:
+            self._id = notebook_id(self.shell)
+        return self._id
+
+    def folder(self, options):
+        return os.path.abspath(os.path.join(options["SCOREP_JUPYTER_EXPERIMENTS"], self.id))
+
+    def cell_dir(self, options, execution_count):
+        """A new directory name for the experiment of cell N: cell-<N>-<time>[-k]."""
+        base = os.path.join(self.folder(options), "cell-%s-%s" % (
+            execution_count, datetime.datetime.now().strftime("%Y%m%d_%H%M%S")))
+        path, k = base, 1
+        while os.path.lexists(path):
+            k += 1
+            path = "%s-%d" % (base, k)
+        return path
+
+    # -- after a measured cell --
+
+    def publish(self, run, ok):
+        """Records the cell's result, sets `_scorep` and shows the inline result (unless
+        SCOREP_JUPYTER_INLINE=false)."""
+        result = CellResult(run.execution_count, run.experiment_dir, run.seconds, ok,
+                            run.samples)
+        exp, problem = load_tree(result.experiment)
+        result.problem = problem
+        summarize(result, exp.tree if exp is not None else None)
+        self.history[result.execution_count] = result
+        self.last = result
+        self.shell.user_ns[RESULT_NAME] = result
+        if run.kernel_options["SCOREP_JUPYTER_INLINE"]:
+            plain, fragment = render_cell(result, exp=exp)
+            self._display(plain, fragment)
+        return result
+
+    @staticmethod
+    def _display(plain, fragment):
+        from IPython.display import display
+        display({"text/plain": plain, "text/html": fragment}, raw=True)
+
+    # -- %scorep_report, %scorep_diff, %scorep_clean --
+
+    def resolve(self, what):
+        """A CellResult for "N" (a measured cell's number), "" (the last) or a path."""
+        what = what.strip()
+        if not what:
+            if self.last is None:
+                raise UsageProblem("no cell has been measured yet")
+            return self.last
+        if what.isdigit():
+            n = int(what)
+            if n in self.history:
+                return self.history[n]
+            # Not measured in this session (the kernel restarted): the newest experiment
+            # of cell N in the notebook's folder.
+            found = self._on_disk(n)
+            if found:
+                return self._from_disk(found, n)
+            measured = ", ".join(str(k) for k in sorted(self.history)) or "none yet"
+            raise UsageProblem("In [%d] was not measured (measured cells: %s)" % (n, measured))
+        path = os.path.abspath(os.path.expanduser(what))
+        if not os.path.isdir(path):
+            raise UsageProblem("%s is neither the number of a measured cell nor an experiment "
+                               "directory" % what)
+        return self._from_disk(path, None)
+
+    def _on_disk(self, n):
+        try:
+            folder = self.folder(kernel_options(self.settings.environ()))
+            names = [d for d in os.listdir(folder) if d.startswith("cell-%d-" % n)]
+        except (OSError, ConfigError):
+            return None
+        if not names:
+            return None
+        return max((os.path.join(folder, d) for d in names), key=os.path.getmtime)
+
+    @staticmethod
+    def _from_disk(path, n):
+        from scorep.jupyter import monitor
+        if n is None:
+            match = re.match(r"cell-(\d+)-", os.path.basename(path))
+            n = int(match.group(1)) if match else "?"
+        return CellResult(n, path, samples=monitor.read_csv(
+            os.path.join(path, monitor.MONITORING_FILE)))
+
+    def show_report(self, what):
+        result = self.resolve(what)
+        if not os.path.isdir(result.experiment):
+            raise UsageProblem("the experiment of In [%s] is gone: %s"
+                               % (result.execution_count, result.experiment))
+        plain, fragment = render_cell(result, open_=True)
+        self._display(plain, fragment)
+
+    def show_diff(self, a_what, b_what):
+        from scorep.report.diff import PROGRAM, compare, render_html, render_terminal
+        from scorep.report.html import embed
+        a, b = self.resolve(a_what), self.resolve(b_what)
+        exps = []
+        for r in (a, b):
+            exp, problem = load_tree(r.experiment, 0)
+            if exp is None:
+                raise UsageProblem("In [%s]: %s" % (r.execution_count, problem))
+            exps.append(exp)
+        result = compare(exps[0], exps[1])
+        text = render_terminal(result, top=20, width=110, color=False)
+        ta, tb = result["a_total"], result["b_total"]
+        head = "scorep diff %s -> %s" % (_label(a), _label(b))
+        if ta > 0 and tb > 0:
+            head += ": B takes %.2fx the time of A" % (tb / ta)
+        changed = [r for r in result["rows"] if r["name"] != PROGRAM and not r["noise"]]
+        if changed:
+            top = changed[0]
+            head += "; most changed %s %s%s" % (top["name"], "+" if top["own"] > 0 else "",
+                                                _fmt_seconds(top["own"]))
+        fragment = embed(render_html(result), '<span style="font-family:system-ui,sans-serif;'
+                         'font-size:13px">%s</span>' % htmlmod.escape(head),
+                         static_html="<pre>%s</pre>" % htmlmod.escape(text), open_=True,
+                         title=head, file_name="scorep-diff-%s-%s.html"
+                         % (a.execution_count, b.execution_count))
+        self._display(head + "\n" + text, fragment)
+        return result
+
+    def clean(self, keep, options):
+        """Removes the experiments of this notebook's folder but the newest `keep`; one line
+        says what went. Experiments a running measurement holds stay."""
+        from scorep import _measurement
+        from scorep._errors import MeasurementError
+        folder = self.folder(options)
+        try:
+            names = [d for d in os.listdir(folder) if d.startswith("cell-") and
+                     os.path.isdir(os.path.join(folder, d)) and
+                     not os.path.islink(os.path.join(folder, d))]
+        except FileNotFoundError:
+            names = []
+        paths = sorted((os.path.join(folder, d) for d in names), key=os.path.getmtime,
+                       reverse=True)
+        removed, size, held = 0, 0, 0
+        for path in paths[keep:]:
+            try:
+                probe = _measurement.lock_experiment_dir(path)
+            except MeasurementError:
+                held += 1
+                continue
+            if probe is not None:
+                os.close(probe)
+            size += _tree_size(path)
+            shutil.rmtree(path, ignore_errors=True)
+            removed += 1
+        for n, result in list(self.history.items()):
+            if not os.path.isdir(result.experiment):
+                del self.history[n]
+                if self.last is result:
+                    self.last = None
+        kept = len(paths) - removed
+        line = "Removed %d experiment%s (%s) from %s; %d kept" % (
+            removed, "" if removed == 1 else "s", _fmt_bytes(size), folder, kept)
+        if held:
+            line += " (%d in use by a running measurement)" % held
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        return removed
+
+
+def _tree_size(path):
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
