@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from conftest import otf2_print, program
-from mpi_support import MpiTrace, group_ranks, match_messages, members_of, mpirun
+from mpi_support import MpiTrace, group_ranks, match_messages, members_of, mpirun, rank_of
 from scorep import cube
 
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun is not installed")
@@ -234,17 +234,93 @@ def test_unknown_group_is_a_clear_error(tmp_path):
     assert "Traceback" not in out.stderr
 
 
-def test_mpi_io_calls_are_regions(tmp_path):
+def test_mpi_io_records(tmp_path):
+    """MPI-IO as Score-P's MPI adapter records it: the calls as regions of role file I/O, one
+    I/O handle of paradigm MPI-IO for the file both ranks opened collectively (on
+    MPI_COMM_WORLD), its creation and destruction, reads and writes with the bytes asked
+    for and moved (collective ones flagged), a non-blocking read issued by MPI_File_iread_at
+    and completed in MPI_Wait, a split collective, a seek; the profile's io_bytes metrics
+    with the MPI I/O part."""
+    import otf2
+    from conftest import fix_python_otf2
+    fix_python_otf2()
     out = mpirun(2, ["--mpp=mpi", program("mpi_io.py"), tmp_path / "data.bin"], tmp_path,
                  SCOREP_ENABLE_TRACING="true")
     assert out.returncode == 0, out.stderr
     t = MpiTrace(tmp_path / "exp")
     for r in (0, 1):
         for name in ("MPI_File_open", "MPI_File_write_at_all", "MPI_File_read_at",
-                     "MPI_File_close"):
+                     "MPI_File_iread_at", "MPI_File_write_all_begin", "MPI_File_write_all_end",
+                     "MPI_File_seek", "MPI_File_close"):
             assert t.enters[(r, name)] == 1, (r, name)
             assert str(t.regions[name].region_role).endswith("FILE_IO")
     assert t.enters[(0, "MPI_File_delete")] == 1
+    events = collections.defaultdict(list)  # (rank, kind) -> [(region, event)]
+    with otf2.reader.open(str(tmp_path / "exp" / "traces.otf2")) as reader:
+        defs = reader.definitions
+        mpi_handles = [h for h in defs.io_handles if h.io_paradigm.identification == "MPI-IO"]
+        stacks = collections.defaultdict(list)
+        for location, event in reader.events:
+            kind = type(event).__name__
+            if kind == "Enter":
+                stacks[location].append(event.region.name)
+            elif kind == "Leave":
+                stacks[location].pop()
+            elif kind.startswith("Io") and event.handle.io_paradigm.identification == "MPI-IO":
+                events[(rank_of(location), kind)].append((stacks[location][-1], event))
+    # One handle for both ranks: the file, opened on MPI_COMM_WORLD.
+    assert len(mpi_handles) == 1, mpi_handles
+    handle = mpi_handles[0]
+    assert handle.file.name == str(tmp_path / "data.bin")
+    assert handle.comm.name == "MPI_COMM_WORLD"
+    assert str(handle.io_paradigm.io_paradigm_class).endswith("PARALLEL")
+    for r in (0, 1):
+        (where, create), = events[(r, "IoCreateHandle")]
+        assert where == "MPI_File_open" and create.handle == handle
+        assert str(create.mode).endswith("READ_WRITE")
+        assert "CREATE" in str(create.creation_flags)
+        assert [w for w, _ in events[(r, "IoDestroyHandle")]] == ["MPI_File_close"]
+        begins = {w: e for w, e in events[(r, "IoOperationBegin")]}
+        completes = {w: e for w, e in events[(r, "IoOperationComplete")]}
+        assert begins["MPI_File_write_at_all"].bytes_request == 400
+        assert "COLLECTIVE" in str(begins["MPI_File_write_at_all"].operation_flags)
+        assert completes["MPI_File_write_at_all"].bytes_result == 400
+        assert str(begins["MPI_File_read_at"].mode).endswith("READ")
+        assert completes["MPI_File_read_at"].bytes_result == 400
+        # non-blocking: begun and issued in the call, completed in MPI_Wait
+        assert "NON_BLOCKING" in str(begins["MPI_File_iread_at"].operation_flags)
+        (issued_in, issued), = events[(r, "IoOperationIssued")][:1]
+        assert issued_in == "MPI_File_iread_at"
+        assert issued.matching_id == begins["MPI_File_iread_at"].matching_id
+        assert completes["MPI_Wait"].matching_id == issued.matching_id
+        assert completes["MPI_Wait"].bytes_result == 200
+        # the split collective: begun in _begin, completed in _end
+        assert begins["MPI_File_write_all_begin"].bytes_request == 40
+        assert completes["MPI_File_write_all_end"].bytes_result == 40
+        assert (completes["MPI_File_write_all_end"].matching_id ==
+                begins["MPI_File_write_all_begin"].matching_id)
+        (where, seek), = events[(r, "IoSeek")]
+        assert where == "MPI_File_seek"
+        assert seek.offset_request == r * 400 + 40 and seek.offset_result == r * 400 + 40
+    # the profile: MPI I/O bytes per rank (400 + 40 written, 400 + 200 read)
+    p = cube.read(str(tmp_path / "exp"))
+    for name, total in (("io_bytes_written::MPI_I_O", 440), ("io_bytes_read::MPI_I_O", 600)):
+        values = p.values(p.metric(name), inclusive=False)
+        assert [sum(values[c.id][r] for c in p.cnodes) for r in (0, 1)] == [total, total], name
+    # the report: MPI-IO volumes next to the messages, in the text and the HTML MPI tab
+    import subprocess
+    import sys
+    from conftest import scorep_env
+    text = subprocess.run([sys.executable, "-m", "scorep.report", str(tmp_path / "exp")],
+                          env=scorep_env(), capture_output=True, text=True)
+    assert text.returncode == 0, text.stderr
+    assert "MPI-IO: 1,200 bytes read, 880 bytes written" in text.stdout
+    from scorep.report import html
+    from scorep.report.readers import Experiment
+    e = Experiment(str(tmp_path / "exp"))
+    volumes = html.mpi_data(e, e.tree)["volumes"]
+    assert volumes["columns"][-2:] == ["MPI-IO read", "MPI-IO written"]
+    assert [row[-2:] for row in volumes["rows"]] == [[600, 440]] * 2
 
 
 def test_report_shows_one_sided_volumes(families):

@@ -35,6 +35,7 @@ typedef struct {
     char err[256];
     sp_unified u;
     uint32_t shared_region, own_region;
+    uint32_t world_file, own_file; /* MPI-IO handles */
 } rank_work;
 
 /* Each rank defines a region all ranks share (same name, file and line), one of its own and
@@ -62,6 +63,29 @@ static void *unify_rank(void *arg)
         w->own_region = sp_defs_new_region(&defs, name, NULL, "/app.py", 10 + w->me.rank,
                                            10 + w->me.rank, SP_PARADIGM_USER, SP_ROLE_FUNCTION,
                                            SP_REGION_PYTHON);
+    /* MPI-IO: a file opened collectively on the world (unify key 1 there: one handle of
+     * the experiment) and one on a communicator of this rank alone (key 1 as well, but
+     * another communicator: a handle per rank). */
+    uint64_t everyone[RANKS], me = SP_PROCESS(0, w->me.rank);
+    for (uint32_t r = 0; r < RANKS; r++)
+        everyone[r] = SP_PROCESS(0, r);
+    uint32_t world = sp_defs_comm(&defs, &(sp_comm_spec){.key = SP_COMM_KEY_WORLD,
+                                                          .kind = SP_COMM_WORLD,
+                                                          .size = RANKS, .members = everyone,
+                                                          .parent = SP_COMM_NO_PARENT,
+                                                          .root = w->me.rank == 0});
+    uint32_t alone = sp_defs_comm(&defs, &(sp_comm_spec){.key = 1000 + w->me.rank,
+                                                          .kind = SP_COMM_OTHER, .size = 1,
+                                                          .members = &me,
+                                                          .parent = SP_COMM_KEY_WORLD,
+                                                          .root = true});
+    sp_io_handle file = {.file = sp_defs_io_file(&defs, "/data/shared.bin"),
+                         .parent = SP_NO_ID, .comm = world, .unify_key = 1,
+                         .paradigm = SP_IO_PARADIGM_MPI};
+    w->world_file = sp_defs_io_handle(&defs, &file, "");
+    file.file = sp_defs_io_file(&defs, "/data/own.bin");
+    file.comm = alone;
+    w->own_file = sp_defs_io_handle(&defs, &file, "");
     sp_unified_location location = {.id = (uint64_t)w->me.rank, .name = sp_defs_string(&defs, thread),
                                     .events = 100 + w->me.rank};
     char group[32];
@@ -118,7 +142,15 @@ static void test_unification_over_a_group_of_ranks(void)
         snprintf(expected, sizeof expected, "node%u", r / 2);
         CHECK_STR(sp_defs_str(&root->global, root->nodes[reported->node]), expected);
         CHECK_EQ_U64(reported->locations[0].events, 100 + r);
+        /* MPI-IO handles: one for the world's file, one per rank for the own ones */
+        uint32_t world_file = u->io_handle_map[work[r].world_file];
+        uint32_t own_file = u->io_handle_map[work[r].own_file];
+        CHECK_EQ_U64(world_file, work[0].u.io_handle_map[work[0].world_file]);
+        CHECK(r == 0 || own_file != work[0].u.io_handle_map[work[0].own_file]);
+        CHECK_EQ_U64(root->global.io_handles[own_file].comm, u->comm_map[1]);
+        CHECK_EQ_U64(root->global.io_handles[world_file].comm, u->comm_map[0]);
     }
+    CHECK_EQ_U64(root->global.io_handle_count, RANKS + 1);
     for (uint32_t r = 0; r < RANKS; r++)
         sp_unified_free(&work[r].u);
     thread_group_free(&group);

@@ -1,5 +1,6 @@
 """MPI-IO: every rank writes 100 int32 at its own offset (collectively), reads them back
-independently, and the file is closed and deleted."""
+independently and non-blocking, writes 10 more in a split collective, seeks, and the file is
+closed and deleted."""
 import sys
 
 import numpy as np
@@ -14,6 +15,13 @@ f.Write_at_all(rank * data.nbytes, data)
 back = np.empty(100, dtype=np.int32)
 f.Read_at(rank * data.nbytes, back)
 assert (back == rank).all()
+more = np.empty(50, dtype=np.int32)
+f.Iread_at(rank * data.nbytes, more).Wait()  # 200 bytes, non-blocking
+assert (more == rank).all()
+f.Seek(rank * data.nbytes + 40)
+tail = np.full(10, 7, dtype=np.int32)
+f.Write_all_begin(tail)  # a split collective: 40 bytes at the position
+f.Write_all_end(tail)
 f.Close()
 comm.Barrier()
 if rank == 0:

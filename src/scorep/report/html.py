@@ -263,13 +263,16 @@ VOLUMES = (("point-to-point sent", "send_bytes", None),
            ("collectives sent", "coll_sent", None),
            ("collectives received", "coll_received", None),
            ("one-sided put", "rma_put_bytes", "bytes_put"),
-           ("one-sided got", "rma_get_bytes", "bytes_get"))
+           ("one-sided got", "rma_get_bytes", "bytes_get"),
+           ("MPI-IO read", "mpi_io_read_bytes", "io_bytes_read::MPI_I_O"),
+           ("MPI-IO written", "mpi_io_written_bytes", "io_bytes_written::MPI_I_O"))
 
 
 def mpi_volumes(exp, tree):
     """{"columns": [...], "rows": [[rank name, bytes...]]}: what each rank moved by
-    point-to-point, collective and one-sided communication (columns without any bytes are
-    left out), from the trace or, without one, from the profile's metrics."""
+    point-to-point, collective and one-sided communication, and read and wrote by MPI-IO
+    (columns without any bytes are left out), from the trace or, without one, from the
+    profile's metrics."""
     columns, values = [], []
     if exp.scan is not None:
         ranks = exp.scan.ranks
@@ -407,9 +410,11 @@ def io_section_html(exp, tree, total, index):
     def nbytes(n):
         return format_bytes(n) if n else "-"
 
-    parts = ['<section id="io"><h2>I/O</h2><p>%s calls of %d I/O functions (POSIX and ISO C), '
+    parts = ['<section id="io"><h2>I/O</h2><p>%s calls of %d I/O functions (%s), '
              '%s (%s of the run); %s read, %s written%s.</p>' % (
-                 format_count(t["calls"]), t["functions"], esc(format_seconds(t["time"])),
+                 format_count(t["calls"]), t["functions"],
+                 "POSIX, ISO C and MPI-IO" if t.get("mpi_io") else "POSIX and ISO C",
+                 esc(format_seconds(t["time"])),
                  "%.1f%%" % (100 * t["time"] / total) if total else "-",
                  format_bytes(t["bytes_read"]), format_bytes(t["bytes_written"]),
                  "; %d files" % t["files"] if "files" in t else "")]

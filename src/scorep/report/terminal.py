@@ -242,7 +242,8 @@ def _io(exp, tree, total, top, width, style):
     if summary is None:
         return []
     t = summary["totals"]
-    out = [style.title("I/O (POSIX and ISO C calls)")]
+    out = [style.title("I/O (POSIX, ISO C and MPI-IO calls)" if t.get("mpi_io")
+                       else "I/O (POSIX and ISO C calls)")]
     text = "%s calls of %d I/O functions, %s (%s of the run); %s read, %s written" % (
         format_count(t["calls"]), t["functions"], format_seconds(t["time"]),
         _pct(t["time"], total), format_bytes(t["bytes_read"]), format_bytes(t["bytes_written"]))
@@ -370,6 +371,11 @@ def render(exp, top=15, width=None, color=False):
                 out.extend(wrap("one-sided: %s operations, %s bytes put, %s bytes got" % (
                     format_count(ops), format_count(sum(s["rma_put_bytes"] for s in stats)),
                     format_count(sum(s["rma_get_bytes"] for s in stats))), width))
+            io_read = sum(s.get("mpi_io_read_bytes", 0) for s in stats)
+            io_written = sum(s.get("mpi_io_written_bytes", 0) for s in stats)
+            if io_read or io_written:
+                out.extend(wrap("MPI-IO: %s bytes read, %s bytes written" % (
+                    format_count(io_read), format_count(io_written)), width))
             out.append("")
 
     out.append(style.title("Measurement"))

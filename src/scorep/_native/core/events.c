@@ -508,6 +508,13 @@ void sp_io_operation_begin(sp_location *loc, uint64_t time, sp_io_paradigm parad
                                         .matching_id = matching_id});
 }
 
+void sp_io_operation_event(sp_location *loc, uint64_t time, sp_io_event_kind kind,
+                           sp_io_paradigm paradigm, uint32_t handle, uint64_t matching_id)
+{
+    record_io(loc, time, &(sp_io_event){.kind = kind, .paradigm = paradigm, .handle = handle,
+                                        .matching_id = matching_id});
+}
+
 void sp_io_operation_complete(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
                               uint32_t handle, sp_io_mode mode, uint64_t bytes_result,
                               uint64_t matching_id)

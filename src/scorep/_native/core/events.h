@@ -198,6 +198,11 @@ typedef enum {
     SP_IO_SEEK,
     SP_IO_OPERATION_BEGIN,
     SP_IO_OPERATION_COMPLETE,
+    /* non-blocking operations (MPI-IO): issued by the call that began them, then tested,
+     * completed or cancelled later; `matching_id` pairs them */
+    SP_IO_OPERATION_ISSUED,
+    SP_IO_OPERATION_TEST,
+    SP_IO_OPERATION_CANCELLED,
 } sp_io_event_kind;
 
 typedef struct {
@@ -232,6 +237,11 @@ void sp_io_operation_begin(sp_location *loc, uint64_t time, sp_io_paradigm parad
 void sp_io_operation_complete(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
                               uint32_t handle, sp_io_mode mode, uint64_t bytes_result,
                               uint64_t matching_id);
+
+/* A non-blocking operation's later events (kind: SP_IO_OPERATION_ISSUED, _TEST, _CANCELLED):
+ * Score-P's IoOperationIssued, IoOperationTest, IoOperationCancelled. */
+void sp_io_operation_event(sp_location *loc, uint64_t time, sp_io_event_kind kind,
+                           sp_io_paradigm paradigm, uint32_t handle, uint64_t matching_id);
 
 /* Threads that record without the GIL (MPI wrappers) bracket each recording section so
  * that the end of the measurement never pulls their location away mid-event. Returns

@@ -168,9 +168,21 @@ static int merge_io(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *map
             .access_mode = (bits >> 16) & 0xff,
             .status_flags = sp_reader_u32(r),
         };
-        uint64_t key = (uint64_t)name | (uint64_t)(unify_key & 0xffffff) << 32 |
-                       (uint64_t)h.paradigm << 56;
-        uint32_t id = unify_key ? sp_u64map_get(&st->io_unified_handles, key) : SP_NO_ID;
+        /* One handle for all processes with the same key, name, paradigm and communicator
+         * (an MPI file opened collectively: Score-P's key counts the files opened on each
+         * communicator, the same on all its members). */
+        uint64_t key = sp_hash_mix(((uint64_t)name << 32 | unify_key) ^
+                                   sp_hash_mix((uint64_t)h.paradigm << 32 | h.comm));
+        uint32_t id = SP_NO_ID;
+        for (; unify_key; key++) {
+            id = sp_u64map_get(&st->io_unified_handles, key);
+            if (id == SP_NO_ID)
+                break;
+            const sp_io_handle *o = &g->io_handles[id];
+            if (o->name == name && o->unify_key == unify_key && o->paradigm == h.paradigm &&
+                o->comm == h.comm)
+                break;
+        }
         if (id == SP_NO_ID) {
             id = sp_defs_io_handle(g, &h, sp_defs_str(g, name));
             if (id == SP_NO_ID ||

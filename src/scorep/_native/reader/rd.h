@@ -172,6 +172,7 @@ typedef struct rd_locstat {
     uint64_t sends, send_bytes, recvs, recv_bytes;
     uint64_t collectives, coll_sent, coll_received;
     uint64_t rma_ops, rma_put_bytes, rma_get_bytes; /* one-sided: puts, gets, atomics */
+    uint64_t mpi_io_read_bytes, mpi_io_written_bytes; /* MPI-IO operations */
     uint64_t program_begin, program_end; /* ns, UINT64_MAX when absent */
     int64_t exit_status;
     bool has_exit;

@@ -372,7 +372,10 @@ static void close_frame(scan_ctx *c, uint64_t t)
     s->calls++;
     if (f->io_call) {
         s->io_calls++;
-        if (!f->io_events)
+        /* MPI-IO calls without events query or delete files (MPI_File_get_size): known */
+        bool mpi = f->region < c->trace->defs.nregions &&
+                   c->trace->defs.regions[f->region].paradigm == OTF2_PARADIGM_MPI;
+        if (!f->io_events && !mpi)
             s->io_calls_unknown++;
     }
     if (c->opts->tree && f->node != RD_NONE) {
@@ -638,6 +641,18 @@ static void io_count_caller(scan_ctx *c, uint32_t target, uint32_t region, uint3
     hit->ns += ns;
 }
 
+/* Whether an I/O handle is one of MPI-IO (the paradigm Score-P names "MPI I/O"). */
+static bool is_mpi_io(const rd_defs *d, OTF2_IoHandleRef handle)
+{
+    if (handle >= d->nio_handles || !d->io_handles[handle].defined)
+        return false;
+    uint32_t paradigm = d->io_handles[handle].paradigm;
+    if (paradigm >= d->nio_paradigms)
+        return false;
+    const char *name = rd_string(d, d->io_paradigm_names[paradigm]);
+    return name && strcmp(name, "MPI I/O") == 0;
+}
+
 static OTF2_CallbackCode on_io_begin(OTF2_LocationRef location, OTF2_TimeStamp time,
                                      uint64_t pos, void *ud, OTF2_AttributeList *attributes,
                                      OTF2_IoHandleRef handle, OTF2_IoOperationMode mode,
@@ -702,6 +717,10 @@ static OTF2_CallbackCode on_io_complete(OTF2_LocationRef location, OTF2_TimeStam
     tg->bytes_read += read;
     tg->bytes_written += written;
     tg->ns += ns;
+    if (is_mpi_io(&c->trace->defs, handle)) {
+        c->ls->mpi_io_read_bytes += read;
+        c->ls->mpi_io_written_bytes += written;
+    }
     io_count_caller(c, index, caller, function, read, written, ns);
     return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }

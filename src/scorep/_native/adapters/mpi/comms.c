@@ -37,6 +37,7 @@ static struct entry {
     uint32_t id;
     uint64_t key;
     bool created; /* its creation was recorded: its destruction is too */
+    uint32_t files_opened; /* MPI_File_open on it: the unify keys of its files */
 } *entries;
 static uint32_t entry_count, entry_capacity;
 static uint32_t comm_generation; /* the measurement those ids belong to */
@@ -80,7 +81,7 @@ static void remember(MPI_Comm comm, uint32_t id, uint64_t key, bool created)
         entries = bigger;
         entry_capacity = cap;
     }
-    entries[entry_count] = (struct entry){id, key, created};
+    entries[entry_count] = (struct entry){id, key, created, 0};
     if (sp_u64map_put(&comm_ids, (uint64_t)(uintptr_t)comm, entry_count) == 0)
         entry_count++;
     pthread_mutex_unlock(&registry_lock);
@@ -198,6 +199,20 @@ static uint32_t define_seen(MPI_Comm comm, MPI_Comm parent, bool created);
 uint32_t spmpi_comm_id(MPI_Comm comm)
 {
     return define_seen(comm, MPI_COMM_NULL, false);
+}
+
+uint32_t spmpi_comm_file_key(MPI_Comm comm)
+{
+    if (spmpi_comm_id(comm) == SP_NO_ID)
+        return 0;
+    pthread_mutex_lock(&registry_lock);
+    uint32_t index = comm_ids.capacity ? sp_u64map_get(&comm_ids, (uint64_t)(uintptr_t)comm)
+                                       : SP_NO_ID;
+    uint32_t key = 0;
+    if (index != SP_NO_ID && index != FORGOTTEN)
+        key = ++entries[index].files_opened;
+    pthread_mutex_unlock(&registry_lock);
+    return key;
 }
 
 uint32_t spmpi_comm_adopted(MPI_Comm comm, MPI_Comm parent)

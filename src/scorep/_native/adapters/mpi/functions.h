@@ -270,15 +270,29 @@ enum {
 #define SPMPI_IO_FUNCTIONS(X)                                                                  \
     X(FILE_OPEN, "MPI_File_open", FILE_IO, G_IO)                                               \
     X(FILE_CLOSE, "MPI_File_close", FILE_IO, G_IO)                                             \
+    X(FILE_SEEK, "MPI_File_seek", FILE_IO, G_IO)                                               \
+    X(FILE_SEEK_SHARED, "MPI_File_seek_shared", FILE_IO, G_IO)                                 \
     X(FILE_DELETE, "MPI_File_delete", FILE_IO, G_IO)                                           \
     X(FILE_SET_SIZE, "MPI_File_set_size", FILE_IO, G_IO)                                       \
     X(FILE_GET_SIZE, "MPI_File_get_size", FILE_IO, G_IO)                                       \
     X(FILE_PREALLOCATE, "MPI_File_preallocate", FILE_IO, G_IO)                                 \
+    X(FILE_GET_GROUP, "MPI_File_get_group", FILE_IO, G_IO)                                     \
+    X(FILE_GET_AMODE, "MPI_File_get_amode", FILE_IO, G_IO)                                     \
+    X(FILE_SET_INFO, "MPI_File_set_info", FILE_IO, G_IO)                                       \
+    X(FILE_GET_INFO, "MPI_File_get_info", FILE_IO, G_IO)                                       \
     X(FILE_SET_VIEW, "MPI_File_set_view", FILE_IO, G_IO)                                       \
-    X(FILE_SEEK, "MPI_File_seek", FILE_IO, G_IO)                                               \
-    X(FILE_SEEK_SHARED, "MPI_File_seek_shared", FILE_IO, G_IO)                                 \
+    X(FILE_GET_VIEW, "MPI_File_get_view", FILE_IO, G_IO)                                       \
     X(FILE_GET_POSITION, "MPI_File_get_position", FILE_IO, G_IO)                               \
+    X(FILE_GET_POSITION_SHARED, "MPI_File_get_position_shared", FILE_IO, G_IO)                 \
+    X(FILE_GET_BYTE_OFFSET, "MPI_File_get_byte_offset", FILE_IO, G_IO)                         \
+    X(FILE_GET_TYPE_EXTENT, "MPI_File_get_type_extent", FILE_IO, G_IO)                         \
+    X(FILE_SET_ATOMICITY, "MPI_File_set_atomicity", FILE_IO, G_IO)                             \
+    X(FILE_GET_ATOMICITY, "MPI_File_get_atomicity", FILE_IO, G_IO)                             \
     X(FILE_SYNC, "MPI_File_sync", FILE_IO, G_IO)                                               \
+    X(FILE_CALL_ERRHANDLER, "MPI_File_call_errhandler", FILE_IO, G_IO | G_ERR)                 \
+    X(FILE_CREATE_ERRHANDLER, "MPI_File_create_errhandler", FILE_IO, G_IO | G_ERR)             \
+    X(FILE_SET_ERRHANDLER, "MPI_File_set_errhandler", FILE_IO, G_IO | G_ERR)                   \
+    X(FILE_GET_ERRHANDLER, "MPI_File_get_errhandler", FILE_IO, G_IO | G_ERR)                   \
     X(FILE_READ, "MPI_File_read", FILE_IO, G_IO)                                               \
     X(FILE_READ_ALL, "MPI_File_read_all", FILE_IO, G_IO)                                       \
     X(FILE_READ_AT, "MPI_File_read_at", FILE_IO, G_IO)                                         \
@@ -292,9 +306,27 @@ enum {
     X(FILE_WRITE_SHARED, "MPI_File_write_shared", FILE_IO, G_IO)                               \
     X(FILE_WRITE_ORDERED, "MPI_File_write_ordered", FILE_IO, G_IO)                             \
     X(FILE_IREAD, "MPI_File_iread", FILE_IO, G_IO)                                             \
+    X(FILE_IREAD_ALL, "MPI_File_iread_all", FILE_IO, G_IO)                                     \
     X(FILE_IREAD_AT, "MPI_File_iread_at", FILE_IO, G_IO)                                       \
+    X(FILE_IREAD_AT_ALL, "MPI_File_iread_at_all", FILE_IO, G_IO)                               \
+    X(FILE_IREAD_SHARED, "MPI_File_iread_shared", FILE_IO, G_IO)                               \
     X(FILE_IWRITE, "MPI_File_iwrite", FILE_IO, G_IO)                                           \
-    X(FILE_IWRITE_AT, "MPI_File_iwrite_at", FILE_IO, G_IO)
+    X(FILE_IWRITE_ALL, "MPI_File_iwrite_all", FILE_IO, G_IO)                                   \
+    X(FILE_IWRITE_AT, "MPI_File_iwrite_at", FILE_IO, G_IO)                                     \
+    X(FILE_IWRITE_AT_ALL, "MPI_File_iwrite_at_all", FILE_IO, G_IO)                             \
+    X(FILE_IWRITE_SHARED, "MPI_File_iwrite_shared", FILE_IO, G_IO)                             \
+    X(FILE_READ_ALL_BEGIN, "MPI_File_read_all_begin", FILE_IO, G_IO)                           \
+    X(FILE_READ_ALL_END, "MPI_File_read_all_end", FILE_IO, G_IO)                               \
+    X(FILE_READ_AT_ALL_BEGIN, "MPI_File_read_at_all_begin", FILE_IO, G_IO)                     \
+    X(FILE_READ_AT_ALL_END, "MPI_File_read_at_all_end", FILE_IO, G_IO)                         \
+    X(FILE_READ_ORDERED_BEGIN, "MPI_File_read_ordered_begin", FILE_IO, G_IO)                   \
+    X(FILE_READ_ORDERED_END, "MPI_File_read_ordered_end", FILE_IO, G_IO)                       \
+    X(FILE_WRITE_ALL_BEGIN, "MPI_File_write_all_begin", FILE_IO, G_IO)                         \
+    X(FILE_WRITE_ALL_END, "MPI_File_write_all_end", FILE_IO, G_IO)                             \
+    X(FILE_WRITE_AT_ALL_BEGIN, "MPI_File_write_at_all_begin", FILE_IO, G_IO)                   \
+    X(FILE_WRITE_AT_ALL_END, "MPI_File_write_at_all_end", FILE_IO, G_IO)                       \
+    X(FILE_WRITE_ORDERED_BEGIN, "MPI_File_write_ordered_begin", FILE_IO, G_IO)                 \
+    X(FILE_WRITE_ORDERED_END, "MPI_File_write_ordered_end", FILE_IO, G_IO)
 
 #define SPMPI_ENUM(ID, NAME, ROLE, GROUPS) FN_##ID,
 enum { SPMPI_FUNCTIONS(SPMPI_ENUM) FN_COUNT };

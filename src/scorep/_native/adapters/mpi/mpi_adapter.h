@@ -81,6 +81,10 @@ uint32_t spmpi_comm_created(MPI_Comm comm, MPI_Comm parent, bool remote_measured
 uint32_t spmpi_group_id(MPI_Group group);
 /* Defines MPI_COMM_WORLD and MPI_COMM_SELF (at MPI_Init). */
 void spmpi_define_world(void);
+/* MPI_File_open on `comm`: the unify key of the file handle, the same on every member (as
+ * Score-P: the number of files opened on the communicator so far, from 1; 0 when not
+ * measuring). */
+uint32_t spmpi_comm_file_key(MPI_Comm comm);
 /* The key that names the communicator on every member (defining it when needed). */
 uint64_t spmpi_comm_key(MPI_Comm comm);
 
@@ -100,6 +104,9 @@ typedef enum {
     REQ_RMA,     /* MPI_Rput and friends */
     REQ_IDUP,    /* MPI_Comm_idup */
     REQ_MESSAGE, /* not a request: a message matched by MPI_Mprobe (its communicator) */
+    REQ_IO,      /* MPI_File_iread and friends: comm is the I/O handle, tag the mode, bytes
+                  * the type's size */
+    REQ_IO_SPLIT, /* not a request: a split collective begun on the file (the key) */
 } request_kind;
 
 enum {
@@ -146,11 +153,23 @@ bool spmpi_is_intercomm(MPI_Comm comm);
 /* An RMA request (MPI_Rput...) completed through MPI_Wait/Test. */
 void spmpi_rma_request_completed(sp_location *loc, const request_info *info);
 
+/* ---- MPI-IO (io.c) ------------------------------------------------------------------------ */
+
+/* A non-blocking file operation's request completed (or was cancelled) in MPI_Wait/Test;
+ * a test found it unfinished. */
+void spmpi_io_request_completed(sp_location *loc, const request_info *info,
+                                const MPI_Status *status, bool cancelled);
+void spmpi_io_request_tested(sp_location *loc, const request_info *info);
+
 /* ---- process management (spawn.c) ------------------------------------------------------- */
 
 /* At MPI_Init of a process started with MPI_Comm_spawn by a measured parent: learns its
  * world's token, the parent's experiment and clocks. */
 void spmpi_spawned_init(void);
+
+/* This machine's boot id ("" when unknown): processes of one boot read the same
+ * CLOCK_MONOTONIC, their clock offset is 0 (ipc.c). */
+void spmpi_boot_id(char *out, size_t len);
 
 /* ---- the group operations of core/ipc.h on spmpi_tool_comm (ipc.c) ---------------------- */
 

@@ -195,6 +195,10 @@ static void completed(sp_location *loc, uint64_t handle, const MPI_Status *statu
     int cancelled = 0;
     if (info.flags & REQ_CAN_CANCEL)
         PMPI_Test_cancelled(status, &cancelled);
+    if (info.kind == REQ_IO) {
+        spmpi_io_request_completed(loc, &info, status, cancelled != 0);
+        return;
+    }
     if (cancelled) {
         if (xnonblock)
             sp_mpi_request_cancelled(loc, now, info.id);
@@ -225,6 +229,8 @@ static void completed(sp_location *loc, uint64_t handle, const MPI_Status *statu
         break;
     case REQ_IDUP:
     case REQ_MESSAGE:
+    case REQ_IO:
+    case REQ_IO_SPLIT:
         break;
     }
 }
@@ -238,7 +244,9 @@ static void tested(sp_location *loc, uint64_t handle)
         return;
     if (info.kind == REQ_RMA)
         sp_rma_op(loc, sp_clock_now(), SP_RMA_OP_TEST, info.comm, info.bytes);
-    else if (info.kind != REQ_MESSAGE)
+    else if (info.kind == REQ_IO)
+        spmpi_io_request_tested(loc, &info);
+    else if (info.kind != REQ_MESSAGE && info.kind != REQ_IO_SPLIT)
         sp_mpi_request_test(loc, sp_clock_now(), info.id);
 }
 

@@ -36,18 +36,6 @@ typedef struct {
     char dir[4096];
 } spawn_info;
 
-/* This machine's boot id: processes of one boot read the same CLOCK_MONOTONIC. */
-static void boot_id(char *out, size_t len)
-{
-    out[0] = '\0';
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f) {
-        if (!fgets(out, (int)len, f))
-            out[0] = '\0';
-        fclose(f);
-    }
-}
-
 /* Spawns this process made. Global because PMPI wrappers carry no context. */
 static _Atomic uint32_t spawn_counter;
 
@@ -132,7 +120,7 @@ static void parent_handshake(MPI_Comm comm, int root, MPI_Comm intercomm)
         if (section) {
             snprintf(info.dir, sizeof info.dir, "%s", sp_meas.config.experiment_dir);
             info.root_offset_ns = sp_meas.clock_sync.offset_begin_ns;
-            boot_id(info.boot, sizeof info.boot);
+            spmpi_boot_id(info.boot, sizeof info.boot);
             char err[512];
             if (sp_mpi_spawn_announce(info.token, (uint32_t)remote_size, err, sizeof err) != 0)
                 fprintf(stderr, "scorep: %s\n", err);
@@ -183,7 +171,7 @@ void spmpi_spawned_init(void)
         /* On the same boot the clocks are one: a ping-pong across worlds (often over TCP,
          * with uneven delays) could only add an error. */
         char mine[64];
-        boot_id(mine, sizeof mine);
+        spmpi_boot_id(mine, sizeof mine);
         if (!mine[0] || strcmp(mine, info.boot) != 0)
             info.root_offset_ns += best;
     }

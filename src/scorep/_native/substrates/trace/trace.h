@@ -85,7 +85,10 @@ enum sp_trace_record_kind {
     SP_REC_IO_SEEK,               /* payload a = offset, b = resulting offset; second a = whence */
     SP_REC_IO_OPERATION_BEGIN,    /* payload a = bytes, b = matching id << 8 | flags << 2 | mode */
     SP_REC_IO_OPERATION_COMPLETE, /* payload a = bytes, b = matching id */
-    SP_REC_IO_LAST = SP_REC_IO_OPERATION_COMPLETE,
+    SP_REC_IO_OPERATION_ISSUED,   /* payload a = matching id */
+    SP_REC_IO_OPERATION_TEST,
+    SP_REC_IO_OPERATION_CANCELLED,
+    SP_REC_IO_LAST = SP_REC_IO_OPERATION_CANCELLED,
 };
 
 typedef struct sp_trace_record {
