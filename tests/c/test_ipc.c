@@ -27,10 +27,9 @@ static void test_single_process_exchanges_are_copies(void)
     CHECK(ipc->ops->bcast(ipc->ctx, &byte, 1, 1) == -1);
 }
 
-enum { RANKS = 5 };
-
 typedef struct {
     thread_rank me;
+    bool tree;
     int status;
     char err[256];
     sp_unified u;
@@ -63,24 +62,22 @@ static void *unify_rank(void *arg)
         w->own_region = sp_defs_new_region(&defs, name, NULL, "/app.py", 10 + w->me.rank,
                                            10 + w->me.rank, SP_PARADIGM_USER, SP_ROLE_FUNCTION,
                                            SP_REGION_PYTHON);
-    /* MPI-IO: a file opened collectively on the world (unify key 1 there: one handle of
-     * the experiment) and one on a communicator of this rank alone (key 1 as well, but
-     * another communicator: a handle per rank). */
-    uint64_t everyone[RANKS], me = SP_PROCESS(0, w->me.rank);
-    for (uint32_t r = 0; r < RANKS; r++)
-        everyone[r] = SP_PROCESS(0, r);
-    uint32_t world = sp_defs_comm(&defs, &(sp_comm_spec){.key = SP_COMM_KEY_WORLD,
-                                                          .kind = SP_COMM_WORLD,
-                                                          .size = RANKS, .members = everyone,
-                                                          .parent = SP_COMM_NO_PARENT,
-                                                          .root = w->me.rank == 0});
+    /* MPI-IO: a file opened collectively on a communicator of all ranks (unify key 1 there:
+     * one handle of the experiment) and one on a communicator of this rank alone (key 1 as
+     * well, but another communicator: a handle per rank). Members are not checked here. */
+    uint64_t first = SP_PROCESS(0, 0), me = SP_PROCESS(0, w->me.rank);
+    uint32_t everyone = sp_defs_comm(&defs, &(sp_comm_spec){.key = SP_COMM_KEY_WORLD,
+                                                             .kind = SP_COMM_WORLD, .size = 1,
+                                                             .members = &first,
+                                                             .parent = SP_COMM_NO_PARENT,
+                                                             .root = w->me.rank == 0});
     uint32_t alone = sp_defs_comm(&defs, &(sp_comm_spec){.key = 1000 + w->me.rank,
                                                           .kind = SP_COMM_OTHER, .size = 1,
                                                           .members = &me,
                                                           .parent = SP_COMM_KEY_WORLD,
                                                           .root = true});
     sp_io_handle file = {.file = sp_defs_io_file(&defs, "/data/shared.bin"),
-                         .parent = SP_NO_ID, .comm = world, .unify_key = 1,
+                         .parent = SP_NO_ID, .comm = everyone, .unify_key = 1,
                          .paradigm = SP_IO_PARADIGM_MPI};
     w->world_file = sp_defs_io_handle(&defs, &file, "");
     file.file = sp_defs_io_file(&defs, "/data/own.bin");
@@ -99,33 +96,34 @@ static void *unify_rank(void *arg)
         .location_count = 1,
         .locations = &location,
     };
-    sp_ipc ipc = thread_group_ipc(&w->me);
+    sp_ipc ipc = thread_group_ipc(&w->me, w->tree);
     w->status = sp_unify(&ipc, &defs, &mine, NULL, 0, &w->u, w->err, sizeof w->err);
     sp_defs_free(&defs);
     return NULL;
 }
 
-static void test_unification_over_a_group_of_ranks(void)
+/* RANKS ranks unified along a tree (tree) or at the root; checked from every rank. */
+static void unify_group(uint32_t ranks, bool tree)
 {
     thread_group group;
-    CHECK(thread_group_init(&group, RANKS) == 0);
-    rank_work work[RANKS];
-    pthread_t threads[RANKS];
-    memset(work, 0, sizeof work);
-    for (uint32_t r = 0; r < RANKS; r++) {
+    CHECK(thread_group_init(&group, ranks) == 0);
+    rank_work *work = calloc(ranks, sizeof *work);
+    pthread_t *threads = calloc(ranks, sizeof *threads);
+    for (uint32_t r = 0; r < ranks; r++) {
         work[r].me = (thread_rank){&group, r};
+        work[r].tree = tree;
         CHECK(pthread_create(&threads[r], NULL, unify_rank, &work[r]) == 0);
     }
-    for (uint32_t r = 0; r < RANKS; r++)
+    for (uint32_t r = 0; r < ranks; r++)
         pthread_join(threads[r], NULL);
-    for (uint32_t r = 0; r < RANKS; r++)
+    for (uint32_t r = 0; r < ranks; r++)
         CHECK_EQ_U64(work[r].status, 0);
     const sp_unified *root = &work[0].u;
-    /* program-independent: one shared region and one per rank */
-    CHECK_EQ_U64(root->global.region_count, RANKS + 1);
-    CHECK_EQ_U64(root->rank_count, RANKS);
-    CHECK_EQ_U64(root->node_count, (RANKS + 1) / 2);
-    for (uint32_t r = 0; r < RANKS; r++) {
+    /* one shared region and one per rank */
+    CHECK_EQ_U64(root->global.region_count, ranks + 1);
+    CHECK_EQ_U64(root->rank_count, ranks);
+    CHECK_EQ_U64(root->node_count, (ranks + 1) / 2);
+    for (uint32_t r = 0; r < ranks; r++) {
         const sp_unified *u = &work[r].u;
         uint32_t shared = u->region_map[work[r].shared_region];
         uint32_t own = u->region_map[work[r].own_region];
@@ -135,25 +133,53 @@ static void test_unification_over_a_group_of_ranks(void)
         snprintf(expected, sizeof expected, "__main__:work_of_rank_%u", r);
         CHECK_STR(sp_defs_str(&root->global, root->global.regions[own].name), expected);
         CHECK_EQ_U64(root->global.regions[own].begin_line, 10 + r);
-        /* the rank's report, with global string ids */
+        /* the rank's report, with global string ids, in rank order */
         const sp_unified_rank *reported = &root->ranks[r];
+        CHECK_EQ_U64(reported->rank, r);
         snprintf(expected, sizeof expected, "Rank %u", r);
         CHECK_STR(sp_defs_str(&root->global, reported->name), expected);
         snprintf(expected, sizeof expected, "node%u", r / 2);
         CHECK_STR(sp_defs_str(&root->global, root->nodes[reported->node]), expected);
         CHECK_EQ_U64(reported->locations[0].events, 100 + r);
-        /* MPI-IO handles: one for the world's file, one per rank for the own ones */
+        snprintf(expected, sizeof expected, "Thread %u", r);
+        CHECK_STR(sp_defs_str(&root->global, reported->locations[0].name), expected);
+        /* MPI-IO handles: one for the shared file, one per rank for the own ones, each on
+         * its communicator (ordered: the world first, each after its parent) */
         uint32_t world_file = u->io_handle_map[work[r].world_file];
         uint32_t own_file = u->io_handle_map[work[r].own_file];
         CHECK_EQ_U64(world_file, work[0].u.io_handle_map[work[0].world_file]);
         CHECK(r == 0 || own_file != work[0].u.io_handle_map[work[0].own_file]);
+        CHECK_EQ_U64(root->global.io_handles[world_file].comm, 0);
+        CHECK_EQ_U64(u->comm_map[0], 0);
         CHECK_EQ_U64(root->global.io_handles[own_file].comm, u->comm_map[1]);
-        CHECK_EQ_U64(root->global.io_handles[world_file].comm, u->comm_map[0]);
+        CHECK_EQ_U64(root->global.comms[u->comm_map[1]].key, 1000 + r);
     }
-    CHECK_EQ_U64(root->global.io_handle_count, RANKS + 1);
-    for (uint32_t r = 0; r < RANKS; r++)
+    CHECK_EQ_U64(root->global.io_handle_count, ranks + 1);
+    for (uint32_t r = 0; r < ranks; r++)
         sp_unified_free(&work[r].u);
     thread_group_free(&group);
+    free(work);
+    free(threads);
 }
 
-CTEST_MAIN(test_single_process_exchanges_are_copies, test_unification_over_a_group_of_ranks)
+static void test_unification_at_the_root(void)
+{
+    unify_group(5, false);
+}
+
+static void test_unification_along_a_tree(void)
+{
+    unify_group(5, true);
+    unify_group(1, true);
+    unify_group(2, true);
+    unify_group(37, true); /* not a power of two: subtrees of every size */
+}
+
+/* Many simulated ranks: the finalize path has no fixed-size tables and no quadratic loops. */
+static void test_unification_of_ten_thousand_ranks(void)
+{
+    unify_group(10000, true);
+}
+
+CTEST_MAIN(test_single_process_exchanges_are_copies, test_unification_at_the_root,
+           test_unification_along_a_tree, test_unification_of_ten_thousand_ranks)
