@@ -354,7 +354,14 @@ def test_mpi_ranks_with_pools(tmp_path):
     assert per_rank == {"MPI Rank 0": 10, "MPI Rank 1": 10}
     mpi_calls = collections.Counter(e.group for e in trace.of("Enter")
                                     if e.region.startswith("MPI_"))
-    assert set(mpi_calls) == set(ranks)
+    assert set(ranks) <= set(mpi_calls)
+    # The workers' only MPI calls are their own: MPI_Comm_rank in scaled (Score-P's group
+    # cg, recorded by default), once per task, in the processes each rank created.
+    worker_calls = collections.Counter((groups.creator[e.group], e.region)
+                                       for e in trace.of("Enter")
+                                       if e.region.startswith("MPI_") and e.group in children)
+    assert worker_calls == {("MPI Rank 0", "MPI_Comm_rank"): 10,
+                            ("MPI Rank 1", "MPI_Comm_rank"): 10}
     otf2_print(str(exp / "traces.otf2"))  # no complaint of the reader about anything
     definitions = otf2_print(str(exp / "traces.otf2"), "-G")
     nodes = re.findall(r"LOCATION_GROUP .*Parent: \"(node::[^\"]+)\"", definitions)
@@ -376,6 +383,35 @@ def test_os_exit_of_the_program_writes_the_results(python, tmp_path):
     assert trace.enters("__main__:work") == 1
     assert [e.attrs["exit_status"] for e in trace.of("ProgramEnd")] == [4]
     assert (exp / "MANIFEST.md").exists()
+
+
+def test_an_exec_that_fails_leaves_the_measurement_running(python, tmp_path):
+    """An os.exec* that raises (no such program, bad arguments, a bad environment; execvpe
+    trying each entry of PATH) returns to a program that goes on: its measurement and its
+    environment stay as they were (CPython's test_os checks the environment)."""
+    program = tmp_path / "execs.py"
+    program.write_text(
+        "import os, sys\n"
+        "def work():\n    return 1\n"
+        "before = dict(os.environ)\n"
+        "attempts = [lambda: os.execv('/no/such/program', ['x']),\n"
+        "            lambda: os.execv(sys.executable, []),\n"
+        "            lambda: os.execve(sys.executable, [sys.executable, '-c', 'pass'],\n"
+        "                              dict(os.environ, **{'A=B': '1'})),\n"
+        "            lambda: os.execvp('no-such-program-anywhere', ['x'])]\n"
+        "for attempt in attempts:\n"
+        "    try:\n        attempt()\n"
+        "    except (OSError, ValueError) as error:\n"
+        "        print(type(error).__name__)\n"
+        "    work()\n"
+        "print(os.environ == before)\n")
+    exp = tmp_path / "exp"
+    out = run_scorep(python, [str(program)], exp, SCOREP_ENABLE_TRACING="true")
+    assert (out.returncode, out.stderr) == (0, ""), out.stderr
+    assert out.stdout == "FileNotFoundError\nValueError\nValueError\nFileNotFoundError\nTrue\n"
+    trace = Trace(exp)
+    assert trace.enters("__main__:work") == 4
+    assert len(trace.of("ProgramEnd")) == 1
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])

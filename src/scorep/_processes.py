@@ -218,7 +218,8 @@ def _posix_spawn_wrapper(name):
         with _ToolCode():
             number = _reserve() if _will_join([path], argv) and _carries_us(env) else None
             refresh_environ(reserved=number)
-            if number is not None and env is not os.environ:
+            # None (Python 3.13: this process's environment) carries the reservation now.
+            if number is not None and env is not None and env is not os.environ:
                 env = dict(env)  # the reservation is this child's
                 env[ENV] = os.environ[ENV]
         try:
@@ -263,11 +264,39 @@ def _system(command):
     return _originals["system"](command)
 
 
-def _end_before_exec(path, env=None):
+def _has_nul(text):
+    return (b"\0" if isinstance(text, bytes) else "\0") in text
+
+
+def _exec_would_start(path, args, env=None):
+    """Whether os.exec* will replace the process image, as far as can be known before: the
+    checks CPython makes (arguments, environment) and an executable file. An exec that
+    fails raises in a program that goes on (os.execvpe tries each entry of PATH): its
+    measurement must go on too."""
+    try:
+        if not isinstance(path, int):
+            path = os.fspath(path)
+            if _has_nul(path) or not os.access(path, os.X_OK) or os.path.isdir(path):
+                return False
+        if not isinstance(args, (list, tuple)) or not args or not args[0]:
+            return False
+        if any(_has_nul(os.fspath(a)) for a in args):
+            return False
+        for key, value in (env.items() if env is not None else ()):
+            key, value = os.fspath(key), os.fspath(value)
+            equals = b"=" if isinstance(key, bytes) else "="
+            if not key or equals in key[1:] or _has_nul(key) or _has_nul(value):
+                return False
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
+def _end_before_exec(path, args, env=None):
     """The process image ends: its measurement too (a child hands its part over); a Python
     that follows joins the group with the number reserved for it."""
     m = _measurement()
-    if m is not None and m.pid == os.getpid():
+    if m is not None and m.pid == os.getpid() and _exec_would_start(path, args, env):
         with _ToolCode():
             number = _reserve() if _is_python(path) and _carries_us(env) else None
             _reserved_pid(number, os.getpid())
@@ -276,12 +305,12 @@ def _end_before_exec(path, env=None):
 
 
 def _execv(path, args):
-    _end_before_exec(path)
+    _end_before_exec(path, args)
     return _originals["execv"](path, args)
 
 
 def _execve(path, args, env):
-    _end_before_exec(path, env)
+    _end_before_exec(path, args, env)
     if ENV in os.environ and env is not os.environ and _carries_us(env):
         env = dict(env)  # the reservation is this process image's
         env[ENV] = os.environ[ENV]

@@ -5,7 +5,7 @@
  *
  * A part: "PART", version, the member's number, its report for the unification (its
  * definitions and location group, core/unify.h), the counters the root's results include,
- * then each substrate's section (core/substrates.h: sp_substrates_part). */
+ * then each substrate's section (core/substrates.h: sp_substrates_hand_over). */
 #include "core/core_internal.h"
 #include "core/substrates.h"
 
@@ -53,7 +53,7 @@ int sp_processes_hand_over(sp_measurement *m, uint64_t end_time, uint64_t ticks_
     if (sp_substrates_prepare(m, m->output_dir, err, errlen) != 0)
         return -1;
     sp_unified_rank mine;
-    if (sp_measurement_report(m, end_time, ticks_per_second, &mine, err, errlen) != 0)
+    if (sp_measurement_report(m, end_time, ticks_per_second, false, &mine, err, errlen) != 0)
         return -1;
     sp_buffer report, sections, part;
     sp_buffer_init(&report);
@@ -61,7 +61,7 @@ int sp_processes_hand_over(sp_measurement *m, uint64_t end_time, uint64_t ticks_
     sp_buffer_init(&part);
     sp_unify_report(&m->defs, &mine, &report);
     free(mine.locations);
-    uint32_t nsections = sp_substrates_part(m, ticks_per_second, &sections);
+    uint32_t nsections = sp_substrates_hand_over(m, ticks_per_second, &sections);
     sp_results r;
     memset(&r, 0, sizeof r);
     sp_measurement_collect_results(m, end_time, &r);
@@ -167,6 +167,37 @@ int sp_processes_adopt(sp_measurement *m, char *err, size_t errlen)
     }
     free(sizes);
     return 0;
+}
+
+int sp_processes_numbers_end(sp_measurement *m, uint32_t *end, char *err, size_t errlen)
+{
+    uint32_t mine = m->ipc.size;
+    for (uint32_t k = 0; k < m->processes.part_count; k++)
+        if (m->processes.parts[k].number >= mine)
+            mine = m->processes.parts[k].number + 1;
+    *end = mine;
+    if (!m->collective || !m->processes.ipc)
+        return 0;
+    uint64_t *sizes = calloc(m->ipc.size, sizeof *sizes);
+    void *all = NULL;
+    if (!sizes)
+        return sp_error(err, errlen, "out of memory while numbering the processes");
+    int status = sp_ipc_gather_bytes(&m->ipc, &mine, sizeof mine, &all, sizes);
+    if (status != 0)
+        status = sp_error(err, errlen, "numbering the processes of the ranks failed");
+    for (uint32_t r = 0; status == 0 && all && r < m->ipc.size; r++) {
+        uint32_t theirs;
+        if (sizes[r] != sizeof theirs) {
+            status = sp_error(err, errlen, "numbering the processes of the ranks failed");
+            break;
+        }
+        memcpy(&theirs, (const unsigned char *)all + (uint64_t)r * sizeof theirs, sizeof theirs);
+        if (theirs > *end)
+            *end = theirs;
+    }
+    free(all);
+    free(sizes);
+    return status;
 }
 
 void sp_processes_add_counters(const sp_measurement *m, sp_results *r)

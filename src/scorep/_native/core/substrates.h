@@ -214,8 +214,14 @@ static inline void sp_substrates_mpi(sp_location *loc, const sp_frame *top, cons
 {
     if (sp_substrate_on(SP_SUBSTRATE_TRACE))
         sp_trace_mpi(sp_trace_of(loc), time, e);
-    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && (e->bytes_sent || e->bytes_received))
-        sp_profile_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent, e->bytes_received);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && (e->bytes_sent || e->bytes_received)) {
+        if (e->kind >= SP_RMA_WIN_CREATE) /* one-sided: bytes_put and bytes_get, as Score-P */
+            sp_profile_rma_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent,
+                                 e->bytes_received);
+        else
+            sp_profile_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent,
+                             e->bytes_received);
+    }
 }
 
 /* An I/O event: the trace keeps it, the profile adds the bytes a read or write moved to
@@ -300,7 +306,8 @@ SP_MUST_CHECK static inline int sp_substrates_write(sp_measurement *m, sp_unifie
 /* A member at its end, after step 1 (sp_substrates_prepare into its part directory): each
  * substrate's section of the part it hands over to its root, appended to `out` as
  * [u32 slot][u64 size][bytes]. The root finds them in m->processes.parts[].section[slot]
- * and takes them into its own steps 1 and 2. */
+ * and takes them into its own steps 1 and 2. The profile's section is the one a spawned
+ * process writes into its part (below); the trace's differs (sp_trace_hand_over). */
 static inline void sp_substrates_part_section(sp_buffer *out, uint32_t slot, const sp_buffer *b)
 {
     sp_buffer_u32(out, slot);
@@ -310,8 +317,8 @@ static inline void sp_substrates_part_section(sp_buffer *out, uint32_t slot, con
         out->failed = true;
 }
 
-static inline uint32_t sp_substrates_part(sp_measurement *m, uint64_t ticks_per_second,
-                                          sp_buffer *out)
+static inline uint32_t sp_substrates_hand_over(sp_measurement *m, uint64_t ticks_per_second,
+                                               sp_buffer *out)
 {
     uint32_t sections = 0;
     sp_buffer b;
@@ -324,12 +331,24 @@ static inline uint32_t sp_substrates_part(sp_measurement *m, uint64_t ticks_per_
     }
     if (sp_substrate_on(SP_SUBSTRATE_TRACE)) {
         sp_buffer_init(&b);
-        sp_trace_part(m, &b);
+        sp_trace_hand_over(m, &b);
         sp_substrates_part_section(out, SP_SUBSTRATE_TRACE, &b);
         sp_buffer_free(&b);
         sections++;
     }
     return sections;
+}
+
+/* A spawned process's part of the experiment (core/part.h): each substrate's section,
+ * sections[id] by substrate id (the lines substrate has none: line profiles of spawned
+ * processes are not kept). */
+static inline void sp_substrates_part(sp_measurement *m, uint64_t ticks_per_second,
+                                      sp_buffer *sections)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_part(m, &sections[SP_SUBSTRATE_TRACE]);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_part(m, ticks_per_second, &sections[SP_SUBSTRATE_PROFILE]);
 }
 
 /* Each substrate's part of the results (after writing or failing). */

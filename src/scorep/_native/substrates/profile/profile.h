@@ -53,6 +53,7 @@ typedef struct sp_profile_node {
     uint64_t time; /* inclusive, ticks */
     uint64_t min_time, max_time;
     uint64_t bytes_sent, bytes_received; /* MPI */
+    uint64_t bytes_put, bytes_get;       /* MPI one-sided */
     uint16_t parameter_children;
     uint8_t kind; /* sp_profile_node_kind */
 } sp_profile_node;
@@ -106,8 +107,9 @@ void sp_profile_location_free(sp_location *loc);
 SP_MUST_CHECK int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                                    uint64_t ticks_per_second, char *err, size_t errlen);
 
-/* Child processes: a member's section of the part it hands over (its trees with its own
- * ids and times in seconds; the root maps them). */
+/* This process's part of the experiment (a child process hands it over to its root, a
+ * spawned MPI rank writes it into core/part.h's file): its trees with its local ids and
+ * times in seconds; the root maps and merges them in sp_profile_write. */
 void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *out);
 
 /* Folded, dropped and folded-parameter calls, for the results. */
@@ -187,6 +189,17 @@ static inline void sp_profile_bytes(sp_profile_location *p, uint32_t node, uint6
     sp_profile_node *n = sp_profile_node_at(p, node);
     n->bytes_sent += sent;
     n->bytes_received += received;
+}
+
+/* One-sided bytes of the call at `node`. */
+static inline void sp_profile_rma_bytes(sp_profile_location *p, uint32_t node, uint64_t put,
+                                        uint64_t got)
+{
+    if (node == SP_PROFILE_NO_NODE)
+        return;
+    sp_profile_node *n = sp_profile_node_at(p, node);
+    n->bytes_put += put;
+    n->bytes_get += got;
 }
 
 /* Bytes a read or write of `paradigm` moved, at `node` (the I/O call): Score-P's

@@ -30,6 +30,12 @@ void sp_profile_finish_roots(sp_measurement *m);
 void sp_profile_serialize_trees(sp_measurement *m, const sp_unified_maps *maps, uint32_t group,
                                 uint32_t extra_locations, double seconds_per_tick, sp_buffer *b);
 
+/* write.c: the locations of a part's profile section (sp_profile_part), and its trees
+ * appended with unified ids (see there). */
+uint32_t sp_profile_part_locations(const unsigned char *data, uint64_t size);
+void sp_profile_remap_trees(const unsigned char *data, uint64_t size, const sp_unified_maps *maps,
+                            uint32_t group, uint32_t root, sp_buffer *b);
+
 /* parts.c, child processes at the root: the locations of the adopted parts, and their
  * trees with global ids appended in the same layout. */
 uint32_t sp_profile_adopted_locations(const sp_measurement *m);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void sp_trace_part(sp_measurement *m, sp_buffer *out)
+void sp_trace_hand_over(sp_measurement *m, sp_buffer *out)
 {
     bool ok = !sp_trace.error[0] && sp_trace.archive && !sp_trace.broken;
     if (ok) {
