@@ -246,6 +246,8 @@ class Measurement:
                 mpi_timeout=float(self.config["SCOREP_MPI_FINALIZE_TIMEOUT"]),
                 line_patterns=[p for p in self.config["SCOREP_PYTHON_LINES"].split(",") if p],
                 io_posix=self.config["SCOREP_IO_POSIX"],
+                metrics=_config.metric_requests(self.config),
+                memory=self.config["SCOREP_PYTHON_MEMORY"],
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None
@@ -254,6 +256,8 @@ class Measurement:
         if self.mpi:
             native.set_abort_callback(self._after_mpi_abort)
         self._hook_threads()
+        if self.config["SCOREP_PYTHON_GC"]:
+            self._hook_gc()
         self.log("measuring into %s (tracing %s, profiling %s, timer %s, instrumenter %s%s)" % (
             path, "on" if self.config.tracing else "off",
             "on" if self.config.profiling else "off", self.config["SCOREP_TIMER"],
@@ -299,6 +303,33 @@ class Measurement:
 
         self._original_bootstrap = original
         threading.Thread._bootstrap = _bootstrap
+
+    def _hook_gc(self):
+        """Garbage collections as regions `gc:collect` with the generation as a parameter,
+        in the call path where they happen (gc.callbacks run on the collecting thread)."""
+        import gc
+        native = self._native
+        begin, end, parameter = native.gc_begin, native.gc_end, native.gc_generation
+
+        def _scorep_gc(phase, info):
+            if phase == "start":
+                begin()
+                parameter(info.get("generation", -1))
+            else:
+                end()
+
+        self._gc_callback = _scorep_gc
+        gc.callbacks.append(_scorep_gc)
+
+    def _unhook_gc(self):
+        callback = getattr(self, "_gc_callback", None)
+        if callback is not None:
+            import gc
+            try:
+                gc.callbacks.remove(callback)
+            except ValueError:  # the program emptied gc.callbacks itself
+                pass
+            self._gc_callback = None
 
     def _unhook_threads(self):
         if self._original_bootstrap is not None:
@@ -368,6 +399,7 @@ class Measurement:
         self._finalizing = True
         Measurement.current = None
         self._unhook_threads()
+        self._unhook_gc()
         started = time.perf_counter()
         # Ctrl-C during the write would leave half-written files: it waits too. The C-level
         # functions (_signal, _thread) because the measurement still records: the

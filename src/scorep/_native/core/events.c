@@ -5,6 +5,7 @@
 
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Every event starts the same way: time never goes back within a location, and a change
  * of recording on/off since the location's last event is marked first. Returns whether
@@ -79,6 +80,29 @@ void sp_location_paused(sp_location *loc, uint64_t begin, uint64_t end)
         ~atomic_load_explicit(&sp_meas.recording_epoch, memory_order_relaxed);
 }
 
+/* ---- metrics (core/metrics.h): read at every recorded enter and leave ----------------- */
+
+static inline bool metrics_on(void)
+{
+    return __builtin_expect(sp_meas.metrics.count != 0, 0);
+}
+
+/* The start row of the frame in stack slot `slot`. */
+static inline uint64_t *metric_start(sp_location *loc, uint32_t slot)
+{
+    return &loc->metrics->start[(size_t)slot * SP_MAX_METRICS];
+}
+
+/* The frame just pushed into slot depth - 1 starts with the values read now. */
+static void metrics_enter(sp_location *loc, uint64_t time, bool record)
+{
+    sp_location_metrics *lm = loc->metrics;
+    sp_metrics_read(loc);
+    memcpy(metric_start(loc, loc->depth - 1), lm->now, lm->count * sizeof lm->now[0]);
+    if (record)
+        sp_substrates_metrics_enter(loc, time);
+}
+
 void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
 {
     bool recording = stamp(loc, &time);
@@ -98,6 +122,8 @@ void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
     }
     frame->flags = SP_FRAME_RECORDED;
     loc->enters++;
+    if (metrics_on())
+        metrics_enter(loc, time, true);
     sp_substrates_enter(loc, frame, parent, time);
 }
 
@@ -108,6 +134,9 @@ static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t
     uint32_t flags = frame->flags;
     if (!(flags & SP_FRAME_RECORDED))
         return;
+    /* The values were read once for all frames this event closes. */
+    if (metrics_on())
+        sp_substrates_metrics_leave(loc, frame, metric_start(loc, loc->depth), time);
     sp_substrates_leave(loc, frame, time);
     if (__builtin_expect(flags & SP_FRAME_HOLDS_OFF, 0) && !loc->recording)
         sp_substrates_left_while_off(loc, top_frame(loc), time);
@@ -135,6 +164,8 @@ bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time)
         }
     }
     stamp(loc, &time);
+    if (metrics_on())
+        sp_metrics_read(loc);
     while (loc->depth > target) {
         loc->depth--;
         leave_frame(loc, &loc->stack[loc->depth], time);
@@ -149,10 +180,15 @@ void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status)
      * the time off ends here. */
     if (!loc->recording)
         recording_changed(loc, time, true);
+    if (metrics_on())
+        sp_metrics_read(loc);
     while (loc->depth > 0) {
         loc->depth--;
         leave_frame(loc, &loc->stack[loc->depth], time);
     }
+    /* The program root's values: everything since the location began. */
+    if (metrics_on())
+        sp_substrates_metrics_root(loc);
     if (loc->is_main)
         sp_substrates_program_end(loc, time, exit_status);
 }
@@ -194,6 +230,9 @@ static void record_parameter(sp_location *loc, uint32_t parameter, sp_parameter_
     frame->flags = SP_FRAME_RECORDED | SP_FRAME_CALLPATH_ONLY;
     frame->enter_time = time;
     frame->callpath = node;
+    /* The parameter's node gets the metrics of the rest of the visit, as its time. */
+    if (metrics_on())
+        metrics_enter(loc, time, false);
 }
 
 void sp_parameter_int(sp_location *loc, uint32_t parameter, int64_t value, uint64_t time)
@@ -261,10 +300,16 @@ bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t tim
         return sp_leave(loc, SP_KEY_NAMED | region, time);
     /* The substrates that can forgot every event since the rewind point; the frames opened
      * since then are closed in the others (which cannot take visits back). */
+    if (metrics_on())
+        sp_metrics_read(loc);
     while (loc->depth > depth) {
         loc->depth--;
-        if (loc->stack[loc->depth].flags & SP_FRAME_RECORDED)
+        if (loc->stack[loc->depth].flags & SP_FRAME_RECORDED) {
+            if (metrics_on())
+                sp_substrates_metrics_leave_rewound(loc, &loc->stack[loc->depth],
+                                                    metric_start(loc, loc->depth));
             sp_substrates_leave_rewound(loc, &loc->stack[loc->depth], time);
+        }
     }
     if (loc->mpi_events != point.mpi_events)
         atomic_store_explicit(&sp_meas.mpi_events_unrecorded, true, memory_order_relaxed);

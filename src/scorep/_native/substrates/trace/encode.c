@@ -134,8 +134,11 @@ static uint32_t collective_root(uint64_t root)
 }
 
 /* Raw records a kind takes (the record and its payload). */
-static unsigned record_length(uint32_t kind)
+static unsigned record_length(const sp_trace_record *r)
 {
+    uint32_t kind = r->kind;
+    if (kind == SP_REC_METRIC)
+        return sp_trace_metric_record_length(r->ref);
     switch (kind) {
     case SP_REC_ENTER:
     case SP_REC_LEAVE:
@@ -162,7 +165,7 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
                                        const sp_trace_record *end)
 {
     OTF2_EvtWriter *w = tl->writer;
-    for (; r < end; r += record_length(r->kind)) {
+    for (; r < end; r += record_length(r)) {
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
         uint64_t t = to_ns(r->time);
@@ -216,6 +219,7 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
             s = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, collective_op(q->a), r->ref,
                                                 collective_root(q->b), p->a, p->b);
             break;
+        case SP_REC_METRIC: s = sp_trace_encode_metric(w, r, t); break;
         default:
             if (!sp_trace_is_io_record(r->kind))
                 return OTF2_ERROR_INVALID_DATA;

@@ -1,0 +1,147 @@
+/* Metric records (core/metrics.h) as Score-P's tracing substrate writes them: before every
+ * Enter and Leave a Metric event with the same time and the values of the strictly
+ * synchronous metrics (metric class 0), and on the process's first location one more with
+ * the per-process metrics (an instance of metric class 1 whose scope is the process).
+ *
+ * Raw layout: a record (kind SP_REC_METRIC, ref 0 strict or 1 per-process) followed by the
+ * values, two per payload record. */
+#include "substrates/trace/trace_internal.h"
+
+#include <stdlib.h>
+
+/* The values of one kind of metrics (per_process or not) of the set. */
+static uint32_t metric_values(const sp_metric_set *set, uint32_t ref)
+{
+    return ref == 0 ? set->strict_count : set->count - set->strict_count;
+}
+
+unsigned sp_trace_metric_record_length(uint32_t ref)
+{
+    return 1 + (metric_values(&sp_trace.meas->metrics, ref) + 1) / 2;
+}
+
+static void put_metrics(sp_trace_location *tl, uint64_t time, uint32_t ref, const uint64_t *v,
+                        uint32_t n)
+{
+    unsigned length = 1 + (n + 1) / 2;
+    sp_trace_record *r = sp_trace_reserve(tl, length);
+    r->time = time;
+    r->kind = SP_REC_METRIC;
+    r->ref = ref;
+    uint64_t *values = (uint64_t *)(r + 1);
+    for (uint32_t i = 0; i < n; i++)
+        values[i] = v[i];
+    if (n % 2)
+        values[n] = 0;
+}
+
+void sp_trace_metrics(sp_trace_location *tl, uint64_t time, const sp_location_metrics *lm)
+{
+    const sp_metric_set *set = &sp_trace.meas->metrics;
+    if (set->strict_count)
+        put_metrics(tl, time, 0, lm->now, set->strict_count);
+    if (lm->count > set->strict_count)
+        put_metrics(tl, time, 1, lm->now + set->strict_count, lm->count - set->strict_count);
+}
+
+/* The id of this process's instance of the per-process metric class. */
+static uint32_t process_instance(uint32_t rank)
+{
+    return 2 + rank;
+}
+
+OTF2_ErrorCode sp_trace_encode_metric(OTF2_EvtWriter *w, const sp_trace_record *r, uint64_t time)
+{
+    const sp_metric_set *set = &sp_trace.meas->metrics;
+    uint32_t n = metric_values(set, r->ref);
+    OTF2_Type types[SP_MAX_METRICS];
+    OTF2_MetricValue values[SP_MAX_METRICS];
+    const uint64_t *raw = (const uint64_t *)(r + 1);
+    for (uint32_t i = 0; i < n && i < SP_MAX_METRICS; i++) {
+        types[i] = OTF2_TYPE_UINT64;
+        values[i].unsigned_int = raw[i];
+    }
+    uint32_t rank = sp_trace.collective ? sp_trace.meas->ipc.rank : 0;
+    return OTF2_EvtWriter_Metric(w, NULL, time, r->ref == 0 ? 0 : process_instance(rank),
+                                 (uint8_t)n, types, values);
+}
+
+/* ---- definitions ---------------------------------------------------------------------- */
+
+static uint32_t metric_strings[SP_MAX_METRICS][3]; /* name, description, unit; written once
+                                                    * per archive by the finalizing thread */
+
+int sp_trace_intern_metric_strings(sp_defs *g)
+{
+    const sp_metric_set *set = &sp_trace.meas->metrics;
+    for (uint32_t i = 0; i < set->count; i++) {
+        metric_strings[i][0] = sp_defs_string(g, set->defs[i].name);
+        metric_strings[i][1] = sp_defs_string(g, set->defs[i].description);
+        metric_strings[i][2] = sp_defs_string(g, set->defs[i].unit);
+        if (metric_strings[i][0] == SP_NO_ID || metric_strings[i][1] == SP_NO_ID ||
+            metric_strings[i][2] == SP_NO_ID)
+            return -1;
+    }
+    return 0;
+}
+
+static OTF2_MetricType otf2_metric_type(uint8_t type)
+{
+    switch ((sp_metric_type)type) {
+    case SP_METRIC_TYPE_PAPI: return OTF2_METRIC_TYPE_PAPI;
+    case SP_METRIC_TYPE_RUSAGE: return OTF2_METRIC_TYPE_RUSAGE;
+    case SP_METRIC_TYPE_OTHER: return OTF2_METRIC_TYPE_OTHER;
+    }
+    return OTF2_METRIC_TYPE_OTHER;
+}
+
+int sp_trace_write_metric_definitions(OTF2_GlobalDefWriter *gw, const sp_unified *u, char *err,
+                                      size_t errlen)
+{
+    const sp_metric_set *set = &sp_trace.meas->metrics;
+    if (!set->count)
+        return 0;
+    uint32_t members[SP_MAX_METRICS];
+    for (uint32_t i = 0; i < set->count; i++) {
+        const sp_metric_def *d = &set->defs[i];
+        members[i] = i;
+        if (sp_trace_check(OTF2_GlobalDefWriter_WriteMetricMember(
+                               gw, i, metric_strings[i][0], metric_strings[i][1],
+                               otf2_metric_type(d->type),
+                               d->mode == SP_METRIC_ABSOLUTE_NEXT ? OTF2_METRIC_ABSOLUTE_NEXT
+                                                                  : OTF2_METRIC_ACCUMULATED_START,
+                               OTF2_TYPE_UINT64, d->binary ? OTF2_BASE_BINARY : OTF2_BASE_DECIMAL,
+                               d->exponent, metric_strings[i][2]),
+                           "WriteMetricMember", err, errlen) != 0)
+            return -1;
+    }
+    /* Score-P: the strictly synchronous metrics are one sampling set of class CPU, recorded
+     * at every enter and leave of every location. */
+    if (set->strict_count &&
+        sp_trace_check(OTF2_GlobalDefWriter_WriteMetricClass(
+                           gw, 0, (uint8_t)set->strict_count, members,
+                           OTF2_METRIC_SYNCHRONOUS_STRICT, OTF2_RECORDER_KIND_CPU),
+                       "WriteMetricClass", err, errlen) != 0)
+        return -1;
+    uint32_t per_process = set->count - set->strict_count;
+    if (!per_process)
+        return 0;
+    /* The per-process ones: a synchronous, abstract sampling set whose instance per process
+     * is recorded by the process's first location, scoped to the process. */
+    if (sp_trace_check(OTF2_GlobalDefWriter_WriteMetricClass(
+                           gw, 1, (uint8_t)per_process, members + set->strict_count,
+                           OTF2_METRIC_SYNCHRONOUS, OTF2_RECORDER_KIND_ABSTRACT),
+                       "WriteMetricClass", err, errlen) != 0)
+        return -1;
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        const sp_unified_rank *rank = &u->ranks[r];
+        if (!rank->location_count)
+            continue;
+        if (sp_trace_check(OTF2_GlobalDefWriter_WriteMetricInstance(
+                               gw, process_instance(rank->rank), 1, rank->locations[0].id,
+                               OTF2_SCOPE_LOCATION_GROUP, rank->rank),
+                           "WriteMetricInstance", err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
