@@ -29,6 +29,8 @@ SP_MUST_CHECK int sp_metrics_location_open(sp_location *loc);
 /* Room for a start row per stack slot after the stack grew; 0 or -1. */
 SP_MUST_CHECK int sp_metrics_grow(sp_location *loc);
 void sp_metrics_location_free(sp_location *loc);
+/* Whether the calling thread is the location's own (only it can read its metrics). */
+bool sp_metrics_own(const sp_location *loc);
 /* Reads every metric of the location into loc->metrics->now. */
 void sp_metrics_read(sp_location *loc);
 

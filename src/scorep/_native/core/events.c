@@ -180,7 +180,8 @@ void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status)
      * the time off ends here. */
     if (!loc->recording)
         recording_changed(loc, time, true);
-    if (metrics_on())
+    /* Another thread's frames close with the values its own thread read last. */
+    if (metrics_on() && sp_metrics_own(loc))
         sp_metrics_read(loc);
     while (loc->depth > 0) {
         loc->depth--;

@@ -3,6 +3,7 @@
 #include "core/core_internal.h"
 #include "core/metrics.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,11 @@ void sp_metrics_stop(sp_measurement *m)
 
 /* ---- locations ------------------------------------------------------------------------------ */
 
+bool sp_metrics_own(const sp_location *loc)
+{
+    return loc->metrics && loc->metrics->owner == (unsigned long)pthread_self();
+}
+
 void sp_metrics_read(sp_location *loc)
 {
     sp_location_metrics *lm = loc->metrics;
@@ -183,6 +189,7 @@ int sp_metrics_location_open(sp_location *loc)
     if (!lm)
         return -1;
     loc->metrics = lm;
+    lm->owner = (unsigned long)pthread_self();
     /* Score-P: per-process metrics are recorded by the process's first location. */
     lm->count = loc->is_main ? set->count : set->strict_count;
     for (unsigned s = 0; s < SP_METRIC_SOURCE_COUNT; s++)

@@ -82,6 +82,10 @@ typedef struct sp_location_metrics {
     uint64_t now[SP_MAX_METRICS];  /* the last values read */
     uint64_t *start;         /* per stack slot: the values at the frame's enter */
     uint32_t start_rows;
+    /* The thread that reads them: per-thread sources (RUSAGE_THREAD, the allocation
+     * counters) can only be read there. The end of the measurement closes the frames of
+     * other threads with their last values. */
+    unsigned long owner;
 } sp_location_metrics;
 
 /* A metric source. Every function is optional except read. */
