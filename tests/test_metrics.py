@@ -266,3 +266,31 @@ def test_no_metrics_no_definitions(tmp_path):
     import otf2
     with otf2.reader.open(str(exp / "traces.otf2")) as reader:
         assert len(list(reader.definitions.metric_members)) == 0
+
+
+def papi_installed():
+    import ctypes.util
+    return ctypes.util.find_library("papi") is not None
+
+
+@pytest.mark.skipif(not papi_installed(), reason="libpapi is not installed (libpapi-dev)")
+def test_papi_software_events_through_dlopened_libpapi(python, tmp_path):
+    """Where libpapi is installed it is loaded at run time: PAPI's perf_event component
+    counts software events here (hardware counters are not available in this VM: those are
+    named in one line each, and so is an event PAPI does not know)."""
+    exp = tmp_path / "exp"
+    out = run_scorep(python, [APP], exp, SCOREP_ENABLE_TRACING="true",
+                     SCOREP_METRIC_PAPI="perf::PAGE-FAULTS,NO_SUCH_EVENT")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "done\n"
+    assert out.stderr == "scorep: SCOREP_METRIC_PAPI: 'NO_SUCH_EVENT' is not recorded: PAPI " \
+                         "does not know this event (Not supported)\n" or \
+        out.stderr.startswith("scorep: SCOREP_METRIC_PAPI: 'NO_SUCH_EVENT' is not recorded")
+    p = profile_of(exp)
+    assert p.metric("perf::PAGE_FAULTS").disp_name == "perf::PAGE-FAULTS"
+    assert metric_value(p, "perf::PAGE_FAULTS", "__main__:touch") >= 0.9 * 64 * MB // 4096
+    import otf2
+    with otf2.reader.open(str(exp / "traces.otf2")) as reader:
+        member = list(reader.definitions.metric_members)[0]
+        assert (member.name, str(member.metric_type)) == ("perf::PAGE-FAULTS",
+                                                          "MetricType.PAPI")

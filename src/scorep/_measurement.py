@@ -218,6 +218,7 @@ class Measurement:
                 self.log("moved the existing %s aside to %s" % (path, self.moved_aside))
             self._write_cfg(path)
         self.experiment_dir = path
+        from scorep import _mpi
         try:
             native.start(
                 path,
@@ -248,6 +249,8 @@ class Measurement:
                 io_posix=self.config["SCOREP_IO_POSIX"],
                 metrics=_config.metric_requests(self.config),
                 memory=self.config["SCOREP_PYTHON_MEMORY"],
+                # Under a launcher rank 0 says for the job what every rank would say.
+                quiet=_mpi.launcher_rank() not in (None, 0),
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None

@@ -118,7 +118,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
                                "line_patterns", "io_posix", "program_path", "metrics",
-                               "memory", NULL};
+                               "memory", "quiet", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     int mpi = 0, overwrite = 1, io_posix = 0;
@@ -131,8 +131,8 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *program_args = NULL;
     PyObject *line_patterns = NULL;
     PyObject *metrics = NULL;
-    int memory = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOpzOp", keywords,
+    int memory = 0, quiet = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOpzOpp", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
@@ -140,8 +140,9 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
                                      &thread_name, &do_register, &config.filter_file, &mpi,
                                      &overwrite, &mpi_timeout, &line_patterns, &io_posix,
-                                     &config.program_path, &metrics, &memory))
+                                     &config.program_path, &metrics, &memory, &quiet))
         return NULL;
+    config.quiet_warnings = quiet;
     sp_metric_request requests[SP_MAX_METRICS * 2];
     if (metric_requests_from(metrics, requests, &config.metric_request_count) != 0)
         return NULL;
@@ -520,6 +521,99 @@ static PyObject *py_rewind_end(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
+/* ---- samples taken apart from the event path (the Jupyter kernel's monitor) ----------- */
+
+/* metric_samples(columns, rows): columns (name, unit, description, is_double, mode) with
+ * mode "absolute_point", "absolute_last" or "relative_last"; rows (time_ns, values) with a
+ * value per column (None: 0). For the running measurement's trace. */
+static PyObject *py_metric_samples(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *columns, *rows;
+    if (!PyArg_ParseTuple(args, "OO", &columns, &rows))
+        return NULL;
+    PyObject *cols = PySequence_Fast(columns, "columns must be a sequence");
+    if (!cols)
+        return NULL;
+    PyObject *rs = PySequence_Fast(rows, "rows must be a sequence");
+    if (!rs) {
+        Py_DECREF(cols);
+        return NULL;
+    }
+    Py_ssize_t ncols = PySequence_Fast_GET_SIZE(cols), nrows = PySequence_Fast_GET_SIZE(rs);
+    sp_metric_sample_column *c = calloc(ncols ? (size_t)ncols : 1, sizeof *c);
+    uint64_t *times = calloc(nrows ? (size_t)nrows : 1, sizeof *times);
+    uint64_t *values = calloc(nrows && ncols ? (size_t)(nrows * ncols) : 1, sizeof *values);
+    PyObject *result = NULL;
+    if (!c || !times || !values) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (ncols > 200) {
+        PyErr_SetString(PyExc_ValueError, "at most 200 sample columns");
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        const char *name, *unit, *description, *mode;
+        int is_double;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(cols, i), "sssps", &name, &unit,
+                              &description, &is_double, &mode))
+            goto out;
+        snprintf(c[i].name, sizeof c[i].name, "%s", name);
+        snprintf(c[i].unit, sizeof c[i].unit, "%s", unit);
+        snprintf(c[i].description, sizeof c[i].description, "%s", description);
+        c[i].is_double = is_double;
+        c[i].mode = strcmp(mode, "absolute_last") == 0   ? SP_METRIC_ABSOLUTE_LAST
+                    : strcmp(mode, "relative_last") == 0 ? SP_METRIC_RELATIVE_LAST
+                                                         : SP_METRIC_ABSOLUTE_POINT;
+    }
+    for (Py_ssize_t r = 0; r < nrows; r++) {
+        PyObject *time, *vals;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(rs, r), "OO", &time, &vals))
+            goto out;
+        times[r] = PyLong_AsUnsignedLongLong(time);
+        if (PyErr_Occurred())
+            goto out;
+        PyObject *vs = PySequence_Fast(vals, "values must be a sequence");
+        if (!vs)
+            goto out;
+        if (PySequence_Fast_GET_SIZE(vs) != ncols) {
+            Py_DECREF(vs);
+            PyErr_SetString(PyExc_ValueError, "a row needs a value per column");
+            goto out;
+        }
+        for (Py_ssize_t k = 0; k < ncols; k++) {
+            PyObject *v = PySequence_Fast_GET_ITEM(vs, k);
+            uint64_t bits = 0;
+            if (v != Py_None && c[k].is_double) {
+                double d = PyFloat_AsDouble(v);
+                memcpy(&bits, &d, sizeof bits);
+            } else if (v != Py_None) {
+                bits = PyLong_AsUnsignedLongLong(v);
+            }
+            values[r * ncols + k] = bits;
+        }
+        Py_DECREF(vs);
+        if (PyErr_Occurred())
+            goto out;
+    }
+    char err[256] = "";
+    if (sp_metric_samples_set(c, (uint32_t)ncols, times, values, (uint64_t)nrows, err,
+                              sizeof err) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        goto out;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+out:
+    free(c);
+    free(times);
+    free(values);
+    Py_DECREF(cols);
+    Py_DECREF(rs);
+    return result;
+}
+
 /* ---- garbage collections (gc.callbacks, SCOREP_PYTHON_GC) ------------------------------- */
 
 /* A collection is the region gc:collect in the call path where it runs, its generation a
@@ -810,6 +904,8 @@ static PyMethodDef methods[] = {
     {"parameter_uint", (PyCFunction)(void (*)(void))py_parameter_uint, METH_FASTCALL, NULL},
     {"parameter_string", (PyCFunction)(void (*)(void))py_parameter_string, METH_FASTCALL, NULL},
     {"set_recording", py_set_recording, METH_O, "Switch recording on or off."},
+    {"metric_samples", py_metric_samples, METH_VARARGS,
+     "metric_samples(columns, rows): samples for the trace as asynchronous metrics."},
     {"gc_begin", py_gc_begin, METH_NOARGS, "A garbage collection starts (region gc:collect)."},
     {"gc_generation", py_gc_generation, METH_O, "The collection's generation (parameter)."},
     {"gc_end", py_gc_end, METH_NOARGS, "The garbage collection ended."},

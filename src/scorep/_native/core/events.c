@@ -94,7 +94,8 @@ static inline uint64_t *metric_start(sp_location *loc, uint32_t slot)
 }
 
 /* The frame just pushed into slot depth - 1 starts with the values read now. */
-static void metrics_enter(sp_location *loc, uint64_t time, bool record)
+__attribute__((noinline)) static void metrics_enter(sp_location *loc, uint64_t time,
+                                                    bool record)
 {
     sp_location_metrics *lm = loc->metrics;
     sp_metrics_read(loc);
@@ -129,17 +130,35 @@ void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
 
 /* The frame is already off the stack (loc->depth no longer counts it): during its leave the
  * top frame is its caller, which is where a pause caused by the leave belongs. */
-static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t time)
+static inline void leave_frame_as(sp_location *loc, const sp_frame *frame, uint64_t time,
+                                  bool metrics)
 {
     uint32_t flags = frame->flags;
     if (!(flags & SP_FRAME_RECORDED))
         return;
     /* The values were read once for all frames this event closes. */
-    if (metrics_on())
+    if (metrics)
         sp_substrates_metrics_leave(loc, frame, metric_start(loc, loc->depth), time);
     sp_substrates_leave(loc, frame, time);
     if (__builtin_expect(flags & SP_FRAME_HOLDS_OFF, 0) && !loc->recording)
         sp_substrates_left_while_off(loc, top_frame(loc), time);
+}
+
+static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t time)
+{
+    leave_frame_as(loc, frame, time, metrics_on());
+}
+
+/* sp_leave's frames with metrics: out of line, so that without metrics the leave path has
+ * one test of them. */
+__attribute__((noinline)) static void leave_frames_with_metrics(sp_location *loc,
+                                                                uint32_t target, uint64_t time)
+{
+    sp_metrics_read(loc);
+    while (loc->depth > target) {
+        loc->depth--;
+        leave_frame_as(loc, &loc->stack[loc->depth], time, true);
+    }
 }
 
 bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time)
@@ -164,11 +183,13 @@ bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time)
         }
     }
     stamp(loc, &time);
-    if (metrics_on())
-        sp_metrics_read(loc);
+    if (metrics_on()) {
+        leave_frames_with_metrics(loc, target, time);
+        return true;
+    }
     while (loc->depth > target) {
         loc->depth--;
-        leave_frame(loc, &loc->stack[loc->depth], time);
+        leave_frame_as(loc, &loc->stack[loc->depth], time, false);
     }
     return true;
 }

@@ -50,6 +50,9 @@ typedef struct sp_config {
     /* The metrics asked for (SCOREP_METRIC_*, --memory); read at the start only. */
     const sp_metric_request *metric_requests;
     uint32_t metric_request_count;
+    /* Another process of the job says what all would say (a launcher's rank other than 0):
+     * warnings about metrics that are not recorded are left to it. */
+    bool quiet_warnings;
 } sp_config;
 
 /* The defaults of the configuration; the bindings override what the user set. */

@@ -25,6 +25,8 @@ int sp_metric_source_register(const sp_metric_source_ops *ops)
 
 void sp_metric_warn(const char *fmt, ...)
 {
+    if (sp_meas.config.quiet_warnings)
+        return;
     char text[512];
     va_list ap;
     va_start(ap, fmt);
@@ -110,7 +112,7 @@ int sp_metrics_start(sp_measurement *m, const sp_metric_request *requests, size_
                      char *err, size_t errlen)
 {
     sp_metric_set *set = &m->metrics;
-    memset(set, 0, sizeof *set);
+    memset(set, 0, sizeof *set); /* the previous measurement's samples went at its stop */
     pending_count[0] = pending_count[1] = 0;
     if (!count)
         return 0;
@@ -150,8 +152,44 @@ int sp_metrics_start(sp_measurement *m, const sp_metric_request *requests, size_
     return 0;
 }
 
+static void samples_free(sp_metric_samples *s)
+{
+    free(s->column);
+    free(s->time_ns);
+    free(s->values);
+    memset(s, 0, sizeof *s);
+}
+
+int sp_metric_samples_set(const sp_metric_sample_column *columns, uint32_t ncolumns,
+                          const uint64_t *time_ns, const uint64_t *values, uint64_t count,
+                          char *err, size_t errlen)
+{
+    sp_metric_samples *s = &sp_meas.metrics.samples;
+    if (!sp_measurement_running())
+        return sp_error(err, errlen, "no measurement is running");
+    if (sp_meas.metrics.count + ncolumns > 255)
+        return sp_error(err, errlen, "too many metrics");
+    samples_free(s);
+    if (!ncolumns || !count)
+        return 0;
+    s->column = malloc(ncolumns * sizeof *s->column);
+    s->time_ns = malloc(count * sizeof *s->time_ns);
+    s->values = malloc(count * ncolumns * sizeof *s->values);
+    if (!s->column || !s->time_ns || !s->values) {
+        samples_free(s);
+        return sp_error(err, errlen, "out of memory for %llu samples", (unsigned long long)count);
+    }
+    memcpy(s->column, columns, ncolumns * sizeof *s->column);
+    memcpy(s->time_ns, time_ns, count * sizeof *s->time_ns);
+    memcpy(s->values, values, count * ncolumns * sizeof *s->values);
+    s->columns = ncolumns;
+    s->count = count;
+    return 0;
+}
+
 void sp_metrics_stop(sp_measurement *m)
 {
+    samples_free(&m->metrics.samples);
     bool used[SP_METRIC_SOURCE_COUNT] = {false};
     for (uint32_t i = 0; i < m->metrics.count; i++)
         used[m->metrics.defs[i].source] = true;

@@ -33,6 +33,10 @@ typedef enum {
 typedef enum {
     SP_METRIC_ACCUMULATED_START = 0, /* a counter since some start: deltas are meaningful */
     SP_METRIC_ABSOLUTE_NEXT,         /* a level valid until the next value (max RSS) */
+    /* Samples taken apart from enters and leaves (sp_metric_samples_add): */
+    SP_METRIC_ABSOLUTE_POINT,        /* a level at the sample's time (RSS) */
+    SP_METRIC_ABSOLUTE_LAST,         /* a level over the interval ending there (CPU %) */
+    SP_METRIC_RELATIVE_LAST,         /* what happened in the interval ending there (bytes) */
 } sp_metric_mode;
 
 /* The sources, in the order their metrics are numbered. */
@@ -64,6 +68,26 @@ typedef struct sp_metric_request {
     const char *name;
 } sp_metric_request;
 
+/* Samples of metrics taken apart from the event path, e.g. the Jupyter kernel's resource
+ * monitor: columns, and rows of values at CLOCK_MONOTONIC nanosecond times (the
+ * measurement's clock). The trace writes them as Metric events of an asynchronous metric
+ * class on the process's first location, in time order among its events. */
+typedef struct sp_metric_sample_column {
+    char name[64];
+    char unit[16];
+    char description[160];
+    bool is_double; /* values are the bits of doubles (else unsigned integers) */
+    uint8_t mode;   /* sp_metric_mode */
+} sp_metric_sample_column;
+
+typedef struct sp_metric_samples {
+    uint32_t columns;
+    sp_metric_sample_column *column;
+    uint64_t count;
+    uint64_t *time_ns; /* count, ascending */
+    uint64_t *values;  /* count x columns */
+} sp_metric_samples;
+
 /* The measurement's metrics: the strictly synchronous ones (every location) first, then the
  * per-process ones (the first location only). */
 typedef struct sp_metric_set {
@@ -72,6 +96,7 @@ typedef struct sp_metric_set {
     sp_metric_def defs[SP_MAX_METRICS];
     /* Per source: its first metric and how many it has (strict, then per-process). */
     uint32_t first[SP_METRIC_SOURCE_COUNT][2], n[SP_METRIC_SOURCE_COUNT][2];
+    sp_metric_samples samples; /* sp_metric_samples_set; columns 0: none */
 } sp_metric_set;
 
 /* A location's metric state: its sources' per-thread handles and the value rows. */
@@ -114,6 +139,14 @@ SP_MUST_CHECK int sp_metric_define(const sp_metric_def *def, char *err, size_t e
 
 /* One warning line on stderr, "scorep: <text>", for a metric that is not recorded. */
 void sp_metric_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+
+/* Adds samples to the running measurement (replacing earlier ones). Returns 0, or -1 with
+ * one line in err. */
+SP_MUST_CHECK int sp_metric_samples_set(const sp_metric_sample_column *columns,
+                                        uint32_t ncolumns, const uint64_t *time_ns,
+                                        const uint64_t *values, uint64_t count, char *err,
+                                        size_t errlen);
 
 /* The core's Python allocation counters, per thread: bytes handed out and given back by
  * the Python allocators while the thread ran (the Python adapter's allocator hook adds to

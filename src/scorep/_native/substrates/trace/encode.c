@@ -137,8 +137,6 @@ static uint32_t collective_root(uint64_t root)
 static unsigned record_length(const sp_trace_record *r)
 {
     uint32_t kind = r->kind;
-    if (kind == SP_REC_METRIC)
-        return sp_trace_metric_record_length(r->ref);
     switch (kind) {
     case SP_REC_ENTER:
     case SP_REC_LEAVE:
@@ -151,6 +149,8 @@ static unsigned record_length(const sp_trace_record *r)
     case SP_REC_MPI_IRECV:
     case SP_REC_MPI_COLLECTIVE_END:
         return 3;
+    case SP_REC_METRIC:
+        return sp_trace_metric_record_length(r->ref);
     default:
         return sp_trace_is_io_record(kind) ? sp_trace_io_record_length(kind) : 2;
     }
@@ -165,10 +165,18 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
                                        const sp_trace_record *end)
 {
     OTF2_EvtWriter *w = tl->writer;
+    /* Samples taken apart from the events (the Jupyter kernel's monitor) go into the
+     * process's first location in time order (core/metrics.h). */
+    bool samples = sp_trace.meas->metrics.samples.count != 0 && tl->location->is_main;
     for (; r < end; r += record_length(r)) {
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
         uint64_t t = to_ns(r->time);
+        if (__builtin_expect(samples, 0)) {
+            OTF2_ErrorCode status = sp_trace_encode_samples(w, t);
+            if (status != OTF2_SUCCESS)
+                return status;
+        }
         if (is_mpi_record(r->kind) && !sp_trace.collective)
             continue; /* a process's own part of an experiment cannot define its peers:
                        * only its MPI calls (regions) remain */
@@ -435,6 +443,7 @@ static int open_archive(sp_measurement *m, const char *dir, char *err, size_t er
 
 static int encode_events(sp_measurement *m, const char *dir, char *err, size_t errlen)
 {
+    sp_trace_samples_rewind();
     if (open_archive(m, dir, err, errlen) != 0)
         return -1;
     void *buffer = malloc(SP_TRACE_CHUNK_SIZE);

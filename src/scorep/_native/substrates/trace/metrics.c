@@ -66,14 +66,66 @@ OTF2_ErrorCode sp_trace_encode_metric(OTF2_EvtWriter *w, const sp_trace_record *
                                  (uint8_t)n, types, values);
 }
 
+/* ---- samples taken apart from the event path (core/metrics.h) ---------------------------- */
+
+/* Their metric class: apart from the classes and instances above. */
+#define SAMPLE_CLASS (1u << 30)
+
+/* The next sample to write; only the process's first location writes them, and only the
+ * finalizing thread encodes. */
+static uint64_t next_sample;
+
+void sp_trace_samples_rewind(void)
+{
+    next_sample = 0;
+}
+
+OTF2_ErrorCode sp_trace_encode_samples(OTF2_EvtWriter *w, uint64_t until_ns)
+{
+    const sp_metric_samples *s = &sp_trace.meas->metrics.samples;
+    OTF2_Type types[256];
+    OTF2_MetricValue values[256];
+    for (uint32_t c = 0; c < s->columns; c++)
+        types[c] = s->column[c].is_double ? OTF2_TYPE_DOUBLE : OTF2_TYPE_UINT64;
+    for (; next_sample < s->count && s->time_ns[next_sample] <= until_ns; next_sample++) {
+        const uint64_t *row = s->values + next_sample * s->columns;
+        for (uint32_t c = 0; c < s->columns; c++)
+            values[c].unsigned_int = row[c]; /* the bits of a double or an integer */
+        OTF2_ErrorCode status = OTF2_EvtWriter_Metric(w, NULL, s->time_ns[next_sample],
+                                                      SAMPLE_CLASS, (uint8_t)s->columns, types,
+                                                      values);
+        if (status != OTF2_SUCCESS)
+            return status;
+    }
+    return OTF2_SUCCESS;
+}
+
 /* ---- definitions ---------------------------------------------------------------------- */
 
-static uint32_t metric_strings[SP_MAX_METRICS][3]; /* name, description, unit; written once
-                                                    * per archive by the finalizing thread */
+/* name, description, unit of each metric, then of each sample column; interned once per
+ * archive by the finalizing thread. */
+static uint32_t metric_strings[SP_MAX_METRICS + 256][3];
+
+static int intern_sample_strings(sp_defs *g)
+{
+    const sp_metric_set *set = &sp_trace.meas->metrics;
+    const sp_metric_samples *s = &set->samples;
+    for (uint32_t c = 0; c < s->columns; c++) {
+        uint32_t *x = metric_strings[set->count + c];
+        x[0] = sp_defs_string(g, s->column[c].name);
+        x[1] = sp_defs_string(g, s->column[c].description);
+        x[2] = sp_defs_string(g, s->column[c].unit);
+        if (x[0] == SP_NO_ID || x[1] == SP_NO_ID || x[2] == SP_NO_ID)
+            return -1;
+    }
+    return 0;
+}
 
 int sp_trace_intern_metric_strings(sp_defs *g)
 {
     const sp_metric_set *set = &sp_trace.meas->metrics;
+    if (intern_sample_strings(g) != 0)
+        return -1;
     for (uint32_t i = 0; i < set->count; i++) {
         metric_strings[i][0] = sp_defs_string(g, set->defs[i].name);
         metric_strings[i][1] = sp_defs_string(g, set->defs[i].description);
@@ -95,10 +147,51 @@ static OTF2_MetricType otf2_metric_type(uint8_t type)
     return OTF2_METRIC_TYPE_OTHER;
 }
 
+static OTF2_MetricMode otf2_metric_mode(uint8_t mode)
+{
+    switch ((sp_metric_mode)mode) {
+    case SP_METRIC_ACCUMULATED_START: return OTF2_METRIC_ACCUMULATED_START;
+    case SP_METRIC_ABSOLUTE_NEXT: return OTF2_METRIC_ABSOLUTE_NEXT;
+    case SP_METRIC_ABSOLUTE_POINT: return OTF2_METRIC_ABSOLUTE_POINT;
+    case SP_METRIC_ABSOLUTE_LAST: return OTF2_METRIC_ABSOLUTE_LAST;
+    case SP_METRIC_RELATIVE_LAST: return OTF2_METRIC_RELATIVE_LAST;
+    }
+    return OTF2_METRIC_ABSOLUTE_POINT;
+}
+
+/* The sample columns: members after the metrics' and one asynchronous class, recorded by
+ * the process's first location (Score-P's asynchronous metrics are of class ABSTRACT). */
+static int write_sample_definitions(OTF2_GlobalDefWriter *gw, char *err, size_t errlen)
+{
+    const sp_metric_set *set = &sp_trace.meas->metrics;
+    const sp_metric_samples *s = &set->samples;
+    if (!s->columns)
+        return 0;
+    uint32_t members[256];
+    for (uint32_t c = 0; c < s->columns; c++) {
+        uint32_t id = set->count + c;
+        members[c] = id;
+        if (sp_trace_check(OTF2_GlobalDefWriter_WriteMetricMember(
+                               gw, id, metric_strings[id][0], metric_strings[id][1],
+                               OTF2_METRIC_TYPE_OTHER, otf2_metric_mode(s->column[c].mode),
+                               s->column[c].is_double ? OTF2_TYPE_DOUBLE : OTF2_TYPE_UINT64,
+                               OTF2_BASE_DECIMAL, 0, metric_strings[id][2]),
+                           "WriteMetricMember", err, errlen) != 0)
+            return -1;
+    }
+    return sp_trace_check(OTF2_GlobalDefWriter_WriteMetricClass(gw, SAMPLE_CLASS,
+                                                                (uint8_t)s->columns, members,
+                                                                OTF2_METRIC_ASYNCHRONOUS,
+                                                                OTF2_RECORDER_KIND_ABSTRACT),
+                          "WriteMetricClass", err, errlen);
+}
+
 int sp_trace_write_metric_definitions(OTF2_GlobalDefWriter *gw, const sp_unified *u, char *err,
                                       size_t errlen)
 {
     const sp_metric_set *set = &sp_trace.meas->metrics;
+    if (write_sample_definitions(gw, err, errlen) != 0)
+        return -1;
     if (!set->count)
         return 0;
     uint32_t members[SP_MAX_METRICS];
@@ -107,9 +200,7 @@ int sp_trace_write_metric_definitions(OTF2_GlobalDefWriter *gw, const sp_unified
         members[i] = i;
         if (sp_trace_check(OTF2_GlobalDefWriter_WriteMetricMember(
                                gw, i, metric_strings[i][0], metric_strings[i][1],
-                               otf2_metric_type(d->type),
-                               d->mode == SP_METRIC_ABSOLUTE_NEXT ? OTF2_METRIC_ABSOLUTE_NEXT
-                                                                  : OTF2_METRIC_ACCUMULATED_START,
+                               otf2_metric_type(d->type), otf2_metric_mode(d->mode),
                                OTF2_TYPE_UINT64, d->binary ? OTF2_BASE_BINARY : OTF2_BASE_DECIMAL,
                                d->exponent, metric_strings[i][2]),
                            "WriteMetricMember", err, errlen) != 0)
