@@ -82,9 +82,11 @@ void sp_location_paused(sp_location *loc, uint64_t begin, uint64_t end)
 
 /* ---- metrics (core/metrics.h): read at every recorded enter and leave ----------------- */
 
-static inline bool metrics_on(void)
+/* Every location of a measurement with metrics has its metric state, none without: the
+ * location at hand says it without a load of the measurement's globals. */
+static inline bool metrics_on(const sp_location *loc)
 {
-    return __builtin_expect(sp_meas.metrics.count != 0, 0);
+    return __builtin_expect(loc->metrics != NULL, 0);
 }
 
 /* The start row of the frame in stack slot `slot`. */
@@ -123,15 +125,18 @@ void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
     }
     frame->flags = SP_FRAME_RECORDED;
     loc->enters++;
-    if (metrics_on())
+    if (metrics_on(loc))
         metrics_enter(loc, time, true);
     sp_substrates_enter(loc, frame, parent, time);
 }
 
 /* The frame is already off the stack (loc->depth no longer counts it): during its leave the
  * top frame is its caller, which is where a pause caused by the leave belongs. */
-static inline void leave_frame_as(sp_location *loc, const sp_frame *frame, uint64_t time,
-                                  bool metrics)
+/* Inlined into each caller, so that `metrics` is a constant there: without metrics the
+ * leave path pays nothing for them. */
+__attribute__((always_inline)) static inline void leave_frame_as(sp_location *loc,
+                                                                const sp_frame *frame,
+                                                                uint64_t time, bool metrics)
 {
     uint32_t flags = frame->flags;
     if (!(flags & SP_FRAME_RECORDED))
@@ -146,7 +151,7 @@ static inline void leave_frame_as(sp_location *loc, const sp_frame *frame, uint6
 
 static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t time)
 {
-    leave_frame_as(loc, frame, time, metrics_on());
+    leave_frame_as(loc, frame, time, metrics_on(loc));
 }
 
 /* sp_leave's frames with metrics: out of line, so that without metrics the leave path has
@@ -183,7 +188,7 @@ bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time)
         }
     }
     stamp(loc, &time);
-    if (metrics_on()) {
+    if (metrics_on(loc)) {
         leave_frames_with_metrics(loc, target, time);
         return true;
     }
@@ -202,14 +207,14 @@ void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status)
     if (!loc->recording)
         recording_changed(loc, time, true);
     /* Another thread's frames close with the values its own thread read last. */
-    if (metrics_on() && sp_metrics_own(loc))
+    if (metrics_on(loc) && sp_metrics_own(loc))
         sp_metrics_read(loc);
     while (loc->depth > 0) {
         loc->depth--;
         leave_frame(loc, &loc->stack[loc->depth], time);
     }
     /* The program root's values: everything since the location began. */
-    if (metrics_on())
+    if (metrics_on(loc))
         sp_substrates_metrics_root(loc);
     if (loc->is_main)
         sp_substrates_program_end(loc, time, exit_status);
@@ -253,7 +258,7 @@ static void record_parameter(sp_location *loc, uint32_t parameter, sp_parameter_
     frame->enter_time = time;
     frame->callpath = node;
     /* The parameter's node gets the metrics of the rest of the visit, as its time. */
-    if (metrics_on())
+    if (metrics_on(loc))
         metrics_enter(loc, time, false);
 }
 
@@ -322,12 +327,12 @@ bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t tim
         return sp_leave(loc, SP_KEY_NAMED | region, time);
     /* The substrates that can forgot every event since the rewind point; the frames opened
      * since then are closed in the others (which cannot take visits back). */
-    if (metrics_on())
+    if (metrics_on(loc))
         sp_metrics_read(loc);
     while (loc->depth > depth) {
         loc->depth--;
         if (loc->stack[loc->depth].flags & SP_FRAME_RECORDED) {
-            if (metrics_on())
+            if (metrics_on(loc))
                 sp_substrates_metrics_leave_rewound(loc, &loc->stack[loc->depth],
                                                     metric_start(loc, loc->depth));
             sp_substrates_leave_rewound(loc, &loc->stack[loc->depth], time);
