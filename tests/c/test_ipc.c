@@ -27,10 +27,9 @@ static void test_single_process_exchanges_are_copies(void)
     CHECK(ipc->ops->bcast(ipc->ctx, &byte, 1, 1) == -1);
 }
 
-enum { RANKS = 5 };
-
 typedef struct {
     thread_rank me;
+    bool tree;
     int status;
     char err[256];
     sp_unified u;
@@ -75,33 +74,34 @@ static void *unify_rank(void *arg)
         .location_count = 1,
         .locations = &location,
     };
-    sp_ipc ipc = thread_group_ipc(&w->me);
+    sp_ipc ipc = thread_group_ipc(&w->me, w->tree);
     w->status = sp_unify(&ipc, &defs, &mine, &w->u, w->err, sizeof w->err);
     sp_defs_free(&defs);
     return NULL;
 }
 
-static void test_unification_over_a_group_of_ranks(void)
+/* RANKS ranks unified along a tree (tree) or at the root; checked from every rank. */
+static void unify_group(uint32_t ranks, bool tree)
 {
     thread_group group;
-    CHECK(thread_group_init(&group, RANKS) == 0);
-    rank_work work[RANKS];
-    pthread_t threads[RANKS];
-    memset(work, 0, sizeof work);
-    for (uint32_t r = 0; r < RANKS; r++) {
+    CHECK(thread_group_init(&group, ranks) == 0);
+    rank_work *work = calloc(ranks, sizeof *work);
+    pthread_t *threads = calloc(ranks, sizeof *threads);
+    for (uint32_t r = 0; r < ranks; r++) {
         work[r].me = (thread_rank){&group, r};
+        work[r].tree = tree;
         CHECK(pthread_create(&threads[r], NULL, unify_rank, &work[r]) == 0);
     }
-    for (uint32_t r = 0; r < RANKS; r++)
+    for (uint32_t r = 0; r < ranks; r++)
         pthread_join(threads[r], NULL);
-    for (uint32_t r = 0; r < RANKS; r++)
+    for (uint32_t r = 0; r < ranks; r++)
         CHECK_EQ_U64(work[r].status, 0);
     const sp_unified *root = &work[0].u;
-    /* program-independent: one shared region and one per rank */
-    CHECK_EQ_U64(root->global.region_count, RANKS + 1);
-    CHECK_EQ_U64(root->rank_count, RANKS);
-    CHECK_EQ_U64(root->node_count, (RANKS + 1) / 2);
-    for (uint32_t r = 0; r < RANKS; r++) {
+    /* one shared region and one per rank */
+    CHECK_EQ_U64(root->global.region_count, ranks + 1);
+    CHECK_EQ_U64(root->rank_count, ranks);
+    CHECK_EQ_U64(root->node_count, (ranks + 1) / 2);
+    for (uint32_t r = 0; r < ranks; r++) {
         const sp_unified *u = &work[r].u;
         uint32_t shared = u->region_map[work[r].shared_region];
         uint32_t own = u->region_map[work[r].own_region];
@@ -111,17 +111,42 @@ static void test_unification_over_a_group_of_ranks(void)
         snprintf(expected, sizeof expected, "__main__:work_of_rank_%u", r);
         CHECK_STR(sp_defs_str(&root->global, root->global.regions[own].name), expected);
         CHECK_EQ_U64(root->global.regions[own].begin_line, 10 + r);
-        /* the rank's report, with global string ids */
+        /* the rank's report, with global string ids, in rank order */
         const sp_unified_rank *reported = &root->ranks[r];
+        CHECK_EQ_U64(reported->rank, r);
         snprintf(expected, sizeof expected, "Rank %u", r);
         CHECK_STR(sp_defs_str(&root->global, reported->name), expected);
         snprintf(expected, sizeof expected, "node%u", r / 2);
         CHECK_STR(sp_defs_str(&root->global, root->nodes[reported->node]), expected);
         CHECK_EQ_U64(reported->locations[0].events, 100 + r);
+        snprintf(expected, sizeof expected, "Thread %u", r);
+        CHECK_STR(sp_defs_str(&root->global, reported->locations[0].name), expected);
     }
-    for (uint32_t r = 0; r < RANKS; r++)
+    for (uint32_t r = 0; r < ranks; r++)
         sp_unified_free(&work[r].u);
     thread_group_free(&group);
+    free(work);
+    free(threads);
 }
 
-CTEST_MAIN(test_single_process_exchanges_are_copies, test_unification_over_a_group_of_ranks)
+static void test_unification_at_the_root(void)
+{
+    unify_group(5, false);
+}
+
+static void test_unification_along_a_tree(void)
+{
+    unify_group(5, true);
+    unify_group(1, true);
+    unify_group(2, true);
+    unify_group(37, true); /* not a power of two: subtrees of every size */
+}
+
+/* Many simulated ranks: the finalize path has no fixed-size tables and no quadratic loops. */
+static void test_unification_of_ten_thousand_ranks(void)
+{
+    unify_group(10000, true);
+}
+
+CTEST_MAIN(test_single_process_exchanges_are_copies, test_unification_at_the_root,
+           test_unification_along_a_tree, test_unification_of_ten_thousand_ranks)

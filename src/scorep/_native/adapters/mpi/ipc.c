@@ -172,6 +172,49 @@ static int op_clock_offset(void *ctx, int64_t *offset)
     return 0;
 }
 
+/* Point to point for the unification's tree: the size, then the bytes in pieces MPI's int
+ * counts can hold. */
+enum { P2P_TAG = 4712, P2P_PIECE = 1 << 30 };
+
+static int op_send(void *ctx, const void *data, uint64_t bytes, uint32_t dest)
+{
+    (void)ctx;
+    if (PMPI_Send(&bytes, 1, MPI_UINT64_T, (int)dest, P2P_TAG, spmpi_tool_comm) != MPI_SUCCESS)
+        return -1;
+    for (uint64_t done = 0; done < bytes; done += P2P_PIECE) {
+        uint64_t piece = bytes - done < P2P_PIECE ? bytes - done : P2P_PIECE;
+        if (PMPI_Send((const char *)data + done, (int)piece, MPI_BYTE, (int)dest, P2P_TAG,
+                      spmpi_tool_comm) != MPI_SUCCESS)
+            return -1;
+    }
+    return 0;
+}
+
+static int op_recv(void *ctx, void **data, uint64_t *bytes, uint32_t source)
+{
+    (void)ctx;
+    *data = NULL;
+    if (PMPI_Recv(bytes, 1, MPI_UINT64_T, (int)source, P2P_TAG, spmpi_tool_comm,
+                  MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return -1;
+    char *buffer = malloc(*bytes ? *bytes : 1);
+    int status = buffer ? 0 : -1;
+    /* The pieces are taken in any case: the sender goes on sending them. */
+    for (uint64_t done = 0; done < *bytes; done += P2P_PIECE) {
+        uint64_t piece = *bytes - done < P2P_PIECE ? *bytes - done : P2P_PIECE;
+        static char sink[1];
+        if (PMPI_Recv(buffer ? buffer + done : sink, buffer ? (int)piece : 0, MPI_BYTE,
+                      (int)source, P2P_TAG, spmpi_tool_comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            status = -1;
+    }
+    if (status != 0) {
+        free(buffer);
+        return -1;
+    }
+    *data = buffer;
+    return 0;
+}
+
 const sp_ipc_ops spmpi_ipc_ops = {
     .agree = op_agree,
     .barrier = op_barrier,
@@ -181,4 +224,6 @@ const sp_ipc_ops spmpi_ipc_ops = {
     .scatter = op_scatter,
     .scatterv = op_scatterv,
     .clock_offset = op_clock_offset,
+    .send = op_send,
+    .recv = op_recv,
 };
