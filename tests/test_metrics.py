@@ -107,8 +107,9 @@ def test_page_faults_grow_for_fresh_memory(rusage_run):
     pages = 64 * MB // 4096
     assert metric_value(p, "ru_minflt", "__main__:touch") >= 0.9 * pages
     assert metric_value(p, "ru_minflt", "__main__:busy") < 0.05 * pages
-    # The per-process maximum RSS grew by about the 64 MB touched (KiB).
-    assert metric_value(p, "ru_maxrss", "__main__:touch") * 1024 >= 0.9 * 64 * MB
+    # (The per-process maximum RSS is a high-water mark that a process inherits from the
+    # parent it was forked from: how much touch() raised it depends on the test runner's
+    # size. Its level is checked in the trace.)
 
 
 def test_per_process_metrics_only_on_the_first_thread(rusage_run):
@@ -177,7 +178,7 @@ def test_trace_metric_records_read_with_otf2(rusage_run):
         instances = list(defs.metric_instances)
         assert len(instances) == 1 and instances[0].recorder.name == "MainThread"
         pending = {}
-        busy_delta = None
+        busy_delta = touch_maxrss = None
         enter_values = {}
         for location, event in reader.events:
             kind = type(event).__name__
@@ -190,6 +191,9 @@ def test_trace_metric_records_read_with_otf2(rusage_run):
                 assert len(metrics) == expected, (location.name, kind, event.region.name)
                 assert all(m.time == event.time for m in metrics)
                 strict = [m for m in metrics if m.metric == classes[0]][0]
+                if event.region.name == "__main__:touch" and kind == "Leave":
+                    per_process = [m for m in metrics if m.metric != classes[0]][0]
+                    touch_maxrss = per_process.values[0]  # KiB
                 if event.region.name == "__main__:busy" and location.name == "MainThread":
                     if kind == "Enter":
                         enter_values = list(strict.values)
@@ -197,6 +201,8 @@ def test_trace_metric_records_read_with_otf2(rusage_run):
                         busy_delta = [b - a for a, b in zip(enter_values, strict.values)]
     assert busy_delta is not None
     assert busy_delta[0] == metric_value(p, "ru_utime", "__main__:busy")
+    # The process's maximum RSS after touch() holds the 64 MB it touched (in KiB).
+    assert touch_maxrss * 1024 >= 64 * MB
     assert busy_delta[2] == metric_value(p, "ru_minflt", "__main__:busy")
 
 
@@ -294,3 +300,23 @@ def test_papi_software_events_through_dlopened_libpapi(python, tmp_path):
         member = list(reader.definitions.metric_members)[0]
         assert (member.name, str(member.metric_type)) == ("perf::PAGE-FAULTS",
                                                           "MetricType.PAPI")
+
+
+def test_many_short_threads_give_their_metric_sources_back(tmp_path):
+    """400 threads one after the other with 128 descriptors allowed: each thread's perf
+    counter goes when the thread ends, so every thread's work is counted."""
+    exp = tmp_path / "exp"
+    out = run_scorep(PYTHON, [program("metrics_threads.py")], exp,
+                     SCOREP_METRIC_PERF="task-clock")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "done\n"
+    if "is not recorded" in out.stderr:
+        pytest.skip("perf_event_open refuses software events here: " + out.stderr.strip())
+    p = profile_of(exp)
+    counted = 0
+    for c in p.cnodes:
+        if c.region.name == "__main__:work":
+            for location in p.locations:
+                if p.value("visits", c.id, location.id, inclusive=False):
+                    counted += p.value("task_clock", c.id, location.id) > 0
+    assert counted == 400

@@ -29,6 +29,9 @@ SP_MUST_CHECK int sp_metrics_location_open(sp_location *loc);
 /* Room for a start row per stack slot after the stack grew; 0 or -1. */
 SP_MUST_CHECK int sp_metrics_grow(sp_location *loc);
 void sp_metrics_location_free(sp_location *loc);
+/* The location's thread ended (on that thread): its last values are read and its sources'
+ * per-thread state (perf descriptors) goes; later events keep those last values. */
+void sp_metrics_location_retire(sp_location *loc);
 /* Whether the calling thread is the location's own (only it can read its metrics). */
 bool sp_metrics_own(const sp_location *loc);
 /* Reads every metric of the location into loc->metrics->now. */

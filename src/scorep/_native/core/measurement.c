@@ -632,6 +632,7 @@ void sp_measurement_thread_ended(void)
     if (!sp_measurement_running() || !sp_location_cache_valid() || !sp_thread.location)
         return;
     sp_substrates_location_retire(sp_thread.location);
+    sp_metrics_location_retire(sp_thread.location);
 }
 
 void sp_measurement_cancel(void)

@@ -210,6 +210,8 @@ void sp_metrics_read(sp_location *loc)
 {
     sp_location_metrics *lm = loc->metrics;
     const sp_metric_set *set = &sp_meas.metrics;
+    if (__builtin_expect(lm->retired, 0))
+        return;
     for (unsigned s = 0; s < SP_METRIC_SOURCE_COUNT; s++) {
         if (set->n[s][0])
             sources[s]->read(lm->source_state[s], false, &lm->now[set->first[s][0]]);
@@ -253,14 +255,32 @@ int sp_metrics_grow(sp_location *loc)
     return 0;
 }
 
+static void close_sources(sp_location_metrics *lm)
+{
+    for (unsigned s = 0; s < SP_METRIC_SOURCE_COUNT; s++) {
+        if (lm->source_state[s] && sources[s] && sources[s]->location_close)
+            sources[s]->location_close(lm->source_state[s]);
+        lm->source_state[s] = NULL;
+    }
+}
+
+void sp_metrics_location_retire(sp_location *loc)
+{
+    sp_location_metrics *lm = loc->metrics;
+    if (!lm || lm->retired || !sp_metrics_own(loc))
+        return;
+    /* Thousands of short threads must not keep a perf descriptor group each. */
+    sp_metrics_read(loc);
+    close_sources(lm);
+    lm->retired = true;
+}
+
 void sp_metrics_location_free(sp_location *loc)
 {
     sp_location_metrics *lm = loc->metrics;
     if (!lm)
         return;
-    for (unsigned s = 0; s < SP_METRIC_SOURCE_COUNT; s++)
-        if (lm->source_state[s] && sources[s] && sources[s]->location_close)
-            sources[s]->location_close(lm->source_state[s]);
+    close_sources(lm);
     free(lm->start);
     free(lm);
     loc->metrics = NULL;

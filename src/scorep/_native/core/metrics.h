@@ -111,6 +111,7 @@ typedef struct sp_location_metrics {
      * counters) can only be read there. The end of the measurement closes the frames of
      * other threads with their last values. */
     unsigned long owner;
+    bool retired; /* its thread ended: `now` stays as read last */
 } sp_location_metrics;
 
 /* A metric source. Every function is optional except read. */
