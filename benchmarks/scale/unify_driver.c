@@ -81,7 +81,7 @@ static void *rank_main(void *arg)
     double start = now();
     struct timespec cpu0, cpu1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
-    w->status = sp_unify(&ipc, &defs, &mine, &w->u, w->err, sizeof w->err);
+    w->status = sp_unify(&ipc, &defs, &mine, NULL, 0, &w->u, w->err, sizeof w->err);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
     w->seconds = now() - start;
     w->cpu_seconds = (double)(cpu1.tv_sec - cpu0.tv_sec) + (cpu1.tv_nsec - cpu0.tv_nsec) * 1e-9;

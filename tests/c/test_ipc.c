@@ -34,6 +34,7 @@ typedef struct {
     char err[256];
     sp_unified u;
     uint32_t shared_region, own_region;
+    uint32_t world_file, own_file; /* MPI-IO handles */
 } rank_work;
 
 /* Each rank defines a region all ranks share (same name, file and line), one of its own and
@@ -61,6 +62,27 @@ static void *unify_rank(void *arg)
         w->own_region = sp_defs_new_region(&defs, name, NULL, "/app.py", 10 + w->me.rank,
                                            10 + w->me.rank, SP_PARADIGM_USER, SP_ROLE_FUNCTION,
                                            SP_REGION_PYTHON);
+    /* MPI-IO: a file opened collectively on a communicator of all ranks (unify key 1 there:
+     * one handle of the experiment) and one on a communicator of this rank alone (key 1 as
+     * well, but another communicator: a handle per rank). Members are not checked here. */
+    uint64_t first = SP_PROCESS(0, 0), me = SP_PROCESS(0, w->me.rank);
+    uint32_t everyone = sp_defs_comm(&defs, &(sp_comm_spec){.key = SP_COMM_KEY_WORLD,
+                                                             .kind = SP_COMM_WORLD, .size = 1,
+                                                             .members = &first,
+                                                             .parent = SP_COMM_NO_PARENT,
+                                                             .root = w->me.rank == 0});
+    uint32_t alone = sp_defs_comm(&defs, &(sp_comm_spec){.key = 1000 + w->me.rank,
+                                                          .kind = SP_COMM_OTHER, .size = 1,
+                                                          .members = &me,
+                                                          .parent = SP_COMM_KEY_WORLD,
+                                                          .root = true});
+    sp_io_handle file = {.file = sp_defs_io_file(&defs, "/data/shared.bin"),
+                         .parent = SP_NO_ID, .comm = everyone, .unify_key = 1,
+                         .paradigm = SP_IO_PARADIGM_MPI};
+    w->world_file = sp_defs_io_handle(&defs, &file, "");
+    file.file = sp_defs_io_file(&defs, "/data/own.bin");
+    file.comm = alone;
+    w->own_file = sp_defs_io_handle(&defs, &file, "");
     sp_unified_location location = {.id = (uint64_t)w->me.rank, .name = sp_defs_string(&defs, thread),
                                     .events = 100 + w->me.rank};
     char group[32];
@@ -75,7 +97,7 @@ static void *unify_rank(void *arg)
         .locations = &location,
     };
     sp_ipc ipc = thread_group_ipc(&w->me, w->tree);
-    w->status = sp_unify(&ipc, &defs, &mine, &w->u, w->err, sizeof w->err);
+    w->status = sp_unify(&ipc, &defs, &mine, NULL, 0, &w->u, w->err, sizeof w->err);
     sp_defs_free(&defs);
     return NULL;
 }
@@ -121,7 +143,18 @@ static void unify_group(uint32_t ranks, bool tree)
         CHECK_EQ_U64(reported->locations[0].events, 100 + r);
         snprintf(expected, sizeof expected, "Thread %u", r);
         CHECK_STR(sp_defs_str(&root->global, reported->locations[0].name), expected);
+        /* MPI-IO handles: one for the shared file, one per rank for the own ones, each on
+         * its communicator (ordered: the world first, each after its parent) */
+        uint32_t world_file = u->io_handle_map[work[r].world_file];
+        uint32_t own_file = u->io_handle_map[work[r].own_file];
+        CHECK_EQ_U64(world_file, work[0].u.io_handle_map[work[0].world_file]);
+        CHECK(r == 0 || own_file != work[0].u.io_handle_map[work[0].own_file]);
+        CHECK_EQ_U64(root->global.io_handles[world_file].comm, 0);
+        CHECK_EQ_U64(u->comm_map[0], 0);
+        CHECK_EQ_U64(root->global.io_handles[own_file].comm, u->comm_map[1]);
+        CHECK_EQ_U64(root->global.comms[u->comm_map[1]].key, 1000 + r);
     }
+    CHECK_EQ_U64(root->global.io_handle_count, ranks + 1);
     for (uint32_t r = 0; r < ranks; r++)
         sp_unified_free(&work[r].u);
     thread_group_free(&group);

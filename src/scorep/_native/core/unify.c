@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/measurement.h"
+#include "core/part.h"
 #include "core/serial.h"
 #include "core/tables.h"
 
@@ -56,10 +57,19 @@ static void serialize_defs(const sp_defs *d, sp_buffer *b)
     for (uint32_t i = 0; i < d->comm_count; i++) {
         const sp_comm *c = &d->comms[i];
         sp_buffer_u64(b, c->key);
-        sp_buffer_u32(b, c->kind);
+        sp_buffer_u64(b, c->parent);
+        sp_buffer_u32(b, (uint32_t)c->kind | (uint32_t)c->root << 8 | (uint32_t)c->created << 9);
         sp_buffer_u32(b, c->name);
         sp_buffer_u32(b, c->size);
         sp_buffer_put(b, c->members, c->size * sizeof *c->members);
+        sp_buffer_u32(b, c->remote_size);
+        sp_buffer_put(b, c->remote, c->remote_size * sizeof *c->remote);
+    }
+    sp_buffer_u32(b, d->win_count);
+    for (uint32_t i = 0; i < d->win_count; i++) {
+        sp_buffer_u64(b, d->wins[i].key);
+        sp_buffer_u32(b, d->wins[i].comm);
+        sp_buffer_u32(b, d->wins[i].name);
     }
     serialize_io(d, b);
 }
@@ -69,6 +79,8 @@ static void serialize_defs(const sp_defs *d, sp_buffer *b)
 static void serialize_rank(const sp_unified_rank *rank, sp_buffer *b)
 {
     sp_buffer_u32(b, rank->rank);
+    sp_buffer_u32(b, rank->world);
+    sp_buffer_u32(b, rank->world_rank);
     sp_buffer_u32(b, rank->name);
     sp_buffer_u32(b, rank->host);
     sp_buffer_u32(b, (uint32_t)rank->thread_requested);
@@ -93,6 +105,11 @@ static void serialize_report(const sp_defs *d, const sp_unified_rank *ranks, uin
     sp_buffer_u32(b, count);
     for (uint32_t r = 0; r < count; r++)
         serialize_rank(&ranks[r], b);
+}
+
+void sp_unify_report(const sp_defs *d, const sp_unified_rank *mine, sp_buffer *b)
+{
+    serialize_report(d, mine, 1, b);
 }
 
 /* ---- rank 0: merging ------------------------------------------------------------------- */
@@ -172,9 +189,21 @@ static int merge_io(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *map
             .access_mode = (bits >> 16) & 0xff,
             .status_flags = sp_reader_u32(r),
         };
-        uint64_t key = (uint64_t)name | (uint64_t)(unify_key & 0xffffff) << 32 |
-                       (uint64_t)h.paradigm << 56;
-        uint32_t id = unify_key ? sp_u64map_get(&st->io_unified_handles, key) : SP_NO_ID;
+        /* One handle for all processes with the same key, name, paradigm and communicator
+         * (an MPI file opened collectively: Score-P's key counts the files opened on each
+         * communicator, the same on all its members). */
+        uint64_t key = sp_hash_mix(((uint64_t)name << 32 | unify_key) ^
+                                   sp_hash_mix((uint64_t)h.paradigm << 32 | h.comm));
+        uint32_t id = SP_NO_ID;
+        for (; unify_key; key++) {
+            id = sp_u64map_get(&st->io_unified_handles, key);
+            if (id == SP_NO_ID)
+                break;
+            const sp_io_handle *o = &g->io_handles[id];
+            if (o->name == name && o->unify_key == unify_key && o->paradigm == h.paradigm &&
+                o->comm == h.comm)
+                break;
+        }
         if (id == SP_NO_ID) {
             id = sp_defs_io_handle(g, &h, sp_defs_str(g, name));
             if (id == SP_NO_ID ||
@@ -272,21 +301,44 @@ static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer 
         return -1;
     }
     for (uint32_t i = 0; i < ncomms && !r->failed; i++) {
-        uint64_t key = sp_reader_u64(r);
-        uint32_t kind = sp_reader_u32(r);
-        uint32_t name = GLOBAL_STRING(sp_reader_u32(r));
-        uint32_t size = sp_reader_u32(r);
-        uint32_t *members = malloc((size ? size : 1) * sizeof *members);
-        if (!members) {
-            free(smap);
+        sp_comm_spec c = {0};
+        c.key = sp_reader_u64(r);
+        c.parent = sp_reader_u64(r);
+        uint32_t bits = sp_reader_u32(r);
+        c.kind = (sp_comm_kind)(bits & 0xff);
+        c.root = (bits >> 8) & 1;
+        c.created = (bits >> 9) & 1;
+        c.name = sp_defs_str(g, GLOBAL_STRING(sp_reader_u32(r)));
+        c.size = sp_reader_u32(r);
+        uint64_t *members = NULL, *remote = NULL;
+        if (c.size <= r->size / 8 && (members = malloc((c.size ? c.size : 1) * 8)))
+            for (uint32_t k = 0; k < c.size; k++)
+                members[k] = sp_reader_u64(r);
+        c.remote_size = sp_reader_u32(r);
+        if (members && c.remote_size <= r->size / 8 &&
+            (remote = malloc((c.remote_size ? c.remote_size : 1) * 8)))
+            for (uint32_t k = 0; k < c.remote_size; k++)
+                remote[k] = sp_reader_u64(r);
+        c.members = members;
+        c.remote = remote;
+        cmap[i] = members && remote ? sp_defs_comm(g, &c) : SP_NO_ID;
+        free(members);
+        free(remote);
+        if (cmap[i] == SP_NO_ID) {
             free(cmap);
+            free(smap);
             return -1;
         }
-        for (uint32_t k = 0; k < size; k++)
-            members[k] = sp_reader_u32(r);
-        cmap[i] = sp_defs_comm(g, key, (sp_comm_kind)kind, size, members, sp_defs_str(g, name));
         sp_buffer_u32(maps, cmap[i]);
-        free(members);
+    }
+    uint32_t nwins = sp_reader_u32(r);
+    sp_buffer_u32(maps, nwins);
+    for (uint32_t i = 0; i < nwins && !r->failed; i++) {
+        uint64_t key = sp_reader_u64(r);
+        uint32_t comm = sp_reader_u32(r);
+        uint32_t name = GLOBAL_STRING(sp_reader_u32(r));
+        sp_buffer_u32(maps, sp_defs_rma_win(g, key, comm < ncomms ? cmap[comm] : SP_NO_ID,
+                                            sp_defs_str(g, name)));
     }
     int io_status = merge_io(u, st, r, maps, smap, nstrings, cmap, ncomms);
     free(cmap);
@@ -307,6 +359,8 @@ static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer 
             return -1;
         }
         rank_out->rank = sp_reader_u32(r);
+        rank_out->world = sp_reader_u32(r);
+        rank_out->world_rank = sp_reader_u32(r);
         rank_out->name = GLOBAL_STRING(sp_reader_u32(r));
         rank_out->host = GLOBAL_STRING(sp_reader_u32(r));
         rank_out->thread_requested = (int32_t)sp_reader_u32(r);
@@ -337,10 +391,10 @@ static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer 
 }
 
 /* ---- maps from a report's ids to the merged ones ------------------------------------------
- * Strings, regions, parameters, communicators, I/O files, I/O handles: the order in which
- * merge_report writes them. */
+ * Strings, regions, parameters, communicators, RMA windows, I/O files, I/O handles: the
+ * order in which merge_report writes them. */
 
-enum { MAP_KINDS = 6 };
+enum { MAP_KINDS = 7, MAP_COMMS = 3 };
 
 typedef struct {
     uint32_t *ids[MAP_KINDS];
@@ -410,8 +464,8 @@ static int maps_compose(const id_maps *outer, const id_maps *inner, id_maps *out
 static int maps_identity(const sp_defs *g, id_maps *out)
 {
     uint32_t counts[MAP_KINDS] = {(uint32_t)g->strings.count, g->region_count,
-                                  g->parameter_count, g->comm_count, g->io_file_count,
-                                  g->io_handle_count};
+                                  g->parameter_count, g->comm_count, g->win_count,
+                                  g->io_file_count, g->io_handle_count};
     memset(out, 0, sizeof *out);
     for (int k = 0; k < MAP_KINDS; k++) {
         out->ids[k] = malloc((counts[k] ? counts[k] : 1) * sizeof *out->ids[k]);
@@ -426,18 +480,147 @@ static int maps_identity(const sp_defs *g, id_maps *out)
     return 0;
 }
 
-/* The process's own maps, local -> global, into u. */
-static void maps_into(id_maps *m, sp_unified *u)
+/* A process's maps, local -> global, into `u` (its own maps) or a part's. */
+static void maps_into_slots(id_maps *m, uint32_t **slots[MAP_KINDS], uint32_t *counts[MAP_KINDS])
 {
-    uint32_t **slots[MAP_KINDS] = {&u->string_map, &u->region_map, &u->parameter_map,
-                                   &u->comm_map, &u->io_file_map, &u->io_handle_map};
-    uint32_t *counts[MAP_KINDS] = {&u->string_count, &u->region_count, &u->parameter_count,
-                                   &u->comm_count, &u->io_file_count, &u->io_handle_count};
     for (int k = 0; k < MAP_KINDS; k++) {
         *slots[k] = m->ids[k];
         *counts[k] = m->count[k];
         m->ids[k] = NULL;
     }
+}
+
+static void maps_into(id_maps *m, sp_unified *u)
+{
+    uint32_t **slots[MAP_KINDS] = {&u->string_map, &u->region_map, &u->parameter_map,
+                                   &u->comm_map, &u->win_map, &u->io_file_map,
+                                   &u->io_handle_map};
+    uint32_t *counts[MAP_KINDS] = {&u->string_count, &u->region_count, &u->parameter_count,
+                                   &u->comm_count, &u->win_count, &u->io_file_count,
+                                   &u->io_handle_count};
+    maps_into_slots(m, slots, counts);
+}
+
+static void maps_into_part(id_maps *m, sp_unified_maps *u)
+{
+    uint32_t **slots[MAP_KINDS] = {&u->string_map, &u->region_map, &u->parameter_map,
+                                   &u->comm_map, &u->win_map, &u->io_file_map,
+                                   &u->io_handle_map};
+    uint32_t *counts[MAP_KINDS] = {&u->string_count, &u->region_count, &u->parameter_count,
+                                   &u->comm_count, &u->win_count, &u->io_file_count,
+                                   &u->io_handle_count};
+    maps_into_slots(m, slots, counts);
+}
+
+/* Renumbers maps' communicator ids (merged -> ordered). */
+static void maps_renumber_comms(id_maps *m, const uint32_t *new_id, uint32_t n)
+{
+    for (uint32_t i = 0; i < m->count[MAP_COMMS]; i++)
+        if (m->ids[MAP_COMMS][i] < n)
+            m->ids[MAP_COMMS][i] = new_id[m->ids[MAP_COMMS][i]];
+}
+
+/* The communicators in the order OTF2 wants them: dense ids, every communicator after the
+ * one it was made from (readers check both); MPI groups, which are no communicators, last.
+ * The windows and I/O handles follow the new ids; *new_id_out (merged id -> new id, NULL
+ * when there are none) is for the maps. */
+static int order_comms(sp_defs *g, uint32_t **new_id_out)
+{
+    *new_id_out = NULL;
+    uint32_t n = g->comm_count;
+    if (!n)
+        return 0;
+    uint32_t *order = malloc(n * sizeof *order), *new_id = malloc(n * sizeof *new_id);
+    sp_comm *sorted = malloc(n * sizeof *sorted);
+    bool *placed = calloc(n, sizeof *placed);
+    if (!order || !new_id || !sorted || !placed) {
+        free(order);
+        free(new_id);
+        free(sorted);
+        free(placed);
+        return -1;
+    }
+    uint32_t k = 0;
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (uint32_t c = 0; c < n; c++) {
+            if (placed[c] || g->comms[c].kind == SP_COMM_GROUP)
+                continue;
+            uint32_t p = g->comms[c].parent == SP_COMM_NO_PARENT
+                             ? SP_NO_ID
+                             : sp_u64map_get(&g->comm_by_key, g->comms[c].parent);
+            if (p == SP_NO_ID || p == c || placed[p] || g->comms[p].kind == SP_COMM_GROUP) {
+                placed[c] = true;
+                order[k++] = c;
+                progress = true;
+            }
+        }
+    }
+    for (int groups = 0; groups < 2; groups++) /* a parent cycle (impossible), then groups */
+        for (uint32_t c = 0; c < n; c++)
+            if (!placed[c] && (groups || g->comms[c].kind != SP_COMM_GROUP)) {
+                placed[c] = true;
+                order[k++] = c;
+            }
+    for (uint32_t i = 0; i < n; i++) {
+        new_id[order[i]] = i;
+        sorted[i] = g->comms[order[i]];
+    }
+    memcpy(g->comms, sorted, n * sizeof *sorted);
+    int status = 0;
+    for (uint32_t i = 0; i < n && status == 0; i++)
+        status = sp_u64map_put(&g->comm_by_key, g->comms[i].key, i);
+    for (uint32_t w = 0; w < g->win_count; w++)
+        if (g->wins[w].comm < n)
+            g->wins[w].comm = new_id[g->wins[w].comm];
+    for (uint32_t h = 0; h < g->io_handle_count; h++)
+        if (g->io_handles[h].comm < n)
+            g->io_handles[h].comm = new_id[g->io_handles[h].comm];
+    free(order);
+    free(sorted);
+    free(placed);
+    if (status != 0) {
+        free(new_id);
+        return -1;
+    }
+    *new_id_out = new_id;
+    return 0;
+}
+
+static int index_processes(sp_unified *u)
+{
+    if (sp_u64map_init(&u->process_index, 2 * u->rank_count + 16) != 0)
+        return -1;
+    for (uint32_t r = 0; r < u->rank_count; r++)
+        if (sp_u64map_put(&u->process_index,
+                          SP_PROCESS(u->ranks[r].world, u->ranks[r].world_rank), r) != 0)
+            return -1;
+    return 0;
+}
+
+uint32_t sp_unified_process_rank(const sp_unified *u, uint64_t process)
+{
+    if (!u->process_index.capacity)
+        return UINT32_MAX;
+    uint32_t index = sp_u64map_get(&u->process_index, process);
+    return index == SP_NO_ID ? UINT32_MAX : u->ranks[index].rank;
+}
+
+/* A part's rank in the experiment: its location group number, a name that tells its world
+ * ("MPI Rank 0 (spawned 1)"), its locations' ids and their trace event counts. */
+static int adopt_part(sp_unified *u, const sp_part *p, sp_unified_rank *rank)
+{
+    char name[96];
+    snprintf(name, sizeof name, "MPI Rank %u (spawned %u)", p->world_rank, p->world_index);
+    rank->rank = p->rank;
+    rank->name = sp_defs_string(&u->global, name);
+    if (rank->name == SP_NO_ID)
+        return -1;
+    for (uint32_t i = 0; i < rank->location_count && i < p->location_count; i++) {
+        rank->locations[i].id = p->location_ids[i];
+        rank->locations[i].events = p->location_events[i];
+    }
+    return 0;
 }
 
 /* The system tree's nodes: one per host, in the order the hosts first appear. */
@@ -528,10 +711,44 @@ static int merger_finish_root(merger *m, sp_unified *u)
     return assign_nodes(u);
 }
 
+/* The root, once the group's definitions are merged: merges the parts (processes that ended
+ * on their own, core/part.h) as further ranks, makes the merged set the global definitions
+ * in OTF2's communicator order and leaves each part's maps in it. *new_id renumbers the
+ * communicators of maps into the merged set (NULL: unchanged). */
+static int finish_root(merger *m, sp_part *parts, uint32_t part_count, sp_unified *u,
+                       uint32_t **new_id, char *err, size_t errlen)
+{
+    *new_id = NULL;
+    id_maps *part_maps = calloc(part_count ? part_count : 1, sizeof *part_maps);
+    if (!part_maps)
+        return sp_error(err, errlen, "out of memory while unifying the definitions");
+    int status = 0;
+    for (uint32_t k = 0; k < part_count && status == 0; k++) {
+        if (merger_add(m, parts[k].report, parts[k].report_size, &part_maps[k]) != 0 ||
+            !m->acc.rank_count)
+            status = sp_error(err, errlen, "merging the definitions of a spawned process failed");
+        else if (adopt_part(&m->acc, &parts[k], &m->acc.ranks[m->acc.rank_count - 1]) != 0)
+            status = sp_error(err, errlen, "out of memory while unifying the definitions");
+    }
+    if (status == 0 && (merger_finish_root(m, u) != 0 || order_comms(&u->global, new_id) != 0 ||
+                        index_processes(u) != 0))
+        status = sp_error(err, errlen, "out of memory while unifying the definitions");
+    for (uint32_t k = 0; k < part_count; k++) {
+        if (status == 0) {
+            if (*new_id)
+                maps_renumber_comms(&part_maps[k], *new_id, u->global.comm_count);
+            maps_into_part(&part_maps[k], &parts[k].maps);
+        }
+        maps_free(&part_maps[k]);
+    }
+    free(part_maps);
+    return status;
+}
+
 /* ---- all at the root: for groups without point-to-point messages ------------------------- */
 
-static int unify_at_root(const sp_ipc *ipc, const sp_buffer *report, sp_unified *u, char *err,
-                         size_t errlen)
+static int unify_at_root(const sp_ipc *ipc, const sp_buffer *report, sp_part *parts,
+                         uint32_t part_count, sp_unified *u, char *err, size_t errlen)
 {
     uint32_t nranks = ipc->size;
     bool root = ipc->rank == 0;
@@ -541,6 +758,8 @@ static int unify_at_root(const sp_ipc *ipc, const sp_buffer *report, sp_unified 
     uint64_t *map_sizes = calloc(nranks, sizeof *map_sizes);
     void **map_parts = calloc(nranks, sizeof *map_parts);
     sp_buffer *map_buffers = NULL;
+    id_maps *rank_maps = NULL;
+    uint32_t *new_id = NULL;
     merger m;
     bool merging = false;
     id_maps mine;
@@ -556,27 +775,28 @@ static int unify_at_root(const sp_ipc *ipc, const sp_buffer *report, sp_unified 
     if (root) {
         merging = merger_init(&m) == 0;
         map_buffers = calloc(nranks, sizeof *map_buffers);
-        if (!merging || !map_buffers) {
+        rank_maps = calloc(nranks, sizeof *rank_maps);
+        if (!merging || !map_buffers || !rank_maps) {
             sp_error(err, errlen, "out of memory while unifying the definitions");
             goto out;
         }
         uint64_t offset = 0;
         for (uint32_t r = 0; r < nranks; r++) {
-            id_maps maps;
             sp_buffer_init(&map_buffers[r]);
-            if (merger_add(&m, (unsigned char *)all + offset, sizes[r], &maps) != 0) {
+            if (merger_add(&m, (unsigned char *)all + offset, sizes[r], &rank_maps[r]) != 0) {
                 sp_error(err, errlen, "merging the definitions of rank %u failed", r);
                 goto out;
             }
             offset += sizes[r];
-            maps_write(&maps, &map_buffers[r]);
-            maps_free(&maps);
+        }
+        if (finish_root(&m, parts, part_count, u, &new_id, err, errlen) != 0)
+            goto out;
+        for (uint32_t r = 0; r < nranks; r++) {
+            if (new_id)
+                maps_renumber_comms(&rank_maps[r], new_id, u->global.comm_count);
+            maps_write(&rank_maps[r], &map_buffers[r]);
             map_parts[r] = map_buffers[r].data;
             map_sizes[r] = map_buffers[r].size;
-        }
-        if (merger_finish_root(&m, u) != 0) {
-            sp_error(err, errlen, "out of memory while unifying the definitions");
-            goto out;
         }
     }
     uint64_t my_size = 0;
@@ -597,6 +817,11 @@ out:
         for (uint32_t r = 0; r < nranks; r++)
             sp_buffer_free(&map_buffers[r]);
     free(map_buffers);
+    if (rank_maps)
+        for (uint32_t r = 0; r < nranks; r++)
+            maps_free(&rank_maps[r]);
+    free(rank_maps);
+    free(new_id);
     if (merging)
         merger_free(&m);
     maps_free(&mine);
@@ -655,8 +880,8 @@ static int recv_message(const sp_ipc *ipc, uint32_t source, void **data, uint64_
     return 0;
 }
 
-static int unify_tree(const sp_ipc *ipc, const sp_buffer *report, sp_unified *u, char *err,
-                      size_t errlen)
+static int unify_tree(const sp_ipc *ipc, const sp_buffer *report, sp_part *parts,
+                      uint32_t part_count, sp_unified *u, char *err, size_t errlen)
 {
     uint32_t rank = ipc->rank, size = ipc->size;
     bool ok = true;
@@ -709,11 +934,18 @@ static int unify_tree(const sp_ipc *ipc, const sp_buffer *report, sp_unified *u,
     }
     /* Down: merged ids -> global ids from the parent (the root's are the identity). */
     if (rank == 0) {
+        uint32_t *new_id = NULL;
+        char part_err[256] = "";
         if (ok && (maps_identity(&m.acc.global, &to_global) != 0 ||
-                   merger_finish_root(&m, u) != 0)) {
+                   finish_root(&m, parts, part_count, u, &new_id, part_err,
+                               sizeof part_err) != 0)) {
             ok = false;
-            why = "out of memory while unifying the definitions";
+            why = part_err[0] ? "merging the definitions of the spawned processes failed"
+                              : "out of memory while unifying the definitions";
         }
+        if (ok && new_id)
+            maps_renumber_comms(&to_global, new_id, u->global.comm_count);
+        free(new_id);
     } else {
         void *data;
         const unsigned char *body;
@@ -766,8 +998,8 @@ static int unify_tree(const sp_ipc *ipc, const sp_buffer *report, sp_unified *u,
     return 0;
 }
 
-int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine, sp_unified *u,
-             char *err, size_t errlen)
+int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
+             sp_part *parts, uint32_t part_count, sp_unified *u, char *err, size_t errlen)
 {
     memset(u, 0, sizeof *u);
     int status = -1;
@@ -777,9 +1009,9 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     if (report.failed)
         sp_error(err, errlen, "out of memory while unifying the definitions");
     else if (ipc->size > 1 && ipc->ops->send && ipc->ops->recv)
-        status = unify_tree(ipc, &report, u, err, errlen);
+        status = unify_tree(ipc, &report, parts, part_count, u, err, errlen);
     else
-        status = unify_at_root(ipc, &report, u, err, errlen);
+        status = unify_at_root(ipc, &report, parts, part_count, u, err, errlen);
     sp_buffer_free(&report);
     if (status == 0 && u->global.strings.count == 0 && sp_defs_init(&u->global) != 0)
         status = sp_error(err, errlen, "out of memory while unifying the definitions");
@@ -797,7 +1029,10 @@ void sp_unified_free(sp_unified *u)
     free(u->region_map);
     free(u->parameter_map);
     free(u->comm_map);
+    free(u->win_map);
     free(u->io_file_map);
     free(u->io_handle_map);
+    if (u->process_index.capacity)
+        sp_u64map_free(&u->process_index);
     memset(u, 0, sizeof *u);
 }

@@ -50,7 +50,8 @@ static uint32_t process_instance(uint32_t rank)
     return 2 + rank;
 }
 
-OTF2_ErrorCode sp_trace_encode_metric(OTF2_EvtWriter *w, const sp_trace_record *r, uint64_t time)
+OTF2_ErrorCode sp_trace_encode_metric(OTF2_EvtWriter *w, const sp_trace_record *r, uint64_t time,
+                                      uint32_t rank)
 {
     const sp_metric_set *set = &sp_trace.meas->metrics;
     uint32_t n = metric_values(set, r->ref);
@@ -61,7 +62,6 @@ OTF2_ErrorCode sp_trace_encode_metric(OTF2_EvtWriter *w, const sp_trace_record *
         types[i] = OTF2_TYPE_UINT64;
         values[i].unsigned_int = raw[i];
     }
-    uint32_t rank = sp_trace.collective ? sp_trace.meas->ipc.rank : 0;
     return OTF2_EvtWriter_Metric(w, NULL, time, r->ref == 0 ? 0 : process_instance(rank),
                                  (uint8_t)n, types, values);
 }
