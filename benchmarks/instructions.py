@@ -2,13 +2,14 @@
 for A/B comparisons on a noisy machine (time varies between runs; instruction counts do not).
 
     python3 benchmarks/instructions.py [--python P ...] [--workload fib|tiny_loop]
-                                       [--size N] [--src DIR ...]
+                                       [--size N] [--src DIR ...] [--env NAME=VALUE ...]
 
 For every interpreter it counts the instructions (valgrind --tool=callgrind) of the same
 workload run plain, under cProfile, and under scorep with profiling and with tracing, and
 prints the extra instructions per call+return and that extra as a fraction of cProfile's.
 With several --src (checkouts' src/ folders, e.g. a baseline and a change) scorep is counted
-once per checkout, side by side.
+once per checkout, side by side. --env sets variables for the scorep runs, e.g. the extra
+instructions of a metric: --env SCOREP_METRIC_RUSAGE=ru_utime against a run without it.
 """
 
 import argparse
@@ -66,7 +67,10 @@ def main():
     parser.add_argument("--workload", default="fib", choices=sorted(WORKLOADS))
     parser.add_argument("--size", type=int)
     parser.add_argument("--src", action="append")
+    parser.add_argument("--env", action="append", default=[],
+                        help="NAME=VALUE for the scorep runs (e.g. SCOREP_METRIC_RUSAGE=ru_utime)")
     args = parser.parse_args()
+    settings = dict(item.split("=", 1) for item in args.env)
     if not shutil.which("valgrind"):
         raise SystemExit("valgrind is needed (apt-get install valgrind)")
     script, size = WORKLOADS[args.workload]
@@ -102,7 +106,7 @@ def main():
                                                              "SCOREP_ENABLE_PROFILING": "false",
                                                              "SCOREP_TOTAL_MEMORY": "1G"})):
                 per_call = extra_per_call([python, "-m", "scorep"],
-                                          environment(src, experiment, **extra))
+                                          environment(src, experiment, **settings, **extra))
                 row.append("%s %s %6.0f (%.2f)" % (label, mode, per_call, per_call / cprofile))
         print("  ".join(row))
         sys.stdout.flush()

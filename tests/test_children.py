@@ -385,6 +385,36 @@ def test_os_exit_of_the_program_writes_the_results(python, tmp_path):
     assert (exp / "MANIFEST.md").exists()
 
 
+def test_children_record_metrics_under_their_own_process(tmp_path):
+    """Metrics travel with the configuration into the children: their metric sums reach the
+    profile and their per-process metrics are recorded under their own location group's
+    metric instance (the events each child encoded itself)."""
+    import otf2
+    exp = tmp_path / "exp"
+    out = run_scorep(sys.executable, [child_program("pool_methods.py"), "fork", "20"], exp,
+                     SCOREP_ENABLE_TRACING="true", SCOREP_METRIC_RUSAGE="ru_utime,ru_minflt",
+                     SCOREP_METRIC_RUSAGE_PER_PROCESS="ru_maxrss", timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    otf2_print(str(exp / "traces.otf2"))
+    groups = Groups(exp).names
+    assert len(groups) == 3
+    with otf2.reader.open(str(exp / "traces.otf2")) as reader:
+        instances = list(reader.definitions.metric_instances)
+        assert sorted(i.scope.name for i in instances) == sorted(groups)
+        seen = collections.defaultdict(set)  # location group -> instances its events use
+        for location, event in reader.events:
+            if type(event).__name__ == "Metric" and event.metric in instances:
+                seen[location.group.name].add(event.metric.scope.name)
+    assert dict(seen) == {g: {g} for g in groups}, dict(seen)
+    p = cube.read(str(exp / "profile.cubex"))
+    minflt = p.values(p.metric("ru_minflt"), inclusive=True)
+    root = [c for c in p.cnodes if c.parent is None][0]
+    per_group = collections.Counter()
+    for i, loc in enumerate(p.locations):
+        per_group[loc.group.name] += minflt[root.id][i]
+    assert all(per_group[g] > 0 for g in groups), per_group
+
+
 def test_an_exec_that_fails_leaves_the_measurement_running(python, tmp_path):
     """An os.exec* that raises (no such program, bad arguments, a bad environment; execvpe
     trying each entry of PATH) returns to a program that goes on: its measurement and its

@@ -269,6 +269,7 @@ class Measurement:
                 self.log("moved the existing %s aside to %s" % (path, self.moved_aside))
             self._write_cfg(path)
         self.experiment_dir = path
+        from scorep import _mpi
         try:
             native.start(
                 path,
@@ -302,6 +303,10 @@ class Measurement:
                 spawned=self.spawned,
                 line_patterns=[p for p in self.config["SCOREP_PYTHON_LINES"].split(",") if p],
                 io_posix=self.config["SCOREP_IO_POSIX"],
+                metrics=_config.metric_requests(self.config),
+                memory=self.config["SCOREP_PYTHON_MEMORY"],
+                # Under a launcher rank 0 says for the job what every rank would say.
+                quiet=_mpi.launcher_rank() not in (None, 0),
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None
@@ -328,6 +333,8 @@ class Measurement:
         _processes.install_fork_hook()
         if self.follows_children:
             _processes.install(self)
+        if self.config["SCOREP_PYTHON_GC"]:
+            self._hook_gc()
         self.log("measuring into %s (tracing %s, profiling %s, timer %s, instrumenter %s%s)" % (
             path, "on" if self.config.tracing else "off",
             "on" if self.config.profiling else "off", self.config["SCOREP_TIMER"],
@@ -384,6 +391,33 @@ class Measurement:
 
         self._original_bootstrap = original
         threading.Thread._bootstrap = _bootstrap
+
+    def _hook_gc(self):
+        """Garbage collections as regions `gc:collect` with the generation as a parameter,
+        in the call path where they happen (gc.callbacks run on the collecting thread)."""
+        import gc
+        native = self._native
+        begin, end, parameter = native.gc_begin, native.gc_end, native.gc_generation
+
+        def _scorep_gc(phase, info):
+            if phase == "start":
+                begin()
+                parameter(info.get("generation", -1))
+            else:
+                end()
+
+        self._gc_callback = _scorep_gc
+        gc.callbacks.append(_scorep_gc)
+
+    def _unhook_gc(self):
+        callback = getattr(self, "_gc_callback", None)
+        if callback is not None:
+            import gc
+            try:
+                gc.callbacks.remove(callback)
+            except ValueError:  # the program emptied gc.callbacks itself
+                pass
+            self._gc_callback = None
 
     def _unhook_threads(self):
         if self._original_bootstrap is not None:
@@ -488,6 +522,7 @@ class Measurement:
         if self.member and self._native is not None and self.process_name() != self.program_name:
             self._native.process_set_name(self.process_name())
         _processes.uninstall(self)
+        self._unhook_gc()
         started = time.perf_counter()
         # Ctrl-C during the write would leave half-written files: it waits too. The C-level
         # functions (_signal, _thread) because the measurement still records: the

@@ -64,6 +64,10 @@ void sp_python_signal_handled(void);
  * and the following ones. Returns 0, or -1 with a Python exception. */
 int sp_python_lines_add_code(PyCodeObject *code);
 
+/* Wraps (on) or unwraps the PyMem and PyObject allocators that count each thread's
+ * allocated and freed bytes for the Python memory metrics (memory.c). */
+void sp_python_memory_hook(bool on);
+
 /* Marks a code object as never recorded (the tool's own frames around the program). */
 void sp_python_exclude_code(PyCodeObject *code);
 

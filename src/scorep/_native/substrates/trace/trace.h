@@ -89,6 +89,10 @@ enum sp_trace_record_kind {
     SP_REC_IO_OPERATION_TEST,
     SP_REC_IO_OPERATION_CANCELLED,
     SP_REC_IO_LAST = SP_REC_IO_OPERATION_CANCELLED,
+
+    /* Metrics (metrics.c): ref 0 strict, 1 per-process; the values follow, two per payload
+     * record. */
+    SP_REC_METRIC = 96,
 };
 
 typedef struct sp_trace_record {
@@ -257,6 +261,10 @@ static inline void sp_trace_parameter(sp_trace_location *tl, uint64_t time, uint
 
 /* MPI calls take microseconds: one out-of-line function serves every kind. */
 void sp_trace_mpi(sp_trace_location *tl, uint64_t time, const sp_mpi_event *e);
+
+/* The metric values a location read at an enter or leave (metrics.c), written before the
+ * enter or leave record with its time. */
+void sp_trace_metrics(sp_trace_location *tl, uint64_t time, const sp_location_metrics *lm);
 
 /* So do I/O calls (io.c). */
 void sp_trace_io(sp_trace_location *tl, uint64_t time, const sp_io_event *e);
