@@ -128,7 +128,10 @@ def lines(func):
     nothing unmeasured; decorators below it are looked through (functools.wraps), and
     staticmethod/classmethod objects work too."""
     target = getattr(func, "__func__", func)  # staticmethod, classmethod
-    target = inspect.unwrap(target)
+    seen = set()  # inspect.unwrap without importing inspect (slow to import)
+    while hasattr(target, "__wrapped__") and id(target) not in seen:
+        seen.add(id(target))
+        target = target.__wrapped__
     code = getattr(target, "__code__", None)
     if code is None:
         raise TypeError("scorep.user.lines decorates a Python function, not %r" % (func,))
