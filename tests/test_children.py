@@ -415,6 +415,15 @@ def test_children_record_metrics_under_their_own_process(tmp_path):
     assert all(per_group[g] > 0 for g in groups), per_group
 
 
+def test_a_child_that_ends_while_multiprocessing_starts_it_has_its_name(python, tmp_path):
+    exp = tmp_path / "exp"
+    out = run_scorep(python, [child_program("ends_while_starting.py")], exp,
+                     SCOREP_ENABLE_TRACING="true", timeout=180)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "0\n", ""), out.stderr[-3000:]
+    names = [PROCESS_NAME.match(n).group(3) for n in Groups(exp).names]
+    assert names == ["main", "SpawnProcess-1"]
+
+
 def test_an_exec_that_fails_leaves_the_measurement_running(python, tmp_path):
     """An os.exec* that raises (no such program, bad arguments, a bad environment; execvpe
     trying each entry of PATH) returns to a program that goes on: its measurement and its

@@ -368,8 +368,12 @@ class Measurement:
         process = sys.modules.get("multiprocessing.process")
         if process is not None:
             current = process.current_process()
-            # A forked child holds its parent's copy until it bootstraps its own.
-            if getattr(current, "_parent_pid", None) == os.getppid():
+            # A forked child holds its parent's copy until it bootstraps its own. A spawned
+            # one is named before (spawn.prepare renames the main process object): it may
+            # end there, a pool worker terminated while it starts.
+            parent_pid = getattr(current, "_parent_pid", None)
+            if parent_pid == os.getppid() or (parent_pid is None and
+                                               current.name != "MainProcess"):
                 return current.name
         return self.program_name
 
