@@ -525,8 +525,11 @@ int sp_process_member(const sp_process_lineage *lineage, const char *method, dou
                                      .parent = lineage->parent, .pid = sp_proc.pid,
                                      .parent_pid = lineage->parent_pid, .timeout = timeout};
     snprintf(sp_proc.info.method, sizeof sp_proc.info.method, "%s", method);
-    sp_process_member_path(number, NULL, sp_proc.info.part_dir, sizeof sp_proc.info.part_dir);
-    if (snprintf(sp_proc.info.alone_dir, sizeof sp_proc.info.alone_dir, "%s/process-%u",
+    char part_dir[4400];
+    sp_process_member_path(number, NULL, part_dir, sizeof part_dir);
+    if (snprintf(sp_proc.info.part_dir, sizeof sp_proc.info.part_dir, "%s", part_dir) >=
+            (int)sizeof sp_proc.info.part_dir ||
+        snprintf(sp_proc.info.alone_dir, sizeof sp_proc.info.alone_dir, "%s/process-%u",
                  lineage->dir, number) >= (int)sizeof sp_proc.info.alone_dir)
         return sp_error(err, errlen, "the experiment directory's path is too long");
     sp_processes_joined(&sp_proc.ipc, &sp_proc.info);
