@@ -53,11 +53,19 @@ def child_info(measurement, method="subprocess", reserved=None):
     lineage = native.process_lineage() if native is not None else None
     if lineage is None:
         return None
+    config, reparse = {}, []
+    for name, value in measurement.config.values.items():
+        if value is None or isinstance(value, (bool, int, float, str)):
+            config[name] = value
+        else:  # a parsed object (a sampling event): its text, parsed again in the child
+            config[name] = str(value)
+            reparse.append(name)
     return json.dumps({
         "reserved": reserved,
         "lineage": lineage,
         "method": method,
-        "config": measurement.config.values,
+        "config": config,
+        "reparse": reparse,
         "instrumenter": measurement.instrumenter_choice,
         "register": bool(native.registered()),
         "recording": bool(native.recording()),
@@ -454,7 +462,10 @@ def _start_member(info, lineage, method, program_name, program_args, register, r
     if INSTRUMENTERS.get(choice) in (None, "monitoring", "eval"):
         choice = "default"  # the fastest of this interpreter (it may be another version)
     try:
-        config = _config.Config(info["config"])
+        values = dict(info["config"])
+        for variable in info.get("reparse", ()):
+            values[variable] = _config.VARIABLES[variable][1](variable, values[variable])
+        config = _config.Config(values)
         m = Measurement(config, choice, program_name, program_args,
                         member={"lineage": lineage, "method": method, "reserved": reserved})
         m.start(register=False)  # the tool's own start-up is not the program's
