@@ -72,6 +72,26 @@ sp_location *sp_python_location(void)
 
 /* ---- control -------------------------------------------------------------------------- */
 
+/* Whether co_extra has the layout code_extra() reads directly: a value stored through the
+ * API into a fresh code object must come back the same way. Otherwise every lookup goes
+ * through the API. Returns -1 with a Python exception when no code object can be made. */
+static int check_code_extra_layout(void)
+{
+    PyCodeObject *probe = PyCode_NewEmpty("scorep", "probe", 1);
+    if (!probe)
+        return -1;
+    void *marker = (void *)(uintptr_t)0x5C0AE9u;
+    sp_py.code_extra_direct = false;
+    if (sp_code_set_extra((PyObject *)probe, sp_py.code_extra_index, marker) == 0) {
+        sp_py.code_extra_direct = true;
+        sp_py.code_extra_direct = code_extra(probe) == marker;
+        sp_code_set_extra((PyObject *)probe, sp_py.code_extra_index, NULL);
+    }
+    PyErr_Clear();
+    Py_DECREF(probe);
+    return 0;
+}
+
 int sp_python_adapter_init(void)
 {
     sp_py.code_extra_index = sp_request_code_extra_index(NULL);
@@ -79,6 +99,8 @@ int sp_python_adapter_init(void)
         PyErr_SetString(PyExc_RuntimeError, "no code object extra slot left");
         return -1;
     }
+    if (check_code_extra_layout() != 0)
+        return -1;
 #if SP_HAVE_MONITORING
     PyObject *sys = PyImport_ImportModule("sys");
     sp_py.monitoring = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;

@@ -130,17 +130,20 @@ static inline uint32_t sp_profile_enter(sp_profile_location *p, uint32_t parent,
         return sp_profile_collapse(p, parent);
     if (parent == SP_PROFILE_NO_NODE)
         return SP_PROFILE_NO_NODE;
-    sp_profile_node *pn = sp_profile_node_at(p, parent);
-    uint32_t child = pn->last_child_hit;
-    if (child == SP_PROFILE_NO_NODE || sp_profile_node_at(p, child)->region != region ||
-        sp_profile_node_at(p, child)->kind != SP_NODE_REGION) {
-        child = sp_profile_child_slow(p, parent, region);
-        if (child == SP_PROFILE_NO_NODE)
+    uint32_t child = sp_profile_node_at(p, parent)->last_child_hit;
+    if (__builtin_expect(child != SP_PROFILE_NO_NODE, 1)) {
+        sp_profile_node *cn = sp_profile_node_at(p, child);
+        if (__builtin_expect(cn->region == region && cn->kind == SP_NODE_REGION, 1)) {
+            cn->visits++;
             return child;
-        /* Fetched again: a compacted tree (sp_profile_location_retire) moves its nodes
-         * back into a block when it grows. */
-        sp_profile_node_at(p, parent)->last_child_hit = child;
+        }
     }
+    child = sp_profile_child_slow(p, parent, region);
+    if (child == SP_PROFILE_NO_NODE)
+        return child;
+    /* Fetched again: a compacted tree (sp_profile_location_retire) moves its nodes back
+     * into a block when it grows. */
+    sp_profile_node_at(p, parent)->last_child_hit = child;
     sp_profile_node_at(p, child)->visits++;
     return child;
 }
@@ -151,10 +154,9 @@ static inline void sp_profile_leave(sp_profile_location *p, uint32_t node, uint6
         return;
     sp_profile_node *n = sp_profile_node_at(p, node);
     n->time += duration;
-    if (duration < n->min_time)
-        n->min_time = duration;
-    if (duration > n->max_time)
-        n->max_time = duration;
+    /* Branch-free: whether a visit sets a new minimum or maximum is not predictable. */
+    n->min_time = duration < n->min_time ? duration : n->min_time;
+    n->max_time = duration > n->max_time ? duration : n->max_time;
 }
 
 /* The node for a parameter value under `parent` (SP_PROFILE_NO_NODE: not split). */
