@@ -74,10 +74,12 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "program_name", "program_args", "machine_name", "node_name",
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
-                               "line_patterns", "io_posix", "program_path", NULL};
+                               "line_patterns", "io_posix", "program_path", "unwinding",
+                               "sampling_event", "sampling_period_us", "sampling_cpu", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
-    int mpi = 0, overwrite = 1, io_posix = 0;
+    int mpi = 0, overwrite = 1, io_posix = 0, unwinding = 0, sampling_cpu = 0;
+    unsigned long long sampling_period_us = 0;
     double mpi_timeout = 60.0;
     unsigned long long total_memory = SP_DEFAULT_TOTAL_MEMORY;
     const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
@@ -86,7 +88,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     unsigned int max_depth = SP_DEFAULT_MAX_CALLPATH_DEPTH;
     PyObject *program_args = NULL;
     PyObject *line_patterns = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOpz", keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOpzpzKp", keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
@@ -94,7 +96,8 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
                                      &thread_name, &do_register, &config.filter_file, &mpi,
                                      &overwrite, &mpi_timeout, &line_patterns, &io_posix,
-                                     &config.program_path))
+                                     &config.program_path, &unwinding, &config.sampling_event,
+                                     &sampling_period_us, &sampling_cpu))
         return NULL;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
     if ((int)kind < 0) {
@@ -119,6 +122,9 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     config.overwrite = overwrite;
     config.mpi_timeout = mpi_timeout;
     config.io_posix = io_posix;
+    config.unwinding = unwinding;
+    config.sampling_period_us = sampling_period_us;
+    config.sampling_cpu = sampling_cpu;
     if (!config.program_name)
         config.program_name = "python";
 
@@ -142,7 +148,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     if (status != 0)
         PyErr_SetString(PyExc_RuntimeError, err);
     else if (sp_python_adapter_start(dirs.items, dirs.count, cwd, kind, patterns.items,
-                                     patterns.count) != 0) {
+                                     patterns.count, &config) != 0) {
         sp_measurement_cancel();
         status = -1;
     }
@@ -152,7 +158,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     if (status != 0)
         return NULL;
     /* The starting thread is location 0; it writes ProgramBegin. */
-    sp_location_attach(PyThread_get_thread_ident(), thread_name, true);
+    sp_python_attach_named(thread_name);
     if (do_register && sp_python_register() != 0) {
         sp_python_adapter_stop();
         sp_measurement_cancel();
@@ -196,6 +202,7 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "locations", PyLong_FromUnsignedLong(r.locations)) ||
         set_item(d, "regions", PyLong_FromUnsignedLong(r.regions)) ||
         set_item(d, "enters", PyLong_FromUnsignedLongLong(r.enters)) ||
+        set_item(d, "samples", PyLong_FromUnsignedLongLong(r.samples)) ||
         set_item(d, "unmatched_leaves", PyLong_FromUnsignedLongLong(r.unmatched_leaves)) ||
         set_item(d, "trace_flushes", PyLong_FromUnsignedLongLong(r.trace_flushes)) ||
         set_item(d, "trace_lost_records", PyLong_FromUnsignedLongLong(r.trace_lost_records)) ||
@@ -209,6 +216,8 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "mpi_collective", PyBool_FromLong(r.mpi_collective)) ||
         set_item(d, "profile_folded_calls", PyLong_FromUnsignedLongLong(r.profile_folded_calls)) ||
         set_item(d, "profile_dropped_calls", PyLong_FromUnsignedLongLong(r.profile_dropped_calls)) ||
+        set_item(d, "profile_dropped_samples",
+                 PyLong_FromUnsignedLongLong(r.profile_dropped_samples)) ||
         set_item(d, "profile_folded_parameters",
                  PyLong_FromUnsignedLongLong(r.profile_folded_parameters)) ||
         set_item(d, "trace_spill_failures", PyLong_FromUnsignedLongLong(r.trace_spill_failures)) ||
@@ -263,7 +272,7 @@ static PyObject *py_thread_begin(PyObject *self, PyObject *name)
     const char *text = PyUnicode_AsUTF8(name);
     if (!text)
         return NULL;
-    sp_location_attach(PyThread_get_thread_ident(), text, true);
+    sp_python_attach_named(text);
     sp_python_thread_started();
     Py_RETURN_NONE;
 }

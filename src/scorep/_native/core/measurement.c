@@ -29,6 +29,7 @@ static void free_config_copies(sp_config *c)
     free((char *)c->node_name);
     free((char *)c->creator);
     free((char *)c->filter_file);
+    free((char *)c->sampling_event);
     if (c->program_args) {
         for (uint32_t i = 0; i < c->program_argc; i++)
             free((char *)c->program_args[i]);
@@ -49,6 +50,7 @@ static int copy_config(sp_config *dst, const sp_config *src)
     dst->node_name = copy_string(src->node_name ? src->node_name : "localhost");
     dst->creator = copy_string(src->creator ? src->creator : "scorep");
     dst->filter_file = copy_string(src->filter_file);
+    dst->sampling_event = copy_string(src->sampling_event);
     dst->program_args = NULL;
     dst->program_argc = 0;
     if (src->program_argc) {
@@ -64,7 +66,8 @@ static int copy_config(sp_config *dst, const sp_config *src)
         }
     }
     if (!dst->experiment_dir || !dst->profile_base_name || !dst->program_name || !dst->program_path ||
-        !dst->machine_name || !dst->node_name || !dst->creator || !dst->filter_file)
+        !dst->machine_name || !dst->node_name || !dst->creator || !dst->filter_file ||
+        !dst->sampling_event)
         return -1;
     return 0;
 }
@@ -541,6 +544,7 @@ static void collect_results(sp_measurement *m, uint64_t end_time, sp_results *r)
     for (uint32_t i = 0; i < nlocs; i++) {
         sp_location *loc = m->locations[i];
         r->enters += loc->enters;
+        r->samples += loc->samples;
         r->unmatched_leaves += loc->unmatched_leaves;
         if (loc->max_depth > r->max_depth)
             r->max_depth = loc->max_depth;

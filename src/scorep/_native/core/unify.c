@@ -61,6 +61,11 @@ static void serialize_local(const sp_defs *d, const sp_unified_rank *mine, sp_bu
         sp_buffer_put(b, c->members, c->size * sizeof *c->members);
     }
     serialize_io(d, b);
+    sp_buffer_u32(b, d->context_count);
+    for (uint32_t i = 0; i < d->context_count; i++) {
+        sp_buffer_u32(b, d->contexts[i].region);
+        sp_buffer_u32(b, d->contexts[i].parent);
+    }
     sp_buffer_u32(b, mine->rank);
     sp_buffer_u32(b, mine->name);
     sp_buffer_u32(b, mine->host);
@@ -171,6 +176,34 @@ static int merge_io(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *map
     return r->failed ? -1 : status;
 }
 
+/* A rank's calling contexts into the global tree: each one's region (through the rank's
+ * region map `rmap`) and parent (which comes before it). */
+static int merge_contexts(sp_defs *g, sp_reader *r, sp_buffer *maps, const uint32_t *rmap,
+                          uint32_t nregions)
+{
+    uint32_t ncontexts = sp_reader_u32(r);
+    if (r->failed || ncontexts > r->size / 8)
+        return -1;
+    uint32_t *ccmap = malloc((ncontexts ? ncontexts : 1) * sizeof *ccmap);
+    if (!ccmap)
+        return -1;
+    sp_buffer_u32(maps, ncontexts);
+    int status = 0;
+    for (uint32_t i = 0; i < ncontexts && !r->failed && status == 0; i++) {
+        uint32_t region = sp_reader_u32(r), parent = sp_reader_u32(r);
+        uint32_t global_region = region < nregions ? rmap[region] : SP_NO_ID;
+        uint32_t global_parent = parent < i ? ccmap[parent] : SP_NO_ID;
+        ccmap[i] = global_region == SP_NO_ID ? SP_NO_ID
+                                             : sp_defs_calling_context(g, global_region,
+                                                                       global_parent);
+        if (global_region != SP_NO_ID && ccmap[i] == SP_NO_ID)
+            status = -1;
+        sp_buffer_u32(maps, ccmap[i]);
+    }
+    free(ccmap);
+    return r->failed || maps->failed ? -1 : status;
+}
+
 /* Merges one rank's report into the global definitions; its maps go into `maps`. */
 static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *maps,
                       sp_unified_rank *rank_out)
@@ -188,6 +221,12 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
 
     uint32_t nregions = sp_reader_u32(r);
     sp_buffer_u32(maps, nregions);
+    uint32_t *rmap = r->failed || nregions > r->size / 28
+                         ? NULL : malloc((nregions ? nregions : 1) * sizeof *rmap);
+    if (!rmap) {
+        free(smap);
+        return -1;
+    }
     for (uint32_t i = 0; i < nregions && !r->failed; i++) {
         sp_region local = {0};
         local.name = GLOBAL_STRING(sp_reader_u32(r));
@@ -214,9 +253,11 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
             if (id == SP_NO_ID || sp_u64map_put(&st->region_index, key, id) != 0 ||
                 sp_defs_set_group(g, id, sp_defs_str(g, local.group)) != 0) {
                 free(smap);
+                free(rmap);
                 return -1;
             }
         }
+        rmap[i] = id;
         sp_buffer_u32(maps, id);
     }
 
@@ -234,6 +275,7 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
                                                        : malloc((ncomms ? ncomms : 1) * sizeof *cmap);
     if (!cmap) {
         free(smap);
+        free(rmap);
         return -1;
     }
     for (uint32_t i = 0; i < ncomms && !r->failed; i++) {
@@ -244,6 +286,7 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
         uint32_t *members = malloc((size ? size : 1) * sizeof *members);
         if (!members) {
             free(smap);
+            free(rmap);
             free(cmap);
             return -1;
         }
@@ -255,7 +298,9 @@ static int merge_rank(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *m
     }
     int io_status = merge_io(u, st, r, maps, smap, nstrings, cmap, ncomms);
     free(cmap);
-    if (io_status != 0) {
+    int context_status = io_status == 0 ? merge_contexts(g, r, maps, rmap, nregions) : -1;
+    free(rmap);
+    if (context_status != 0) {
         free(smap);
         return -1;
     }
@@ -392,8 +437,9 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     u->comm_map = read_map(&reader, &u->comm_count);
     u->io_file_map = read_map(&reader, &u->io_file_count);
     u->io_handle_map = read_map(&reader, &u->io_handle_count);
+    u->context_map = read_map(&reader, &u->context_count);
     if (reader.failed || !u->string_map || !u->region_map || !u->parameter_map || !u->comm_map ||
-        !u->io_file_map || !u->io_handle_map) {
+        !u->io_file_map || !u->io_handle_map || !u->context_map) {
         snprintf(err, errlen, "the unified definitions arrived damaged");
         goto out;
     }
@@ -429,5 +475,6 @@ void sp_unified_free(sp_unified *u)
     free(u->comm_map);
     free(u->io_file_map);
     free(u->io_handle_map);
+    free(u->context_map);
     memset(u, 0, sizeof *u);
 }

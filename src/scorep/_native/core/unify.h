@@ -48,6 +48,8 @@ typedef struct sp_unified {
     uint32_t string_count, region_count, parameter_count, comm_count;
     uint32_t *io_file_map, *io_handle_map;
     uint32_t io_file_count, io_handle_count;
+    uint32_t *context_map; /* calling contexts (sampling) */
+    uint32_t context_count;
 } sp_unified;
 
 /* Collective over the group `ipc`. `defs` and `mine` are this process's definitions and

@@ -42,6 +42,7 @@ typedef struct sp_python_adapter {
     char **line_patterns;  /* region names whose lines are profiled (--lines) */
     size_t line_pattern_count;
     PyObject *line_codes;  /* code objects chosen by scorep.user.lines (a set; kept) */
+    bool sampling;         /* Python functions are sampled, not instrumented */
 #if SP_HAVE_MONITORING
     int tool_id; /* -1 until we hold a sys.monitoring tool id */
     PyObject *monitoring;
@@ -190,6 +191,21 @@ void sp_python_lines_stop(void);
 
 /* adapter.c: the calling thread's location, made when it first records. */
 sp_location *sp_python_attach_thread(void);
+/* The name of the thread `ident` from threading (a new reference), or NULL. */
+PyObject *sp_python_thread_name(unsigned long ident);
+
+/* ---- sampling (sampling.c) --------------------------------------------------------------
+ * SCOREP_ENABLE_UNWINDING: calling contexts for every event from the start of the
+ * measurement; with a period, samples of every thread's stack while instrumentation is on
+ * (instead of the events of every call). */
+int sp_python_sampling_start(bool unwinding, uint64_t period_us, bool cpu);
+int sp_python_sampling_register(void);
+void sp_python_sampling_unregister(void);
+void sp_python_sampling_stop(void);
+/* The measurement clock's ticks per nanosecond (CPU time is counted in ns). */
+double sp_python_ticks_per_ns(void);
+/* A thread state's location key (the core's sp_location_attach_keyed). */
+uint64_t sp_python_key_of(PyThreadState *ts);
 
 /* The event path: the thread's location, or NULL when nothing is to be recorded. */
 static inline sp_location *event_location(void)

@@ -52,8 +52,10 @@ typedef struct sp_profile_node {
     uint64_t time; /* inclusive, ticks */
     uint64_t min_time, max_time;
     uint64_t bytes_sent, bytes_received; /* MPI */
+    uint64_t hits; /* samples whose innermost frame was this call path (sampling) */
     uint16_t parameter_children;
-    uint8_t kind; /* sp_profile_node_kind */
+    uint8_t kind;   /* sp_profile_node_kind */
+    uint16_t level; /* the tree's level: the program root is 0 */
 } sp_profile_node;
 
 #define SP_PROFILE_BLOCK_NODES 2048
@@ -71,6 +73,7 @@ typedef struct sp_profile_location {
                                  * inside them) */
     uint64_t dropped_calls;     /* no node: the memory budget was used up */
     uint64_t folded_parameters; /* beyond SP_PROFILE_MAX_PARAMETER_VALUES */
+    uint64_t dropped_samples;   /* no node for their call path: the memory budget was used up */
     struct sp_profile_io *io;   /* bytes of I/O calls per node (io.c), NULL before the first */
     /* While recording is off: the MEASUREMENT OFF node that holds the time (SP_PROFILE_NO_NODE
      * when recording is on or no node could be made) and since when. */
@@ -158,6 +161,22 @@ static inline void sp_profile_leave(sp_profile_location *p, uint32_t node, uint6
     n->min_time = duration < n->min_time ? duration : n->min_time;
     n->max_time = duration > n->max_time ? duration : n->max_time;
 }
+
+/* ---- calling contexts and samples (sampling) --------------------------------------------
+ * Frames of the program's own call stack are call paths like any other: a sample adds its
+ * weight to the time of each frame's node (their time is the samples' estimate) and a hit
+ * to the innermost; frames that were not there at the location's last event (from index
+ * `same` on) count a visit. Instrumented regions entered under them get their visits and
+ * measured time as usual. */
+
+/* The node of `region` entered below `parent` under the frames `frames` (outermost first). */
+uint32_t sp_profile_enter_in_context(sp_profile_location *p, uint32_t parent,
+                                     const sp_context_frame *frames, uint32_t count,
+                                     uint32_t same, uint32_t region);
+
+/* A sample below `parent` (the innermost open frame's node) with the frames `frames`. */
+void sp_profile_sample(sp_profile_location *p, uint32_t parent, const sp_context_frame *frames,
+                       uint32_t count, uint32_t same, uint64_t weight);
 
 /* The node for a parameter value under `parent` (SP_PROFILE_NO_NODE: not split). */
 uint32_t sp_profile_parameter(sp_profile_location *p, uint32_t parent, uint32_t region,

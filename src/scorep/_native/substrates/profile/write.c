@@ -14,7 +14,7 @@
 typedef struct {
     uint32_t parent, region, kind, parameter;
     int64_t value; /* int value, or global string id */
-    uint64_t visits, bytes_sent, bytes_received;
+    uint64_t visits, bytes_sent, bytes_received, hits;
     double time, min_time, max_time; /* seconds */
 } flat_node;
 
@@ -79,6 +79,7 @@ static void serialize_trees(sp_measurement *m, const sp_unified *u, double secon
             sp_buffer_u64(b, n->visits);
             sp_buffer_u64(b, n->bytes_sent);
             sp_buffer_u64(b, n->bytes_received);
+            sp_buffer_u64(b, n->hits);
             bool visited = n->visits > 0;
             sp_buffer_f64(b, (double)n->time * seconds_per_tick);
             sp_buffer_f64(b, visited && n->min_time != UINT64_MAX ? (double)n->min_time * seconds_per_tick : 0.0);
@@ -170,7 +171,7 @@ static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 }
 
 enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTES_SENT,
-       METRIC_BYTES_RECEIVED,
+       METRIC_BYTES_RECEIVED, METRIC_HITS,
        /* I/O: + mode (0 read, 1 write) for all paradigms, + 2 * (1 + paradigm) + mode for
         * one paradigm */
        METRIC_IO };
@@ -206,6 +207,7 @@ static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out
         case METRIC_VISITS: ((uint64_t *)out)[l] = n ? n->visits : 0; break;
         case METRIC_BYTES_SENT: ((uint64_t *)out)[l] = n ? n->bytes_sent : 0; break;
         case METRIC_BYTES_RECEIVED: ((uint64_t *)out)[l] = n ? n->bytes_received : 0; break;
+        case METRIC_HITS: ((uint64_t *)out)[l] = n ? n->hits : 0; break;
         case METRIC_TIME: ((double *)out)[l] = n ? n->time : 0.0; break;
         case METRIC_MIN_TIME: ((double *)out)[l] = n ? n->min_time : 0.0; break;
         default: ((double *)out)[l] = n ? n->max_time : 0.0; break;
@@ -308,6 +310,7 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
                 n->visits = sp_reader_u64(&rd);
                 n->bytes_sent = sp_reader_u64(&rd);
                 n->bytes_received = sp_reader_u64(&rd);
+                n->hits = sp_reader_u64(&rd);
                 n->time = sp_reader_f64(&rd);
                 n->min_time = sp_reader_f64(&rd);
                 n->max_time = sp_reader_f64(&rd);
@@ -463,6 +466,10 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         for (uint32_t i = 0; i < t->columns[l].count && !communication; i++)
             communication = t->columns[l].nodes[i].bytes_sent || t->columns[l].nodes[i].bytes_received;
     }
+    /* Score-P's sampling metric: the samples whose innermost frame is the call path. */
+    static const cube_metric hits_metric = {
+        "hits", "Hits", "occ", "@mirror@scorep_metrics.html#hits",
+        "Number of exclusive samples inside this region", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0};
     static const cube_metric base_metrics[] = {
         {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits", "Number of visits",
          CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
@@ -476,7 +483,7 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         {"bytes_received", "bytes_received", "bytes", "", "Bytes received", CUBE_DTYPE_UINT64,
          CUBE_EXCLUSIVE, 0},
     };
-    cube_metric metrics[6 + 2 + 2 * SP_IO_PARADIGM_COUNT];
+    cube_metric metrics[6 + 1 + 2 + 2 * SP_IO_PARADIGM_COUNT];
     uint32_t metric_kind[sizeof metrics / sizeof metrics[0]];
     char io_names[2 * SP_IO_PARADIGM_COUNT][96];
     /* bytes_sent / bytes_received only when there was communication, as Score-P */
@@ -484,6 +491,10 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     for (size_t i = 0; i < nmetrics; i++) {
         metrics[i] = base_metrics[i];
         metric_kind[i] = (uint32_t)i;
+    }
+    if (m->config.unwinding) {
+        metrics[nmetrics] = hits_metric;
+        metric_kind[nmetrics++] = METRIC_HITS;
     }
     nmetrics = add_io_metrics(g, t, metrics, metric_kind, nmetrics, io_names);
     t->metric_kind = metric_kind;

@@ -81,7 +81,10 @@ static int write_location_definitions(sp_measurement *m, OTF2_DefWriter *dw, con
                        "WriteMappingTable", err, errlen) != 0 ||
         sp_trace_check(write_map(dw, OTF2_MAPPING_COMM, u->comm_map, u->comm_count),
                        "WriteMappingTable", err, errlen) != 0 ||
-        sp_trace_write_io_mappings(dw, u, err, errlen) != 0)
+        sp_trace_write_io_mappings(dw, u, err, errlen) != 0 ||
+        sp_trace_check(write_map(dw, OTF2_MAPPING_CALLING_CONTEXT, u->context_map,
+                                 u->context_count),
+                       "WriteMappingTable", err, errlen) != 0)
         return -1;
     if (!sp_trace.collective)
         return 0;
@@ -448,7 +451,8 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
     extra_strings x = {0};
     scorep_strings sx;
     intern_scorep_strings(u, &sx);
-    if (intern_extra_strings(m, u, &x) != 0 || sp_trace_intern_io_strings(&u->global) != 0) {
+    if (intern_extra_strings(m, u, &x) != 0 || sp_trace_intern_io_strings(&u->global) != 0 ||
+        sp_trace_intern_context_strings(&u->global) != 0) {
         free(x.levels);
         return sp_error(err, errlen, "out of memory while writing the trace definitions");
     }
@@ -480,6 +484,7 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
         write_system_tree(gw, u, &x, err, errlen) != 0 ||
         write_system_tree_domains(gw, u, &sx, err, errlen) != 0 ||
         write_regions_and_parameters(gw, g, err, errlen) != 0 ||
+        sp_trace_write_context_definitions(gw, u, err, errlen) != 0 ||
         write_communicators(gw, u, &x, err, errlen) != 0 ||
         sp_trace_write_io_definitions(gw, u, err, errlen) != 0 ||
         write_region_groups(gw, g, communicator_group_count(u), err, errlen) != 0 ||

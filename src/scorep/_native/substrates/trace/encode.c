@@ -143,6 +143,7 @@ static unsigned record_length(uint32_t kind)
     case SP_REC_MEASUREMENT_OFF:
     case SP_REC_PROGRAM_BEGIN:
     case SP_REC_MPI_COLLECTIVE_BEGIN:
+    case SP_REC_CC_LEAVE:
         return 1;
     case SP_REC_MPI_ISEND:
     case SP_REC_MPI_IRECV:
@@ -217,9 +218,12 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
                                                 collective_root(q->b), p->a, p->b);
             break;
         default:
-            if (!sp_trace_is_io_record(r->kind))
+            if (sp_trace_is_context_record(r->kind))
+                s = sp_trace_encode_context(w, r, t);
+            else if (sp_trace_is_io_record(r->kind))
+                s = sp_trace_encode_io(w, r, t);
+            else
                 return OTF2_ERROR_INVALID_DATA;
-            s = sp_trace_encode_io(w, r, t);
             break;
         }
         /* After a failed write (full disk, file size limit) the writer's buffer is
