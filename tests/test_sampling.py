@@ -319,3 +319,25 @@ def test_sampling_options_on_the_command_line(tmp_path):
     env_event = run_scorep(python_default(), ["--sampling", "--verbose", program("calls.py")],
                            tmp_path / "e", SCOREP_SAMPLING_EVENTS="timer@2000")
     assert "sampling 500 Hz of CPU time (timer@2000)" in env_event.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/mpirun"), reason="mpirun is not installed")
+def test_mpi_calls_in_their_python_calling_context(tmp_path):
+    from test_mpi import mpirun
+    out = mpirun(2, ["--mpp=mpi", "--sampling", program("mpi_patterns.py")], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    exp = tmp_path / "exp"
+    profile = Sampled(exp)
+    paths = {tuple(c.path()) for c in profile.profile.cnodes
+             if c.region.name in ("MPI_Send", "MPI_Recv")}
+    # mpi4py calls MPI without the GIL: the calling context is read on the rank's own thread.
+    assert paths == {("mpi_patterns.py", "__main__:<module>", "__main__:ping_pong", "MPI_Send"),
+                     ("mpi_patterns.py", "__main__:<module>", "__main__:ping_pong", "MPI_Recv")}
+    sends = [c for c in profile.profile.cnodes if c.region.name == "MPI_Send"]
+    assert [sum(profile.visits[c.id]) for c in sends] == [6]  # 3 per rank, every one
+    text = otf2_print(str(exp / "traces.otf2"))
+    assert text.count("MPI_SEND ") == 6
+    enters = re.findall(r'^CALLING_CONTEXT_ENTER\s+(\d+)\s.*"MPI_Send" <(\d+)>', text, re.M)
+    # One calling context for both ranks' sends (unified definitions).
+    assert len(enters) == 6 and len({context for _location, context in enters}) == 1
