@@ -63,7 +63,9 @@ def test_a_function_taking_70_percent_gets_60_to_80_percent_of_the_samples(pytho
     samples_share, time_share, samples = share_of_hot(profile)
     assert samples >= 100, "too few samples to judge: %d" % samples
     assert 0.60 <= samples_share <= 0.80, (samples_share, samples)
-    assert 0.60 <= time_share <= 0.80, (time_share, samples)
+    # The estimated time weighs each sample by the time it stands for, which a busy machine
+    # makes uneven (the sampler waits for a CPU): a little noisier than the count.
+    assert 0.55 <= time_share <= 0.85, (time_share, samples)
 
 
 def test_cpu_clock_samples_the_work_and_not_the_waiting(tmp_path):

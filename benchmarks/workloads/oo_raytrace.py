@@ -224,7 +224,7 @@ def render(size):
 size = int(sys.argv[1]) if len(sys.argv) > 1 else 40
 start, cpu_start = time.perf_counter(), time.process_time()
 result = render(size)
-if not result.r > 0:
+if size and not result.r > 0:
     raise SystemExit("nothing rendered")
 print("WORK_SECONDS", time.perf_counter() - start)
 print("CPU_SECONDS", time.process_time() - cpu_start)

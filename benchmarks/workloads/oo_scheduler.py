@@ -222,7 +222,7 @@ def main(rounds):
     result = None
     for _ in range(rounds):
         result = simulate(1000)
-    if result != (2322, 928):
+    if rounds and result != (2322, 928):
         raise SystemExit("wrong result %r" % (result,))
 
 

@@ -400,6 +400,11 @@ def main(argv=None):
         fail(str(error), error.status)
     for warning in _config.unsupported_variables() if speaks else ():
         sys.stderr.write("scorep: %s\n" % warning)
+    for note in config.notes if speaks and not opts.verbose else ():
+        # A timer that could not be used as asked is said (with --verbose the measurement
+        # logs every note).
+        if note.endswith("using clock_gettime"):
+            sys.stderr.write("scorep: %s\n" % note)
 
     try:
         code, module = prepare_main(opts)

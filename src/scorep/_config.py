@@ -290,8 +290,11 @@ def unsupported_variables(environ=None):
 class Config:
     """The resolved configuration of one measurement."""
 
-    def __init__(self, values):
+    def __init__(self, values, notes=()):
         self.values = dict(values)
+        # What the user should know about how the settings were taken (a timer that could not
+        # be used as asked): warnings when the timer was not, verbose lines otherwise.
+        self.notes = list(notes)
 
     def __getitem__(self, name):
         return self.values[name]
@@ -342,11 +345,43 @@ def default_timer():
     return "tsc" if usable else "clock_gettime"
 
 
+# How long the start-up check of the CPUs' TSCs may take (SCOREP_TIMER=tsc where the kernel
+# does not use the TSC itself); its answer is kept for the process (a kernel measures cell
+# after cell).
+TSC_CHECK_BUDGET_MS = 50
+_tsc_checked = {}
+
+
+def checked_tsc():
+    """SCOREP_TIMER=tsc asked for explicitly: (timer, note). The TSC where the kernel uses it
+    as its clocksource; where it does not but the TSC is invariant, after checking that the
+    TSCs of the CPUs this process may run on agree (TSC reads handed between CPUs never go
+    back); otherwise clock_gettime, with a note saying why."""
+    from scorep import _native
+    native = _native.native()
+    if native is None:
+        return "clock_gettime", None
+    usable, why = native.tsc_usable()
+    if usable:
+        return "tsc", None
+    if not native.tsc_invariant():
+        return "clock_gettime", "SCOREP_TIMER=tsc: %s; using clock_gettime" % why
+    if "result" not in _tsc_checked:
+        _tsc_checked["result"] = native.tsc_synchronized(TSC_CHECK_BUDGET_MS)
+    agree, hand_overs, resolution_ns, reason = _tsc_checked["result"]
+    if not agree:
+        return "clock_gettime", ("SCOREP_TIMER=tsc: %s (the kernel does not use the TSC either); "
+                                 "using clock_gettime" % reason)
+    return "tsc", ("SCOREP_TIMER=tsc although %s: the TSCs of this process's CPUs agreed in %d "
+                   "hand-overs (to within %d ns)" % (why, hand_overs, resolution_ns))
+
+
 def from_environ(environ=None, overrides=None):
     """Reads every SCOREP_* variable this tool knows; `overrides` (from command line options)
     win over the environment. Raises ConfigError for the first invalid value."""
     environ = os.environ if environ is None else environ
     values = {}
+    notes = []
     for name, (default, parse, _description) in VARIABLES.items():
         if overrides and name in overrides:
             text = overrides[name]
@@ -354,6 +389,11 @@ def from_environ(environ=None, overrides=None):
             text = environ.get(name, default)
         if name == "SCOREP_TIMER" and not text.strip():
             values[name] = default_timer()
+            continue
+        if name == "SCOREP_TIMER" and parse(name, text) == "tsc":
+            values[name], note = checked_tsc()
+            if note:
+                notes.append(note)
             continue
         if name == "SCOREP_SAMPLING_EVENTS":
             separator = (overrides or {}).get("SCOREP_SAMPLING_SEP",
@@ -366,7 +406,7 @@ def from_environ(environ=None, overrides=None):
         raise ConfigError("line-level profiles (--lines, SCOREP_PYTHON_LINES) need every call "
                           "recorded: they cannot be combined with sampling "
                           "(--sampling, SCOREP_ENABLE_UNWINDING)")
-    return Config(values)
+    return Config(values, notes)
 
 
 def node_name():

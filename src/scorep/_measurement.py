@@ -261,6 +261,8 @@ class Measurement:
         if self.mpi:
             native.set_abort_callback(self._after_mpi_abort)
         self._hook_threads()
+        for note in self.config.notes:
+            self.log(note)
         if sampling:
             how = "sampling %g Hz of %s time (%s)" % (
                 sampling.hz, "CPU" if sampling.cpu else "wall-clock", sampling)

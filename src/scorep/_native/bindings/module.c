@@ -684,6 +684,30 @@ static PyObject *py_tsc_usable(PyObject *self, PyObject *unused)
     return Py_BuildValue("(Ns)", PyBool_FromLong(ok), why);
 }
 
+static PyObject *py_tsc_synchronized(PyObject *self, PyObject *budget)
+{
+    (void)self;
+    long ms = PyLong_AsLong(budget);
+    if (ms < 0 && PyErr_Occurred())
+        return NULL;
+    char why[256] = "";
+    uint64_t hand_overs = 0, resolution_ns = 0;
+    bool ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = sp_clock_tsc_synchronized(ms > 0 ? (unsigned)ms : 1u, &hand_overs, &resolution_ns, why,
+                                   sizeof why);
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("(NKKs)", PyBool_FromLong(ok), (unsigned long long)hand_overs,
+                         (unsigned long long)resolution_ns, why);
+}
+
+static PyObject *py_tsc_invariant(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(sp_clock_tsc_invariant());
+}
+
 static PyMethodDef methods[] = {
     {"start", (PyCFunction)(void (*)(void))py_start, METH_VARARGS | METH_KEYWORDS,
      "start(experiment_dir, **config): start a measurement in this process."},
@@ -731,6 +755,10 @@ static PyMethodDef methods[] = {
     {"abandon", py_abandon, METH_NOARGS,
      "Stop measuring without writing anything (a forked child of a measured process)."},
     {"tsc_usable", py_tsc_usable, METH_NOARGS, "(usable, reason) for the TSC timer."},
+    {"tsc_invariant", py_tsc_invariant, METH_NOARGS, "Whether the CPU's TSC is invariant."},
+    {"tsc_synchronized", py_tsc_synchronized, METH_O,
+     "tsc_synchronized(budget_ms) -> (agree, hand_overs, resolution_ns, reason): whether the "
+     "TSCs of the CPUs this process may run on agree."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -404,8 +404,12 @@ static void sample_thread(PyThreadState *ts, uint64_t now, uint64_t pass_weight)
 }
 
 /* What this pass stands for: the time since the last one, except what the sampler thread
- * missed by not running (a busy machine): at most two periods beyond the time the pass
- * waited for a safe point (during which no thread's stack changed, as no bytecode ran). */
+ * missed by not running for long (a machine busier than its cores): at most PASS_SPAN
+ * periods beyond the time the pass waited for a safe point (during which no thread's stack
+ * changed, as no bytecode ran). A sample standing for a long gap would be no better a guess
+ * of where that time went than a sample of its own, and would make the estimate noisy. */
+#define PASS_SPAN 8
+
 static uint64_t pass_weight(uint64_t now)
 {
     double ticks_per_ns = sp_python_ticks_per_ns();
@@ -413,7 +417,7 @@ static uint64_t pass_weight(uint64_t now)
     uint64_t since = S.last_pass && now > S.last_pass ? now - S.last_pass : period;
     uint64_t asked = atomic_load(&S.asked_at);
     uint64_t waited = asked && now > asked ? now - asked : 0;
-    uint64_t cap = 2 * period + waited;
+    uint64_t cap = PASS_SPAN * period + waited;
     S.last_pass = now;
     return since < cap ? since : cap;
 }

@@ -55,6 +55,10 @@ typedef struct sp_profile_node {
     uint64_t hits; /* samples whose innermost frame was this call path (sampling) */
     uint16_t parameter_children;
     uint8_t kind;   /* sp_profile_node_kind */
+    /* A frame of the program's own stack seen by samples (not entered through an event):
+     * until the end its `time` is the weight of the samples that ended in it, made
+     * inclusive then (sp_profile_finish_samples). */
+    uint8_t sampled;
     uint16_t level; /* the tree's level: the program root is 0 */
 } sp_profile_node;
 
@@ -164,10 +168,10 @@ static inline void sp_profile_leave(sp_profile_location *p, uint32_t node, uint6
 
 /* ---- calling contexts and samples (sampling) --------------------------------------------
  * Frames of the program's own call stack are call paths like any other: a sample adds its
- * weight to the time of each frame's node (their time is the samples' estimate) and a hit
- * to the innermost; frames that were not there at the location's last event (from index
- * `same` on) count a visit. Instrumented regions entered under them get their visits and
- * measured time as usual. */
+ * weight and a hit to its innermost frame's node (the nodes' inclusive times, the samples'
+ * estimate, are made at the end); frames that were not there at the location's last event
+ * (from index `same` on) count a visit. Instrumented regions entered under them get their
+ * visits and measured time as usual. */
 
 /* The node of `region` entered below `parent` under the frames `frames` (outermost first). */
 uint32_t sp_profile_enter_in_context(sp_profile_location *p, uint32_t parent,
@@ -177,6 +181,11 @@ uint32_t sp_profile_enter_in_context(sp_profile_location *p, uint32_t parent,
 /* A sample below `parent` (the innermost open frame's node) with the frames `frames`. */
 void sp_profile_sample(sp_profile_location *p, uint32_t parent, const sp_context_frame *frames,
                        uint32_t count, uint32_t same, uint64_t weight);
+
+/* At the end: the sampled nodes' times become inclusive, each its own samples' weight plus
+ * its children's time (measured for regions entered through events, estimated for the
+ * others), so that a frame above a recorded region holds the region's time too. */
+void sp_profile_finish_samples(sp_profile_location *p);
 
 /* The node for a parameter value under `parent` (SP_PROFILE_NO_NODE: not split). */
 uint32_t sp_profile_parameter(sp_profile_location *p, uint32_t parent, uint32_t region,

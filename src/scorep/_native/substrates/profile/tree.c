@@ -295,8 +295,11 @@ static uint32_t context_child(sp_profile_location *p, uint32_t node, uint32_t re
         if (is_collapse(p, node))
             return node;
         uint32_t collapse = collapse_region();
+        uint32_t count = p->count;
         uint32_t c = collapse == SP_NO_ID ? SP_PROFILE_NO_NODE
                                           : sp_profile_child_slow(p, node, collapse);
+        if (c != SP_PROFILE_NO_NODE && p->count > count)
+            sp_profile_node_at(p, c)->sampled = 1;
         if (c != SP_PROFILE_NO_NODE && entered) {
             p->folded_calls++;
             sp_profile_node_at(p, c)->visits++;
@@ -306,9 +309,12 @@ static uint32_t context_child(sp_profile_location *p, uint32_t node, uint32_t re
     uint32_t child = sp_profile_node_at(p, node)->last_child_hit;
     if (child == SP_PROFILE_NO_NODE || sp_profile_node_at(p, child)->region != region ||
         sp_profile_node_at(p, child)->kind != SP_NODE_REGION) {
+        uint32_t count = p->count;
         child = sp_profile_child_slow(p, node, region);
         if (child == SP_PROFILE_NO_NODE)
             return child;
+        if (p->count > count)
+            sp_profile_node_at(p, child)->sampled = 1; /* made here: a frame of the stack */
         sp_profile_node_at(p, node)->last_child_hit = child;
     }
     if (entered)
@@ -330,7 +336,10 @@ uint32_t sp_profile_enter_in_context(sp_profile_location *p, uint32_t parent,
             return SP_PROFILE_NO_NODE; /* the region runs inside a frame beyond the limit */
     }
     /* Beyond the limit itself: a visit of COLLAPSE, which gets its time. */
-    return context_child(p, node, region, true, &collapsed);
+    uint32_t child = context_child(p, node, region, true, &collapsed);
+    if (child != SP_PROFILE_NO_NODE)
+        sp_profile_node_at(p, child)->sampled = 0; /* its time is measured */
+    return child;
 }
 
 void sp_profile_sample(sp_profile_location *p, uint32_t parent, const sp_context_frame *frames,
@@ -347,9 +356,25 @@ void sp_profile_sample(sp_profile_location *p, uint32_t parent, const sp_context
             break;
         }
         node = child;
-        sp_profile_node_at(p, node)->time += weight;
     }
-    sp_profile_node_at(p, node)->hits++;
+    sp_profile_node *leaf = sp_profile_node_at(p, node);
+    leaf->hits++;
+    if (leaf->sampled)
+        leaf->time += weight; /* an entered region's time is measured */
+}
+
+void sp_profile_finish_samples(sp_profile_location *p)
+{
+    /* Children come after their parents: one pass from the last node adds each node's
+     * (by then inclusive) time to its sampled parent. */
+    for (uint32_t i = p->count; i-- > 1;) {
+        const sp_profile_node *n = sp_profile_node_at(p, i);
+        if (n->parent == SP_PROFILE_NO_NODE)
+            continue;
+        sp_profile_node *parent = sp_profile_node_at(p, n->parent);
+        if (parent->sampled && n->kind == SP_NODE_REGION)
+            parent->time += n->time;
+    }
 }
 
 /* ---- parameters ------------------------------------------------------------------------ */

@@ -625,8 +625,11 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                      uint64_t ticks_per_second, char *err, size_t errlen)
 {
     uint32_t nlocs = atomic_load(&m->location_count);
-    for (uint32_t l = 0; l < nlocs; l++)
+    for (uint32_t l = 0; l < nlocs; l++) {
+        if (m->config.unwinding)
+            sp_profile_finish_samples(profile_location(m->locations[l]));
         finish_root(m->locations[l], m->locations[l]->last_time - m->start.ticks);
+    }
     double seconds_per_tick = 1.0 / (double)(ticks_per_second ? ticks_per_second : 1);
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
