@@ -182,6 +182,9 @@ def test_unwinding_without_samples_gives_calling_contexts_only(tmp_path):
                            "__main__:inner", "user:work"]
     assert profile.total_hits() == 0
     assert sum(profile.visits[work.id]) == 1
+    # Python functions are no events of their own: only the region's calling context.
+    assert {c.region.name for c in profile.profile.cnodes} == {
+        "regions.py", "__main__:<module>", "__main__:outer", "__main__:inner", "user:work"}
 
 
 def test_trace_has_calling_context_samples_and_events(python, tmp_path):
@@ -343,3 +346,22 @@ def test_mpi_calls_in_their_python_calling_context(tmp_path):
     enters = re.findall(r'^CALLING_CONTEXT_ENTER\s+(\d+)\s.*"MPI_Send" <(\d+)>', text, re.M)
     # One calling context for both ranks' sends (unified definitions).
     assert len(enters) == 6 and len({context for _location, context in enters}) == 1
+
+
+def test_score_estimates_the_trace_of_a_sampled_run(tmp_path):
+    from scorep import score
+    from test_score import evt_sizes
+    script = tmp_path / "scored.py"
+    script.write_text(
+        "import scorep.user\n"
+        "def spin(n):\n"
+        "    return sum(i % 7 for i in range(n))\n"
+        "for _ in range(200):\n"
+        "    with scorep.user.region('round'):\n"
+        "        spin(3000)\n")
+    out, exp = sampled(python_default(), tmp_path, ["--sampling", str(script)],
+                       SCOREP_ENABLE_TRACING="true")
+    est = score.estimate(cube.read(str(exp)))
+    real = evt_sizes(exp)
+    assert est.has_hits  # the hits column, as Score-P's scorep-score shows it
+    assert est.scenario.total_bytes == pytest.approx(sum(real.values()), rel=0.02)

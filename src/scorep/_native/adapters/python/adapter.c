@@ -168,7 +168,9 @@ int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_coun
     sp_py.kind = kind;
     sp_py.registered = false;
     sp_py.generation30 = sp_measurement_generation() & GENERATION_MASK;
-    sp_py.sampling = config->unwinding && config->sampling_period_us > 0;
+    /* With unwinding, Python functions are seen through calling contexts and samples (when
+     * there is a sampling event), never as events of their own. */
+    sp_py.sampling = config->unwinding;
     if (sp_python_lines_start(line_patterns, line_pattern_count) != 0)
         return -1;
     return sp_python_sampling_start(config->unwinding, config->sampling_period_us,

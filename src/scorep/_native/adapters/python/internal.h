@@ -42,7 +42,7 @@ typedef struct sp_python_adapter {
     char **line_patterns;  /* region names whose lines are profiled (--lines) */
     size_t line_pattern_count;
     PyObject *line_codes;  /* code objects chosen by scorep.user.lines (a set; kept) */
-    bool sampling;         /* Python functions are sampled, not instrumented */
+    bool sampling;         /* unwinding: Python functions are sampled, not instrumented */
 #if SP_HAVE_MONITORING
     int tool_id; /* -1 until we hold a sys.monitoring tool id */
     PyObject *monitoring;

@@ -40,27 +40,34 @@ typedef enum {
     SP_NODE_PARAMETER_STRING,
 } sp_profile_node_kind;
 
+/* A call path of one location. Two cache lines: every enter and leave touches only the
+ * first, of the node and of its parent (a node of 88 bytes straddled lines, and an event of
+ * the profile cost more cache misses than one of the trace, whose records are appended). */
 typedef struct sp_profile_node {
-    uint32_t region;       /* the callee; for a parameter node its enclosing region */
-    uint32_t parent;       /* SP_PROFILE_NO_NODE for the root */
-    uint32_t first_child;
-    uint32_t next_sibling;
+    /* First line: the event path's. */
+    uint32_t region;         /* the callee; for a parameter node its enclosing region */
     uint32_t last_child_hit; /* the child found last: loops call the same callee */
-    uint32_t parameter;
-    int64_t value;           /* parameter value, or string id */
     uint64_t visits;
     uint64_t time; /* inclusive, ticks */
     uint64_t min_time, max_time;
-    uint64_t bytes_sent, bytes_received; /* MPI */
-    uint64_t hits; /* samples whose innermost frame was this call path (sampling) */
-    uint16_t parameter_children;
-    uint8_t kind;   /* sp_profile_node_kind */
+    uint32_t parent; /* SP_PROFILE_NO_NODE for the root */
+    uint32_t first_child;
+    uint32_t next_sibling;
+    uint8_t kind; /* sp_profile_node_kind */
     /* A frame of the program's own stack seen by samples (not entered through an event):
      * until the end its `time` is the weight of the samples that ended in it, made
      * inclusive then (sp_profile_finish_samples). */
     uint8_t sampled;
     uint16_t level; /* the tree's level: the program root is 0 */
-} sp_profile_node;
+    uint32_t parameter;
+    uint16_t parameter_children;
+    /* Second line: what only parameters, MPI and samples use. */
+    int64_t value __attribute__((aligned(64))); /* parameter value, or string id */
+    uint64_t bytes_sent, bytes_received;        /* MPI */
+    uint64_t hits; /* samples whose innermost frame was this call path (sampling) */
+} __attribute__((aligned(64))) sp_profile_node;
+
+_Static_assert(sizeof(sp_profile_node) % 64 == 0, "nodes are whole cache lines");
 
 #define SP_PROFILE_BLOCK_NODES 2048
 

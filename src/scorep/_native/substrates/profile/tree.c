@@ -39,7 +39,9 @@ void sp_profile_location_retire(sp_location *loc)
     if (!p || p->compact || p->block_count != 1 ||
         (size_t)p->count * sizeof(sp_profile_node) > SP_CHUNK_SIZE / 4)
         return;
-    sp_profile_node *copy = malloc((size_t)p->count * sizeof *copy);
+    /* Nodes are aligned on cache lines, as in the budget's chunks. */
+    sp_profile_node *copy =
+        aligned_alloc(_Alignof(sp_profile_node), (size_t)p->count * sizeof *copy);
     if (!copy)
         return;
     memcpy(copy, p->blocks[0], (size_t)p->count * sizeof *copy);
