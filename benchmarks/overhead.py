@@ -1,7 +1,7 @@
 """Overhead of scorep against the uninstrumented run and cProfile, measured in the same run.
 
     python3 benchmarks/overhead.py [--repeat N] [--python PATH ...] [--workload NAME ...]
-                                   [--mode MODE ...]
+                                   [--mode MODE ...] [--timer tsc|clock_gettime] [--scale F]
 
 For every interpreter and workload it runs, alternating, R times each:
   plain            python workload.py
@@ -23,6 +23,7 @@ cProfile's, and of the sampling modes' overhead over plain.
 
 import argparse
 import glob
+import math
 import os
 import re
 import subprocess
@@ -62,12 +63,14 @@ def default_pythons():
     return pythons
 
 
-def command(python, mode, workload, experiment):
+def command(python, mode, workload, experiment, timer=None):
     script = [os.path.join(HERE, "workloads", workload[0])] + workload[1:]
     env = dict(os.environ, PYTHONPATH=SRC, SCOREP_EXPERIMENT_DIRECTORY=experiment)
     for name in list(env):
         if name.startswith("SCOREP_") and name != "SCOREP_EXPERIMENT_DIRECTORY":
             del env[name]
+    if timer:
+        env["SCOREP_TIMER"] = timer
     if mode == "plain":
         return [python] + script, env
     if mode == "cProfile":
@@ -86,9 +89,9 @@ def command(python, mode, workload, experiment):
     return [python, "-m", "scorep", "--verbose"] + script, env
 
 
-def run_once(python, mode, workload, tmp, clock):
+def run_once(python, mode, workload, tmp, clock, timer=None):
     experiment = tempfile.mkdtemp(dir=tmp)
-    args, env = command(python, mode, workload, experiment)
+    args, env = command(python, mode, workload, experiment, timer)
     out = subprocess.run(args, env=env, capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit("benchmark run failed: %s\n%s" % (" ".join(args), out.stderr))
@@ -100,7 +103,6 @@ def run_once(python, mode, workload, tmp, clock):
 
 
 def geometric_mean(values):
-    import math
     # A negative extra time is noise (a mode cannot be faster than plain): counted as 0.01.
     values = [max(v, 0.01) for v in values]
     return math.exp(sum(math.log(v) for v in values) / len(values))
@@ -116,6 +118,11 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--python", action="append")
     parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS))
+    parser.add_argument("--timer", choices=("tsc", "clock_gettime"),
+                        help="SCOREP_TIMER for the scorep modes (default: the measurement's)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="multiply each workload's size (longer runs: the sampler's "
+                             "start and end weigh less)")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="what is compared: the process's CPU time over the work (all its "
                              "threads, the sampler's too; the default: other processes on a "
@@ -126,6 +133,17 @@ def main():
     pythons = args.python or default_pythons()
     workloads = args.workload or list(WORKLOADS)
     modes = MODES[:2] + [m for m in MODES[2:] if not args.mode or m in args.mode]
+    if args.scale <= 0:
+        parser.error("--scale must be positive")
+    if args.scale != 1.0:
+        for name, workload in WORKLOADS.items():
+            size = int(workload[1])
+            if name == "fib":
+                # fib(n) makes ~phi**n calls: the work scales by phi per step of n.
+                size += int(round(math.log(args.scale) / math.log((1 + 5 ** 0.5) / 2)))
+            else:
+                size = int(round(size * args.scale))
+            workload[1] = str(max(1, size))
     tmp = tempfile.mkdtemp(prefix="scorep-bench-")
     print("%-8s %-14s %9s %-21s %9s %8s %9s %9s %9s" % (
         "python", "workload", "calls", "mode", "best[s]", "x plain", "x cProf", "ns/call",
@@ -139,7 +157,8 @@ def main():
             calls = None
             for _ in range(args.repeat):
                 for mode in modes:  # alternating, so that drift hits all modes alike
-                    seconds, counted = run_once(python, mode, WORKLOADS[name], tmp, args.clock)
+                    seconds, counted = run_once(python, mode, WORKLOADS[name], tmp, args.clock,
+                                                args.timer)
                     best[mode] = min(best[mode], seconds)
                     if counted and mode in ("scorep:trace", "scorep:profile"):
                         calls = counted
