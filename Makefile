@@ -168,12 +168,12 @@ CTEST_BIN := $(patsubst tests/c/%.c,build/ctest/%,$(CTEST_SRC))
 CTEST_SAN_BIN := $(patsubst tests/c/%.c,build/ctest-san/%,$(CTEST_SRC))
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-build/ctest/%: tests/c/%.c $(CORE_TEST_SRC) $(HEADERS) tests/c/ctest.h
+build/ctest/%: tests/c/%.c $(CORE_TEST_SRC) $(HEADERS) tests/c/ctest.h tests/c/thread_ipc.h
 	@mkdir -p $(dir $@)
 	@echo "  CC  $@"
 	@$(CC) $(CFLAGS_BASE) -O1 $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CORE_TEST_SRC) $(OTF2_LIBS) -lpthread -lm
 
-build/ctest-san/%: tests/c/%.c $(CORE_TEST_SRC) $(HEADERS) tests/c/ctest.h
+build/ctest-san/%: tests/c/%.c $(CORE_TEST_SRC) $(HEADERS) tests/c/ctest.h tests/c/thread_ipc.h
 	@mkdir -p $(dir $@)
 	@echo "  CC  $@ (ASan+UBSan)"
 	@$(CC) $(CFLAGS_BASE) -O1 $(SANITIZE) $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CORE_TEST_SRC) $(OTF2_LIBS) -lpthread -lm

@@ -78,6 +78,17 @@ def program(name):
 
 # ---- reading traces back -----------------------------------------------------------------
 
+
+def fix_python_otf2():
+    """python3-otf2 (Debian's, OTF2 3.0.2) reads an InterComm definition with the fields of
+    Comm in front of its own (InterComm subclasses Comm and its fields are appended), so a
+    trace with an inter-communicator cannot be read. otf2-print (the C library) reads them
+    as OTF2 3.0 specifies: name, groupA, groupB, common communicator, flags."""
+    from otf2 import definitions
+    fields = definitions.InterComm._fields
+    if len(fields) == 8 and [f.name for f in fields[:2]] == ["name", "group"]:
+        definitions.InterComm._fields = (fields[0],) + fields[4:]
+
 Event = collections.namedtuple("Event", "location kind region time attrs")
 
 

@@ -463,3 +463,24 @@ def test_load_ext_scorep_shows_the_result_too(tmp_path):
         assert k.ok("%scorep_report").displays
     finally:
         k.shutdown()
+
+
+def test_line_profiles_of_a_cell_from_the_magic_line(kernel):
+    kernel.ok("%%scorep_env\nSCOREP_EXPERIMENT_DIRECTORY=exp_lines")
+    try:
+        kernel.ok("%%execute_with_scorep --lines=__main__:looped\n"
+                  "def looped(n):\n"
+                  "    total = 0\n"
+                  "    for i in range(n):\n"
+                  "        total += i\n"
+                  "    return total\n"
+                  "looped(40)")
+        data = json.loads((kernel.cwd / "exp_lines" / "lines.json").read_text())
+        assert [f["name"] for f in data["functions"].values()] == ["__main__:looped"]
+        hits = sorted(hits for _, _, hits, _ in data["locations"][0]["lines"])
+        assert hits == [1, 1, 40, 41]  # total = 0, return, the body, the loop header
+        # the next cell has no line profiles: the arguments were the cell's own
+        kernel.ok("%%execute_with_scorep\nlooped(3)")
+        assert not (kernel.cwd / "exp_lines" / "lines.json").exists()
+    finally:
+        kernel.ok("%%scorep_env\nSCOREP_EXPERIMENT_DIRECTORY=")

@@ -11,82 +11,10 @@ import sys
 import pytest
 
 from conftest import SRC, Trace, otf2_print, program, scorep_env
+from mpi_support import MpiTrace, comm_name, group_ranks, match_messages, mpirun
 from scorep import cube
 
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun is not installed")
-
-
-def mpirun(ranks, args, tmp_path, timeout=180, **env_vars):
-    env = scorep_env(tmp_path / "exp", **env_vars)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    command = ["mpirun", "--oversubscribe", "-np", str(ranks), sys.executable, "-m", "scorep"]
-    return subprocess.run(command + [str(a) for a in args], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def world_ranks(event_comm):
-    """Communicator rank -> world rank, from the communicator's group in the trace."""
-    return {i: int(loc.group.name.split()[-1]) for i, loc in enumerate(event_comm.group.members)}
-
-
-class MpiTrace:
-    """The MPI records of a trace, read with the OTF2 library's Python reader."""
-
-    def __init__(self, exp):
-        import otf2
-        self.sends, self.recvs, self.isends, self.irecvs = [], [], [], []
-        self.isend_completes, self.irecv_requests = [], []
-        self.collectives = collections.defaultdict(list)  # (rank, op, comm) -> [begin, end]
-        self.enters = collections.Counter()  # (rank, region) -> count
-        open_collective = {}
-        with otf2.reader.open(str(exp / "traces.otf2")) as reader:
-            defs = reader.definitions
-            self.groups = sorted(g.name for g in defs.location_groups)
-            self.regions = {r.name: r for r in defs.regions}
-            self.comms = {c.name: c for c in defs.comms}
-            self.locations = [(l.group.name, l.name) for l in defs.locations]
-            for location, event in reader.events:
-                rank = int(location.group.name.split()[-1])
-                kind = type(event).__name__
-                if kind == "Enter":
-                    self.enters[(rank, event.region.name)] += 1
-                elif kind in ("MpiSend", "MpiIsend"):
-                    to = world_ranks(event.communicator)[event.receiver]
-                    item = (rank, to, event.communicator.name, event.msg_tag, event.msg_length,
-                            event.time)
-                    (self.sends if kind == "MpiSend" else self.isends).append(item)
-                elif kind in ("MpiRecv", "MpiIrecv"):
-                    source = world_ranks(event.communicator)[event.sender]
-                    item = (source, rank, event.communicator.name, event.msg_tag,
-                            event.msg_length, event.time)
-                    (self.recvs if kind == "MpiRecv" else self.irecvs).append(item)
-                elif kind == "MpiIsendComplete":
-                    self.isend_completes.append(rank)
-                elif kind == "MpiIrecvRequest":
-                    self.irecv_requests.append(rank)
-                elif kind == "MpiCollectiveBegin":
-                    open_collective[location] = event.time
-                elif kind == "MpiCollectiveEnd":
-                    op = str(event.collective_op).rsplit(".", 1)[-1]
-                    self.collectives[(rank, op, event.communicator.name)].append(
-                        (open_collective.pop(location), event.time, event.root))
-
-
-def match_messages(sends, recvs):
-    """Every send has exactly one receive with the same sender, receiver, communicator,
-    tag and size, and no receive happens before its send. Returns the number matched."""
-    key = lambda m: m[:5]
-    pending = collections.defaultdict(list)
-    for s in sorted(sends, key=lambda m: m[5]):
-        pending[key(s)].append(s[5])
-    for r in sorted(recvs, key=lambda m: m[5]):
-        assert pending[key(r)], "receive without a send: %r" % (r,)
-        sent_at = pending[key(r)].pop(0)
-        assert sent_at <= r[5], "message %r received before it was sent" % (r,)
-    left = [k for k, v in pending.items() if v]
-    assert not left, "sends without a receive: %r" % left
-    return len(recvs)
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
@@ -122,8 +50,8 @@ def test_patterns_one_experiment_messages_and_collectives(tmp_path, ranks):
     assert sorted(s[:5] for s in t.isends) == sorted(
         [(r, (r + 1) % ranks, "MPI_COMM_WORLD", 11, 40) for r in range(ranks)] * 2)
     assert match_messages(t.isends, t.irecvs) == 2 * ranks
-    assert sorted(t.isend_completes) == sorted(list(range(ranks)) * 2)
-    assert sorted(t.irecv_requests) == sorted(list(range(ranks)) * 2)
+    assert sorted(r for r, _ in t.records["MpiIsendComplete"]) == sorted(list(range(ranks)) * 2)
+    assert sorted(r for r, _ in t.records["MpiIrecvRequest"]) == sorted(list(range(ranks)) * 2)
     assert all(t.enters[(r, "MPI_Testall")] >= 1 for r in range(ranks))
     # collectives: on every member, once each, root 0 where there is one
     for op, count in [("BCAST", 1), ("REDUCE", 1), ("GATHER", 1), ("ALLTOALL", 1),
@@ -135,13 +63,16 @@ def test_patterns_one_experiment_messages_and_collectives(tmp_path, ranks):
             assert begin <= end
             if op in ("BCAST", "REDUCE", "GATHER"):
                 assert root == 0
-    # the split communicators: one Allreduce per rank on its half; sizes are in the defs
-    halves = [name for name, c in t.comms.items() if name.startswith("MPI communicator")]
-    split_members = sorted(len(t.comms[h].group.members) for h in halves)
-    assert [ranks // 2, ranks // 2] == split_members[-2:]
+    # the split communicators: unnamed, made from MPI_COMM_WORLD, one Allreduce per rank on
+    # its half
+    halves = [c for c in t.comm_list if c.parent is not None and c.parent.name == "MPI_COMM_WORLD"
+              and len(c.group.members) == ranks // 2]
+    assert sorted(sorted(group_ranks(c.group)) for c in halves) == [
+        list(range(0, ranks, 2)), list(range(1, ranks, 2))]
+    assert all(c.name == "" for c in halves)
     for r in range(ranks):
         on_half = [k for k in t.collectives if k[0] == r and k[1] == "ALLREDUCE"
-                   and k[2] in halves]
+                   and k[2] in [comm_name(c) for c in halves]]
         assert len(on_half) == 1
     assert "MPI_COMM_WORLD" in t.comms and "MPI_COMM_SELF" in t.comms
 
@@ -181,6 +112,11 @@ def test_thread_levels_and_threads(tmp_path):
         (g, n) for g in ("MPI Rank 0", "MPI Rank 1") for n in ("MainThread", "talker-1",
                                                               "talker-2"))
     assert match_messages(t.sends, t.recvs) == 20
+    # Under MPI_THREAD_MULTIPLE every thread takes part in MPI: all are MPI locations, each
+    # rank's first location first (communicator ranks index them).
+    group, = t.mpi_locations
+    assert sorted((l.group.name, l.name) for l in group.members) == sorted(t.locations)
+    assert [l.group.name for l in group.members[:2]] == ["MPI Rank 0", "MPI Rank 1"]
     defs = otf2_print(str(exp / "traces.otf2"), "-G")
     assert defs.count('"MPI thread level requested"') >= 2
     assert "MPI_THREAD_MULTIPLE" in defs

@@ -107,7 +107,7 @@ def test_mpi_terminal_report(mpi_exp):
     row = [l for l in balance.splitlines() if l.endswith("__main__:compute")][0]
     assert row.split()[:9] == ["4", "ms", "31", "ms", "40", "ms", "15.6", "ms", "1.29"]
     assert "point-to-point: 8 messages, 20,480 bytes between 4 rank pairs" in text
-    assert "collectives: 4 operations (per rank)" in text
+    assert "collectives: 4 calls on 4 ranks (1 per rank)" in text
 
 
 def test_mpi_tree_values(mpi_exp):

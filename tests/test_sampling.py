@@ -348,6 +348,65 @@ def test_mpi_calls_in_their_python_calling_context(tmp_path):
     assert len(enters) == 6 and len({context for _location, context in enters}) == 1
 
 
+@pytest.mark.skipif(not os.path.exists("/usr/bin/mpirun"), reason="mpirun is not installed")
+def test_spawned_processes_are_sampled_into_the_parents_experiment(tmp_path):
+    # The children's calling contexts travel in their parts of the experiment and are
+    # unified at the root with the parent's: each sample names a context of the global tree.
+    (tmp_path / "child.py").write_text(
+        "from mpi4py import MPI\n"
+        "def spin(n):\n"
+        "    return sum(i % 7 for i in range(n))\n"
+        "def answer(parent):\n"
+        "    parent.send(spin(300000), dest=0, tag=1)\n"
+        "parent = MPI.Comm.Get_parent()\n"
+        "answer(parent)\n"
+        "parent.Disconnect()\n")
+    (tmp_path / "parent.py").write_text(
+        "import os, sys\n"
+        "from mpi4py import MPI\n"
+        "child = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'child.py')\n"
+        "inter = MPI.COMM_SELF.Spawn(sys.executable, [child], maxprocs=2)\n"
+        "assert [inter.recv(source=r, tag=1) for r in range(2)] == [sum(i % 7 for i in "
+        "range(300000))] * 2\n"
+        "inter.Disconnect()\n")
+    from test_mpi import mpirun
+    out = mpirun(1, ["--mpp=mpi", "--sampling=2000", str(tmp_path / "parent.py")], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    exp = tmp_path / "exp"
+    defs = otf2_print(str(exp / "traces.otf2"), "-G")
+    contexts = {int(m.group(1)): (m.group(2), None if m.group(3) is None else int(m.group(3)))
+                for m in re.finditer(r'^CALLING_CONTEXT\s+(\d+)\s+Region: "([^"]*)".*'
+                                     r'Parent: (?:UNDEFINED|"[^"]*" <(\d+)>)', defs, re.M)}
+
+    def path(context):
+        names = []
+        while context is not None:
+            name, context = contexts[context]
+            names.insert(0, name)
+        return names
+
+    text = otf2_print(str(exp / "traces.otf2"))
+    sampled_paths = {}
+    for m in re.finditer(r'^CALLING_CONTEXT_SAMPLE\s+(\d+)\s.*Calling Context: "([^"]*)" '
+                         r'<(\d+)>', text, re.M):
+        location, name, context = int(m.group(1)), m.group(2), int(m.group(3))
+        assert path(context)[-1] == name
+        sampled_paths.setdefault(location, set()).add(tuple(path(context)))
+    # The parent (location 0) and both children (the locations of the spawned ranks).
+    assert sorted(sampled_paths) == [0, 1, 2], sorted(sampled_paths)
+    for child in (1, 2):
+        assert any(p[:4] == ("child.py", "__main__:<module>", "__main__:answer",
+                             "__main__:spin") for p in sampled_paths[child]), sampled_paths[child]
+    sends = re.findall(r'^CALLING_CONTEXT_ENTER\s+([12])\s.*"MPI_Send" <(\d+)>', text, re.M)
+    assert len(sends) == 2 and len({context for _location, context in sends}) == 1
+    assert path(int(sends[0][1])) == ["child.py", "__main__:<module>", "__main__:answer",
+                                      "MPI_Send"]
+    # The profile: the children's samples of spin, under the experiment's root.
+    profile = Sampled(exp)
+    assert profile.sum(profile.hits_incl, "__main__:spin") > 0
+
+
 def test_score_estimates_the_trace_of_a_sampled_run(tmp_path):
     from scorep import score
     from test_score import evt_sizes

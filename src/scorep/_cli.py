@@ -135,6 +135,7 @@ class Options:
         self.sampling_clock = None  # "wall" or "cpu"
         self.summary = False
         self.mpp = None  # None: decided by the launcher environment
+        self.spawned = None  # the parent's configuration (scorep.cfg text) in a spawned process
         self.mode = None  # "script", "module" or "code"
         self.target = None
         self.args = []
@@ -199,6 +200,11 @@ def parse_args(argv):
                 opts.instrumenter = value
             else:
                 opts.instrumenter_file = value
+        elif name == "--spawned" and has_value:
+            # Given by the MPI wrappers to processes a measured program starts with
+            # MPI_Comm_spawn: they join its experiment with its configuration.
+            opts.spawned = value
+            opts.mpp = "mpi"
         elif name == "--mpp" and has_value:
             if value not in ("mpi", "none"):
                 raise UsageError("unknown --mpp=%s; valid: mpi, none" % value)
@@ -259,6 +265,8 @@ def config_overrides(opts):
         overrides["SCOREP_IO_POSIX"] = "true"
     if opts.verbose:
         overrides["SCOREP_VERBOSE"] = "true"
+    if opts.spawned is not None:
+        overrides.update(_config.parse_cfg(opts.spawned))
     if opts.filter_file is not None:
         overrides["SCOREP_FILTERING_FILE"] = opts.filter_file
     if opts.lines is not None:
@@ -305,9 +313,22 @@ def exit_code_of(system_exit):
     return 1
 
 
-def prepare_main(opts):
+def find_module(name):
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as error:
+        fail("Error while finding module specification for %r (%s: %s)" % (
+            name, type(error).__name__, error), 2)
+    if spec is None:
+        fail("No module named %s" % name, 2)
+
+
+def prepare_main(opts, parents_later=False):
     """Sets sys.argv, sys.path[0] and a fresh __main__ module the way python does for the
-    script, module or code; returns (code object or None, module or None)."""
+    script, module or code; returns (code object or None, module or None). With
+    `parents_later` only the top-level package of a module is looked for: finding a
+    submodule imports its parent packages, which is the program's work (mpi4py.futures
+    initializes MPI) and must be measured."""
     if opts.mode == "script":
         source = read_script(opts.target)
         path = os.path.abspath(opts.target)
@@ -335,13 +356,7 @@ def prepare_main(opts):
         module.__builtins__ = __builtins__
         return code, module
     # -m module: found here so that a missing module fails before measuring
-    try:
-        spec = importlib.util.find_spec(opts.target)
-    except (ImportError, ValueError) as error:
-        fail("Error while finding module specification for %r (%s: %s)" % (
-            opts.target, type(error).__name__, error), 2)
-    if spec is None:
-        fail("No module named %s" % opts.target, 2)
+    find_module(opts.target.split(".")[0] if parents_later else opts.target)
     sys.argv[:] = [opts.target] + opts.args  # runpy puts the module's path in argv[0]
     # runpy fills the __main__ it finds in sys.modules: give it a pristine one, as python has.
     module = types.ModuleType("__main__")
@@ -389,7 +404,7 @@ def main(argv=None):
 
     from scorep import _mpi
     # Said once for a job, not once per rank.
-    speaks = _mpi.launcher_rank() in (None, 0)
+    speaks = _mpi.launcher_rank() in (None, 0) and opts.spawned is None
     overrides = config_overrides(opts)
     if "SCOREP_IO_POSIX" in overrides:
         # In the environment too: the program's child processes see what Score-P's would.
@@ -406,8 +421,10 @@ def main(argv=None):
         if note.endswith("using clock_gettime"):
             sys.stderr.write("scorep: %s\n" % note)
 
+    mpi = opts.mpp == "mpi" or (opts.mpp is None and _mpi.under_launcher())
+    parents_later = mpi and opts.mode == "module" and "." in (opts.target or "")
     try:
-        code, module = prepare_main(opts)
+        code, module = prepare_main(opts, parents_later)
     except SyntaxError:
         exc_type, exc, tb = sys.exc_info()
         report_uncaught(exc_type, exc, None)
@@ -422,7 +439,6 @@ def main(argv=None):
         program_name = program_path = "python -m " + opts.target
     else:
         program_name = program_path = "python -c"
-    mpi = opts.mpp == "mpi" or (opts.mpp is None and _mpi.under_launcher())
     try:
         if opts.mpp == "mpi":
             _mpi.load_wrappers()
@@ -431,12 +447,16 @@ def main(argv=None):
         summary = opts.summary or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
         measurement = _measurement.Measurement(config, opts.instrumenter, program_name,
                                                opts.args, summary=summary, mpi=mpi,
-                                               program_path=program_path).start(register=False)
+                                               program_path=program_path,
+                                               spawned=opts.spawned is not None
+                                               ).start(register=False)
     except MeasurementError as error:  # MPIError too
         fail(str(error), error.status)
     except OSError as error:
         fail(str(error), 1)
     measurement.finalize_at_exit()
+    if parents_later:
+        find_module(opts.target)  # its parent packages are imported under measurement now
     if opts.scorep_flags:
         measurement.log("accepted Score-P flags without effect: %s" % " ".join(opts.scorep_flags))
 

@@ -182,6 +182,23 @@ def parse_filter_file(name, text):
     return path
 
 
+# Score-P's MPI function groups (SCOREP_MPI_ENABLE_GROUPS); "default" is cg, coll, env, io,
+# p2p, rma, topo and xnonblock.
+MPI_GROUPS = ("all", "default", "none", "cg", "coll", "env", "err", "ext", "io", "misc", "p2p",
+              "perf", "rma", "spawn", "topo", "type", "xnonblock", "xreqtest")
+
+
+def parse_mpi_groups(name, text):
+    """Group names separated by commas or blanks, any case, quotes ignored (as in a
+    scorep.cfg); "~group" removes one. Returns the normalized list, e.g. "cg,coll"."""
+    words = [w for w in re.split(r"[\s,;:'\"]+", text) if w]
+    for word in words:
+        if word.lstrip("~").lower() not in MPI_GROUPS:
+            raise ConfigError("%s=%r: unknown MPI group %r (valid: %s)"
+                              % (name, text, word, ", ".join(MPI_GROUPS)))
+    return ",".join(w.lower() for w in words) or "default"
+
+
 # name -> (default, parser, description). The defaults are Score-P's, except where noted.
 VARIABLES = {
     "SCOREP_ENABLE_PROFILING": ("true", parse_bool, "write the call-path profile (profile.cubex)"),
@@ -205,6 +222,10 @@ VARIABLES = {
     # writes its own part (a rank may have died or hang).
     "SCOREP_MPI_FINALIZE_TIMEOUT": (
         "60", bounded_int(7 * 24 * 3600), "seconds MPI ranks wait for each other at the end"),
+    "SCOREP_MPI_ENABLE_GROUPS": (
+        "default", parse_mpi_groups, "the MPI function groups recorded (Score-P's: cg, coll, "
+        "env, err, ext, io, misc, p2p, perf, rma, spawn, topo, type, xnonblock, xreqtest, all; "
+        "default: cg,coll,env,io,p2p,rma,topo,xnonblock)"),
     "SCOREP_FILTERING_FILE": ("", parse_filter_file,
                               "filter file: regions and files to leave out (Score-P syntax)"),
     # Not a Score-P variable: --lines.
@@ -256,7 +277,6 @@ _HINTS = {
     "SCOREP_PROFILING_FORMAT": "the profile is always CUBE4 (profile.cubex)",
     "SCOREP_SELECTIVE_CONFIG_FILE": "use scorep.user.enable_recording()/disable_recording() "
                                     "or a filter file (SCOREP_FILTERING_FILE)",
-    "SCOREP_MPI_ENABLE_GROUPS": "every MPI call is recorded",
     "SCOREP_TRACING_CONVERT_CALLING_CONTEXT_EVENTS": "the trace keeps Score-P's calling-context "
                                                     "events (CallingContextEnter/Leave/Sample)",
 }
@@ -335,6 +355,20 @@ class Config:
                 text = "'%s'" % str(value).replace("'", "'\\''")
             lines.append("%s=%s" % (name, text))
         return "\n".join(lines) + "\n"
+
+
+def parse_cfg(text):
+    """The NAME=value lines of a scorep.cfg (as Config.as_cfg writes them: strings in single
+    quotes, ' written as '\\''), for the variables this tool knows: {name: text}."""
+    values = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition("=")
+        if not sep or name not in VARIABLES:
+            continue
+        if len(value) >= 2 and value[0] == "'" and value[-1] == "'":
+            value = value[1:-1].replace("'\\''", "'")
+        values[name] = value
+    return values
 
 
 def default_timer():

@@ -27,14 +27,16 @@ static void test_single_process_exchanges_are_copies(void)
     CHECK(ipc->ops->bcast(ipc->ctx, &byte, 1, 1) == -1);
 }
 
-enum { RANKS = 5 };
-
 typedef struct {
     thread_rank me;
+    bool tree;
     int status;
     char err[256];
     sp_unified u;
     uint32_t shared_region, own_region;
+    uint32_t world_file, own_file; /* MPI-IO handles */
+    /* calling contexts: shared <- own <- shared again (sampling's tree) */
+    uint32_t shared_context, own_context, inner_context;
 } rank_work;
 
 /* Each rank defines a region all ranks share (same name, file and line), one of its own and
@@ -62,6 +64,35 @@ static void *unify_rank(void *arg)
         w->own_region = sp_defs_new_region(&defs, name, NULL, "/app.py", 10 + w->me.rank,
                                            10 + w->me.rank, SP_PARADIGM_USER, SP_ROLE_FUNCTION,
                                            SP_REGION_PYTHON);
+    /* MPI-IO: a file opened collectively on a communicator of all ranks (unify key 1 there:
+     * one handle of the experiment) and one on a communicator of this rank alone (key 1 as
+     * well, but another communicator: a handle per rank). Members are not checked here. */
+    /* Calling contexts: the shared region at the top (one context for all ranks), the rank's
+     * own under it and the shared one again under that (one each per rank); odd ranks first
+     * define a context of their own, so that local context ids differ between ranks. */
+    if (w->me.rank % 2)
+        sp_defs_calling_context(&defs, w->own_region, SP_NO_ID);
+    w->shared_context = sp_defs_calling_context(&defs, w->shared_region, SP_NO_ID);
+    w->own_context = sp_defs_calling_context(&defs, w->own_region, w->shared_context);
+    w->inner_context = sp_defs_calling_context(&defs, w->shared_region, w->own_context);
+    uint64_t first = SP_PROCESS(0, 0), me = SP_PROCESS(0, w->me.rank);
+    uint32_t everyone = sp_defs_comm(&defs, &(sp_comm_spec){.key = SP_COMM_KEY_WORLD,
+                                                             .kind = SP_COMM_WORLD, .size = 1,
+                                                             .members = &first,
+                                                             .parent = SP_COMM_NO_PARENT,
+                                                             .root = w->me.rank == 0});
+    uint32_t alone = sp_defs_comm(&defs, &(sp_comm_spec){.key = 1000 + w->me.rank,
+                                                          .kind = SP_COMM_OTHER, .size = 1,
+                                                          .members = &me,
+                                                          .parent = SP_COMM_KEY_WORLD,
+                                                          .root = true});
+    sp_io_handle file = {.file = sp_defs_io_file(&defs, "/data/shared.bin"),
+                         .parent = SP_NO_ID, .comm = everyone, .unify_key = 1,
+                         .paradigm = SP_IO_PARADIGM_MPI};
+    w->world_file = sp_defs_io_handle(&defs, &file, "");
+    file.file = sp_defs_io_file(&defs, "/data/own.bin");
+    file.comm = alone;
+    w->own_file = sp_defs_io_handle(&defs, &file, "");
     sp_unified_location location = {.id = (uint64_t)w->me.rank, .name = sp_defs_string(&defs, thread),
                                     .events = 100 + w->me.rank};
     char group[32];
@@ -75,33 +106,34 @@ static void *unify_rank(void *arg)
         .location_count = 1,
         .locations = &location,
     };
-    sp_ipc ipc = thread_group_ipc(&w->me);
-    w->status = sp_unify(&ipc, &defs, &mine, &w->u, w->err, sizeof w->err);
+    sp_ipc ipc = thread_group_ipc(&w->me, w->tree);
+    w->status = sp_unify(&ipc, &defs, &mine, NULL, 0, &w->u, w->err, sizeof w->err);
     sp_defs_free(&defs);
     return NULL;
 }
 
-static void test_unification_over_a_group_of_ranks(void)
+/* RANKS ranks unified along a tree (tree) or at the root; checked from every rank. */
+static void unify_group(uint32_t ranks, bool tree)
 {
     thread_group group;
-    CHECK(thread_group_init(&group, RANKS) == 0);
-    rank_work work[RANKS];
-    pthread_t threads[RANKS];
-    memset(work, 0, sizeof work);
-    for (uint32_t r = 0; r < RANKS; r++) {
+    CHECK(thread_group_init(&group, ranks) == 0);
+    rank_work *work = calloc(ranks, sizeof *work);
+    pthread_t *threads = calloc(ranks, sizeof *threads);
+    for (uint32_t r = 0; r < ranks; r++) {
         work[r].me = (thread_rank){&group, r};
+        work[r].tree = tree;
         CHECK(pthread_create(&threads[r], NULL, unify_rank, &work[r]) == 0);
     }
-    for (uint32_t r = 0; r < RANKS; r++)
+    for (uint32_t r = 0; r < ranks; r++)
         pthread_join(threads[r], NULL);
-    for (uint32_t r = 0; r < RANKS; r++)
+    for (uint32_t r = 0; r < ranks; r++)
         CHECK_EQ_U64(work[r].status, 0);
     const sp_unified *root = &work[0].u;
-    /* program-independent: one shared region and one per rank */
-    CHECK_EQ_U64(root->global.region_count, RANKS + 1);
-    CHECK_EQ_U64(root->rank_count, RANKS);
-    CHECK_EQ_U64(root->node_count, (RANKS + 1) / 2);
-    for (uint32_t r = 0; r < RANKS; r++) {
+    /* one shared region and one per rank */
+    CHECK_EQ_U64(root->global.region_count, ranks + 1);
+    CHECK_EQ_U64(root->rank_count, ranks);
+    CHECK_EQ_U64(root->node_count, (ranks + 1) / 2);
+    for (uint32_t r = 0; r < ranks; r++) {
         const sp_unified *u = &work[r].u;
         uint32_t shared = u->region_map[work[r].shared_region];
         uint32_t own = u->region_map[work[r].own_region];
@@ -111,17 +143,67 @@ static void test_unification_over_a_group_of_ranks(void)
         snprintf(expected, sizeof expected, "__main__:work_of_rank_%u", r);
         CHECK_STR(sp_defs_str(&root->global, root->global.regions[own].name), expected);
         CHECK_EQ_U64(root->global.regions[own].begin_line, 10 + r);
-        /* the rank's report, with global string ids */
+        /* the rank's report, with global string ids, in rank order */
         const sp_unified_rank *reported = &root->ranks[r];
+        CHECK_EQ_U64(reported->rank, r);
         snprintf(expected, sizeof expected, "Rank %u", r);
         CHECK_STR(sp_defs_str(&root->global, reported->name), expected);
         snprintf(expected, sizeof expected, "node%u", r / 2);
         CHECK_STR(sp_defs_str(&root->global, root->nodes[reported->node]), expected);
         CHECK_EQ_U64(reported->locations[0].events, 100 + r);
+        snprintf(expected, sizeof expected, "Thread %u", r);
+        CHECK_STR(sp_defs_str(&root->global, reported->locations[0].name), expected);
+        /* MPI-IO handles: one for the shared file, one per rank for the own ones, each on
+         * its communicator (ordered: the world first, each after its parent) */
+        uint32_t world_file = u->io_handle_map[work[r].world_file];
+        uint32_t own_file = u->io_handle_map[work[r].own_file];
+        CHECK_EQ_U64(world_file, work[0].u.io_handle_map[work[0].world_file]);
+        CHECK(r == 0 || own_file != work[0].u.io_handle_map[work[0].own_file]);
+        CHECK_EQ_U64(root->global.io_handles[world_file].comm, 0);
+        CHECK_EQ_U64(u->comm_map[0], 0);
+        CHECK_EQ_U64(root->global.io_handles[own_file].comm, u->comm_map[1]);
+        CHECK_EQ_U64(root->global.comms[u->comm_map[1]].key, 1000 + r);
+        /* calling contexts: the top one shared, the others the rank's, with their regions
+         * and parents translated */
+        uint32_t top = u->context_map[work[r].shared_context];
+        uint32_t own_context = u->context_map[work[r].own_context];
+        uint32_t inner = u->context_map[work[r].inner_context];
+        CHECK_EQ_U64(top, work[0].u.context_map[work[0].shared_context]);
+        CHECK_EQ_U64(root->global.contexts[top].region, shared);
+        CHECK_EQ_U64(root->global.contexts[top].parent, SP_NO_ID);
+        CHECK_EQ_U64(root->global.contexts[own_context].region, own);
+        CHECK_EQ_U64(root->global.contexts[own_context].parent, top);
+        CHECK_EQ_U64(root->global.contexts[inner].region, shared);
+        CHECK_EQ_U64(root->global.contexts[inner].parent, own_context);
+        CHECK(r == 0 || inner != work[0].u.context_map[work[0].inner_context]);
     }
-    for (uint32_t r = 0; r < RANKS; r++)
+    CHECK_EQ_U64(root->global.io_handle_count, ranks + 1);
+    CHECK_EQ_U64(root->global.context_count, 1 + 2 * ranks + ranks / 2);
+    for (uint32_t r = 0; r < ranks; r++)
         sp_unified_free(&work[r].u);
     thread_group_free(&group);
+    free(work);
+    free(threads);
 }
 
-CTEST_MAIN(test_single_process_exchanges_are_copies, test_unification_over_a_group_of_ranks)
+static void test_unification_at_the_root(void)
+{
+    unify_group(5, false);
+}
+
+static void test_unification_along_a_tree(void)
+{
+    unify_group(5, true);
+    unify_group(1, true);
+    unify_group(2, true);
+    unify_group(37, true); /* not a power of two: subtrees of every size */
+}
+
+/* Many simulated ranks: the finalize path has no fixed-size tables and no quadratic loops. */
+static void test_unification_of_ten_thousand_ranks(void)
+{
+    unify_group(10000, true);
+}
+
+CTEST_MAIN(test_single_process_exchanges_are_copies, test_unification_at_the_root,
+           test_unification_along_a_tree, test_unification_of_ten_thousand_ranks)

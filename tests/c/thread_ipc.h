@@ -13,8 +13,20 @@
 
 #include "core/ipc.h"
 
+/* A message of the point-to-point operations, queued at its destination. */
+typedef struct tg_message {
+    struct tg_message *next;
+    uint32_t source;
+    uint64_t bytes;
+    void *data;
+} tg_message;
+
 typedef struct {
     pthread_barrier_t barrier;
+    pthread_mutex_t lock;  /* the mailboxes */
+    pthread_cond_t *arrived; /* per destination: only the receiver wakes up */
+    tg_message **mailboxes; /* per destination, oldest first */
+    uint64_t *received;     /* per rank: bytes it received (a benchmark's measure) */
     uint32_t size;
     const void **slots;      /* per rank: what it offers */
     uint64_t *lengths;       /* per rank: how many bytes */
@@ -85,6 +97,7 @@ static int tg_gatherv(void *ctx, const void *in, uint64_t bytes, void *out,
     if (me->rank == root) {
         uint64_t offset = 0;
         for (uint32_t r = 0; r < g->size; r++) {
+            g->received[root] += counts[r];
             if (g->lengths[r] != counts[r])
                 status = -1;
             else if (counts[r])
@@ -132,7 +145,66 @@ static int tg_clock_offset(void *ctx, int64_t *offset_ns)
     return 0;
 }
 
+static int tg_send(void *ctx, const void *data, uint64_t bytes, uint32_t dest)
+{
+    thread_rank *me = ctx;
+    thread_group *g = me->group;
+    tg_message *m = malloc(sizeof *m);
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!m || !copy) {
+        free(m);
+        free(copy);
+        return -1;
+    }
+    memcpy(copy, data, bytes);
+    *m = (tg_message){NULL, me->rank, bytes, copy};
+    pthread_mutex_lock(&g->lock);
+    tg_message **tail = &g->mailboxes[dest];
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = m;
+    pthread_cond_signal(&g->arrived[dest]);
+    pthread_mutex_unlock(&g->lock);
+    return 0;
+}
+
+static int tg_recv(void *ctx, void **data, uint64_t *bytes, uint32_t source)
+{
+    thread_rank *me = ctx;
+    thread_group *g = me->group;
+    pthread_mutex_lock(&g->lock);
+    for (;;) {
+        for (tg_message **m = &g->mailboxes[me->rank]; *m; m = &(*m)->next) {
+            if ((*m)->source != source)
+                continue;
+            tg_message *found = *m;
+            *m = found->next;
+            pthread_mutex_unlock(&g->lock);
+            *data = found->data;
+            *bytes = found->bytes;
+            g->received[me->rank] += found->bytes; /* only this rank's thread writes it */
+            free(found);
+            return 0;
+        }
+        pthread_cond_wait(&g->arrived[me->rank], &g->lock);
+    }
+}
+
 static const sp_ipc_ops thread_group_ops = {
+    .agree = tg_agree,
+    .barrier = tg_barrier,
+    .bcast = tg_bcast,
+    .gather = tg_gather,
+    .gatherv = tg_gatherv,
+    .scatter = tg_scatter,
+    .scatterv = tg_scatterv,
+    .clock_offset = tg_clock_offset,
+    .send = tg_send,
+    .recv = tg_recv,
+};
+
+/* The same group without point-to-point messages: the unification's gather-to-root path. */
+static const sp_ipc_ops thread_group_collective_ops = {
     .agree = tg_agree,
     .barrier = tg_barrier,
     .bcast = tg_bcast,
@@ -149,22 +221,36 @@ static inline int thread_group_init(thread_group *g, uint32_t size)
     g->size = size;
     g->slots = calloc(size, sizeof *g->slots);
     g->lengths = calloc(size, sizeof *g->lengths);
-    if (!g->slots || !g->lengths)
+    g->mailboxes = calloc(size, sizeof *g->mailboxes);
+    g->received = calloc(size, sizeof *g->received);
+    g->arrived = calloc(size, sizeof *g->arrived);
+    if (!g->slots || !g->lengths || !g->mailboxes || !g->received || !g->arrived)
         return -1;
+    pthread_mutex_init(&g->lock, NULL);
+    for (uint32_t r = 0; r < size; r++)
+        pthread_cond_init(&g->arrived[r], NULL);
     return pthread_barrier_init(&g->barrier, NULL, size) == 0 ? 0 : -1;
 }
 
 static inline void thread_group_free(thread_group *g)
 {
     pthread_barrier_destroy(&g->barrier);
+    pthread_mutex_destroy(&g->lock);
+    for (uint32_t r = 0; r < g->size; r++)
+        pthread_cond_destroy(&g->arrived[r]);
+    free(g->arrived);
     free(g->slots);
     free(g->lengths);
+    free(g->mailboxes);
+    free(g->received);
 }
 
-static inline sp_ipc thread_group_ipc(thread_rank *me)
+/* `tree`: with point-to-point messages (the unification merges along a tree); else only the
+ * collectives (everything merged at the root). */
+static inline sp_ipc thread_group_ipc(thread_rank *me, bool tree)
 {
-    return (sp_ipc){.ops = &thread_group_ops, .ctx = me, .rank = me->rank,
-                    .size = me->group->size};
+    return (sp_ipc){.ops = tree ? &thread_group_ops : &thread_group_collective_ops, .ctx = me,
+                    .rank = me->rank, .size = me->group->size};
 }
 
 #endif

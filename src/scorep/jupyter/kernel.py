@@ -4,7 +4,7 @@ The cell magics of the original Score-P Jupyter kernel keep their meaning and ou
 
     %%scorep_python_binding_arguments   binding arguments for later measured cells
     %%scorep_env                        KEY=VALUE lines: configuration for measured cells
-    %%execute_with_scorep               measure this cell
+    %%execute_with_scorep [ARGS]        measure this cell (ARGS: binding arguments for it)
     %%enable_multicellmode / %%finalize_multicellmode / %%abort_multicellmode
     %%marshalling_settings              accepted; nothing is marshalled in-process
     %%start_writefile [name] / %%end_writefile / %%abort_writefile
@@ -307,9 +307,15 @@ class ScorePKernel(IPythonKernel):
                       % (len(self.multicell_cells) - 1))
             return self._reply(code, store_history)
         if magic == "execute_with_scorep":
+            # Arguments on the magic's line (not upstream's) are binding arguments for this
+            # cell, after the kernel's: %%execute_with_scorep --lines=__main__:f
+            try:
+                extra = shlex.split(line)
+            except ValueError as error:
+                return self._error_reply(code, store_history, "UsageError", str(error))
             return await self._execute_measured(code, [code], silent, store_history,
                                                 user_expressions, allow_stdin, kwargs,
-                                                single=True)
+                                                single=True, extra_args=extra)
         return await super().do_execute(code, silent, store_history, user_expressions,
                                          allow_stdin, **kwargs)
 
@@ -373,16 +379,18 @@ class ScorePKernel(IPythonKernel):
     # ---- measured execution ------------------------------------------------------------------
 
     async def _execute_measured(self, code, cells, silent, store_history, user_expressions,
-                                allow_stdin, kwargs, single=False):
+                                allow_stdin, kwargs, single=False, extra_args=()):
         """Runs the cells one after the other as IPython runs cells, inside one
         measurement; stops at the first that fails. `single`: the cell is `code` itself
         (%%execute_with_scorep), not the cells of a multicell block."""
         shell = self.shell
         notebook = self.scorep_magics.notebook
         try:
-            run = _magics.CellMeasurement(shell, self.scorep_settings,
-                                          program_args=["In [%d]" % shell.execution_count],
-                                          notebook=notebook)
+            run = _magics.CellMeasurement(
+                shell, self.scorep_settings,
+                binding_args=list(self.scorep_settings.binding_args) + list(extra_args)
+                if extra_args else None,
+                program_args=["In [%d]" % shell.execution_count], notebook=notebook)
             run.start()
         except (_magics.SettingsError, _config.ConfigError, _measurement.MeasurementError,
                 OSError) as error:

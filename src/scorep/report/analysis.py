@@ -10,6 +10,8 @@ of its region's visit, never a visit of its own)."""
 
 import math
 
+from scorep.report.model import IO_ROLES
+
 __all__ = ["experiment_tree", "top_regions", "location_rows", "load_balance",
            "balance_stats", "units", "call_stats", "callers_and_callees", "io_summary"]
 
@@ -213,7 +215,8 @@ def _io_row(name, region=None):
 def io_summary(tree, io=None, top=15):
     """What the run's I/O calls did (SCOREP_IO_POSIX), or None when it recorded none.
 
-    From the call tree (profile or trace), whose I/O calls are regions of kind "io":
+    From the call tree (profile or trace), whose I/O calls are regions of kind "io" (and
+    the MPI-IO calls, MPI regions of role file I/O):
     "functions" (open64, write, fread, ...) and "callers" (the regions that called them),
     each a dict with calls, time (seconds inside the I/O calls), bytes_read and
     bytes_written (the profile's io_bytes metrics, else the trace's events), sorted by
@@ -224,7 +227,8 @@ def io_summary(tree, io=None, top=15):
     seeks, and its "callers" (region display names with bytes and operations), largest
     first; None without a trace. ``top`` caps each list (None: all); the totals count
     everything."""
-    io_nodes = [n for n in tree.nodes if n.region.kind == "io" and not n.params]
+    io_nodes = [n for n in tree.nodes if not n.params and (
+        n.region.kind == "io" or (n.region.kind == "mpi" and n.region.role in IO_ROLES))]
     if not io_nodes and not io:
         return None
     excl = tree.excl
@@ -311,6 +315,7 @@ def io_summary(tree, io=None, top=15):
         "bytes_read": sum(f["bytes_read"] for f in functions.values()),
         "bytes_written": sum(f["bytes_written"] for f in functions.values()),
         "functions": len(functions),
+        "mpi_io": any(n.region.kind == "mpi" for n in io_nodes),
         "callers": len(callers),
         "run_time": total_time,
     }

@@ -245,6 +245,7 @@ def mpi_data(exp, tree):
             out["p2p"] = [list(p) for p in m["p2p"]]
             out["collectives"] = [[r, COLLECTIVE_OPS.get(op, "op %d" % op), c, s, rv]
                                   for r, op, c, s, rv in m["collectives"]]
+    out["volumes"] = mpi_volumes(exp, tree)
     if exp.profile is not None:
         names = {m.uniq_name for m in exp.profile.metrics}
         for metric in ("bytes_sent", "bytes_received"):
@@ -254,6 +255,50 @@ def mpi_data(exp, tree):
                            for l in range(len(exp.profile.locations))]
                 out[metric] = tree.rank_values(per_loc)
     return out
+
+
+# Bytes moved per rank, by kind: (column, loc_stats key of the trace scan, profile metric).
+VOLUMES = (("point-to-point sent", "send_bytes", None),
+           ("point-to-point received", "recv_bytes", None),
+           ("collectives sent", "coll_sent", None),
+           ("collectives received", "coll_received", None),
+           ("one-sided put", "rma_put_bytes", "bytes_put"),
+           ("one-sided got", "rma_get_bytes", "bytes_get"),
+           ("MPI-IO read", "mpi_io_read_bytes", "io_bytes_read::MPI_I_O"),
+           ("MPI-IO written", "mpi_io_written_bytes", "io_bytes_written::MPI_I_O"))
+
+
+def mpi_volumes(exp, tree):
+    """{"columns": [...], "rows": [[rank name, bytes...]]}: what each rank moved by
+    point-to-point, collective and one-sided communication, and read and wrote by MPI-IO
+    (columns without any bytes are left out), from the trace or, without one, from the
+    profile's metrics."""
+    columns, values = [], []
+    if exp.scan is not None:
+        ranks = exp.scan.ranks
+        stats = exp.scan.loc_stats
+        for name, key, _metric in VOLUMES:
+            per_rank = [sum(stats[l].get(key, 0) for l in r.locations) for r in ranks]
+            if any(per_rank):
+                columns.append(name)
+                values.append(per_rank)
+        names = [r.name for r in ranks]
+    elif exp.profile is not None:
+        have = {m.uniq_name for m in exp.profile.metrics}
+        for name, _key, metric in VOLUMES:
+            if metric in have:
+                vals = exp.profile.values(metric, inclusive=True)
+                per_loc = [sum(vals[r.id][l] for r in exp.profile.roots)
+                           for l in range(len(exp.profile.locations))]
+                per_rank = tree.rank_values(per_loc)
+                if any(per_rank):
+                    columns.append(name)
+                    values.append(per_rank)
+        names = [r.name for r in tree.ranks]
+    else:
+        return {"columns": [], "rows": []}
+    return {"columns": columns,
+            "rows": [[names[i]] + [v[i] for v in values] for i in range(len(names))]}
 
 
 def config_data(exp):
@@ -365,9 +410,11 @@ def io_section_html(exp, tree, total, index):
     def nbytes(n):
         return format_bytes(n) if n else "-"
 
-    parts = ['<section id="io"><h2>I/O</h2><p>%s calls of %d I/O functions (POSIX and ISO C), '
+    parts = ['<section id="io"><h2>I/O</h2><p>%s calls of %d I/O functions (%s), '
              '%s (%s of the run); %s read, %s written%s.</p>' % (
-                 format_count(t["calls"]), t["functions"], esc(format_seconds(t["time"])),
+                 format_count(t["calls"]), t["functions"],
+                 "POSIX, ISO C and MPI-IO" if t.get("mpi_io") else "POSIX and ISO C",
+                 esc(format_seconds(t["time"])),
                  "%.1f%%" % (100 * t["time"] / total) if total else "-",
                  format_bytes(t["bytes_read"]), format_bytes(t["bytes_written"]),
                  "; %d files" % t["files"] if "files" in t else "")]
@@ -519,6 +566,7 @@ def line_data(exp):
 
 def has_mpi(exp, tree, mpi):
     return bool(mpi["p2p"] or mpi["collectives"] or mpi.get("bytes_sent") or
+                mpi.get("volumes", {}).get("columns") or
                 any(r.kind == "mpi" for r in tree.regions if r.id in
                     {n.region.id for n in tree.nodes}))
 

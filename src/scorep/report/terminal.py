@@ -6,6 +6,7 @@ numeric columns are narrow and fixed, a region name takes the rest of its line, 
 name that does not fit goes whole onto the line below instead of being cut. Colour only
 on a terminal and never with NO_COLOR set (or --color=never)."""
 
+import collections
 import os
 import shutil
 import sys
@@ -241,7 +242,8 @@ def _io(exp, tree, total, top, width, style):
     if summary is None:
         return []
     t = summary["totals"]
-    out = [style.title("I/O (POSIX and ISO C calls)")]
+    out = [style.title("I/O (POSIX, ISO C and MPI-IO calls)" if t.get("mpi_io")
+                       else "I/O (POSIX and ISO C calls)")]
     text = "%s calls of %d I/O functions, %s (%s of the run); %s read, %s written" % (
         format_count(t["calls"]), t["functions"], format_seconds(t["time"]),
         _pct(t["time"], total), format_bytes(t["bytes_read"]), format_bytes(t["bytes_written"]))
@@ -345,7 +347,7 @@ def render(exp, top=15, width=None, color=False):
 
     if exp.scan is not None:
         msgs = exp.scan.messages()
-        if msgs["p2p"] or msgs["collectives"]:
+        if msgs["p2p"] or msgs["collectives"] or any(s.get("rma_ops") for s in exp.scan.loc_stats):
             out.append(style.title("MPI messages"))
             sent = sum(c for _, _, c, _ in msgs["p2p"])
             nbytes = sum(b for _, _, _, b in msgs["p2p"])
@@ -353,8 +355,27 @@ def render(exp, top=15, width=None, color=False):
                 format_count(sent), format_count(nbytes), len(msgs["p2p"])), width))
             colls = sum(c for _, _, c, _, _ in msgs["collectives"])
             if colls:
-                out.extend(wrap("collectives: %s operations (per rank)" % format_count(colls),
-                                width))
+                # Each rank records its part of a collective: the operations are counted per
+                # rank, and the total is over all ranks.
+                per_rank = collections.Counter()
+                for rank, _op, count, _s, _r in msgs["collectives"]:
+                    per_rank[rank] += count
+                low, high = min(per_rank.values()), max(per_rank.values())
+                out.extend(wrap("collectives: %s calls on %d ranks (%s per rank)" % (
+                    format_count(colls), len(per_rank),
+                    format_count(low) if low == high else "%s-%s" % (
+                        format_count(low), format_count(high))), width))
+            stats = exp.scan.loc_stats
+            ops = sum(s.get("rma_ops", 0) for s in stats)
+            if ops:
+                out.extend(wrap("one-sided: %s operations, %s bytes put, %s bytes got" % (
+                    format_count(ops), format_count(sum(s["rma_put_bytes"] for s in stats)),
+                    format_count(sum(s["rma_get_bytes"] for s in stats))), width))
+            io_read = sum(s.get("mpi_io_read_bytes", 0) for s in stats)
+            io_written = sum(s.get("mpi_io_written_bytes", 0) for s in stats)
+            if io_read or io_written:
+                out.extend(wrap("MPI-IO: %s bytes read, %s bytes written" % (
+                    format_count(io_read), format_count(io_written)), width))
             out.append("")
 
     out.append(style.title("Measurement"))

@@ -74,8 +74,9 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "program_name", "program_args", "machine_name", "node_name",
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
-                               "line_patterns", "io_posix", "program_path", "unwinding",
-                               "sampling_event", "sampling_period_us", "sampling_cpu", NULL};
+                               "line_patterns", "mpi_groups", "spawn_args", "spawned",
+                               "io_posix", "program_path", "unwinding", "sampling_event",
+                               "sampling_period_us", "sampling_cpu", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     int mpi = 0, overwrite = 1, io_posix = 0, unwinding = 0, sampling_cpu = 0;
@@ -87,15 +88,18 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *exclude_dirs = NULL;
     unsigned int max_depth = SP_DEFAULT_MAX_CALLPATH_DEPTH;
     PyObject *program_args = NULL;
-    PyObject *line_patterns = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOpzpzKp", keywords,
+    PyObject *line_patterns = NULL, *spawn_args = NULL;
+    int spawned = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppzpzKp",
+                                     keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
                                      &program_args, &config.machine_name, &config.node_name,
                                      &config.creator, &exclude_dirs, &cwd, &instrumenter,
                                      &thread_name, &do_register, &config.filter_file, &mpi,
-                                     &overwrite, &mpi_timeout, &line_patterns, &io_posix,
+                                     &overwrite, &mpi_timeout, &line_patterns,
+                                     &config.mpi_groups, &spawn_args, &spawned, &io_posix,
                                      &config.program_path, &unwinding, &config.sampling_event,
                                      &sampling_period_us, &sampling_cpu))
         return NULL;
@@ -121,6 +125,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     config.mpi = mpi;
     config.overwrite = overwrite;
     config.mpi_timeout = mpi_timeout;
+    config.spawned = spawned;
     config.io_posix = io_posix;
     config.unwinding = unwinding;
     config.sampling_period_us = sampling_period_us;
@@ -129,7 +134,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
         config.program_name = "python";
 
     /* Every argument is converted before the measurement starts. */
-    string_list argv, dirs, patterns;
+    string_list argv, dirs, patterns, spawn;
     if (string_list_from(&argv, program_args, "program_args must be a sequence of str") != 0)
         return NULL;
     if (string_list_from(&dirs, exclude_dirs, "exclude_dirs must be a sequence of str") != 0) {
@@ -141,8 +146,16 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
         string_list_free(&dirs);
         return NULL;
     }
+    if (string_list_from(&spawn, spawn_args, "spawn_args must be a sequence of str") != 0) {
+        string_list_free(&argv);
+        string_list_free(&dirs);
+        string_list_free(&patterns);
+        return NULL;
+    }
     config.program_args = argv.items;
     config.program_argc = (uint32_t)argv.count;
+    config.spawn_args = spawn.items;
+    config.spawn_argc = (uint32_t)spawn.count;
     char err[512] = "";
     int status = sp_measurement_start(&config, err, sizeof err);
     if (status != 0)
@@ -155,6 +168,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     string_list_free(&argv);
     string_list_free(&dirs);
     string_list_free(&patterns);
+    string_list_free(&spawn);
     if (status != 0)
         return NULL;
     /* The starting thread is location 0; it writes ProgramBegin. */
@@ -214,6 +228,9 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "mpi_rank", PyLong_FromLong(r.mpi_rank)) ||
         set_item(d, "mpi_size", PyLong_FromLong(r.mpi_size)) ||
         set_item(d, "mpi_collective", PyBool_FromLong(r.mpi_collective)) ||
+        set_item(d, "part_written", PyBool_FromLong(r.part_written)) ||
+        set_item(d, "spawned_ranks", PyLong_FromUnsignedLong(r.spawned_ranks)) ||
+        set_item(d, "parts_missing", PyUnicode_FromString(r.parts_missing)) ||
         set_item(d, "profile_folded_calls", PyLong_FromUnsignedLongLong(r.profile_folded_calls)) ||
         set_item(d, "profile_dropped_calls", PyLong_FromUnsignedLongLong(r.profile_dropped_calls)) ||
         set_item(d, "profile_dropped_samples",
@@ -675,6 +692,16 @@ static PyObject *py_mpi_info(PyObject *self, PyObject *unused)
     return Py_BuildValue("(II)", rank, size);
 }
 
+static PyObject *py_set_exit_status(PyObject *self, PyObject *args)
+{
+    (void)self;
+    long long status;
+    if (!PyArg_ParseTuple(args, "L", &status))
+        return NULL;
+    sp_measurement_set_exit_status(status);
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_tsc_usable(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -749,6 +776,8 @@ static PyMethodDef methods[] = {
     {"set_experiment_dir", py_set_experiment_dir, METH_O,
      "Where an MPI-mode measurement without MPI writes."},
     {"mpi_info", py_mpi_info, METH_NOARGS, "(rank, size) once MPI is initialized, else None."},
+    {"set_exit_status", py_set_exit_status, METH_VARARGS,
+     "set_exit_status(status): the program's exit status, for a write at MPI_Finalize."},
     {"exclude_code", py_exclude_code, METH_O, "Never record this code object."},
     {"lines_code", py_lines_code, METH_O,
      "Profile this code object's lines (scorep.user.lines), now and in later measurements."},

@@ -13,6 +13,7 @@ int sp_defs_init(sp_defs *defs)
     if (sp_strings_init(&defs->strings) != 0 || sp_u64map_init(&defs->region_by_name, 64) != 0 ||
         sp_u64map_init(&defs->parameter_by_name, 16) != 0 ||
         sp_u64map_init(&defs->comm_by_key, 16) != 0 ||
+        sp_u64map_init(&defs->win_by_key, 16) != 0 ||
         sp_u64map_init(&defs->io_file_by_name, 16) != 0 ||
         sp_u64map_init(&defs->context_by_key, 16) != 0) {
         sp_defs_free(defs);
@@ -32,6 +33,7 @@ void sp_defs_free(sp_defs *defs)
     sp_u64map_free(&defs->region_by_name);
     sp_u64map_free(&defs->parameter_by_name);
     sp_u64map_free(&defs->comm_by_key);
+    sp_u64map_free(&defs->win_by_key);
     sp_u64map_free(&defs->io_file_by_name);
     sp_u64map_free(&defs->context_by_key);
     free(defs->contexts);
@@ -44,11 +46,16 @@ void sp_defs_free(sp_defs *defs)
     defs->io_file_count = defs->io_file_capacity = 0;
     defs->io_handle_count = defs->io_handle_capacity = 0;
     defs->io_paradigms_used = 0;
-    for (uint32_t i = 0; i < defs->comm_count; i++)
+    for (uint32_t i = 0; i < defs->comm_count; i++) {
         free(defs->comms[i].members);
+        free(defs->comms[i].remote);
+    }
     free(defs->comms);
     defs->comms = NULL;
     defs->comm_count = defs->comm_capacity = 0;
+    free(defs->wins);
+    defs->wins = NULL;
+    defs->win_count = defs->win_capacity = 0;
     free(defs->regions);
     free(defs->parameters);
     defs->regions = NULL;
@@ -216,13 +223,32 @@ out:
     return id;
 }
 
-uint32_t sp_defs_comm(sp_defs *defs, uint64_t key, sp_comm_kind kind, uint32_t size,
-                      const uint32_t *members, const char *name)
+static uint64_t *copy_processes(const uint64_t *from, uint32_t count)
+{
+    uint64_t *copy = malloc((count ? count : 1) * sizeof *copy);
+    if (copy && count)
+        memcpy(copy, from, count * sizeof *copy);
+    return copy;
+}
+
+uint32_t sp_defs_comm(sp_defs *defs, const sp_comm_spec *spec)
 {
     pthread_mutex_lock(&defs->lock);
-    uint32_t id = sp_u64map_get(&defs->comm_by_key, key);
-    if (id != SP_NO_ID)
+    uint32_t id = sp_u64map_get(&defs->comm_by_key, spec->key);
+    bool named = spec->name && spec->name[0];
+    if (id != SP_NO_ID) {
+        /* Known: the root's definition names it and knows its parent. */
+        sp_comm *known = &defs->comms[id];
+        known->created |= spec->created;
+        if (spec->root && !known->root) {
+            known->root = 1;
+            if (named && !known->name)
+                known->name = sp_strings_intern(&defs->strings, spec->name);
+            if (known->parent == SP_COMM_NO_PARENT)
+                known->parent = spec->parent;
+        }
         goto out;
+    }
     if (defs->comm_count == defs->comm_capacity) {
         uint32_t cap = defs->comm_capacity ? defs->comm_capacity * 2 : 8;
         sp_comm *comms = realloc(defs->comms, cap * sizeof *comms);
@@ -231,23 +257,67 @@ uint32_t sp_defs_comm(sp_defs *defs, uint64_t key, sp_comm_kind kind, uint32_t s
         defs->comms = comms;
         defs->comm_capacity = cap;
     }
-    uint32_t *copy = malloc((size ? size : 1) * sizeof *copy);
-    uint32_t name_id = sp_strings_intern(&defs->strings, name ? name : "");
-    if (!copy || name_id == SP_NO_ID) {
-        free(copy);
+    uint64_t *members = copy_processes(spec->members, spec->size);
+    uint64_t *remote = copy_processes(spec->remote, spec->remote_size);
+    uint32_t name_id = sp_strings_intern(&defs->strings, named ? spec->name : "");
+    if (!members || !remote || name_id == SP_NO_ID) {
+        free(members);
+        free(remote);
         goto out;
     }
-    if (size)
-        memcpy(copy, members, size * sizeof *copy);
     id = defs->comm_count;
-    if (sp_u64map_put(&defs->comm_by_key, key, id) != 0) {
-        free(copy);
+    if (sp_u64map_put(&defs->comm_by_key, spec->key, id) != 0) {
+        free(members);
+        free(remote);
         id = SP_NO_ID;
         goto out;
     }
-    defs->comms[id] = (sp_comm){.key = key, .size = size, .members = copy, .name = name_id,
-                                .kind = (uint8_t)kind};
+    defs->comms[id] = (sp_comm){.key = spec->key,
+                                .size = spec->size,
+                                .remote_size = spec->remote_size,
+                                .members = members,
+                                .remote = remote,
+                                .parent = spec->parent,
+                                .name = name_id,
+                                .kind = (uint8_t)spec->kind,
+                                .root = spec->root,
+                                .created = spec->created};
     defs->comm_count++;
+out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+void sp_defs_comm_set_name(sp_defs *defs, uint32_t comm, const char *name, bool root)
+{
+    pthread_mutex_lock(&defs->lock);
+    if (comm < defs->comm_count && root && name && name[0] && !defs->comms[comm].name) {
+        uint32_t id = sp_strings_intern(&defs->strings, name);
+        if (id != SP_NO_ID)
+            defs->comms[comm].name = id;
+    }
+    pthread_mutex_unlock(&defs->lock);
+}
+
+uint32_t sp_defs_rma_win(sp_defs *defs, uint64_t key, uint32_t comm, const char *name)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = sp_u64map_get(&defs->win_by_key, key);
+    if (id != SP_NO_ID)
+        goto out;
+    if (defs->win_count == defs->win_capacity) {
+        uint32_t cap = defs->win_capacity ? defs->win_capacity * 2 : 8;
+        sp_rma_win *wins = realloc(defs->wins, cap * sizeof *wins);
+        if (!wins)
+            goto out;
+        defs->wins = wins;
+        defs->win_capacity = cap;
+    }
+    uint32_t name_id = sp_strings_intern(&defs->strings, name ? name : "");
+    if (name_id == SP_NO_ID || sp_u64map_put(&defs->win_by_key, key, defs->win_count) != 0)
+        goto out;
+    id = defs->win_count++;
+    defs->wins[id] = (sp_rma_win){.key = key, .comm = comm, .name = name_id};
 out:
     pthread_mutex_unlock(&defs->lock);
     return id;
@@ -286,6 +356,17 @@ uint32_t sp_defs_io_file(sp_defs *defs, const char *path)
 out:
     pthread_mutex_unlock(&defs->lock);
     return id;
+}
+
+void sp_defs_rma_win_set_name(sp_defs *defs, uint32_t win, const char *name)
+{
+    pthread_mutex_lock(&defs->lock);
+    if (win < defs->win_count && name) {
+        uint32_t id = sp_strings_intern(&defs->strings, name);
+        if (id != SP_NO_ID)
+            defs->wins[win].name = id;
+    }
+    pthread_mutex_unlock(&defs->lock);
 }
 
 uint32_t sp_defs_io_handle(sp_defs *defs, const sp_io_handle *handle, const char *name)

@@ -68,24 +68,58 @@ typedef struct {
 } sp_parameter;
 
 typedef enum {
-    SP_COMM_WORLD = 0,
+    SP_COMM_WORLD = 0, /* MPI_COMM_WORLD of the process's world */
     SP_COMM_SELF = 1,
-    SP_COMM_OTHER = 2,
+    SP_COMM_OTHER = 2, /* an intra-communicator */
+    SP_COMM_INTER = 3, /* an inter-communicator: `members` one group, `remote` the other */
+    SP_COMM_GROUP = 4, /* an MPI group (of an RMA epoch): a group, no communicator */
 } sp_comm_kind;
 
-/* Communicators are told apart across ranks by their key: 0 world, 1 self, otherwise
- * chosen by the communicator's first member when it is created. */
+/* Communicators are told apart across processes by their key: 0 the first world's
+ * MPI_COMM_WORLD, 1 MPI_COMM_SELF; otherwise chosen when the communicator is created (the
+ * adapter makes it unique in the job) or derived from the members (groups). */
 #define SP_COMM_KEY_WORLD 0
 #define SP_COMM_KEY_SELF 1
+#define SP_COMM_NO_PARENT UINT64_MAX
+
+/* A process of the job: its world (0 for the first one, the token of a world started with
+ * MPI_Comm_spawn otherwise) and its rank in that world. The unification numbers all
+ * processes of all worlds consecutively. */
+#define SP_PROCESS(world, rank) ((uint64_t)(world) << 32 | (uint32_t)(rank))
+#define SP_PROCESS_WORLD(p) ((uint32_t)((p) >> 32))
+#define SP_PROCESS_RANK(p) ((uint32_t)(p))
+
+/* What defines a communicator (the members are copied). */
+typedef struct {
+    uint64_t key;
+    sp_comm_kind kind;
+    uint32_t size;
+    const uint64_t *members; /* processes, in communicator rank order */
+    uint32_t remote_size;    /* inter-communicators: the other group */
+    const uint64_t *remote;
+    uint64_t parent;         /* key of the communicator it was made from, or SP_COMM_NO_PARENT */
+    bool root;               /* this process is rank 0 of it: its name and parent count */
+    bool created;            /* its creation and destruction are recorded as events */
+    const char *name;        /* NULL or "": unnamed */
+} sp_comm_spec;
 
 typedef struct {
     uint64_t key;
-    uint32_t size;
-    uint32_t *members; /* world ranks, in communicator rank order */
-    uint32_t name;     /* string id */
+    uint32_t size, remote_size;
+    uint64_t *members, *remote;
+    uint64_t parent;
+    uint32_t name;     /* string id ("" when unnamed) */
     uint8_t kind;      /* sp_comm_kind */
+    uint8_t root;
+    uint8_t created;
 } sp_comm;
 
+/* An RMA window; `comm` is the local id of its communicator. */
+typedef struct {
+    uint64_t key;
+    uint32_t comm;
+    uint32_t name;
+} sp_rma_win;
 /* ---- I/O (Score-P's I/O management: paradigms, files, handles) ------------------------- */
 
 /* The I/O interfaces whose calls are recorded. A paradigm is a parameter of every I/O
@@ -212,6 +246,9 @@ typedef struct sp_defs {
     sp_comm *comms;
     uint32_t comm_count, comm_capacity;
     sp_u64map comm_by_key;
+    sp_rma_win *wins;
+    uint32_t win_count, win_capacity;
+    sp_u64map win_by_key;
     sp_io_file *io_files;
     uint32_t io_file_count, io_file_capacity;
     sp_u64map io_file_by_name; /* name string id -> file */
@@ -267,9 +304,18 @@ int sp_defs_set_group(sp_defs *defs, uint32_t region, const char *group);
 
 uint32_t sp_defs_parameter(sp_defs *defs, const char *name, sp_param_type type);
 
-/* The communicator with that key, defined on first use; `members` (world ranks) is copied. */
-uint32_t sp_defs_comm(sp_defs *defs, uint64_t key, sp_comm_kind kind, uint32_t size,
-                      const uint32_t *members, const char *name);
+/* The communicator with spec->key, defined on first use (SP_NO_ID: out of memory). A
+ * later definition by the communicator's root gives it its name and parent when the first
+ * one had none. */
+uint32_t sp_defs_comm(sp_defs *defs, const sp_comm_spec *spec);
+
+/* MPI_Comm_set_name: the name counts when given by the communicator's root, and only the
+ * first one (as in Score-P). */
+void sp_defs_comm_set_name(sp_defs *defs, uint32_t comm, const char *name, bool root);
+
+/* The window with that key, defined on first use. */
+uint32_t sp_defs_rma_win(sp_defs *defs, uint64_t key, uint32_t comm, const char *name);
+void sp_defs_rma_win_set_name(sp_defs *defs, uint32_t win, const char *name);
 
 /* The I/O file of that path, defined on first use. */
 uint32_t sp_defs_io_file(sp_defs *defs, const char *path);

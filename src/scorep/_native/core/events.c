@@ -454,6 +454,11 @@ void sp_mpi_request_test(sp_location *loc, uint64_t time, uint64_t request)
     record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_REQUEST_TEST, .request = request});
 }
 
+void sp_mpi_request_cancelled(sp_location *loc, uint64_t time, uint64_t request)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_REQUEST_CANCELLED, .request = request});
+}
+
 void sp_mpi_collective_begin(sp_location *loc, uint64_t time)
 {
     record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_COLLECTIVE_BEGIN});
@@ -465,6 +470,116 @@ void sp_mpi_collective_end(sp_location *loc, uint64_t time, sp_collective_op op,
     record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_COLLECTIVE_END, .comm = comm,
                                           .root = root, .op = op, .bytes_sent = sent,
                                           .bytes_received = received});
+}
+
+void sp_mpi_icoll_request(sp_location *loc, uint64_t time, uint64_t request)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_ICOLL_REQUEST, .request = request});
+}
+
+void sp_mpi_icoll_complete(sp_location *loc, uint64_t time, sp_collective_op op, uint32_t comm,
+                           uint32_t root, uint64_t sent, uint64_t received, uint64_t request)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_ICOLL_COMPLETE, .comm = comm,
+                                          .root = root, .op = op, .bytes_sent = sent,
+                                          .bytes_received = received, .request = request});
+}
+
+void sp_mpi_comm_create(sp_location *loc, uint64_t time, uint32_t comm)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_COMM_CREATE, .comm = comm});
+}
+
+void sp_mpi_comm_destroy(sp_location *loc, uint64_t time, uint32_t comm)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_MPI_COMM_DESTROY, .comm = comm});
+}
+
+/* ---- one-sided communication ------------------------------------------------------------ */
+
+void sp_rma_win_create(sp_location *loc, uint64_t time, uint32_t win)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_WIN_CREATE, .comm = win});
+}
+
+void sp_rma_win_destroy(sp_location *loc, uint64_t time, uint32_t win)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_WIN_DESTROY, .comm = win});
+}
+
+void sp_rma_collective_begin(sp_location *loc, uint64_t time)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_COLLECTIVE_BEGIN});
+}
+
+void sp_rma_collective_end(sp_location *loc, uint64_t time, sp_collective_op op,
+                           uint32_t sync_level, uint32_t win, uint32_t root, uint64_t sent,
+                           uint64_t received)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_COLLECTIVE_END, .comm = win,
+                                          .root = root, .op = op, .detail = sync_level,
+                                          .bytes_sent = sent, .bytes_received = received});
+}
+
+void sp_rma_group_sync(sp_location *loc, uint64_t time, uint32_t sync_level, uint32_t win,
+                       uint32_t group)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_GROUP_SYNC, .comm = win,
+                                          .detail = sync_level, .group = group});
+}
+
+void sp_rma_lock(sp_location *loc, uint64_t time, sp_mpi_event_kind kind, uint32_t win,
+                 uint32_t target, uint64_t lock, uint32_t lock_type)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = kind, .comm = win, .peer = target,
+                                          .request = lock, .detail = lock_type});
+}
+
+void sp_rma_release_lock(sp_location *loc, uint64_t time, uint32_t win, uint32_t target,
+                         uint64_t lock)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_RELEASE_LOCK, .comm = win,
+                                          .peer = target, .request = lock});
+}
+
+void sp_rma_sync(sp_location *loc, uint64_t time, uint32_t win, uint32_t target,
+                 uint32_t sync_type)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_SYNC, .comm = win, .peer = target,
+                                          .detail = sync_type});
+}
+
+void sp_rma_wait_change(sp_location *loc, uint64_t time, uint32_t win)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_WAIT_CHANGE, .comm = win});
+}
+
+void sp_rma_put(sp_location *loc, uint64_t time, uint32_t win, uint32_t target, uint64_t bytes,
+                uint64_t matching)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_PUT, .comm = win, .peer = target,
+                                          .bytes_sent = bytes, .request = matching});
+}
+
+void sp_rma_get(sp_location *loc, uint64_t time, uint32_t win, uint32_t target, uint64_t bytes,
+                uint64_t matching)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_GET, .comm = win, .peer = target,
+                                          .bytes_received = bytes, .request = matching});
+}
+
+void sp_rma_atomic(sp_location *loc, uint64_t time, uint32_t win, uint32_t target,
+                   uint32_t type, uint64_t put, uint64_t got, uint64_t matching)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = SP_RMA_ATOMIC, .comm = win, .peer = target,
+                                          .detail = type, .bytes_sent = put,
+                                          .bytes_received = got, .request = matching});
+}
+
+void sp_rma_op(sp_location *loc, uint64_t time, sp_mpi_event_kind kind, uint32_t win,
+               uint64_t matching)
+{
+    record_mpi(loc, time, &(sp_mpi_event){.kind = kind, .comm = win, .request = matching});
 }
 
 /* ---- I/O ------------------------------------------------------------------------------- */
@@ -518,6 +633,13 @@ void sp_io_operation_begin(sp_location *loc, uint64_t time, sp_io_paradigm parad
                                         .matching_id = matching_id});
 }
 
+void sp_io_operation_event(sp_location *loc, uint64_t time, sp_io_event_kind kind,
+                           sp_io_paradigm paradigm, uint32_t handle, uint64_t matching_id)
+{
+    record_io(loc, time, &(sp_io_event){.kind = kind, .paradigm = paradigm, .handle = handle,
+                                        .matching_id = matching_id});
+}
+
 void sp_io_operation_complete(sp_location *loc, uint64_t time, sp_io_paradigm paradigm,
                               uint32_t handle, sp_io_mode mode, uint64_t bytes_result,
                               uint64_t matching_id)
@@ -534,11 +656,13 @@ sp_location *sp_event_section_begin(void)
     sp_location *loc = sp_location_cache_valid() ? sp_thread.location : NULL;
     if (!loc)
         return NULL;
-    atomic_store(&loc->busy, 1);
+    /* A count, not a flag: a section may open inside another one on the same thread (an
+     * adapter defining something while it records). */
+    atomic_fetch_add(&loc->busy, 1);
     /* Checked after announcing the section: the end of the measurement either sees the
      * section and waits for it, or the section sees that the measurement ended. */
     if (!sp_measurement_running() || !sp_location_cache_valid()) {
-        atomic_store(&loc->busy, 0);
+        atomic_fetch_sub(&loc->busy, 1);
         return NULL;
     }
     /* A sample being recorded into this location by another thread (sp_sample_begin) is
@@ -550,5 +674,5 @@ sp_location *sp_event_section_begin(void)
 
 void sp_event_section_end(sp_location *loc)
 {
-    atomic_store(&loc->busy, 0);
+    atomic_fetch_sub(&loc->busy, 1);
 }

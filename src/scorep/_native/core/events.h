@@ -83,23 +83,61 @@ typedef enum {
     SP_MPI_ISEND_COMPLETE,
     SP_MPI_IRECV_REQUEST,
     SP_MPI_REQUEST_TEST,
+    SP_MPI_REQUEST_CANCELLED,
     SP_MPI_COLLECTIVE_BEGIN,
     SP_MPI_COLLECTIVE_END,
+    SP_MPI_ICOLL_REQUEST,  /* a non-blocking collective started */
+    SP_MPI_ICOLL_COMPLETE, /* ... and completed */
+    SP_MPI_COMM_CREATE,
+    SP_MPI_COMM_DESTROY,
+    /* one-sided communication: `comm` is the window */
+    SP_RMA_WIN_CREATE,
+    SP_RMA_WIN_DESTROY,
+    SP_RMA_COLLECTIVE_BEGIN,
+    SP_RMA_COLLECTIVE_END,
+    SP_RMA_GROUP_SYNC,
+    SP_RMA_REQUEST_LOCK,
+    SP_RMA_ACQUIRE_LOCK,
+    SP_RMA_TRY_LOCK,
+    SP_RMA_RELEASE_LOCK,
+    SP_RMA_SYNC,
+    SP_RMA_WAIT_CHANGE,
+    SP_RMA_PUT,
+    SP_RMA_GET,
+    SP_RMA_ATOMIC,
+    SP_RMA_OP_COMPLETE_BLOCKING,
+    SP_RMA_OP_COMPLETE_NON_BLOCKING,
+    SP_RMA_OP_TEST,
+    SP_RMA_OP_COMPLETE_REMOTE,
 } sp_mpi_event_kind;
+
+/* RMA synchronisation levels (bits), lock and atomic types, direct sync types: OTF2's. */
+enum { SP_RMA_SYNC_LEVEL_NONE = 0, SP_RMA_SYNC_LEVEL_PROCESS = 1, SP_RMA_SYNC_LEVEL_MEMORY = 2 };
+enum { SP_LOCK_EXCLUSIVE = 0, SP_LOCK_SHARED = 1 };
+enum {
+    SP_RMA_ATOMIC_ACCUMULATE = 0,
+    SP_RMA_ATOMIC_COMPARE_AND_SWAP = 3,
+    SP_RMA_ATOMIC_FETCH_AND_ACCUMULATE = 7,
+};
+enum { SP_RMA_SYNC_MEMORY = 0, SP_RMA_SYNC_NOTIFY_IN = 1, SP_RMA_SYNC_NOTIFY_OUT = 2 };
+/* The target of an RMA lock on every process of the window. */
+#define SP_RMA_ALL_TARGETS UINT32_MAX
 
 typedef struct {
     sp_mpi_event_kind kind;
-    uint32_t comm;
-    uint32_t peer; /* world rank of the partner (point to point) */
+    uint32_t comm; /* communicator id; RMA: window id */
+    uint32_t peer; /* partner's rank in `comm` (point to point), target rank (RMA) */
     uint32_t tag;
     uint32_t root; /* collectives; SP_NO_ROOT when there is none */
     sp_collective_op op;
-    uint64_t request;
-    uint64_t bytes_sent, bytes_received;
+    uint32_t detail; /* RMA: sync level, lock type, atomic type or sync type */
+    uint32_t group;  /* RMA group sync: the group's communicator id (SP_COMM_GROUP) */
+    uint64_t request; /* request id; RMA: matching id or lock id */
+    uint64_t bytes_sent, bytes_received; /* RMA: bytes put, bytes got */
 } sp_mpi_event;
 
 /* MPI events of the calling thread's location (the frame of the MPI call is open). Ranks
- * are world ranks, `comm` a communicator id of the definitions. */
+ * are ranks in the communicator, `comm` a communicator id of the definitions. */
 void sp_mpi_send(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
                  uint32_t tag, uint64_t bytes);
 void sp_mpi_recv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
@@ -111,9 +149,42 @@ void sp_mpi_irecv_request(sp_location *loc, uint64_t time, uint64_t request);
 void sp_mpi_irecv(sp_location *loc, uint64_t time, uint32_t sender, uint32_t comm, uint32_t tag,
                   uint64_t bytes, uint64_t request);
 void sp_mpi_request_test(sp_location *loc, uint64_t time, uint64_t request);
+void sp_mpi_request_cancelled(sp_location *loc, uint64_t time, uint64_t request);
 void sp_mpi_collective_begin(sp_location *loc, uint64_t time);
 void sp_mpi_collective_end(sp_location *loc, uint64_t time, sp_collective_op op, uint32_t comm,
                            uint32_t root, uint64_t sent, uint64_t received);
+void sp_mpi_icoll_request(sp_location *loc, uint64_t time, uint64_t request);
+void sp_mpi_icoll_complete(sp_location *loc, uint64_t time, sp_collective_op op, uint32_t comm,
+                           uint32_t root, uint64_t sent, uint64_t received, uint64_t request);
+void sp_mpi_comm_create(sp_location *loc, uint64_t time, uint32_t comm);
+void sp_mpi_comm_destroy(sp_location *loc, uint64_t time, uint32_t comm);
+
+/* One-sided communication on window `win` (an id of sp_rma_win_define). */
+void sp_rma_win_create(sp_location *loc, uint64_t time, uint32_t win);
+void sp_rma_win_destroy(sp_location *loc, uint64_t time, uint32_t win);
+void sp_rma_collective_begin(sp_location *loc, uint64_t time);
+void sp_rma_collective_end(sp_location *loc, uint64_t time, sp_collective_op op,
+                           uint32_t sync_level, uint32_t win, uint32_t root, uint64_t sent,
+                           uint64_t received);
+void sp_rma_group_sync(sp_location *loc, uint64_t time, uint32_t sync_level, uint32_t win,
+                       uint32_t group);
+/* kind: SP_RMA_REQUEST_LOCK, SP_RMA_ACQUIRE_LOCK or SP_RMA_TRY_LOCK */
+void sp_rma_lock(sp_location *loc, uint64_t time, sp_mpi_event_kind kind, uint32_t win,
+                 uint32_t target, uint64_t lock, uint32_t lock_type);
+void sp_rma_release_lock(sp_location *loc, uint64_t time, uint32_t win, uint32_t target,
+                         uint64_t lock);
+void sp_rma_sync(sp_location *loc, uint64_t time, uint32_t win, uint32_t target,
+                 uint32_t sync_type);
+void sp_rma_wait_change(sp_location *loc, uint64_t time, uint32_t win);
+void sp_rma_put(sp_location *loc, uint64_t time, uint32_t win, uint32_t target, uint64_t bytes,
+                uint64_t matching);
+void sp_rma_get(sp_location *loc, uint64_t time, uint32_t win, uint32_t target, uint64_t bytes,
+                uint64_t matching);
+void sp_rma_atomic(sp_location *loc, uint64_t time, uint32_t win, uint32_t target,
+                   uint32_t type, uint64_t put, uint64_t got, uint64_t matching);
+/* kind: one of SP_RMA_OP_COMPLETE_BLOCKING .. SP_RMA_OP_COMPLETE_REMOTE */
+void sp_rma_op(sp_location *loc, uint64_t time, sp_mpi_event_kind kind, uint32_t win,
+               uint64_t matching);
 
 /* ---- I/O ------------------------------------------------------------------------------- */
 
@@ -127,6 +198,11 @@ typedef enum {
     SP_IO_SEEK,
     SP_IO_OPERATION_BEGIN,
     SP_IO_OPERATION_COMPLETE,
+    /* non-blocking operations (MPI-IO): issued by the call that began them, then tested,
+     * completed or cancelled later; `matching_id` pairs them */
+    SP_IO_OPERATION_ISSUED,
+    SP_IO_OPERATION_TEST,
+    SP_IO_OPERATION_CANCELLED,
 } sp_io_event_kind;
 
 typedef struct {
@@ -185,6 +261,10 @@ void sp_sample_end(sp_location *loc);
  * innermost open frame was entered: the rest belongs to its caller). */
 void sp_sample(sp_location *loc, uint64_t time, const sp_context_frame *frames, uint32_t count,
                uint64_t weight);
+/* A non-blocking operation's later events (kind: SP_IO_OPERATION_ISSUED, _TEST, _CANCELLED):
+ * Score-P's IoOperationIssued, IoOperationTest, IoOperationCancelled. */
+void sp_io_operation_event(sp_location *loc, uint64_t time, sp_io_event_kind kind,
+                           sp_io_paradigm paradigm, uint32_t handle, uint64_t matching_id);
 
 /* Threads that record without the GIL (MPI wrappers) bracket each recording section so
  * that the end of the measurement never pulls their location away mid-event. Returns

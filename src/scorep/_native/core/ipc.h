@@ -35,6 +35,11 @@ typedef struct sp_ipc_ops {
                     uint32_t root);
     /* Rank 0's CLOCK_MONOTONIC minus this process's, in ns (0 on rank 0). */
     int (*clock_offset)(void *ctx, int64_t *offset_ns);
+    /* Point to point, optional (NULL: the group has only the collectives above): `bytes`
+     * bytes to one process, and the next message from `source` (*data malloc'ed). With them
+     * the unification merges along a tree instead of at the root alone (core/unify.c). */
+    int (*send)(void *ctx, const void *data, uint64_t bytes, uint32_t dest);
+    int (*recv)(void *ctx, void **data, uint64_t *bytes, uint32_t source);
 } sp_ipc_ops;
 
 typedef struct sp_ipc {

@@ -9,6 +9,7 @@
 
 #include "core/core_internal.h"
 #include "core/experiment_dir.h"
+#include "core/part.h"
 #include "core/substrates.h"
 #include "core/unify.h"
 
@@ -30,10 +31,16 @@ static void free_config_copies(sp_config *c)
     free((char *)c->creator);
     free((char *)c->filter_file);
     free((char *)c->sampling_event);
+    free((char *)c->mpi_groups);
     if (c->program_args) {
         for (uint32_t i = 0; i < c->program_argc; i++)
             free((char *)c->program_args[i]);
         free((void *)c->program_args);
+    }
+    if (c->spawn_args) {
+        for (uint32_t i = 0; i < c->spawn_argc; i++)
+            free((char *)c->spawn_args[i]);
+        free((void *)c->spawn_args);
     }
     memset(c, 0, sizeof *c);
 }
@@ -51,8 +58,23 @@ static int copy_config(sp_config *dst, const sp_config *src)
     dst->creator = copy_string(src->creator ? src->creator : "scorep");
     dst->filter_file = copy_string(src->filter_file);
     dst->sampling_event = copy_string(src->sampling_event);
+    dst->mpi_groups = copy_string(src->mpi_groups);
     dst->program_args = NULL;
     dst->program_argc = 0;
+    dst->spawn_args = NULL;
+    dst->spawn_argc = 0;
+    if (src->spawn_argc) {
+        const char **args = calloc(src->spawn_argc, sizeof *args);
+        if (!args)
+            return -1;
+        dst->spawn_args = args;
+        for (uint32_t i = 0; i < src->spawn_argc; i++) {
+            args[i] = copy_string(src->spawn_args[i]);
+            dst->spawn_argc = i + 1;
+            if (!args[i])
+                return -1;
+        }
+    }
     if (src->program_argc) {
         const char **args = calloc(src->program_argc, sizeof *args);
         if (!args)
@@ -65,9 +87,9 @@ static int copy_config(sp_config *dst, const sp_config *src)
                 return -1;
         }
     }
-    if (!dst->experiment_dir || !dst->profile_base_name || !dst->program_name || !dst->program_path ||
-        !dst->machine_name || !dst->node_name || !dst->creator || !dst->filter_file ||
-        !dst->sampling_event)
+    if (!dst->experiment_dir || !dst->profile_base_name || !dst->program_name ||
+        !dst->program_path || !dst->machine_name || !dst->node_name || !dst->creator ||
+        !dst->filter_file || !dst->mpi_groups || !dst->sampling_event)
         return -1;
     return 0;
 }
@@ -82,6 +104,9 @@ static void release_measurement(void)
     m->substrates = 0;
     free(m->output_dir);
     m->output_dir = NULL;
+    free(m->spawned.dir);
+    m->spawned.dir = NULL;
+    m->spawned.active = false;
     sp_filter_free(m->filter);
     m->filter = NULL;
     sp_defs_free(&m->defs);
@@ -317,10 +342,24 @@ uint32_t sp_region_define_paradigm(const char *name, sp_paradigm paradigm, sp_ro
                                 -1, paradigm, role, kind);
 }
 
-uint32_t sp_comm_define(uint64_t key, sp_comm_kind kind, uint32_t size, const uint32_t *members,
-                        const char *name)
+uint32_t sp_comm_define(const sp_comm_spec *spec)
 {
-    return sp_defs_comm(&sp_meas.defs, key, kind, size, members, name);
+    return sp_defs_comm(&sp_meas.defs, spec);
+}
+
+void sp_comm_set_name(uint32_t comm, const char *name, bool root)
+{
+    sp_defs_comm_set_name(&sp_meas.defs, comm, name, root);
+}
+
+uint32_t sp_rma_win_define(uint64_t key, uint32_t comm, const char *name)
+{
+    return sp_defs_rma_win(&sp_meas.defs, key, comm, name);
+}
+
+void sp_rma_win_set_name(uint32_t win, const char *name)
+{
+    sp_defs_rma_win_set_name(&sp_meas.defs, win, name);
 }
 
 uint32_t sp_parameter_define(const char *name, sp_param_type type)
@@ -363,11 +402,13 @@ int sp_measurement_set_experiment_dir(const char *path, char *err, size_t errlen
 
 /* ---- the group of processes (MPI) -------------------------------------------------------- */
 
-int sp_mpi_initialized(const sp_ipc *ipc, int requested, int provided, char *err, size_t errlen)
+int sp_mpi_initialized(const sp_ipc *ipc, uint32_t world, int requested, int provided, char *err,
+                       size_t errlen)
 {
     sp_measurement *m = &sp_meas;
     if (!sp_measurement_running() || !m->config.mpi)
         return 0;
+    m->world = world;
     m->mpi.thread_requested = requested;
     m->mpi.thread_provided = provided;
     /* Rank 0 prepares the directory; everyone adopts its path (a default name carries a
@@ -378,7 +419,10 @@ int sp_mpi_initialized(const sp_ipc *ipc, int requested, int provided, char *err
         char error[8192]; /* room for the path and the reason */
     } agreed;
     memset(&agreed, 0, sizeof agreed);
-    if (ipc->rank == 0) {
+    if (m->spawned.active) {
+        /* A spawned world joins its parent's experiment: nothing to prepare. */
+        snprintf(agreed.path, sizeof agreed.path, "%s", m->spawned.dir);
+    } else if (ipc->rank == 0) {
         snprintf(agreed.path, sizeof agreed.path, "%s", m->config.experiment_dir);
         agreed.status = sp_experiment_dir_prepare(agreed.path, m->config.overwrite, agreed.error,
                                                   sizeof agreed.error);
@@ -392,11 +436,34 @@ int sp_mpi_initialized(const sp_ipc *ipc, int requested, int provided, char *err
     int64_t offset = 0;
     if (ipc->ops->clock_offset(ipc->ctx, &offset) != 0)
         return sp_error(err, errlen, "measuring the clock offset to rank 0 failed");
-    m->clock_sync.offset_begin_ns = offset;
+    /* A spawned world's rank 0 knows its offset to the experiment's root. */
+    m->clock_sync.offset_begin_ns = offset + (m->spawned.active ? m->spawned.root_offset_ns : 0);
     m->clock_sync.sync_begin_ns = sp_clock_monotonic_ns();
     m->ipc = *ipc;
     m->grouped = true;
     return 0;
+}
+
+int sp_mpi_spawned(const char *experiment_dir, int64_t root_offset_ns, char *err, size_t errlen)
+{
+    sp_measurement *m = &sp_meas;
+    if (!sp_measurement_running() || !m->config.mpi)
+        return 0;
+    char *dir = strdup(experiment_dir);
+    if (!dir)
+        return sp_error(err, errlen, "out of memory");
+    free(m->spawned.dir);
+    m->spawned.dir = dir;
+    m->spawned.active = true;
+    m->spawned.root_offset_ns = root_offset_ns;
+    return 0;
+}
+
+int sp_mpi_spawn_announce(uint32_t world, uint32_t size, char *err, size_t errlen)
+{
+    if (!sp_measurement_running() || !sp_meas.grouped)
+        return 0;
+    return sp_part_announce(sp_meas.config.experiment_dir, world, size, err, errlen);
 }
 
 bool sp_measurement_group(uint32_t *rank, uint32_t *size)
@@ -431,13 +498,20 @@ void sp_mpi_aborting(int errorcode)
         abort_hook();
 }
 
+void sp_measurement_set_exit_status(int64_t status)
+{
+    sp_meas.mpi.exit_status = status;
+}
+
 void sp_mpi_finalizing(void)
 {
     sp_measurement *m = &sp_meas;
     if (!sp_measurement_running() || !m->grouped)
         return;
-    /* The program's exit status is not known yet when it finalizes MPI itself. */
-    m->mpi.status = sp_measurement_finalize(0, &m->mpi.results, m->mpi.error, sizeof m->mpi.error);
+    /* The program's exit status is not known yet when it finalizes MPI itself (0 then);
+     * at its exit the host tells it before MPI is finalized. */
+    m->mpi.status = sp_measurement_finalize(m->mpi.exit_status, &m->mpi.results, m->mpi.error,
+                                            sizeof m->mpi.error);
     m->mpi.finalized = true;
 }
 
@@ -491,21 +565,25 @@ static char *choose_output_dir(sp_measurement *m)
     return dir;
 }
 
-/* What this process reports to the unification: itself and its locations. */
-static int unify_definitions(sp_measurement *m, uint64_t end_time, sp_clock_anchor *end,
-                             uint64_t ticks_per_second, sp_unified *u, char *err, size_t errlen)
+/* What this process reports to the unification: itself and its locations (free
+ * mine->locations after). */
+static int make_report(sp_measurement *m, uint64_t end_time, sp_clock_anchor *end,
+                       uint64_t ticks_per_second, bool grouped, sp_unified_rank *mine, char *err,
+                       size_t errlen)
 {
     uint32_t nlocs = atomic_load(&m->location_count);
     /* A thread may have stamped its last event after the end anchor was taken. */
     uint64_t end_ns_after_anchor =
         (uint64_t)((double)(end_time - end->ticks) * 1e9 / (double)ticks_per_second + 0.5);
     char group_name[64];
-    if (m->collective)
+    if (grouped)
         snprintf(group_name, sizeof group_name, "MPI Rank %u", m->ipc.rank);
     else
         snprintf(group_name, sizeof group_name, "Process");
-    sp_unified_rank mine = {
-        .rank = m->collective ? m->ipc.rank : 0,
+    *mine = (sp_unified_rank){
+        .rank = grouped ? m->ipc.rank : 0,
+        .world = grouped ? m->world : 0,
+        .world_rank = grouped ? m->ipc.rank : 0,
         .name = sp_defs_string(&m->defs, group_name),
         .host = sp_defs_string(&m->defs, m->config.node_name),
         .thread_requested = m->grouped ? m->mpi.thread_requested : -1,
@@ -517,16 +595,64 @@ static int unify_definitions(sp_measurement *m, uint64_t end_time, sp_clock_anch
         .location_count = nlocs,
         .locations = calloc(nlocs ? nlocs : 1, sizeof(sp_unified_location)),
     };
-    if (!mine.locations)
+    if (!mine->locations)
         return sp_error(err, errlen, "out of memory while unifying the definitions");
     for (uint32_t i = 0; i < nlocs; i++) {
-        mine.locations[i].id = m->locations[i]->id;
-        mine.locations[i].name = sp_defs_string(&m->defs, m->locations[i]->name);
-        mine.locations[i].events = sp_substrates_location_events(m->locations[i]);
+        mine->locations[i].id = m->locations[i]->id;
+        mine->locations[i].name = sp_defs_string(&m->defs, m->locations[i]->name);
+        mine->locations[i].events = sp_substrates_location_events(m->locations[i]);
     }
+    return 0;
+}
+
+static int unify_definitions(sp_measurement *m, uint64_t end_time, sp_clock_anchor *end,
+                             uint64_t ticks_per_second, sp_unified *u, char *err, size_t errlen)
+{
+    sp_unified_rank mine;
+    if (make_report(m, end_time, end, ticks_per_second, m->collective, &mine, err, errlen) != 0)
+        return -1;
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
-    int status = sp_unify(ipc, &m->defs, &mine, u, err, errlen);
+    int status = sp_unify(ipc, &m->defs, &mine, m->parts, m->part_count, u, err, errlen);
     free(mine.locations);
+    return status;
+}
+
+/* A process of a spawned world at its end: its part of the experiment, for the root to
+ * adopt (core/part.h). Nothing collective: it ends without its parent's help. */
+static int write_own_part(sp_measurement *m, uint64_t end_time, uint64_t ticks_per_second,
+                          char *err, size_t errlen)
+{
+    uint32_t nlocs = atomic_load(&m->location_count);
+    uint32_t *threads = calloc(nlocs ? nlocs : 1, sizeof *threads);
+    if (!threads)
+        return sp_error(err, errlen, "out of memory while writing this process's part");
+    for (uint32_t i = 0; i < nlocs; i++) {
+        threads[i] = m->locations[i]->index;
+        m->locations[i]->id = ((uint64_t)m->locations[i]->index << 32) | m->ipc.rank;
+    }
+    sp_unified_rank mine;
+    int status = make_report(m, end_time, &m->end, ticks_per_second, true, &mine, err, errlen);
+    sp_buffer report, sections[SP_SUBSTRATE_COUNT];
+    sp_buffer_init(&report);
+    for (unsigned k = 0; k < SP_SUBSTRATE_COUNT; k++)
+        sp_buffer_init(&sections[k]);
+    if (status == 0) {
+        /* The sections first: the trace defines the strings of its program's name. */
+        sp_substrates_part(m, ticks_per_second, sections);
+        sp_unify_report(&m->defs, &mine, &report);
+        free(mine.locations);
+        uint64_t last = (uint64_t)((double)(end_time - m->start.ticks) * 1e9 /
+                                   (double)ticks_per_second + 0.5);
+        sp_part_clock clock = {m->clock_sync.offset_begin_ns, m->clock_sync.offset_end_ns,
+                               m->clock_sync.sync_begin_ns, m->clock_sync.sync_end_ns,
+                               m->start.monotonic_ns, m->start.monotonic_ns + last};
+        status = sp_part_write(m->config.experiment_dir, m->world, m->ipc.rank, &clock, threads,
+                               nlocs, &report, sections, SP_SUBSTRATE_COUNT, err, errlen);
+    }
+    sp_buffer_free(&report);
+    for (unsigned k = 0; k < SP_SUBSTRATE_COUNT; k++)
+        sp_buffer_free(&sections[k]);
+    free(threads);
     return status;
 }
 
@@ -594,10 +720,30 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
     sp_results r;
     memset(&r, 0, sizeof r);
     r.ticks_per_second = sp_clock_ticks_per_second(&m->start, &m->end);
+    if (m->spawned.active && m->grouped && !m->mpi.aborting) {
+        /* A spawned world's process: its part, adopted by the experiment's root later. */
+        m->clock_sync.offset_end_ns = m->clock_sync.offset_begin_ns;
+        m->clock_sync.sync_end_ns = sp_clock_monotonic_ns();
+        int status = write_own_part(m, end_time, r.ticks_per_second, err, errlen);
+        m->collective = false;
+        m->output_dir = strdup(m->config.experiment_dir);
+        collect_results(m, end_time, &r);
+        r.part_written = status == 0;
+        if (results)
+            *results = r;
+        release_measurement();
+        m->grouped = false;
+        atomic_store(&m->state, SP_STATE_IDLE);
+        return status;
+    }
     sp_unified u;
     memset(&u, 0, sizeof u);
     int status = 0;
     m->output_dir = choose_output_dir(m);
+    if (m->output_dir && m->collective && m->ipc.rank == 0 && m->config.mpi &&
+        sp_parts_collect(m->output_dir, m->config.mpi_timeout, m->ipc.size, &m->parts,
+                         &m->part_count, r.parts_missing, sizeof r.parts_missing) != 0)
+        status = sp_error(err, errlen, "out of memory while reading the spawned processes' parts");
     if (!m->output_dir)
         status = sp_error(err, errlen, "out of memory");
     if (status == 0) {
@@ -614,6 +760,12 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
         status = sp_substrates_write(m, &u, m->output_dir, r.ticks_per_second, err, errlen);
     sp_unified_free(&u);
     collect_results(m, end_time, &r);
+    r.spawned_ranks = m->part_count;
+    /* The parts are in the experiment now; late ones (r.parts_missing) keep theirs. */
+    sp_parts_free(m->output_dir, m->parts, m->part_count,
+                  status == 0 && m->collective && m->ipc.rank == 0 && !r.parts_missing[0]);
+    m->parts = NULL;
+    m->part_count = 0;
     if (results)
         *results = r;
     release_measurement();

@@ -45,6 +45,12 @@ typedef struct sp_config {
     const char *node_name;
     const char *creator;
     const char *filter_file; /* SCOREP_FILTERING_FILE; NULL or "" for none */
+    const char *mpi_groups;  /* SCOREP_MPI_ENABLE_GROUPS, for the MPI adapter ("" default) */
+    /* What a process started with MPI_Comm_spawn gets after "python -m scorep" to run under
+     * this measurement's configuration (the MPI adapter rewrites Python spawns with it). */
+    const char *const *spawn_args;
+    uint32_t spawn_argc;
+    bool spawned; /* this process was started so: it joins its parent's experiment */
     bool io_posix;           /* SCOREP_IO_POSIX: record POSIX and ISO C I/O calls */
     /* SCOREP_ENABLE_UNWINDING: calling contexts (the adapter sets an unwinder) and, with a
      * sampling event, samples; the event's name (as SCOREP_SAMPLING_EVENTS gives it, the
@@ -91,6 +97,9 @@ typedef struct sp_results {
     uint64_t trace_spill_failures; /* flushes that could not be written (full disk, limit) */
     char trace_spill_error[256];   /* why the first one failed */
     char trace_error[512];         /* the trace could not be written (the profile was) */
+    bool part_written;             /* a spawned process wrote its part of the experiment */
+    uint32_t spawned_ranks;        /* processes of spawned worlds adopted (the root) */
+    char parts_missing[512];       /* spawned processes whose parts did not arrive */
     char output_dir[4096];         /* where the results are */
 } sp_results;
 
@@ -151,6 +160,9 @@ typedef struct sp_measurement {
     sp_ipc ipc;
     bool grouped;    /* a larger group joined */
     bool collective; /* decided at the end: the group writes one experiment together */
+    /* The MPI world this process belongs to: 0 for the job's first, the token of a world
+     * started with MPI_Comm_spawn otherwise (communicators name their members by it). */
+    uint32_t world;
     sp_clock_sync clock_sync;
 
     struct {
@@ -158,11 +170,22 @@ typedef struct sp_measurement {
         bool finalized;     /* the MPI_Finalize wrapper wrote the results already */
         bool aborting;      /* MPI_Abort: this rank writes its own part, no collectives */
         int abort_code;
+        int64_t exit_status; /* for a write at MPI_Finalize */
         sp_results results; /* what it wrote, for the caller that finalizes next */
         int status;
         char error[512];
     } mpi;
     char *output_dir; /* where this measurement writes (a rank's own part when ranks failed) */
+    /* A process of a world started with MPI_Comm_spawn by a measured parent: it writes a
+     * part of the parent's experiment (core/part.h). */
+    struct {
+        bool active;
+        char *dir;              /* the parent's experiment directory */
+        int64_t root_offset_ns; /* its world's rank 0's clock against the experiment's root */
+    } spawned;
+    /* At the experiment's root: the parts it adopts at the end. */
+    struct sp_part *parts;
+    uint32_t part_count;
     struct sp_io_registry *io; /* native I/O handles bound to defined ones (core/io.h) */
 } sp_measurement;
 
@@ -206,8 +229,19 @@ SP_MUST_CHECK int sp_measurement_set_experiment_dir(const char *path, char *err,
  * Rank 0 prepares the experiment directory and all ranks adopt it. Returns 0, or -1 with
  * one line in err (the measurement then stays rank-local). `ipc` must live until the
  * measurement ends. */
-SP_MUST_CHECK int sp_mpi_initialized(const sp_ipc *ipc, int requested, int provided, char *err,
-                                     size_t errlen);
+SP_MUST_CHECK int sp_mpi_initialized(const sp_ipc *ipc, uint32_t world, int requested,
+                                     int provided, char *err, size_t errlen);
+
+/* Called by the MPI adapter in a process started with MPI_Comm_spawn by a measured parent,
+ * before sp_mpi_initialized: it joins the parent's experiment in `experiment_dir` and
+ * writes its part there at the end; `root_offset_ns` is its world's rank 0's clock against
+ * the experiment's root. Returns 0, or -1 with one line in err. */
+SP_MUST_CHECK int sp_mpi_spawned(const char *experiment_dir, int64_t root_offset_ns, char *err,
+                                 size_t errlen);
+
+/* Called by the MPI adapter after MPI_Comm_spawn started `size` measured processes as world
+ * `world`: the experiment's root waits for their parts. */
+SP_MUST_CHECK int sp_mpi_spawn_announce(uint32_t world, uint32_t size, char *err, size_t errlen);
 
 /* This rank and the group's size while a larger group is joined (false: none). */
 bool sp_measurement_group(uint32_t *rank, uint32_t *size);
@@ -215,6 +249,10 @@ bool sp_measurement_group(uint32_t *rank, uint32_t *size);
 /* Called by the MPI_Finalize wrapper before PMPI_Finalize: writes everything while MPI
  * still works; the next sp_measurement_finalize returns what was written. */
 void sp_mpi_finalizing(void);
+
+/* The program's exit status as far as known, for the results written at MPI_Finalize
+ * (the program may end after it). */
+void sp_measurement_set_exit_status(int64_t status);
 
 /* Called by the MPI_Abort wrapper before PMPI_Abort ends the job: this rank writes what
  * it has into <experiment>/rank-N/ without waiting for the others, then the host's abort
@@ -321,9 +359,11 @@ uint32_t sp_region_find_named(const char *name, sp_region_kind kind, bool *exclu
 uint32_t sp_region_define_paradigm(const char *name, sp_paradigm paradigm, sp_role role,
                                    sp_region_kind kind);
 
-/* The communicator with that key, defined on first use (members: world ranks). */
-uint32_t sp_comm_define(uint64_t key, sp_comm_kind kind, uint32_t size, const uint32_t *members,
-                        const char *name);
+/* Communicators, MPI groups and RMA windows of the running measurement (core/defs.h). */
+uint32_t sp_comm_define(const sp_comm_spec *spec);
+void sp_comm_set_name(uint32_t comm, const char *name, bool root);
+uint32_t sp_rma_win_define(uint64_t key, uint32_t comm, const char *name);
+void sp_rma_win_set_name(uint32_t win, const char *name);
 
 uint32_t sp_parameter_define(const char *name, sp_param_type type);
 uint32_t sp_string_define(const char *text);

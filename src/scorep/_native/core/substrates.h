@@ -244,8 +244,14 @@ static inline void sp_substrates_mpi(sp_location *loc, const sp_frame *top, cons
 {
     if (sp_substrate_on(SP_SUBSTRATE_TRACE))
         sp_trace_mpi(sp_trace_of(loc), time, e);
-    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && (e->bytes_sent || e->bytes_received))
-        sp_profile_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent, e->bytes_received);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE) && top && (e->bytes_sent || e->bytes_received)) {
+        if (e->kind >= SP_RMA_WIN_CREATE) /* one-sided: bytes_put and bytes_get, as Score-P */
+            sp_profile_rma_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent,
+                                 e->bytes_received);
+        else
+            sp_profile_bytes(sp_profile_of(loc), top->callpath, e->bytes_sent,
+                             e->bytes_received);
+    }
 }
 
 /* An I/O event: the trace keeps it, the profile adds the bytes a read or write moved to
@@ -323,6 +329,18 @@ SP_MUST_CHECK static inline int sp_substrates_write(sp_measurement *m, sp_unifie
         sp_lines_write(m, u, dir, ticks_per_second, err, errlen) != 0)
         return -1;
     return 0;
+}
+
+/* A spawned process's part of the experiment (core/part.h): each substrate's section,
+ * sections[id] by substrate id (the lines substrate has none: line profiles of spawned
+ * processes are not kept). */
+static inline void sp_substrates_part(sp_measurement *m, uint64_t ticks_per_second,
+                                      sp_buffer *sections)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_part(m, &sections[SP_SUBSTRATE_TRACE]);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_part(m, ticks_per_second, &sections[SP_SUBSTRATE_PROFILE]);
 }
 
 /* Each substrate's part of the results (after writing or failing). */

@@ -14,6 +14,8 @@
 #include "core/defs.h"
 #include "core/error.h"
 #include "core/ipc.h"
+#include "core/serial.h"
+#include "core/tables.h"
 
 /* What one rank reports about itself besides its definitions. */
 typedef struct {
@@ -23,7 +25,8 @@ typedef struct {
 } sp_unified_location;
 
 typedef struct {
-    uint32_t rank;
+    uint32_t rank;      /* its location group: consecutive over every world of the job */
+    uint32_t world, world_rank; /* the process (SP_PROCESS): its world and rank there */
     uint32_t name;      /* string id: the location group's name ("MPI Rank 3", "Process") */
     uint32_t host;      /* string id */
     uint32_t node;      /* once merged: index into sp_unified.nodes (the rank's host) */
@@ -43,24 +46,62 @@ typedef struct sp_unified {
      * ids): the system tree's nodes. */
     uint32_t *nodes;
     uint32_t node_count;
+    /* At the root: process (SP_PROCESS) -> index into `ranks`. */
+    sp_u64map process_index;
     /* This rank's local -> global maps. */
-    uint32_t *string_map, *region_map, *parameter_map, *comm_map;
-    uint32_t string_count, region_count, parameter_count, comm_count;
+    uint32_t *string_map, *region_map, *parameter_map, *comm_map, *win_map;
+    uint32_t string_count, region_count, parameter_count, comm_count, win_count;
     uint32_t *io_file_map, *io_handle_map;
     uint32_t io_file_count, io_handle_count;
     uint32_t *context_map; /* calling contexts (sampling) */
     uint32_t context_count;
 } sp_unified;
 
+/* A process's local ids -> the unified ones, as sp_unify returns them (its own in
+ * sp_unified; an adopted part's in the part). */
+typedef struct {
+    uint32_t *string_map, *region_map, *parameter_map, *comm_map, *win_map;
+    uint32_t string_count, region_count, parameter_count, comm_count, win_count;
+    uint32_t *io_file_map, *io_handle_map;
+    uint32_t io_file_count, io_handle_count;
+    uint32_t *context_map; /* calling contexts (sampling) */
+    uint32_t context_count;
+} sp_unified_maps;
+
+static inline sp_unified_maps sp_unified_own_maps(const sp_unified *u)
+{
+    return (sp_unified_maps){
+        .string_map = u->string_map, .region_map = u->region_map,
+        .parameter_map = u->parameter_map, .comm_map = u->comm_map, .win_map = u->win_map,
+        .string_count = u->string_count, .region_count = u->region_count,
+        .parameter_count = u->parameter_count, .comm_count = u->comm_count,
+        .win_count = u->win_count, .io_file_map = u->io_file_map,
+        .io_handle_map = u->io_handle_map, .io_file_count = u->io_file_count,
+        .io_handle_count = u->io_handle_count, .context_map = u->context_map,
+        .context_count = u->context_count};
+}
+
+struct sp_part;
+
 /* Collective over the group `ipc`. `defs` and `mine` are this process's definitions and
- * report (its string ids are local). Returns 0, or -1 with one line in err. */
+ * report (its string ids are local). The root also merges the reports of `parts` (core/
+ * part.h: processes that ended on their own), as ranks after the group's, and leaves each
+ * part's maps in it. Returns 0, or -1 with one line in err. */
 SP_MUST_CHECK int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
-                           sp_unified *u, char *err, size_t errlen);
+                           struct sp_part *parts, uint32_t part_count, sp_unified *u, char *err,
+                           size_t errlen);
+
+/* A process's report to the unification, as it sends it (for a part file). */
+void sp_unify_report(const sp_defs *defs, const sp_unified_rank *mine, sp_buffer *b);
 void sp_unified_free(sp_unified *u);
 
 static inline uint32_t sp_unified_string(const sp_unified *u, uint32_t local)
 {
     return local < u->string_count ? u->string_map[local] : 0;
 }
+
+/* At the root: the location group (consecutive rank over all worlds) of a process, or
+ * UINT32_MAX when no rank of the experiment is that process. */
+uint32_t sp_unified_process_rank(const sp_unified *u, uint64_t process);
 
 #endif

@@ -58,6 +58,11 @@ typedef struct rd_comm {
     /* communicator rank -> location group ref (RD_NONE when unknown), resolved once */
     uint32_t *rank_to_lgroup;
     uint32_t size;
+    /* an inter-communicator: its other group (`group` is the first), resolved alike */
+    bool inter;
+    uint32_t remote_group;
+    uint32_t *remote_to_lgroup;
+    uint32_t remote_size;
 } rd_comm;
 
 /* I/O definitions (Score-P's IoParadigm, IoRegularFile/IoDirectory, IoHandle). */
@@ -166,6 +171,8 @@ typedef struct rd_locstat {
     uint64_t unmatched_leaves, unclosed;
     uint64_t sends, send_bytes, recvs, recv_bytes;
     uint64_t collectives, coll_sent, coll_received;
+    uint64_t rma_ops, rma_put_bytes, rma_get_bytes; /* one-sided: puts, gets, atomics */
+    uint64_t mpi_io_read_bytes, mpi_io_written_bytes; /* MPI-IO operations */
     uint64_t program_begin, program_end; /* ns, UINT64_MAX when absent */
     int64_t exit_status;
     bool has_exit;

@@ -173,6 +173,19 @@ static OTF2_CallbackCode on_comm(void *ud, OTF2_CommRef self, OTF2_StringRef nam
     return OTF2_CALLBACK_SUCCESS;
 }
 
+static OTF2_CallbackCode on_inter_comm(void *ud, OTF2_CommRef self, OTF2_StringRef name,
+                                       OTF2_GroupRef group_a, OTF2_GroupRef group_b,
+                                       OTF2_CommRef common, OTF2_CommFlag flags)
+{
+    OTF2_CallbackCode s = on_comm(ud, self, name, group_a, common, flags);
+    if (s == OTF2_CALLBACK_SUCCESS) {
+        rd_comm *m = &((def_ctx *)ud)->defs->comms[self];
+        m->inter = true;
+        m->remote_group = group_b;
+    }
+    return s;
+}
+
 static OTF2_CallbackCode on_io_paradigm(void *ud, OTF2_IoParadigmRef self,
                                         OTF2_StringRef identification, OTF2_StringRef name,
                                         OTF2_IoParadigmClass ioClass, OTF2_IoParadigmFlag flags,
@@ -265,6 +278,32 @@ uint64_t rd_to_ns(const rd_defs *defs, uint64_t time)
 /* Communicator rank -> location group: a COMM_GROUP's members index the COMM_LOCATIONS
  * group of the same paradigm, whose members are location ids (OTF2's rules); a
  * COMM_SELF group has no members and its one rank is the caller. */
+static uint32_t *group_lgroups(rd_defs *d, uint32_t group, uint32_t locations_group,
+                               uint32_t *size)
+{
+    *size = 0;
+    if (group >= d->ngroups || !d->groups[group].defined)
+        return NULL;
+    const rd_group *g = &d->groups[group];
+    if (g->type != OTF2_GROUP_TYPE_COMM_GROUP && g->type != OTF2_GROUP_TYPE_COMM_LOCATIONS)
+        return NULL;
+    uint32_t *map = malloc((size_t)(g->size ? g->size : 1) * sizeof(uint32_t));
+    if (!map)
+        return NULL;
+    *size = g->size;
+    for (uint32_t r = 0; r < g->size; r++) {
+        uint64_t location = g->members[r];
+        if (g->type == OTF2_GROUP_TYPE_COMM_GROUP) {
+            const rd_group *all = locations_group != RD_NONE ? &d->groups[locations_group] : NULL;
+            location = all && g->members[r] < all->size ? all->members[g->members[r]]
+                                                         : UINT64_MAX;
+        }
+        uint32_t li = location == UINT64_MAX ? RD_NONE : rd_location_index(d, location);
+        map[r] = li == RD_NONE ? RD_NONE : d->locations[li].group;
+    }
+    return map;
+}
+
 static void resolve_comms(rd_defs *d)
 {
     uint32_t locations_group = RD_NONE;
@@ -275,30 +314,27 @@ static void resolve_comms(rd_defs *d)
         }
     for (uint32_t c = 0; c < d->ncomms; c++) {
         rd_comm *m = &d->comms[c];
-        if (!m->defined || m->group >= d->ngroups || !d->groups[m->group].defined)
+        if (!m->defined)
             continue;
-        const rd_group *g = &d->groups[m->group];
-        if (g->type != OTF2_GROUP_TYPE_COMM_GROUP && g->type != OTF2_GROUP_TYPE_COMM_LOCATIONS)
-            continue;
-        m->rank_to_lgroup = malloc((size_t)(g->size ? g->size : 1) * sizeof(uint32_t));
-        if (!m->rank_to_lgroup)
-            continue;
-        m->size = g->size;
-        for (uint32_t r = 0; r < g->size; r++) {
-            uint64_t location = g->members[r];
-            if (g->type == OTF2_GROUP_TYPE_COMM_GROUP) {
-                const rd_group *all = locations_group != RD_NONE ? &d->groups[locations_group] : NULL;
-                location = all && g->members[r] < all->size ? all->members[g->members[r]]
-                                                             : UINT64_MAX;
-            }
-            uint32_t li = location == UINT64_MAX ? RD_NONE : rd_location_index(d, location);
-            m->rank_to_lgroup[r] = li == RD_NONE ? RD_NONE : d->locations[li].group;
-        }
+        m->rank_to_lgroup = group_lgroups(d, m->group, locations_group, &m->size);
+        if (m->inter)
+            m->remote_to_lgroup = group_lgroups(d, m->remote_group, locations_group,
+                                                &m->remote_size);
     }
 }
 
 uint32_t rd_comm_peer(const rd_defs *defs, uint32_t comm, uint32_t rank, uint32_t self_group)
 {
+    /* In an inter-communicator the peer is a rank of the group the caller is not in. */
+    if (comm < defs->ncomms && defs->comms[comm].inter) {
+        const rd_comm *m = &defs->comms[comm];
+        bool in_first = false;
+        for (uint32_t r = 0; m->rank_to_lgroup && r < m->size && !in_first; r++)
+            in_first = m->rank_to_lgroup[r] == self_group;
+        const uint32_t *other = in_first ? m->remote_to_lgroup : m->rank_to_lgroup;
+        uint32_t size = in_first ? m->remote_size : m->size;
+        return other && rank < size && other[rank] != RD_NONE ? other[rank] : rank;
+    }
     if (comm < defs->ncomms && defs->comms[comm].rank_to_lgroup && rank < defs->comms[comm].size &&
         defs->comms[comm].rank_to_lgroup[rank] != RD_NONE)
         return defs->comms[comm].rank_to_lgroup[rank];
@@ -398,6 +434,7 @@ rd_trace *rd_open(const char *anchor, char *err, size_t errlen)
     OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, on_location);
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, on_group);
     OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, on_comm);
+    OTF2_GlobalDefReaderCallbacks_SetInterCommCallback(cb, on_inter_comm);
     OTF2_GlobalDefReaderCallbacks_SetIoParadigmCallback(cb, on_io_paradigm);
     OTF2_GlobalDefReaderCallbacks_SetIoRegularFileCallback(cb, on_io_file);
     OTF2_GlobalDefReaderCallbacks_SetIoDirectoryCallback(cb, on_io_file);
@@ -462,8 +499,10 @@ void rd_close(rd_trace *t)
     for (uint32_t i = 0; i < d->ngroups; i++)
         free(d->groups[i].members);
     free(d->groups);
-    for (uint32_t i = 0; i < d->ncomms; i++)
+    for (uint32_t i = 0; i < d->ncomms; i++) {
         free(d->comms[i].rank_to_lgroup);
+        free(d->comms[i].remote_to_lgroup);
+    }
     free(d->comms);
     free(d->loc_ids_sorted);
     free(d->loc_index_sorted);

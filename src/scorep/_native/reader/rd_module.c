@@ -421,6 +421,10 @@ static PyObject *scan_locations(ScanObject *self, PyObject *unused)
             {"sends", l->sends}, {"send_bytes", l->send_bytes}, {"recvs", l->recvs},
             {"recv_bytes", l->recv_bytes}, {"collectives", l->collectives},
             {"coll_sent", l->coll_sent}, {"coll_received", l->coll_received},
+            {"rma_ops", l->rma_ops}, {"rma_put_bytes", l->rma_put_bytes},
+            {"rma_get_bytes", l->rma_get_bytes},
+            {"mpi_io_read_bytes", l->mpi_io_read_bytes},
+            {"mpi_io_written_bytes", l->mpi_io_written_bytes},
             {"program_begin", l->program_begin}, {"program_end", l->program_end},
         };
         for (size_t f = 0; f < sizeof fields / sizeof *fields; f++)

@@ -372,7 +372,10 @@ static void close_frame(scan_ctx *c, uint64_t t)
     s->calls++;
     if (f->io_call) {
         s->io_calls++;
-        if (!f->io_events)
+        /* MPI-IO calls without events query or delete files (MPI_File_get_size): known */
+        bool mpi = f->region < c->trace->defs.nregions &&
+                   c->trace->defs.regions[f->region].paradigm == OTF2_PARADIGM_MPI;
+        if (!f->io_events && !mpi)
             s->io_calls_unknown++;
     }
     if (c->opts->tree && f->node != RD_NONE) {
@@ -638,6 +641,18 @@ static void io_count_caller(scan_ctx *c, uint32_t target, uint32_t region, uint3
     hit->ns += ns;
 }
 
+/* Whether an I/O handle is one of MPI-IO (the paradigm Score-P names "MPI I/O"). */
+static bool is_mpi_io(const rd_defs *d, OTF2_IoHandleRef handle)
+{
+    if (handle >= d->nio_handles || !d->io_handles[handle].defined)
+        return false;
+    uint32_t paradigm = d->io_handles[handle].paradigm;
+    if (paradigm >= d->nio_paradigms)
+        return false;
+    const char *name = rd_string(d, d->io_paradigm_names[paradigm]);
+    return name && strcmp(name, "MPI I/O") == 0;
+}
+
 static OTF2_CallbackCode on_io_begin(OTF2_LocationRef location, OTF2_TimeStamp time,
                                      uint64_t pos, void *ud, OTF2_AttributeList *attributes,
                                      OTF2_IoHandleRef handle, OTF2_IoOperationMode mode,
@@ -702,6 +717,10 @@ static OTF2_CallbackCode on_io_complete(OTF2_LocationRef location, OTF2_TimeStam
     tg->bytes_read += read;
     tg->bytes_written += written;
     tg->ns += ns;
+    if (is_mpi_io(&c->trace->defs, handle)) {
+        c->ls->mpi_io_read_bytes += read;
+        c->ls->mpi_io_written_bytes += written;
+    }
     io_count_caller(c, index, caller, function, read, written, ns);
     return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
@@ -914,16 +933,14 @@ static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time
     return on_recv(location, time, pos, ud, attributes, sender, comm, tag, length);
 }
 
-static OTF2_CallbackCode on_collective_end(OTF2_LocationRef location, OTF2_TimeStamp time,
-                                           uint64_t pos, void *ud, OTF2_AttributeList *attributes,
-                                           OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root,
-                                           uint64_t sent, uint64_t received)
+static OTF2_CallbackCode collective(scan_ctx *c, OTF2_TimeStamp time, OTF2_CollectiveOp op,
+                                    uint64_t sent, uint64_t received)
 {
-    (void)location, (void)pos, (void)attributes, (void)comm, (void)root;
-    scan_ctx *c = ud;
     rd_scan *s = c->s;
     seen(c, rd_to_ns(&c->trace->defs, time));
     s->events++;
+    if (op >= OTF2_COLLECTIVE_OP_CREATE_HANDLE)
+        return OTF2_CALLBACK_SUCCESS; /* creating or freeing a communicator: no data moves */
     c->ls->collectives++;
     c->ls->coll_sent += sent;
     c->ls->coll_received += received;
@@ -939,6 +956,65 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef location, OTF2_TimeS
     if (!reserve32(c, (void **)&s->colls, &s->coll_cap, s->ncolls + 1, sizeof(rd_coll)))
         return OTF2_CALLBACK_INTERRUPT;
     s->colls[s->ncolls++] = (rd_coll){g, o, 1, sent, received};
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_collective_end(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                           uint64_t pos, void *ud, OTF2_AttributeList *attributes,
+                                           OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root,
+                                           uint64_t sent, uint64_t received)
+{
+    (void)location, (void)pos, (void)attributes, (void)comm, (void)root;
+    return collective(ud, time, op, sent, received);
+}
+
+/* A non-blocking collective counts where it completed. */
+static OTF2_CallbackCode on_icoll_complete(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                           uint64_t pos, void *ud,
+                                           OTF2_AttributeList *attributes, OTF2_CollectiveOp op,
+                                           OTF2_CommRef comm, uint32_t root, uint64_t sent,
+                                           uint64_t received, uint64_t request)
+{
+    (void)location, (void)pos, (void)attributes, (void)comm, (void)root, (void)request;
+    return collective(ud, time, op, sent, received);
+}
+
+static void rma(scan_ctx *c, OTF2_TimeStamp time, uint64_t put, uint64_t got)
+{
+    seen(c, rd_to_ns(&c->trace->defs, time));
+    c->s->events++;
+    c->ls->rma_ops++;
+    c->ls->rma_put_bytes += put;
+    c->ls->rma_get_bytes += got;
+}
+
+static OTF2_CallbackCode on_rma_put(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                    void *ud, OTF2_AttributeList *attributes, OTF2_RmaWinRef win,
+                                    uint32_t remote, uint64_t bytes, uint64_t matching)
+{
+    (void)location, (void)pos, (void)attributes, (void)win, (void)remote, (void)matching;
+    rma(ud, time, bytes, 0);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_rma_get(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                    void *ud, OTF2_AttributeList *attributes, OTF2_RmaWinRef win,
+                                    uint32_t remote, uint64_t bytes, uint64_t matching)
+{
+    (void)location, (void)pos, (void)attributes, (void)win, (void)remote, (void)matching;
+    rma(ud, time, 0, bytes);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_rma_atomic(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                       uint64_t pos, void *ud, OTF2_AttributeList *attributes,
+                                       OTF2_RmaWinRef win, uint32_t remote,
+                                       OTF2_RmaAtomicType type, uint64_t sent, uint64_t received,
+                                       uint64_t matching)
+{
+    (void)location, (void)pos, (void)attributes, (void)win, (void)remote, (void)type;
+    (void)matching;
+    rma(ud, time, sent, received);
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -1116,6 +1192,10 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
     OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
     OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_collective_end);
+    OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(cb, on_icoll_complete);
+    OTF2_EvtReaderCallbacks_SetRmaPutCallback(cb, on_rma_put);
+    OTF2_EvtReaderCallbacks_SetRmaGetCallback(cb, on_rma_get);
+    OTF2_EvtReaderCallbacks_SetRmaAtomicCallback(cb, on_rma_atomic);
     OTF2_EvtReaderCallbacks_SetIoOperationBeginCallback(cb, on_io_begin);
     OTF2_EvtReaderCallbacks_SetIoOperationCompleteCallback(cb, on_io_complete);
     OTF2_EvtReaderCallbacks_SetIoCreateHandleCallback(cb, on_io_create);

@@ -1155,7 +1155,8 @@
 
   function initMpi(mpi) {
     var body = $("#mpi-body");
-    if (!mpi.p2p.length && !mpi.collectives.length && !mpi.bytes_sent) {
+    var volumes = mpi.volumes || {columns: [], rows: []};
+    if (!mpi.p2p.length && !mpi.collectives.length && !mpi.bytes_sent && !volumes.columns.length) {
       body.appendChild(el("p", {"class": "hint"}, mpi.source === null && mpi.ranks.length > 1 ?
         "No MPI message records in this experiment (they come from the trace)." :
         "No MPI communication in this run."));
@@ -1214,6 +1215,12 @@
           var o = byOp[k];
           return [k, fmtCount(o.count), fmtCount(o.ranks), fmtBytes(o.sent), fmtBytes(o.recv)];
         })));
+    }
+    if (volumes.columns.length) {
+      body.appendChild(el("h3", null, "Bytes moved per rank"));
+      body.appendChild(simpleTable(["rank"].concat(volumes.columns), volumes.rows.map(function (row) {
+        return [row[0]].concat(row.slice(1).map(fmtBytes));
+      })));
     }
     if (mpi.bytes_sent) {
       body.appendChild(el("h3", null, "Bytes per rank (profile)"));

@@ -168,6 +168,23 @@ const char *sp_python_absolute_path(const char *path, char *out, size_t out_len)
     return out;
 }
 
+/* mpi4py.futures runs the program's main script in its workers as module "__worker__" and
+ * makes it sys.modules["__main__"]: it is the main module there, named so as in every other
+ * way of running the program (profiles of the launch modes compare). */
+static bool is_worker_main(const char *module)
+{
+    if (strcmp(module, "__worker__") != 0)
+        return false;
+    PyObject *modules = PyImport_GetModuleDict();
+    PyObject *main = modules ? PyDict_GetItemString(modules, "__main__") : NULL;
+    PyObject *name = main ? PyObject_GetAttrString(main, "__name__") : NULL;
+    bool worker = name && PyUnicode_Check(name) &&
+                  PyUnicode_CompareWithASCIIString(name, "__worker__") == 0;
+    Py_XDECREF(name);
+    PyErr_Clear();
+    return worker;
+}
+
 /* `frame` (when known) is the frame about to run or running `code`; `globals` those of the
  * function when there is no frame object yet (frame evaluation on 3.11). */
 int sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
@@ -208,6 +225,8 @@ int sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObj
     const char *qualname_text = qualname && PyUnicode_Check(qualname) ? PyUnicode_AsUTF8(qualname) : NULL;
     if (!module_text || !qualname_text)
         PyErr_Clear();
+    if (module_text && is_worker_main(module_text))
+        module_text = "__main__";
     char *name = region_name(module_text ? module_text : "unknown",
                              qualname_text ? qualname_text : PyUnicode_AsUTF8(code->co_name));
     if (name) {

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/measurement.h"
+#include "core/serial.h"
 #include "core/tables.h"
 #include "core/unify.h"
 
@@ -64,6 +65,7 @@ typedef struct sp_profile_node {
     /* Second line: what only parameters, MPI and samples use. */
     int64_t value __attribute__((aligned(64))); /* parameter value, or string id */
     uint64_t bytes_sent, bytes_received;        /* MPI */
+    uint64_t bytes_put, bytes_get;              /* MPI one-sided */
     uint64_t hits; /* samples whose innermost frame was this call path (sampling) */
 } __attribute__((aligned(64))) sp_profile_node;
 
@@ -118,6 +120,10 @@ void sp_profile_location_free(sp_location *loc);
  * when the group writes together: the root writes). */
 SP_MUST_CHECK int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                                    uint64_t ticks_per_second, char *err, size_t errlen);
+
+/* A spawned process's call trees for its part of the experiment (core/part.h), with its
+ * local ids; the root merges them in sp_profile_write. */
+void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b);
 
 /* Folded, dropped and folded-parameter calls, for the results. */
 void sp_profile_results(sp_measurement *m, sp_results *r);
@@ -219,6 +225,17 @@ static inline void sp_profile_bytes(sp_profile_location *p, uint32_t node, uint6
     sp_profile_node *n = sp_profile_node_at(p, node);
     n->bytes_sent += sent;
     n->bytes_received += received;
+}
+
+/* One-sided bytes of the call at `node`. */
+static inline void sp_profile_rma_bytes(sp_profile_location *p, uint32_t node, uint64_t put,
+                                        uint64_t got)
+{
+    if (node == SP_PROFILE_NO_NODE)
+        return;
+    sp_profile_node *n = sp_profile_node_at(p, node);
+    n->bytes_put += put;
+    n->bytes_get += got;
 }
 
 /* Bytes a read or write of `paradigm` moved, at `node` (the I/O call): Score-P's

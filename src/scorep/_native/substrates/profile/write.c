@@ -8,13 +8,14 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "core/part.h"
 #include "core/serial.h"
 #include "substrates/profile/cube_writer.h"
 
 typedef struct {
     uint32_t parent, region, kind, parameter;
     int64_t value; /* int value, or global string id */
-    uint64_t visits, bytes_sent, bytes_received, hits;
+    uint64_t visits, bytes_sent, bytes_received, bytes_put, bytes_get, hits;
     double time, min_time, max_time; /* seconds */
 } flat_node;
 
@@ -52,33 +53,47 @@ static void finish_root(sp_location *loc, uint64_t duration)
     root->max_time = 0;
 }
 
-static void serialize_trees(sp_measurement *m, const sp_unified *u, double seconds_per_tick,
+/* A local id through a map (NULL: kept, for a part that the root maps later). */
+static uint32_t mapped(const uint32_t *map, uint32_t count, uint32_t id)
+{
+    if (!map)
+        return id;
+    return id < count ? map[id] : 0;
+}
+
+static void serialize_trees(sp_measurement *m, const sp_unified_maps *u, double seconds_per_tick,
                             sp_buffer *b)
 {
+    const uint32_t *smap = u ? u->string_map : NULL, *rmap = u ? u->region_map : NULL;
+    const uint32_t *pmap = u ? u->parameter_map : NULL;
+    uint32_t scount = u ? u->string_count : 0, rcount = u ? u->region_count : 0;
+    uint32_t pcount = u ? u->parameter_count : 0;
     uint32_t nlocs = atomic_load(&m->location_count);
     sp_buffer_u32(b, nlocs);
     for (uint32_t l = 0; l < nlocs; l++) {
         sp_location *loc = m->locations[l];
         sp_profile_location *p = profile_location(loc);
-        sp_buffer_u32(b, sp_unified_string(u, sp_defs_string(&m->defs, loc->name)));
+        sp_buffer_u32(b, mapped(smap, scount, sp_defs_string(&m->defs, loc->name)));
         sp_buffer_u32(b, p->count);
         for (uint32_t i = 0; i < p->count; i++) {
             const sp_profile_node *n = sp_profile_node_at(p, i);
             sp_buffer_u32(b, n->parent);
-            sp_buffer_u32(b, n->region < u->region_count ? u->region_map[n->region] : 0);
+            sp_buffer_u32(b, mapped(rmap, rcount, n->region));
             sp_buffer_u32(b, n->kind);
             uint32_t parameter = 0;
             int64_t value = n->value;
             if (n->kind != SP_NODE_REGION) {
-                parameter = n->parameter < u->parameter_count ? u->parameter_map[n->parameter] : 0;
+                parameter = mapped(pmap, pcount, n->parameter);
                 if (n->kind == SP_NODE_PARAMETER_STRING)
-                    value = sp_unified_string(u, (uint32_t)n->value);
+                    value = mapped(smap, scount, (uint32_t)n->value);
             }
             sp_buffer_u32(b, parameter);
             sp_buffer_u64(b, (uint64_t)value);
             sp_buffer_u64(b, n->visits);
             sp_buffer_u64(b, n->bytes_sent);
             sp_buffer_u64(b, n->bytes_received);
+            sp_buffer_u64(b, n->bytes_put);
+            sp_buffer_u64(b, n->bytes_get);
             sp_buffer_u64(b, n->hits);
             bool visited = n->visits > 0;
             sp_buffer_f64(b, (double)n->time * seconds_per_tick);
@@ -86,6 +101,56 @@ static void serialize_trees(sp_measurement *m, const sp_unified *u, double secon
             sp_buffer_f64(b, visited ? (double)n->max_time * seconds_per_tick : 0.0);
         }
         sp_profile_io_serialize(p, b);
+    }
+}
+
+/* A part's trees (local ids) with the unified ids of its maps, in the format ranks send.
+ * Its program root becomes the experiment's (`root`): a CUBE call tree has one root. */
+static void remap_part_trees(const sp_part *part, const unsigned char *data, uint64_t size,
+                             uint32_t root, sp_buffer *b)
+{
+    const sp_unified_maps *u = &part->maps;
+    sp_reader r;
+    sp_reader_init(&r, data, size);
+    uint32_t nlocs = sp_reader_u32(&r);
+    sp_buffer_u32(b, nlocs);
+    for (uint32_t l = 0; l < nlocs && !r.failed; l++) {
+        sp_buffer_u32(b, mapped(u->string_map, u->string_count, sp_reader_u32(&r)));
+        uint32_t count = sp_reader_u32(&r);
+        if (count > r.size / 8)
+            break;
+        sp_buffer_u32(b, count);
+        for (uint32_t i = 0; i < count && !r.failed; i++) {
+            uint32_t parent = sp_reader_u32(&r);
+            sp_buffer_u32(b, parent);
+            uint32_t region = mapped(u->region_map, u->region_count, sp_reader_u32(&r));
+            sp_buffer_u32(b, parent == SP_PROFILE_NO_NODE ? root : region);
+            uint32_t kind = sp_reader_u32(&r);
+            sp_buffer_u32(b, kind);
+            uint32_t parameter = sp_reader_u32(&r);
+            uint64_t value = sp_reader_u64(&r);
+            if (kind != SP_NODE_REGION) {
+                parameter = mapped(u->parameter_map, u->parameter_count, parameter);
+                if (kind == SP_NODE_PARAMETER_STRING)
+                    value = mapped(u->string_map, u->string_count, (uint32_t)value);
+            }
+            sp_buffer_u32(b, parameter);
+            sp_buffer_u64(b, value);
+            for (int k = 0; k < 6; k++) /* visits, bytes and hits */
+                sp_buffer_u64(b, sp_reader_u64(&r));
+            for (int k = 0; k < 3; k++) /* times */
+                sp_buffer_f64(b, sp_reader_f64(&r));
+        }
+        /* its I/O bytes (sp_profile_io_serialize): node numbers stay */
+        uint32_t nio = sp_reader_u32(&r);
+        if (nio > r.size / 8)
+            break;
+        sp_buffer_u32(b, nio);
+        for (uint32_t e = 0; e < nio && !r.failed; e++) {
+            sp_buffer_u32(b, sp_reader_u32(&r));
+            for (int k = 0; k < 2 * SP_IO_PARADIGM_COUNT; k++)
+                sp_buffer_u64(b, sp_reader_u64(&r));
+        }
     }
 }
 
@@ -171,7 +236,7 @@ static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 }
 
 enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTES_SENT,
-       METRIC_BYTES_RECEIVED, METRIC_HITS,
+       METRIC_BYTES_RECEIVED, METRIC_BYTES_PUT, METRIC_BYTES_GET, METRIC_HITS,
        /* I/O: + mode (0 read, 1 write) for all paradigms, + 2 * (1 + paradigm) + mode for
         * one paradigm */
        METRIC_IO };
@@ -207,6 +272,8 @@ static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out
         case METRIC_VISITS: ((uint64_t *)out)[l] = n ? n->visits : 0; break;
         case METRIC_BYTES_SENT: ((uint64_t *)out)[l] = n ? n->bytes_sent : 0; break;
         case METRIC_BYTES_RECEIVED: ((uint64_t *)out)[l] = n ? n->bytes_received : 0; break;
+        case METRIC_BYTES_PUT: ((uint64_t *)out)[l] = n ? n->bytes_put : 0; break;
+        case METRIC_BYTES_GET: ((uint64_t *)out)[l] = n ? n->bytes_get : 0; break;
         case METRIC_HITS: ((uint64_t *)out)[l] = n ? n->hits : 0; break;
         case METRIC_TIME: ((double *)out)[l] = n ? n->time : 0.0; break;
         case METRIC_MIN_TIME: ((double *)out)[l] = n ? n->min_time : 0.0; break;
@@ -310,6 +377,8 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
                 n->visits = sp_reader_u64(&rd);
                 n->bytes_sent = sp_reader_u64(&rd);
                 n->bytes_received = sp_reader_u64(&rd);
+                n->bytes_put = sp_reader_u64(&rd);
+                n->bytes_get = sp_reader_u64(&rd);
                 n->hits = sp_reader_u64(&rd);
                 n->time = sp_reader_f64(&rd);
                 n->min_time = sp_reader_f64(&rd);
@@ -459,38 +528,57 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     for (uint32_t r = 0; r < u->rank_count; r++)
         groups[r] = (cube_location_group){sp_defs_str(g, u->ranks[r].name), u->ranks[r].rank,
                                           u->ranks[r].node};
-    bool communication = false;
+    bool communication = false, one_sided = false;
     for (uint32_t l = 0; l < t->ncolumns; l++) {
         locations[l].name = sp_defs_str(g, t->columns[l].name);
         locations[l].group = t->columns[l].rank_index;
-        for (uint32_t i = 0; i < t->columns[l].count && !communication; i++)
-            communication = t->columns[l].nodes[i].bytes_sent || t->columns[l].nodes[i].bytes_received;
+        for (uint32_t i = 0; i < t->columns[l].count; i++) {
+            const flat_node *n = &t->columns[l].nodes[i];
+            communication = communication || n->bytes_sent || n->bytes_received;
+            one_sided = one_sided || n->bytes_put || n->bytes_get;
+        }
     }
     /* Score-P's sampling metric: the samples whose innermost frame is the call path. */
     static const cube_metric hits_metric = {
         "hits", "Hits", "occ", "@mirror@scorep_metrics.html#hits",
         "Number of exclusive samples inside this region", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0};
     static const cube_metric base_metrics[] = {
-        {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits", "Number of visits",
-         CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
-        {"time", "Time", "sec", "@mirror@scorep_metrics.html#time", "Total CPU allocation time",
-         CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
-        {"min_time", "Minimum Inclusive Time", "sec", "@mirror@scorep_metrics.html#time_min_incl",
-         "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE, CUBE_EXCLUSIVE, 0},
-        {"max_time", "Maximum Inclusive Time", "sec", "@mirror@scorep_metrics.html#time_max_incl",
-         "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE, CUBE_EXCLUSIVE, 0},
-        {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
-        {"bytes_received", "bytes_received", "bytes", "", "Bytes received", CUBE_DTYPE_UINT64,
-         CUBE_EXCLUSIVE, 0},
+        [METRIC_VISITS] = {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits",
+                           "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
+        [METRIC_TIME] = {"time", "Time", "sec", "@mirror@scorep_metrics.html#time",
+                         "Total CPU allocation time", CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
+        [METRIC_MIN_TIME] = {"min_time", "Minimum Inclusive Time", "sec",
+                             "@mirror@scorep_metrics.html#time_min_incl",
+                             "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE,
+                             CUBE_EXCLUSIVE, 0},
+        [METRIC_MAX_TIME] = {"max_time", "Maximum Inclusive Time", "sec",
+                             "@mirror@scorep_metrics.html#time_max_incl",
+                             "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE,
+                             CUBE_EXCLUSIVE, 0},
+        [METRIC_BYTES_SENT] = {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent",
+                               CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
+        [METRIC_BYTES_RECEIVED] = {"bytes_received", "bytes_received", "bytes", "",
+                                   "Bytes received", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
+        [METRIC_BYTES_PUT] = {"bytes_put", "bytes_put", "bytes", "",
+                              "Bytes sent in one-sided communication", CUBE_DTYPE_UINT64,
+                              CUBE_EXCLUSIVE, 0},
+        [METRIC_BYTES_GET] = {"bytes_get", "bytes_get", "bytes", "",
+                              "Bytes received in one-sided communication", CUBE_DTYPE_UINT64,
+                              CUBE_EXCLUSIVE, 0},
     };
-    cube_metric metrics[6 + 1 + 2 + 2 * SP_IO_PARADIGM_COUNT];
+    cube_metric metrics[METRIC_IO + 2 + 2 * SP_IO_PARADIGM_COUNT];
     uint32_t metric_kind[sizeof metrics / sizeof metrics[0]];
     char io_names[2 * SP_IO_PARADIGM_COUNT][96];
-    /* bytes_sent / bytes_received only when there was communication, as Score-P */
-    size_t nmetrics = communication ? 6 : 4;
-    for (size_t i = 0; i < nmetrics; i++) {
-        metrics[i] = base_metrics[i];
-        metric_kind[i] = (uint32_t)i;
+    /* Communication metrics only when there was communication, as Score-P. */
+    size_t nmetrics = 0;
+    for (uint32_t k = 0; k < METRIC_IO; k++) {
+        bool wanted = k <= METRIC_MAX_TIME ||
+                      ((k == METRIC_BYTES_SENT || k == METRIC_BYTES_RECEIVED) && communication) ||
+                      ((k == METRIC_BYTES_PUT || k == METRIC_BYTES_GET) && one_sided);
+        if (wanted) {
+            metric_kind[nmetrics] = k;
+            metrics[nmetrics++] = base_metrics[k];
+        }
     }
     if (m->config.unwinding) {
         metrics[nmetrics] = hits_metric;
@@ -621,6 +709,53 @@ out:
     return status;
 }
 
+void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b)
+{
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t l = 0; l < nlocs; l++)
+        finish_root(m->locations[l], m->locations[l]->last_time - m->start.ticks);
+    serialize_trees(m, NULL, 1.0 / (double)(ticks_per_second ? ticks_per_second : 1), b);
+}
+
+/* At the root: the adopted parts' trees after the ranks' ones (the parts are the last
+ * ranks of the unification). */
+static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_t **sizes,
+                     uint32_t nranks)
+{
+    uint32_t root = m->program_region < u->region_count ? u->region_map[m->program_region] : 0;
+    if (!m->part_count)
+        return 0;
+    sp_buffer b;
+    sp_buffer_init(&b);
+    uint64_t before = 0;
+    for (uint32_t r = 0; r < nranks; r++)
+        before += (*sizes)[r];
+    sp_buffer_put(&b, *all, before);
+    uint64_t *grown = realloc(*sizes, (nranks + m->part_count) * sizeof *grown);
+    if (!grown) {
+        sp_buffer_free(&b);
+        return -1;
+    }
+    *sizes = grown;
+    for (uint32_t k = 0; k < m->part_count; k++) {
+        size_t at = b.size;
+        const sp_part *p = &m->parts[k];
+        if (p->section[sp_profile.slot])
+            remap_part_trees(p, p->section[sp_profile.slot], p->section_size[sp_profile.slot],
+                             root, &b);
+        else
+            sp_buffer_u32(&b, 0);
+        grown[nranks + k] = b.size - at;
+    }
+    if (b.failed) {
+        sp_buffer_free(&b);
+        return -1;
+    }
+    free(*all);
+    *all = b.data; /* owned by the caller now */
+    return 0;
+}
+
 int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                      uint64_t ticks_per_second, char *err, size_t errlen)
 {
@@ -634,7 +769,8 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
     sp_buffer_init(&mine);
-    serialize_trees(m, u, seconds_per_tick, &mine);
+    sp_unified_maps maps = sp_unified_own_maps(u);
+    serialize_trees(m, &maps, seconds_per_tick, &mine);
     void *all = NULL;
     uint64_t *sizes = calloc(ipc->size, sizeof *sizes);
     int status = -1;
@@ -644,8 +780,10 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
         sp_error(err, errlen, "collecting the profiles of all ranks failed");
     } else if (ipc->rank != 0) {
         status = 0;
+    } else if (add_parts(m, u, &all, &sizes, ipc->size) != 0) {
+        sp_error(err, errlen, "out of memory while writing the profile");
     } else {
-        status = merge_and_write(m, u, all, sizes, ipc->size, dir, err, errlen);
+        status = merge_and_write(m, u, all, sizes, ipc->size + m->part_count, dir, err, errlen);
     }
     free(all);
     free(sizes);

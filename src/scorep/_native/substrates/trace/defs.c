@@ -2,6 +2,8 @@
  * definitions (the group's root writes them) and the archive closed. */
 #include "substrates/trace/trace_internal.h"
 
+#include "core/part.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -66,8 +68,33 @@ OTF2_ErrorCode sp_trace_write_map(OTF2_DefWriter *dw, OTF2_MappingType type,
     return write_map(dw, type, map, count);
 }
 
-static int write_location_definitions(sp_measurement *m, OTF2_DefWriter *dw, const sp_unified *u,
-                                      char *err, size_t errlen)
+static uint32_t comm_group(uint32_t comm);
+
+/* RMA group syncs name an MPI group by its local communicator id: the OTF2 group of its
+ * unified communicator (see comm_group). */
+static int write_group_map(OTF2_DefWriter *dw, const sp_unified_maps *u, char *err,
+                           size_t errlen)
+{
+    if (!u->comm_count)
+        return 0;
+    uint32_t *map = malloc(u->comm_count * sizeof *map);
+    if (!map)
+        return sp_error(err, errlen, "out of memory while writing the trace definitions");
+    for (uint32_t c = 0; c < u->comm_count; c++)
+        map[c] = comm_group(u->comm_map[c]);
+    OTF2_IdMap *id_map = OTF2_IdMap_CreateFromUint32Array(u->comm_count, map, false);
+    free(map);
+    if (!id_map)
+        return sp_error(err, errlen, "out of memory while writing the trace definitions");
+    OTF2_ErrorCode s = OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_GROUP, id_map);
+    OTF2_IdMap_Free(id_map);
+    return sp_trace_check(s, "WriteMappingTable", err, errlen);
+}
+
+/* A location's mapping tables and, when the group wrote together, its clock offsets
+ * (`clock` NULL: none). */
+static int write_location_definitions(OTF2_DefWriter *dw, const sp_unified_maps *u,
+                                      const sp_part_clock *clock, char *err, size_t errlen)
 {
     /* Events keep the location's own ids; unification may have merged definitions (two
      * code objects of the same name, file and line), even in a single process. An identity
@@ -81,24 +108,55 @@ static int write_location_definitions(sp_measurement *m, OTF2_DefWriter *dw, con
                        "WriteMappingTable", err, errlen) != 0 ||
         sp_trace_check(write_map(dw, OTF2_MAPPING_COMM, u->comm_map, u->comm_count),
                        "WriteMappingTable", err, errlen) != 0 ||
+        sp_trace_check(write_map(dw, OTF2_MAPPING_RMA_WIN, u->win_map, u->win_count),
+                       "WriteMappingTable", err, errlen) != 0 ||
+        write_group_map(dw, u, err, errlen) != 0 ||
         sp_trace_write_io_mappings(dw, u, err, errlen) != 0 ||
         sp_trace_check(write_map(dw, OTF2_MAPPING_CALLING_CONTEXT, u->context_map,
                                  u->context_count),
                        "WriteMappingTable", err, errlen) != 0)
         return -1;
-    if (!sp_trace.collective)
+    if (!clock)
         return 0;
-    /* Readers interpolate between the two offsets to put every process on the root's
-     * clock: without them a message could arrive before it was sent. */
-    const sp_clock_sync *sync = &m->clock_sync;
+    /* Readers interpolate between the offsets to put every process on the root's clock:
+     * without them a message could arrive before it was sent. The offset measured when
+     * the group formed holds from the measurement's start, the one measured at the end
+     * until its last event, so the first event lands exactly where the global offset of
+     * the clock properties (every process's start on the root's clock) says it does,
+     * never before it. */
+    const sp_part_clock *sync = clock;
+    uint64_t start = clock->first_ns, last = clock->last_ns;
+    if (start < sync->sync_begin_ns &&
+        sp_trace_check(OTF2_DefWriter_WriteClockOffset(dw, start, sync->offset_begin_ns, 0.0),
+                       "WriteClockOffset", err, errlen) != 0)
+        return -1;
     if (sp_trace_check(OTF2_DefWriter_WriteClockOffset(dw, sync->sync_begin_ns,
                                                        sync->offset_begin_ns, 0.0),
-                       "WriteClockOffset", err, errlen) != 0 ||
+                       "WriteClockOffset", err, errlen) != 0)
+        return -1;
+    if (sync->sync_end_ns > sync->sync_begin_ns &&
         sp_trace_check(OTF2_DefWriter_WriteClockOffset(dw, sync->sync_end_ns,
                                                        sync->offset_end_ns, 0.0),
                        "WriteClockOffset", err, errlen) != 0)
         return -1;
+    if (last > sync->sync_end_ns && last > sync->sync_begin_ns &&
+        sp_trace_check(OTF2_DefWriter_WriteClockOffset(dw, last, sync->offset_end_ns, 0.0),
+                       "WriteClockOffset", err, errlen) != 0)
+        return -1;
     return 0;
+}
+
+static int write_definitions_of(OTF2_Archive *archive, uint64_t location,
+                                const sp_unified_maps *maps, const sp_part_clock *clock,
+                                char *err, size_t errlen)
+{
+    OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(archive, location);
+    if (!dw)
+        return sp_error(err, errlen, "OTF2 GetDefWriter failed");
+    if (write_location_definitions(dw, maps, clock, err, errlen) != 0)
+        return -1;
+    return sp_trace_check(OTF2_Archive_CloseDefWriter(archive, dw), "CloseDefWriter", err,
+                          errlen);
 }
 
 static int write_local_definitions(sp_measurement *m, const sp_unified *u, char *err,
@@ -107,16 +165,21 @@ static int write_local_definitions(sp_measurement *m, const sp_unified *u, char 
     OTF2_Archive *archive = sp_trace.archive;
     if (sp_trace_check(OTF2_Archive_OpenDefFiles(archive), "OpenDefFiles", err, errlen) != 0)
         return -1;
+    sp_unified_maps mine = sp_unified_own_maps(u);
+    const sp_clock_sync *sync = &m->clock_sync;
+    sp_part_clock clock = {sync->offset_begin_ns, sync->offset_end_ns, sync->sync_begin_ns,
+                           sync->sync_end_ns, m->start.monotonic_ns, sp_trace_last_event_ns(m)};
     uint32_t nlocs = atomic_load(&m->location_count);
-    for (uint32_t i = 0; i < nlocs; i++) {
-        OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(archive, m->locations[i]->id);
-        if (!dw)
-            return sp_error(err, errlen, "OTF2 GetDefWriter failed");
-        if (write_location_definitions(m, dw, u, err, errlen) != 0 ||
-            sp_trace_check(OTF2_Archive_CloseDefWriter(archive, dw), "CloseDefWriter", err,
-                           errlen) != 0)
+    for (uint32_t i = 0; i < nlocs; i++)
+        if (write_definitions_of(archive, m->locations[i]->id, &mine,
+                                 sp_trace.collective ? &clock : NULL, err, errlen) != 0)
             return -1;
-    }
+    /* The parts this root adopted: their own mapping tables and clocks. */
+    for (uint32_t k = 0; k < m->part_count; k++)
+        for (uint32_t i = 0; i < m->parts[k].location_count; i++)
+            if (write_definitions_of(archive, m->parts[k].location_ids[i], &m->parts[k].maps,
+                                     &m->parts[k].clock, err, errlen) != 0)
+                return -1;
     return sp_trace_check(OTF2_Archive_CloseDefFiles(archive), "CloseDefFiles", err, errlen);
 }
 
@@ -223,49 +286,128 @@ static int write_regions_and_parameters(OTF2_GlobalDefWriter *gw, const sp_defs 
     return 0;
 }
 
+/* OTF2 group ids (dense, written in order): 0 lists the locations of the MPI ranks;
+ * communicator (or MPI group) g of the unified definitions has group 1 + g; the remote
+ * groups of inter-communicators follow. Each process derives 1 + g from its communicator
+ * mapping (the mapping tables of write_location_definitions). */
+static uint32_t comm_group(uint32_t comm)
+{
+    return 1 + comm;
+}
+
+/* The locations that take part in MPI: each rank's first location, in rank order (a
+ * communicator's members are indices into this list), then the other threads of ranks
+ * that use MPI from several threads (MPI_THREAD_MULTIPLE). */
+static int write_mpi_locations(OTF2_GlobalDefWriter *gw, const sp_unified *u,
+                               const extra_strings *x, char *err, size_t errlen)
+{
+    uint64_t count = u->rank_count;
+    for (uint32_t r = 0; r < u->rank_count; r++)
+        if (u->ranks[r].thread_provided == 3 && u->ranks[r].location_count > 1)
+            count += u->ranks[r].location_count - 1;
+    uint64_t *members = calloc(count + 1, sizeof *members);
+    if (!members)
+        return sp_error(err, errlen, "out of memory while writing the trace definitions");
+    uint64_t next = u->rank_count;
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        const sp_unified_rank *rank = &u->ranks[r];
+        if (rank->rank < u->rank_count)
+            members[rank->rank] = rank->location_count ? rank->locations[0].id : 0;
+        if (rank->thread_provided == 3)
+            for (uint32_t i = 1; i < rank->location_count; i++)
+                members[next++] = rank->locations[i].id;
+    }
+    int status = sp_trace_check(OTF2_GlobalDefWriter_WriteGroup(gw, 0, x->empty,
+                                                                OTF2_GROUP_TYPE_COMM_LOCATIONS,
+                                                                OTF2_PARADIGM_MPI,
+                                                                OTF2_GROUP_FLAG_NONE,
+                                                                (uint32_t)count, members),
+                                "WriteGroup", err, errlen);
+    free(members);
+    return status;
+}
+
+/* A group of processes as ranks of the experiment (indices into group 0); processes that
+ * are not part of the experiment (not measured) are left out. */
+static int write_process_group(OTF2_GlobalDefWriter *gw, const sp_unified *u, uint32_t id,
+                               const uint64_t *processes, uint32_t count, bool self,
+                               const extra_strings *x, char *err, size_t errlen)
+{
+    uint64_t *ranks = calloc(count + 1, sizeof *ranks);
+    if (!ranks)
+        return sp_error(err, errlen, "out of memory while writing the trace definitions");
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < count && !self; k++) {
+        uint32_t rank = sp_unified_process_rank(u, processes[k]);
+        if (rank != UINT32_MAX)
+            ranks[n++] = rank;
+    }
+    int status = sp_trace_check(
+        OTF2_GlobalDefWriter_WriteGroup(gw, id, x->empty,
+                                        self ? OTF2_GROUP_TYPE_COMM_SELF
+                                             : OTF2_GROUP_TYPE_COMM_GROUP,
+                                        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, n, ranks),
+        "WriteGroup", err, errlen);
+    free(ranks);
+    return status;
+}
+
+static int write_communicator(OTF2_GlobalDefWriter *gw, const sp_unified *u, uint32_t c,
+                              const uint32_t *remote_group, char *err, size_t errlen)
+{
+    const sp_defs *g = &u->global;
+    const sp_comm *comm = &g->comms[c];
+    if (comm->kind == SP_COMM_GROUP)
+        return 0; /* an MPI group of an RMA epoch: no communicator */
+    uint32_t parent = comm->parent == SP_COMM_NO_PARENT
+                          ? OTF2_UNDEFINED_COMM
+                          : sp_u64map_get(&g->comm_by_key, comm->parent);
+    if (parent == SP_NO_ID)
+        parent = OTF2_UNDEFINED_COMM;
+    OTF2_CommFlag flags = comm->created ? OTF2_COMM_FLAG_CREATE_DESTROY_EVENTS
+                                        : OTF2_COMM_FLAG_NONE;
+    if (comm->kind == SP_COMM_INTER)
+        return sp_trace_check(OTF2_GlobalDefWriter_WriteInterComm(gw, c, comm->name,
+                                                                  comm_group(c), remote_group[c],
+                                                                  parent, flags),
+                              "WriteInterComm", err, errlen);
+    return sp_trace_check(OTF2_GlobalDefWriter_WriteComm(gw, c, comm->name, comm_group(c),
+                                                         parent, flags),
+                          "WriteComm", err, errlen);
+}
+
 static int write_communicators(OTF2_GlobalDefWriter *gw, const sp_unified *u,
                                const extra_strings *x, char *err, size_t errlen)
 {
     const sp_defs *g = &u->global;
     if (!g->comm_count || !sp_trace.collective)
         return 0;
-    /* Group 0 lists every rank's first location; communicator groups index into it. */
-    uint64_t *members = calloc(u->rank_count + 1, sizeof *members);
-    if (!members)
+    if (write_mpi_locations(gw, u, x, err, errlen) != 0)
+        return -1;
+    uint32_t *remote_group = calloc(g->comm_count, sizeof *remote_group);
+    if (!remote_group)
         return sp_error(err, errlen, "out of memory while writing the trace definitions");
-    for (uint32_t r = 0; r < u->rank_count; r++)
-        members[u->ranks[r].rank] = u->ranks[r].location_count ? u->ranks[r].locations[0].id : 0;
-    int status = sp_trace_check(OTF2_GlobalDefWriter_WriteGroup(gw, 0, x->empty,
-                                                                OTF2_GROUP_TYPE_COMM_LOCATIONS,
-                                                                OTF2_PARADIGM_MPI,
-                                                                OTF2_GROUP_FLAG_NONE,
-                                                                u->rank_count, members),
-                                "WriteGroup", err, errlen);
-    free(members);
-    for (uint32_t c = 0; c < g->comm_count && status == 0; c++) {
-        const sp_comm *comm = &g->comms[c];
-        uint64_t *ranks = calloc(comm->size + 1, sizeof *ranks);
-        if (!ranks)
-            return sp_error(err, errlen, "out of memory while writing the trace definitions");
-        for (uint32_t k = 0; k < comm->size; k++)
-            ranks[k] = comm->members[k];
-        bool self = comm->kind == SP_COMM_SELF;
-        status = sp_trace_check(
-            OTF2_GlobalDefWriter_WriteGroup(gw, c + 1, x->empty,
-                                            self ? OTF2_GROUP_TYPE_COMM_SELF
-                                                 : OTF2_GROUP_TYPE_COMM_GROUP,
-                                            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
-                                            self ? 0 : comm->size, ranks),
-            "WriteGroup", err, errlen);
-        free(ranks);
-        if (status == 0)
-            status = sp_trace_check(
-                OTF2_GlobalDefWriter_WriteComm(gw, c,
-                                               comm->kind == SP_COMM_WORLD ? x->world_name
-                                                                           : comm->name,
-                                               c + 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
-                "WriteComm", err, errlen);
-    }
+    int status = 0;
+    for (uint32_t c = 0; c < g->comm_count && status == 0; c++)
+        status = write_process_group(gw, u, comm_group(c), g->comms[c].members,
+                                     g->comms[c].size, g->comms[c].kind == SP_COMM_SELF, x, err,
+                                     errlen);
+    for (uint32_t c = 0, next = comm_group(g->comm_count); c < g->comm_count && status == 0; c++)
+        if (g->comms[c].kind == SP_COMM_INTER) {
+            remote_group[c] = next++;
+            status = write_process_group(gw, u, remote_group[c], g->comms[c].remote,
+                                         g->comms[c].remote_size, false, x, err, errlen);
+        }
+    /* The unification ordered them: every communicator after its parent, MPI groups
+     * (no communicators) last. */
+    for (uint32_t c = 0; c < g->comm_count && status == 0; c++)
+        status = write_communicator(gw, u, c, remote_group, err, errlen);
+    free(remote_group);
+    for (uint32_t w = 0; w < g->win_count && status == 0; w++)
+        status = sp_trace_check(OTF2_GlobalDefWriter_WriteRmaWin(
+                                    gw, w, g->wins[w].name, g->wins[w].comm,
+                                    OTF2_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS),
+                                "WriteRmaWin", err, errlen);
     return status;
 }
 
@@ -387,10 +529,16 @@ static int write_region_groups(OTF2_GlobalDefWriter *gw, const sp_defs *g, uint3
 }
 
 /* The groups write_communicators writes before the region groups: the location group of all
- * ranks and one per communicator. */
+ * ranks, one per communicator (or MPI group) and one per inter-communicator's remote group. */
 static uint32_t communicator_group_count(const sp_unified *u)
 {
-    return u->global.comm_count && sp_trace.collective ? u->global.comm_count + 1 : 0;
+    const sp_defs *g = &u->global;
+    if (!g->comm_count || !sp_trace.collective)
+        return 0;
+    uint32_t count = comm_group(g->comm_count);
+    for (uint32_t c = 0; c < g->comm_count; c++)
+        count += g->comms[c].kind == SP_COMM_INTER;
+    return count;
 }
 
 /* Score-P's attributes of ProgramBegin. */

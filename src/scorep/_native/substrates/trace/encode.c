@@ -2,6 +2,8 @@
  * ones first, then those in memory) are encoded into its event file. */
 #include "substrates/trace/trace_internal.h"
 
+#include "core/part.h"
+
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -58,11 +60,27 @@ int sp_trace_check(OTF2_ErrorCode status, const char *what, char *err, size_t er
 
 /* ---- records to events ------------------------------------------------------------------ */
 
+/* While the records of an adopted part (core/part.h) are encoded: its program's strings
+ * (its own ids, mapped by its own tables) and times that are nanoseconds already. File
+ * state for the same reason as sp_trace: only the finalizing thread encodes. */
+static struct {
+    bool active;
+    uint32_t name, argc;
+    const uint32_t *args;
+} foreign;
+
 /* As Score-P records it: the program (the script's path), its own arguments (argv[1:]), and
  * the process id, plus the thread id when the program began on another thread than the
  * process's first. */
 static OTF2_ErrorCode program_begin(OTF2_EvtWriter *writer, uint64_t time)
 {
+    if (foreign.active) {
+        OTF2_StringRef args[64];
+        uint32_t argc = foreign.argc < 64 ? foreign.argc : 64;
+        for (uint32_t i = 0; i < argc; i++)
+            args[i] = foreign.args[i];
+        return OTF2_EvtWriter_ProgramBegin(writer, NULL, time, foreign.name, argc, args);
+    }
     sp_measurement *m = sp_trace.meas;
     uint32_t name = sp_defs_string(&m->defs, m->config.program_path);
     uint32_t argc = m->config.program_argc;
@@ -91,10 +109,20 @@ out:
 static inline uint64_t to_ns(uint64_t ticks)
 {
     const sp_measurement *m = sp_trace.meas;
-    if (sp_clock_timer == SP_TIMER_CLOCK_GETTIME)
+    if (sp_clock_timer == SP_TIMER_CLOCK_GETTIME || foreign.active)
         return ticks;
     int64_t delta = (int64_t)(ticks - m->start.ticks);
     return m->start.monotonic_ns + (uint64_t)((double)delta * sp_trace.ns_per_tick + 0.5);
+}
+
+uint64_t sp_trace_last_event_ns(const sp_measurement *m)
+{
+    uint64_t last = m->end.ticks;
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs; i++)
+        if (m->locations[i]->last_time > last)
+            last = m->locations[i]->last_time;
+    return to_ns(last);
 }
 
 static OTF2_CollectiveOp collective_op(uint64_t op)
@@ -144,36 +172,109 @@ static unsigned record_length(uint32_t kind)
     case SP_REC_PROGRAM_BEGIN:
     case SP_REC_MPI_COLLECTIVE_BEGIN:
     case SP_REC_CC_LEAVE:
+    case SP_REC_MPI_COMM_CREATE:
+    case SP_REC_MPI_COMM_DESTROY:
+    case SP_REC_RMA_WIN_CREATE:
+    case SP_REC_RMA_WIN_DESTROY:
+    case SP_REC_RMA_COLLECTIVE_BEGIN:
+    case SP_REC_RMA_WAIT_CHANGE:
         return 1;
     case SP_REC_MPI_ISEND:
     case SP_REC_MPI_IRECV:
     case SP_REC_MPI_COLLECTIVE_END:
+    case SP_REC_MPI_ICOLL_COMPLETE:
+    case SP_REC_RMA_COLLECTIVE_END:
+    case SP_REC_RMA_PUT:
+    case SP_REC_RMA_GET:
+    case SP_REC_RMA_ATOMIC:
         return 3;
     default:
         return sp_trace_is_io_record(kind) ? sp_trace_io_record_length(kind) : 2;
     }
 }
 
-static bool is_mpi_record(uint32_t kind)
+static uint32_t target_rank(uint64_t target)
 {
-    return kind >= SP_REC_MPI_SEND && kind <= SP_REC_MPI_COLLECTIVE_END;
+    return (uint32_t)target == SP_RMA_ALL_TARGETS ? OTF2_UNDEFINED_UINT32 : (uint32_t)target;
+}
+
+/* The one-sided records (the window is r->ref). */
+static OTF2_ErrorCode encode_rma(OTF2_EvtWriter *w, const sp_trace_record *r, uint64_t t)
+{
+    const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
+    const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
+    switch (r->kind) {
+    case SP_REC_RMA_WIN_CREATE: return OTF2_EvtWriter_RmaWinCreate(w, NULL, t, r->ref);
+    case SP_REC_RMA_WIN_DESTROY: return OTF2_EvtWriter_RmaWinDestroy(w, NULL, t, r->ref);
+    case SP_REC_RMA_COLLECTIVE_BEGIN: return OTF2_EvtWriter_RmaCollectiveBegin(w, NULL, t);
+    case SP_REC_RMA_COLLECTIVE_END:
+        return OTF2_EvtWriter_RmaCollectiveEnd(w, NULL, t, collective_op(q->a & 0xffff),
+                                               (OTF2_RmaSyncLevel)((q->a >> 16) & 0xffff),
+                                               r->ref, collective_root(q->a >> 32), p->a,
+                                               p->b);
+    case SP_REC_RMA_GROUP_SYNC:
+        /* The group of communicator c is OTF2 group 1 + 2c (see defs.c). */
+        return OTF2_EvtWriter_RmaGroupSync(w, NULL, t, (OTF2_RmaSyncLevel)p->a, r->ref,
+                                           (OTF2_GroupRef)p->b);
+    case SP_REC_RMA_REQUEST_LOCK:
+        return OTF2_EvtWriter_RmaRequestLock(w, NULL, t, r->ref, target_rank(p->a), p->b,
+                                             (OTF2_LockType)(p->a >> 32));
+    case SP_REC_RMA_ACQUIRE_LOCK:
+        return OTF2_EvtWriter_RmaAcquireLock(w, NULL, t, r->ref, target_rank(p->a), p->b,
+                                             (OTF2_LockType)(p->a >> 32));
+    case SP_REC_RMA_TRY_LOCK:
+        return OTF2_EvtWriter_RmaTryLock(w, NULL, t, r->ref, target_rank(p->a), p->b,
+                                         (OTF2_LockType)(p->a >> 32));
+    case SP_REC_RMA_RELEASE_LOCK:
+        return OTF2_EvtWriter_RmaReleaseLock(w, NULL, t, r->ref, target_rank(p->a), p->b);
+    case SP_REC_RMA_SYNC:
+        return OTF2_EvtWriter_RmaSync(w, NULL, t, r->ref, target_rank(p->a),
+                                      (OTF2_RmaSyncType)p->b);
+    case SP_REC_RMA_WAIT_CHANGE: return OTF2_EvtWriter_RmaWaitChange(w, NULL, t, r->ref);
+    case SP_REC_RMA_PUT:
+        return OTF2_EvtWriter_RmaPut(w, NULL, t, r->ref, (uint32_t)p->b, p->a, q->a);
+    case SP_REC_RMA_GET:
+        return OTF2_EvtWriter_RmaGet(w, NULL, t, r->ref, (uint32_t)p->b, p->a, q->a);
+    case SP_REC_RMA_ATOMIC:
+        return OTF2_EvtWriter_RmaAtomic(w, NULL, t, r->ref, (uint32_t)q->a,
+                                        (OTF2_RmaAtomicType)(q->a >> 32), p->a, p->b, q->b);
+    case SP_REC_RMA_OP_COMPLETE_BLOCKING:
+        return OTF2_EvtWriter_RmaOpCompleteBlocking(w, NULL, t, r->ref, p->a);
+    case SP_REC_RMA_OP_COMPLETE_NON_BLOCKING:
+        return OTF2_EvtWriter_RmaOpCompleteNonBlocking(w, NULL, t, r->ref, p->a);
+    case SP_REC_RMA_OP_TEST: return OTF2_EvtWriter_RmaOpTest(w, NULL, t, r->ref, p->a);
+    case SP_REC_RMA_OP_COMPLETE_REMOTE:
+        return OTF2_EvtWriter_RmaOpCompleteRemote(w, NULL, t, r->ref, p->a);
+    }
+    return OTF2_ERROR_INVALID_DATA;
 }
 
 OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_record *r,
                                        const sp_trace_record *end)
 {
     OTF2_EvtWriter *w = tl->writer;
-    for (; r < end; r += record_length(r->kind)) {
+    /* A process's own part of an experiment cannot define its peers: only its MPI calls
+     * (regions) remain. */
+    bool skip_mpi = !sp_trace.collective;
+    for (unsigned length; r < end; r += length) {
+        /* The common records first: one record each, no further checks. */
+        if (r->kind == SP_REC_ENTER || r->kind == SP_REC_LEAVE) {
+            length = 1;
+            uint64_t t = to_ns(r->time);
+            OTF2_ErrorCode s = r->kind == SP_REC_ENTER ? OTF2_EvtWriter_Enter(w, NULL, t, r->ref)
+                                                       : OTF2_EvtWriter_Leave(w, NULL, t, r->ref);
+            if (s != OTF2_SUCCESS)
+                return s;
+            continue;
+        }
+        length = record_length(r->kind);
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
         uint64_t t = to_ns(r->time);
-        if (is_mpi_record(r->kind) && !sp_trace.collective)
-            continue; /* a process's own part of an experiment cannot define its peers:
-                       * only its MPI calls (regions) remain */
+        if (skip_mpi && r->kind >= SP_REC_MPI_FIRST && r->kind <= SP_REC_MPI_LAST)
+            continue;
         OTF2_ErrorCode s;
         switch (r->kind) {
-        case SP_REC_ENTER: s = OTF2_EvtWriter_Enter(w, NULL, t, r->ref); break;
-        case SP_REC_LEAVE: s = OTF2_EvtWriter_Leave(w, NULL, t, r->ref); break;
         case SP_REC_PARAMETER_INT:
             s = OTF2_EvtWriter_ParameterInt(w, NULL, t, r->ref, (int64_t)p->a);
             break;
@@ -217,11 +318,26 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
             s = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, collective_op(q->a), r->ref,
                                                 collective_root(q->b), p->a, p->b);
             break;
+        case SP_REC_MPI_REQUEST_CANCELLED:
+            s = OTF2_EvtWriter_MpiRequestCancelled(w, NULL, t, p->a);
+            break;
+        case SP_REC_MPI_ICOLL_REQUEST:
+            s = OTF2_EvtWriter_NonBlockingCollectiveRequest(w, NULL, t, p->a);
+            break;
+        case SP_REC_MPI_ICOLL_COMPLETE:
+            s = OTF2_EvtWriter_NonBlockingCollectiveComplete(
+                w, NULL, t, collective_op(q->a & 0xffffffffu), r->ref,
+                collective_root(q->a >> 32), p->a, p->b, q->b);
+            break;
+        case SP_REC_MPI_COMM_CREATE: s = OTF2_EvtWriter_CommCreate(w, NULL, t, r->ref); break;
+        case SP_REC_MPI_COMM_DESTROY: s = OTF2_EvtWriter_CommDestroy(w, NULL, t, r->ref); break;
         default:
             if (sp_trace_is_context_record(r->kind))
                 s = sp_trace_encode_context(w, r, t);
             else if (sp_trace_is_io_record(r->kind))
                 s = sp_trace_encode_io(w, r, t);
+            else if (r->kind >= SP_REC_RMA_WIN_CREATE && r->kind <= SP_REC_MPI_LAST)
+                s = encode_rma(w, r, t);
             else
                 return OTF2_ERROR_INVALID_DATA;
             break;
@@ -261,12 +377,73 @@ void sp_trace_mpi(sp_trace_location *tl, uint64_t time, const sp_mpi_event *e)
     case SP_MPI_REQUEST_TEST:
         sp_trace_put_value(tl, time, SP_REC_MPI_REQUEST_TEST, 0, e->request, 0);
         break;
+    case SP_MPI_REQUEST_CANCELLED:
+        sp_trace_put_value(tl, time, SP_REC_MPI_REQUEST_CANCELLED, 0, e->request, 0);
+        break;
     case SP_MPI_COLLECTIVE_BEGIN:
         sp_trace_put(tl, time, SP_REC_MPI_COLLECTIVE_BEGIN, 0);
         break;
     case SP_MPI_COLLECTIVE_END:
         sp_trace_put_values(tl, time, SP_REC_MPI_COLLECTIVE_END, e->comm, e->bytes_sent,
                             e->bytes_received, e->op, e->root);
+        break;
+    case SP_MPI_ICOLL_REQUEST:
+        sp_trace_put_value(tl, time, SP_REC_MPI_ICOLL_REQUEST, 0, e->request, 0);
+        break;
+    case SP_MPI_ICOLL_COMPLETE:
+        sp_trace_put_values(tl, time, SP_REC_MPI_ICOLL_COMPLETE, e->comm, e->bytes_sent,
+                            e->bytes_received, (uint64_t)e->root << 32 | e->op, e->request);
+        break;
+    case SP_MPI_COMM_CREATE: sp_trace_put(tl, time, SP_REC_MPI_COMM_CREATE, e->comm); break;
+    case SP_MPI_COMM_DESTROY: sp_trace_put(tl, time, SP_REC_MPI_COMM_DESTROY, e->comm); break;
+    case SP_RMA_WIN_CREATE: sp_trace_put(tl, time, SP_REC_RMA_WIN_CREATE, e->comm); break;
+    case SP_RMA_WIN_DESTROY: sp_trace_put(tl, time, SP_REC_RMA_WIN_DESTROY, e->comm); break;
+    case SP_RMA_COLLECTIVE_BEGIN: sp_trace_put(tl, time, SP_REC_RMA_COLLECTIVE_BEGIN, 0); break;
+    case SP_RMA_COLLECTIVE_END:
+        sp_trace_put_values(tl, time, SP_REC_RMA_COLLECTIVE_END, e->comm, e->bytes_sent,
+                            e->bytes_received,
+                            (uint64_t)e->root << 32 | (uint64_t)e->detail << 16 | e->op, 0);
+        break;
+    case SP_RMA_GROUP_SYNC:
+        /* The group's OTF2 id comes from the communicator id through a mapping table. */
+        sp_trace_put_value(tl, time, SP_REC_RMA_GROUP_SYNC, e->comm, e->detail, e->group);
+        break;
+    case SP_RMA_REQUEST_LOCK:
+    case SP_RMA_ACQUIRE_LOCK:
+    case SP_RMA_TRY_LOCK:
+        sp_trace_put_value(tl, time,
+                           e->kind == SP_RMA_REQUEST_LOCK   ? SP_REC_RMA_REQUEST_LOCK
+                           : e->kind == SP_RMA_ACQUIRE_LOCK ? SP_REC_RMA_ACQUIRE_LOCK
+                                                            : SP_REC_RMA_TRY_LOCK,
+                           e->comm, (uint64_t)e->detail << 32 | e->peer, e->request);
+        break;
+    case SP_RMA_RELEASE_LOCK:
+        sp_trace_put_value(tl, time, SP_REC_RMA_RELEASE_LOCK, e->comm, e->peer, e->request);
+        break;
+    case SP_RMA_SYNC:
+        sp_trace_put_value(tl, time, SP_REC_RMA_SYNC, e->comm, e->peer, e->detail);
+        break;
+    case SP_RMA_WAIT_CHANGE: sp_trace_put(tl, time, SP_REC_RMA_WAIT_CHANGE, e->comm); break;
+    case SP_RMA_PUT:
+        sp_trace_put_values(tl, time, SP_REC_RMA_PUT, e->comm, e->bytes_sent, e->peer,
+                            e->request, 0);
+        break;
+    case SP_RMA_GET:
+        sp_trace_put_values(tl, time, SP_REC_RMA_GET, e->comm, e->bytes_received, e->peer,
+                            e->request, 0);
+        break;
+    case SP_RMA_ATOMIC:
+        sp_trace_put_values(tl, time, SP_REC_RMA_ATOMIC, e->comm, e->bytes_sent,
+                            e->bytes_received, (uint64_t)e->detail << 32 | e->peer, e->request);
+        break;
+    case SP_RMA_OP_COMPLETE_BLOCKING:
+    case SP_RMA_OP_COMPLETE_NON_BLOCKING:
+    case SP_RMA_OP_TEST:
+    case SP_RMA_OP_COMPLETE_REMOTE:
+        sp_trace_put_value(tl, time,
+                           SP_REC_RMA_OP_COMPLETE_BLOCKING +
+                               (uint32_t)(e->kind - SP_RMA_OP_COMPLETE_BLOCKING),
+                           e->comm, e->request, 0);
         break;
     }
 }
@@ -433,6 +610,8 @@ static int open_archive(sp_measurement *m, const char *dir, char *err, size_t er
     return sp_trace_check(OTF2_Archive_OpenEvtFiles(a), "OpenEvtFiles", err, errlen);
 }
 
+static int encode_parts(sp_measurement *m, char *err, size_t errlen);
+
 static int encode_events(sp_measurement *m, const char *dir, char *err, size_t errlen)
 {
     if (open_archive(m, dir, err, errlen) != 0)
@@ -444,6 +623,8 @@ static int encode_events(sp_measurement *m, const char *dir, char *err, size_t e
     uint32_t nlocs = atomic_load(&m->location_count);
     for (uint32_t i = 0; i < nlocs && status == 0; i++)
         status = encode_location(trace_location(m->locations[i]), buffer, err, errlen);
+    if (status == 0)
+        status = encode_parts(m, err, errlen);
     free(buffer);
     if (status != 0)
         return -1;
@@ -476,12 +657,131 @@ static void remove_trace_files(const char *dir)
     unlink(path);
 }
 
-int sp_trace_encode(sp_measurement *m, const char *dir, char *err, size_t errlen)
+/* ---- parts (core/part.h) -------------------------------------------------------------- */
+
+static void ns_per_tick_now(const sp_measurement *m)
 {
-    sp_trace.collective = m->collective;
     uint64_t ticks = m->end.ticks - m->start.ticks;
     uint64_t ns = m->end.monotonic_ns - m->start.monotonic_ns;
     sp_trace.ns_per_tick = ticks ? (double)ns / (double)ticks : 1.0;
+}
+
+/* Records of one chunk with their times (and a flush's end) in nanoseconds. */
+static void append_in_ns(sp_buffer *b, const sp_trace_record *r, const sp_trace_record *end)
+{
+    for (; r < end; r += record_length(r->kind)) {
+        unsigned n = record_length(r->kind);
+        if (r + n > end)
+            break;
+        sp_trace_record head = *r;
+        head.time = to_ns(r->time);
+        sp_buffer_put(b, &head, sizeof head);
+        if (r->kind == SP_REC_BUFFER_FLUSH) {
+            sp_trace_payload flush = *(const sp_trace_payload *)(r + 1);
+            flush.a = to_ns(flush.a);
+            sp_buffer_put(b, &flush, sizeof flush);
+        } else if (n > 1) {
+            sp_buffer_put(b, r + 1, (n - 1) * sizeof *r);
+        }
+    }
+}
+
+void sp_trace_part(sp_measurement *m, sp_buffer *b)
+{
+    ns_per_tick_now(m);
+    sp_buffer_u32(b, sp_defs_string(&m->defs, m->config.program_name));
+    sp_buffer_u32(b, m->config.program_argc);
+    for (uint32_t i = 0; i < m->config.program_argc; i++)
+        sp_buffer_u32(b, sp_defs_string(&m->defs, m->config.program_args[i]));
+    void *chunk = malloc(SP_TRACE_CHUNK_SIZE);
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs && chunk; i++) {
+        sp_trace_location *tl = trace_location(m->locations[i]);
+        size_t at = b->size;
+        sp_buffer_u64(b, 0); /* the byte count, known at the end */
+        sp_trace_retire_current_chunk(tl);
+        FILE *f = tl->spill;
+        char path[4200];
+        sp_trace_spill_path(tl, path, sizeof path);
+        if (!f && tl->spill_closed)
+            f = fopen(path, "rb");
+        if (f) {
+            rewind(f);
+            uint64_t bytes;
+            while (fread(&bytes, sizeof bytes, 1, f) == 1 && bytes <= SP_TRACE_CHUNK_SIZE &&
+                   fread(chunk, 1, bytes, f) == bytes)
+                append_in_ns(b, chunk, (sp_trace_record *)((char *)chunk + bytes));
+            fclose(f);
+            tl->spill = NULL;
+            tl->spill_closed = false;
+            unlink(path);
+        }
+        for (raw_chunk *c = tl->full_first; c; c = c->next)
+            append_in_ns(b, CHUNK_RECORDS(c), c->used_end);
+        uint64_t size = b->size - at - sizeof(uint64_t);
+        if (!b->failed)
+            memcpy(b->data + at, &size, sizeof size);
+    }
+    if (!chunk)
+        b->failed = true;
+    free(chunk);
+}
+
+/* The root encodes the records of each adopted part into event files of its locations. */
+static int encode_parts(sp_measurement *m, char *err, size_t errlen)
+{
+    int status = 0;
+    for (uint32_t k = 0; k < m->part_count && status == 0; k++) {
+        sp_part *p = &m->parts[k];
+        sp_reader r;
+        sp_reader_init(&r, p->section[sp_trace.slot], p->section_size[sp_trace.slot]);
+        foreign.name = sp_reader_u32(&r);
+        foreign.argc = sp_reader_u32(&r);
+        foreign.args = (const uint32_t *)(r.data + r.pos);
+        if (foreign.argc > r.size / 4)
+            continue; /* damaged: its locations stay without events */
+        r.pos += (size_t)foreign.argc * 4;
+        foreign.active = true;
+        for (uint32_t i = 0; i < p->location_count && status == 0 && !r.failed; i++) {
+            uint64_t bytes = sp_reader_u64(&r);
+            if (r.failed || bytes > r.size - r.pos)
+                break;
+            sp_trace_location tl = {0};
+            tl.writer = OTF2_Archive_GetEvtWriter(sp_trace.archive, p->location_ids[i]);
+            if (!tl.writer) {
+                status = sp_error(err, errlen, "OTF2 GetEvtWriter failed");
+                break;
+            }
+            /* Records are 16 bytes: copied out, the file's data need not be aligned. */
+            sp_trace_record *copy = malloc(bytes ? bytes : 1);
+            if (!copy) {
+                status = sp_error(err, errlen, "out of memory while writing the trace");
+                break;
+            }
+            memcpy(copy, r.data + r.pos, bytes);
+            r.pos += bytes;
+            status = sp_trace_check(sp_trace_encode_records(&tl, copy,
+                                                            (sp_trace_record *)((char *)copy +
+                                                                                bytes)),
+                                    "writing the events", err, errlen);
+            free(copy);
+            if (status == 0)
+                status = sp_trace_check(OTF2_EvtWriter_GetNumberOfEvents(tl.writer,
+                                                                         &p->location_events[i]),
+                                        "GetNumberOfEvents", err, errlen);
+            if (status == 0)
+                status = sp_trace_check(OTF2_Archive_CloseEvtWriter(sp_trace.archive, tl.writer),
+                                        "CloseEvtWriter", err, errlen);
+        }
+        foreign.active = false;
+    }
+    return status;
+}
+
+int sp_trace_encode(sp_measurement *m, const char *dir, char *err, size_t errlen)
+{
+    sp_trace.collective = m->collective;
+    ns_per_tick_now(m);
     sp_trace_capture_otf2_messages();
     int status = encode_events(m, dir, err, errlen);
     sp_trace_release_otf2_messages(err, errlen);

@@ -84,6 +84,13 @@ void sp_trace_io(sp_trace_location *tl, uint64_t time, const sp_io_event *e)
         sp_trace_put_value(tl, time, SP_REC_IO_OPERATION_COMPLETE, e->handle, e->bytes,
                            e->matching_id);
         break;
+    case SP_IO_OPERATION_ISSUED:
+    case SP_IO_OPERATION_TEST:
+    case SP_IO_OPERATION_CANCELLED:
+        sp_trace_put_value(tl, time,
+                           SP_REC_IO_OPERATION_ISSUED + (uint32_t)(e->kind - SP_IO_OPERATION_ISSUED),
+                           e->handle, e->matching_id, 0);
+        break;
     }
 }
 
@@ -122,13 +129,19 @@ OTF2_ErrorCode sp_trace_encode_io(OTF2_EvtWriter *w, const sp_trace_record *r, u
                                                p->b >> 8);
     case SP_REC_IO_OPERATION_COMPLETE:
         return OTF2_EvtWriter_IoOperationComplete(w, NULL, t, r->ref, p->a, p->b);
+    case SP_REC_IO_OPERATION_ISSUED:
+        return OTF2_EvtWriter_IoOperationIssued(w, NULL, t, r->ref, p->a);
+    case SP_REC_IO_OPERATION_TEST:
+        return OTF2_EvtWriter_IoOperationTest(w, NULL, t, r->ref, p->a);
+    case SP_REC_IO_OPERATION_CANCELLED:
+        return OTF2_EvtWriter_IoOperationCancelled(w, NULL, t, r->ref, p->a);
     }
     return OTF2_ERROR_INVALID_DATA;
 }
 
 /* ---- the end: definitions ----------------------------------------------------------------- */
 
-int sp_trace_write_io_mappings(OTF2_DefWriter *dw, const sp_unified *u, char *err,
+int sp_trace_write_io_mappings(OTF2_DefWriter *dw, const sp_unified_maps *u, char *err,
                                size_t errlen)
 {
     if (sp_trace_check(sp_trace_write_map(dw, OTF2_MAPPING_IO_FILE, u->io_file_map,
@@ -188,7 +201,10 @@ int sp_trace_write_io_definitions(OTF2_GlobalDefWriter *gw, sp_unified *u, char 
                                gw, h, handle->name,
                                handle->file == SP_NO_ID ? OTF2_UNDEFINED_IO_FILE : handle->file,
                                handle->paradigm, handle->flags,
-                               handle->comm == SP_NO_ID ? OTF2_UNDEFINED_COMM : handle->comm,
+                               /* communicators are defined when the group writes together */
+                               handle->comm == SP_NO_ID || !sp_trace.collective
+                                   ? OTF2_UNDEFINED_COMM
+                                   : handle->comm,
                                handle->parent == SP_NO_ID ? OTF2_UNDEFINED_IO_HANDLE
                                                           : handle->parent),
                            "WriteIoHandle", err, errlen) != 0)

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "core/measurement.h"
+#include "core/serial.h"
 #include "core/unify.h"
 
 /* Raw chunks and the OTF2 writers' buffers are chunks of the budget. */
@@ -41,6 +42,7 @@ enum sp_trace_record_kind {
     SP_REC_BUFFER_FLUSH,     /* + payload: the time the flush ended */
     /* MPI: ref is the communicator; payload a = bytes, b = peer << 32 | tag */
     SP_REC_MPI_SEND,
+    SP_REC_MPI_FIRST = SP_REC_MPI_SEND,
     SP_REC_MPI_RECV,
     SP_REC_MPI_ISEND,        /* + second payload a = request */
     SP_REC_MPI_IRECV,        /* + second payload a = request */
@@ -49,6 +51,31 @@ enum sp_trace_record_kind {
     SP_REC_MPI_REQUEST_TEST,   /* payload a = request */
     SP_REC_MPI_COLLECTIVE_BEGIN,
     SP_REC_MPI_COLLECTIVE_END, /* payload a = sent, b = received; second a = op, b = root */
+    SP_REC_MPI_REQUEST_CANCELLED, /* payload a = request */
+    SP_REC_MPI_ICOLL_REQUEST,     /* payload a = request */
+    SP_REC_MPI_ICOLL_COMPLETE,    /* as COLLECTIVE_END; second a = op | root << 32, b = request */
+    SP_REC_MPI_COMM_CREATE,       /* ref: communicator */
+    SP_REC_MPI_COMM_DESTROY,
+    /* one-sided: ref is the window */
+    SP_REC_RMA_WIN_CREATE,
+    SP_REC_RMA_WIN_DESTROY,
+    SP_REC_RMA_COLLECTIVE_BEGIN,
+    SP_REC_RMA_COLLECTIVE_END, /* a = sent, b = received; a = op | level << 16 | root << 32 */
+    SP_REC_RMA_GROUP_SYNC,     /* a = sync level, b = group (communicator id) */
+    SP_REC_RMA_REQUEST_LOCK,   /* a = target | lock type << 32, b = lock id */
+    SP_REC_RMA_ACQUIRE_LOCK,
+    SP_REC_RMA_TRY_LOCK,
+    SP_REC_RMA_RELEASE_LOCK,   /* a = target, b = lock id */
+    SP_REC_RMA_SYNC,           /* a = target, b = sync type */
+    SP_REC_RMA_WAIT_CHANGE,
+    SP_REC_RMA_PUT,            /* a = bytes, b = target; second a = matching id */
+    SP_REC_RMA_GET,
+    SP_REC_RMA_ATOMIC,         /* a = put, b = got; second a = target | type << 32, b = matching */
+    SP_REC_RMA_OP_COMPLETE_BLOCKING, /* a = matching id */
+    SP_REC_RMA_OP_COMPLETE_NON_BLOCKING,
+    SP_REC_RMA_OP_TEST,
+    SP_REC_RMA_OP_COMPLETE_REMOTE,
+    SP_REC_MPI_LAST = SP_REC_RMA_OP_COMPLETE_REMOTE,
 
     /* I/O (io.c), of any paradigm; ref is the io handle. Numbered apart from the MPI kinds
      * so that those can grow. */
@@ -58,7 +85,10 @@ enum sp_trace_record_kind {
     SP_REC_IO_SEEK,               /* payload a = offset, b = resulting offset; second a = whence */
     SP_REC_IO_OPERATION_BEGIN,    /* payload a = bytes, b = matching id << 8 | flags << 2 | mode */
     SP_REC_IO_OPERATION_COMPLETE, /* payload a = bytes, b = matching id */
-    SP_REC_IO_LAST = SP_REC_IO_OPERATION_COMPLETE,
+    SP_REC_IO_OPERATION_ISSUED,   /* payload a = matching id */
+    SP_REC_IO_OPERATION_TEST,
+    SP_REC_IO_OPERATION_CANCELLED,
+    SP_REC_IO_LAST = SP_REC_IO_OPERATION_CANCELLED,
 
     /* Calling contexts (sampling, contexts.c); ref is the calling context. Numbered apart. */
     SP_REC_CC_ENTER = 96,  /* payload a = unwind distance */
@@ -127,6 +157,10 @@ bool sp_trace_rewind(sp_trace_location *tl, const sp_substrate_mark *mark);
  * the trace cannot be written by this process alone, its files are removed and the reason
  * is kept for the results (0 is returned: the profile is still written). */
 SP_MUST_CHECK int sp_trace_encode(sp_measurement *m, const char *dir, char *err, size_t errlen);
+
+/* A spawned process's trace for its part of the experiment (core/part.h): its raw records
+ * with times in nanoseconds; the root encodes them in sp_trace_encode. */
+void sp_trace_part(sp_measurement *m, sp_buffer *b);
 
 /* OTF2 events written for the location in step 1. */
 uint64_t sp_trace_location_events(const sp_location *loc);

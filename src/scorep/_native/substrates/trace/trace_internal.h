@@ -60,6 +60,8 @@ void sp_trace_spill_path(const sp_trace_location *tl, char *path, size_t size);
 OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_record *r,
                                        const sp_trace_record *end);
 
+/* The latest event of any location, in CLOCK_MONOTONIC nanoseconds. */
+uint64_t sp_trace_last_event_ns(const sp_measurement *m);
 /* defs.c: a mapping table from local to unified ids (none for the identity). */
 OTF2_ErrorCode sp_trace_write_map(OTF2_DefWriter *dw, OTF2_MappingType type,
                                   const uint32_t *map, uint32_t count);
@@ -72,7 +74,7 @@ static inline bool sp_trace_is_io_record(uint32_t kind)
 unsigned sp_trace_io_record_length(uint32_t kind);
 OTF2_ErrorCode sp_trace_encode_io(OTF2_EvtWriter *w, const sp_trace_record *r, uint64_t time);
 /* The local mapping tables of I/O files and handles (after the other mappings). */
-SP_MUST_CHECK int sp_trace_write_io_mappings(OTF2_DefWriter *dw, const sp_unified *u, char *err,
+SP_MUST_CHECK int sp_trace_write_io_mappings(OTF2_DefWriter *dw, const sp_unified_maps *u, char *err,
                                              size_t errlen);
 /* The strings the I/O definitions need beyond the unified ones, before the strings are
  * written. Returns 0, or -1 when out of memory. */
