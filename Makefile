@@ -57,7 +57,9 @@ OTF2_LIBS = $(eval OTF2_LIBS := $(shell otf2-config --ldflags 2>/dev/null) \
 # Debian packages everything needs: build, OTF2, MPI, Jupyter, tests, reports, packaging
 # (pip's build backend is setuptools; the *-whl packages are setuptools and wheel for pip's
 # isolated builds with interpreters that lack them, such as pyenv's).
-DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3-otf2 \
+# libpapi-dev: PAPI metrics (SCOREP_METRIC_PAPI) in the tests; scorep loads libpapi at run
+# time only when asked and works without it.
+DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3-otf2 libpapi-dev \
   libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy python3-pytest \
   python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat python3-pandas \
   python3-jupyter-kernel-test python3-protobuf python3-line-profiler graphviz chromium nodejs npm \

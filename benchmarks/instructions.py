@@ -2,7 +2,7 @@
 for A/B comparisons on a noisy machine (time varies between runs; instruction counts do not).
 
     PYTHONHASHSEED=0 python3 benchmarks/instructions.py [--python P ...] [--workload W]
-        [--size N] [--src DIR ...] [--mode M ...] [--cache-sim]
+        [--size N] [--src DIR ...] [--mode M ...] [--cache-sim] [--env NAME=VALUE ...]
 
 For every interpreter it counts the instructions (valgrind --tool=callgrind) of the same
 workload run plain, under cProfile, and under scorep (profiling, tracing, a filtered run
@@ -14,8 +14,10 @@ work the measurement does, though not while the program runs). With --cache-sim 
 simulated first-level data cache misses per call are printed too (`D1mr+D1mw`).
 
 With several --src (checkouts' src/ folders, e.g. a baseline and a change) scorep is counted
-once per checkout, side by side. Run with PYTHONHASHSEED=0: string hashing then does not
-vary between runs, and neither do the counts.
+once per checkout, side by side. --env sets variables for the scorep runs, e.g. the extra
+instructions of a metric: --env SCOREP_METRIC_RUSAGE=ru_utime against a run without it.
+Run with PYTHONHASHSEED=0: string hashing then does not vary between runs, and neither do
+the counts.
 """
 
 import argparse
@@ -106,7 +108,10 @@ def main():
                         help="scorep modes (default: profile and trace)")
     parser.add_argument("--cache-sim", action="store_true",
                         help="also print simulated L1 data cache misses per call")
+    parser.add_argument("--env", action="append", default=[],
+                        help="NAME=VALUE for the scorep runs (e.g. SCOREP_METRIC_RUSAGE=ru_utime)")
     args = parser.parse_args()
+    env_settings = dict(item.split("=", 1) for item in args.env)
     if not shutil.which("valgrind"):
         raise SystemExit("valgrind is needed (apt-get install valgrind)")
     script, size = WORKLOADS[args.workload]
@@ -161,7 +166,8 @@ def main():
                                   "SCOREP_REGION_NAMES_END\n" % settings.pop("filter"))
                     options.append("--filter=" + filter_path)
                 per_call = extra_per_call([python, "-m", "scorep"] + options,
-                                          environment(src, experiment, **settings))
+                                          environment(src, experiment,
+                                                      **dict(env_settings, **settings)))
                 row.append(show("%s %s" % (label, mode), per_call))
         print("  ".join(row))
         sys.stdout.flush()

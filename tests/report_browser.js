@@ -97,6 +97,29 @@ async function main() {
       await shot("sandwich", "#sandwich");
       await shot("source", "#source");
     }
+    if (plan.metric) {
+      // Switch the flame graph to a recorded metric: the frames' widths and the region
+      // table's columns follow; each frame's name is its label (name: value inclusive).
+      const frames = () => page.$$eval("#flame-chart g.frame", (gs) => gs.map((g) => ({
+        name: g.getAttribute("name"),
+        title: (g.querySelector("title") || {textContent: ""}).textContent,
+        width: +(g.querySelector("rect") || {getAttribute: () => 0}).getAttribute("width")})));
+      const options = await page.$$eval("#flame-metric option", (os) => os.map((o) => o.textContent));
+      const before = await frames();
+      await page.select("#flame-metric", String(options.indexOf(plan.metric) - 1));
+      await settle(800);
+      const table = await page.evaluate(() => {
+        const t = document.querySelector("#region-table");
+        const visible = Array.from(t.querySelectorAll("thead th")).filter(
+          (th) => th.style.display !== "none").map((th) => th.textContent);
+        const first = t.tBodies[0].rows[0];
+        return {visible, chosen: document.querySelector("#table-metric").value,
+                first: first.cells[0].textContent};
+      });
+      out.steps.metric = {options, before, after: await frames(), table,
+                          hidden: await page.$eval("#flame-metric", (e) => e.hidden)};
+      await shot("flame-metric", "#flame");
+    }
     if (plan.fold) {
       // recursion folding in the flame graph
       const frames = () => page.$$eval("#flame-chart g.frame", (gs) => gs.map((g) => g.getAttribute("name")));

@@ -420,6 +420,30 @@ def test_monitoring_samples_a_busy_cell(kernel):
     assert html.count('<svg class="scorep-monitoring"') == 1
     # the sampling thread is no location of the trace: only the cell's own thread
     assert Trace(path).locations == ["MainThread"]
+    # With tracing the samples are in the trace too: OTF2 Metric records of an asynchronous
+    # metric class on that thread, at each interval's end, with monitoring.csv's values.
+    import otf2
+    with otf2.reader.open(str(path / "traces.otf2")) as reader:
+        classes = [c for c in reader.definitions.metric_classes
+                   if str(c.occurrence) == "MetricOccurrence.ASYNCHRONOUS"]
+        assert len(classes) == 1
+        members = [m.name for m in classes[0].members]
+        assert members[:2] == ["process_cpu_percent", "rss_bytes"]
+        assert "write_chars" in members and cores[0] in members
+        modes = {m.name: str(m.metric_mode) for m in classes[0].members}
+        assert modes["rss_bytes"] == "MetricMode.ABSOLUTE_POINT"
+        assert modes["write_chars"] == "MetricMode.RELATIVE_LAST"
+        events = [e for _loc, e in reader.events]
+        samples = [(e.time, list(e.values)) for e in events
+                   if type(e).__name__ == "Metric" and e.metric == classes[0]]
+        times = [e.time for e in events]
+        assert times == sorted(times)
+    assert [t for t, _v in samples] == [int(r["end_ns"]) for r in rows][:len(samples)]
+    assert len(samples) >= len(rows) - 1
+    for (_t, values), row in zip(samples, rows):
+        assert values[members.index("rss_bytes")] == int(row["rss_bytes"])
+        assert values[members.index("write_chars")] == int(row["write_chars"])
+        assert abs(values[0] - float(row["process_cpu_percent"])) < 0.06
 
 
 def test_monitoring_can_be_switched_off(kernel):

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from conftest import otf2_print, program
-from mpi_support import MpiTrace, match_messages, members_of, mpirun
+from mpi_support import MpiTrace, fix_python_otf2, match_messages, members_of, mpirun
 from scorep import cube
 
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun is not installed")
@@ -147,3 +147,35 @@ def test_spawned_processes_that_never_end_are_waited_for_boundedly(tmp_path):
     assert [g.name for g in p.location_groups] == ["MPI Rank 0"]
 
 
+
+
+def test_spawned_workers_record_metrics_like_their_parent(tmp_path):
+    """Metrics travel with the configuration into the spawned world: the workers' parts
+    carry their metric sums into the profile, and their per-process metrics are recorded
+    under their own location group's metric instance."""
+    import otf2
+    fix_python_otf2()
+    out = mpirun(1, ["--mpp=mpi", program("futures_app.py")], tmp_path,
+                 SCOREP_ENABLE_TRACING="true", SCOREP_METRIC_RUSAGE="ru_utime,ru_minflt",
+                 SCOREP_METRIC_RUSAGE_PER_PROCESS="ru_maxrss")
+    exp = tmp_path / "exp"
+    check_experiment(out, exp)
+    p = cube.read(str(exp))
+    assert [m.uniq_name for m in p.metrics][-3:] == ["ru_utime", "ru_minflt", "ru_maxrss"]
+    groups = {g.name for g in p.location_groups}
+    assert groups == {"MPI Rank 0", "MPI Rank 0 (spawned 1)", "MPI Rank 1 (spawned 1)"}
+    # Every worker's program root holds the page faults of its interpreter's start.
+    minflt = p.values(p.metric("ru_minflt"), inclusive=True)
+    root = [c for c in p.cnodes if c.parent is None][0]
+    per_group = collections.Counter()
+    for i, loc in enumerate(p.locations):
+        per_group[loc.group.name] += minflt[root.id][i]
+    assert all(per_group[g] > 0 for g in groups), per_group
+    with otf2.reader.open(str(exp / "traces.otf2")) as reader:
+        instances = list(reader.definitions.metric_instances)
+        assert sorted(i.scope.name for i in instances) == sorted(groups)
+        seen = collections.defaultdict(set)  # location group -> instances its events use
+        for location, event in reader.events:
+            if type(event).__name__ == "Metric" and event.metric in instances:
+                seen[location.group.name].add(event.metric.scope.name)
+    assert dict(seen) == {g: {g} for g in groups}, dict(seen)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SRC, program, run_scorep
+from conftest import REPO, SRC, program, run, run_scorep, scorep_env
 from test_report_support import report
 
 sys.path.insert(0, str(SRC))
@@ -185,3 +185,32 @@ def test_many_threads_fold_and_recursion_folds(tmp_path):
     assert frames["folded"].count("__main__:fib") == 1
     assert frames["folded"].count("__main__:is_even") == 1
     assert frames["folded_height"] < frames["unfolded_height"]
+
+
+def test_flame_graph_and_table_by_a_recorded_metric(tmp_path):
+    """A run with metrics (rusage and --memory): the flame graph's metric selector draws
+    the frames by page faults instead of time, the region table shows that metric's
+    columns and puts the region with the most of it first."""
+    exp = tmp_path / "metrics"
+    out = run_scorep(sys.executable, ["--memory", program("metrics_app.py")], exp,
+                     cwd=tmp_path, SCOREP_METRIC_RUSAGE="ru_utime,ru_minflt")
+    assert out.returncode == 0, out.stderr
+    html = tmp_path / "metrics.html"
+    assert run([sys.executable, "-m", "scorep.report", str(exp), "-o", str(html)],
+               env=scorep_env()).returncode == 0
+    got = drive(html, tmp_path, metric="ru_minflt")["steps"]["metric"]
+    assert not got["hidden"]
+    assert got["options"] == ["time", "ru_utime", "ru_minflt", "python_allocated",
+                              "python_freed"]
+
+    def width(frames, prefix):
+        return max(f["width"] for f in frames if f["name"].startswith(prefix))
+    # By time busy() is the widest function; by page faults touch() (64 MB of fresh pages).
+    assert width(got["before"], "__main__:busy") > width(got["before"], "__main__:touch")
+    assert width(got["after"], "__main__:touch") > 3 * width(got["after"], "__main__:busy")
+    label = [f["title"] for f in got["after"] if f["name"].startswith("__main__:touch")][0]
+    assert "ru_minflt inclusive" in label, label
+    assert got["table"]["chosen"] == "1"
+    assert "ru_minflt excl" in got["table"]["visible"]
+    assert "ru_utime excl" not in got["table"]["visible"]
+    assert got["table"]["first"] == "__main__:touch"

@@ -9,6 +9,7 @@ overhead is measured in benchmarks/overhead.py."""
 
 import os
 import re
+import sys
 
 import pytest
 
@@ -227,6 +228,34 @@ def test_trace_has_calling_context_samples_and_events(python, tmp_path):
         for _location, event in reader.events:
             kinds.add(type(event).__name__)
     assert {"CallingContextSample", "CallingContextEnter", "CallingContextLeave"} <= kinds
+
+
+def test_metrics_of_regions_recorded_in_their_calling_contexts(tmp_path):
+    # Mixed mode with metrics: the recorded regions carry their metrics (a Metric record
+    # right before each CallingContextEnter/Leave, the profile's sums); sampled frames none.
+    script = tmp_path / "metered.py"
+    script.write_text(
+        "import scorep.user\n"
+        "def spin(n):\n"
+        "    return sum(i % 7 for i in range(n))\n"
+        "for _ in range(4):\n"
+        "    with scorep.user.region('round'):\n"
+        "        spin(100000)\n")
+    out, exp = sampled(sys.executable, tmp_path, ["--sampling", "--memory", str(script)],
+                       SCOREP_ENABLE_TRACING="true", SCOREP_METRIC_RUSAGE="ru_utime")
+    lines = [l for l in otf2_print(str(exp / "traces.otf2")).splitlines()
+             if l.startswith(("METRIC ", "CALLING_CONTEXT_ENTER", "CALLING_CONTEXT_LEAVE"))]
+    assert [l.split()[0] for l in lines] == ["METRIC", "CALLING_CONTEXT_ENTER",
+                                             "METRIC", "CALLING_CONTEXT_LEAVE"] * 4
+    for metric, event in zip(lines[::2], lines[1::2]):
+        assert metric.split()[2] == event.split()[2]  # the same timestamp
+        assert '"user:round"' in event and '"python_allocated"' in metric
+    profile = Sampled(exp)
+    allocated = profile.profile.values(profile.profile.metric("python_allocated"),
+                                       inclusive=True)
+    (node,) = profile.nodes("user:round")
+    assert sum(allocated[node.id]) > 100000  # the generator objects of 4 x 100000 steps
+    assert profile.sum(profile.hits_incl, "__main__:spin") > 0
 
 
 def test_threads_come_and_go_while_sampled(python, tmp_path):

@@ -67,6 +67,13 @@ SAMPLING = [("test_threading", (3, 9)), ("test_generators", (3, 10)),
             ("test_asyncgen", (3, 13)), ("test_threading", (3, 13))]
 CASES += [(version, module, "sampling") for module, version in SAMPLING
           if version in INTERPRETERS]
+# With metrics (mode "metrics": tracing, rusage and perf metrics at every enter and leave,
+# --memory: the allocator hook and gc:collect regions from gc.callbacks), rotating over the
+# interpreters; test_gc and test_tracemalloc meet the gc callback and the allocator hook.
+METRICS = [("test_generators", (3, 9)), ("test_gc", (3, 10)), ("test_tracemalloc", (3, 11)),
+           ("test_coroutines", (3, 12)), ("test_gc", (3, 13)), ("test_tracemalloc", (3, 13))]
+CASES += [(version, module, "metrics") for module, version in METRICS
+          if version in INTERPRETERS]
 
 OUTCOME = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)? \.\.\. "
                      r"(ok|FAIL|ERROR|skipped|expected failure|unexpected success)", re.M)
@@ -93,12 +100,15 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     plain_dir.mkdir()
     with subprocess.Popen([python] + args, env=scorep_env(), cwd=plain_dir, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
-        options = {"lines": ["--lines=*"], "sampling": ["--sampling=5000"]}.get(mode, [])
-        measured = run_scorep(python, options + args, tmp_path / "exp", cwd=tmp_path,
-                              timeout=600,
-                              SCOREP_ENABLE_TRACING="true" if mode in ("trace", "io", "sampling")
-                              else "false",
-                              SCOREP_IO_POSIX="true" if mode == "io" else "false")
+        options = {"lines": ["--lines=*"], "metrics": ["--memory"],
+                   "sampling": ["--sampling=5000"]}.get(mode, [])
+        metrics = {"SCOREP_METRIC_RUSAGE": "ru_utime,ru_minflt",
+                   "SCOREP_METRIC_PERF": "page-faults"} if mode == "metrics" else {}
+        measured = run_scorep(python, options + args,
+                              tmp_path / "exp", cwd=tmp_path, timeout=600,
+                              SCOREP_ENABLE_TRACING="true"
+                              if mode in ("trace", "io", "metrics", "sampling") else "false",
+                              SCOREP_IO_POSIX="true" if mode == "io" else "false", **metrics)
         stdout, stderr = process.communicate(timeout=600)
     plain = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     expected = outcomes(plain.stdout)
@@ -115,13 +125,20 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     test_module = "test" if mode == "sampling" else "test." + module
     assert any(r.name.startswith(test_module + ".") or r.name.startswith(test_module + ":")
                for r in profile.regions), "nothing of %s was recorded" % test_module
-    if mode in ("trace", "io"):
+    if mode in ("trace", "io", "metrics"):
         assert (tmp_path / "exp" / "traces.otf2").exists()
     if mode == "sampling":
         hits = profile.values("hits", inclusive=False)
         assert sum(sum(row) for row in hits) > 10, "hardly any samples"
     if mode == "lines":
         assert (tmp_path / "exp" / "lines.json").stat().st_size > 1000
+    if mode == "metrics":
+        names = [m.uniq_name for m in profile.metrics]
+        assert "ru_utime" in names and "python_allocated" in names, names
+        allocated = profile.values("python_allocated", inclusive=True)
+        assert sum(allocated[profile.roots[0].id]) > 1000000
+        if module == "test_gc":
+            assert any(r.name == "gc:collect" for r in profile.regions)
     if mode == "io":
         moved = profile.values("io_bytes_written", inclusive=False)
         assert any(sum(row) for row in moved), "no I/O was recorded"

@@ -70,6 +70,10 @@ options:
   --io=runtime:posix         record POSIX and ISO C I/O calls (sets SCOREP_IO_POSIX=true):
                              open/read/write/lseek/close/dup/fsync, fopen/fread/fwrite/...
                              of Python and of C libraries, with bytes per file and region
+  --memory                   bytes allocated and freed by the Python allocators per region
+                             (metrics python_allocated, python_freed) and garbage
+                             collections as gc:collect regions (sets SCOREP_PYTHON_MEMORY
+                             and SCOREP_PYTHON_GC)
   --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
                              Score-P instrumenter flags, accepted for compatibility
   --                         end of options: the next argument is the script
@@ -221,6 +225,11 @@ def parse_args(argv):
     raise UsageError("no script given (see python -m scorep --help)", status=NO_SCRIPT_STATUS)
 
 
+def memory_requested(flags):
+    """Whether the flags ask for memory recording (Score-P's --memory, also --memory=...)."""
+    return any(flag.partition("=")[0] == "--memory" for flag in flags)
+
+
 def parse_sampling_rate(text):
     try:
         rate = float(text)
@@ -263,6 +272,9 @@ def config_overrides(opts):
     overrides = {}
     if io_runtime_posix(opts.scorep_flags):
         overrides["SCOREP_IO_POSIX"] = "true"
+    if memory_requested(opts.scorep_flags):
+        overrides["SCOREP_PYTHON_MEMORY"] = "true"
+        overrides["SCOREP_PYTHON_GC"] = "true"
     if opts.verbose:
         overrides["SCOREP_VERBOSE"] = "true"
     if opts.spawned is not None:

@@ -10,7 +10,8 @@ import socket
 
 from scorep._errors import ConfigError, FilterError, MeasurementError
 
-__all__ = ["ConfigError", "Config", "VARIABLES", "parse_bool", "parse_memory", "from_environ"]
+__all__ = ["ConfigError", "Config", "VARIABLES", "parse_bool", "parse_memory", "from_environ",
+           "metric_requests"]
 
 _TRUE = {"true", "yes", "on", "1", "t", "y"}
 _FALSE = {"false", "no", "off", "0", "f", "n", ""}
@@ -182,6 +183,55 @@ def parse_filter_file(name, text):
     return path
 
 
+def parse_metric_list(name, text):
+    """A list of metric names as Score-P reads it: the names between separators (its
+    SCOREP_METRIC_*_SEP, a comma by default; checked when the measurement starts, where an
+    unknown name stops the run as it stops Score-P)."""
+    _check_utf8(name, text)
+    return text.strip()
+
+
+def parse_separator(name, text):
+    if not text:
+        raise ConfigError("%s=%r is empty: a separator of metric names is needed (default ,)"
+                          % (name, text))
+    return text
+
+
+def metric_names(text, separator):
+    """The names of a SCOREP_METRIC_* value split at any of the separator's characters (as
+    Score-P's strtok does), without empty ones."""
+    names = [text]
+    for sep in separator or ",":
+        names = [part for name in names for part in name.split(sep)]
+    return [n.strip() for n in names if n.strip()]
+
+
+# The metric sources: the variable's suffix and the core's name of the source.
+METRIC_SOURCES = (("RUSAGE", "rusage"), ("PERF", "perf"), ("PAPI", "papi"))
+
+
+def metric_requests(config):
+    """(source, name, per_process) of every metric the configuration asks for, in Score-P's
+    order: rusage before perf before PAPI, every location's before the per-process ones."""
+    requests = []
+    for suffix, source in METRIC_SOURCES:
+        sep = config["SCOREP_METRIC_%s_SEP" % suffix]
+        for per_process in (False, True):
+            name = "SCOREP_METRIC_%s%s" % (suffix, "_PER_PROCESS" if per_process else "")
+            text = config[name]
+            if suffix == "RUSAGE" and text.strip().lower() == "all":
+                requests.append((source, "all", per_process))
+                continue
+            for metric in metric_names(text, sep):
+                # Score-P lowercases rusage names; perf and PAPI names are case-sensitive.
+                requests.append((source, metric.lower() if suffix == "RUSAGE" else metric,
+                                 per_process))
+    if config["SCOREP_PYTHON_MEMORY"]:
+        requests += [("python", "python_allocated", False), ("python", "python_freed", False)]
+    return requests
+
+
 # Score-P's MPI function groups (SCOREP_MPI_ENABLE_GROUPS); "default" is cg, coll, env, io,
 # p2p, rma, topo and xnonblock.
 MPI_GROUPS = ("all", "default", "none", "cg", "coll", "env", "err", "ext", "io", "misc", "p2p",
@@ -237,6 +287,35 @@ VARIABLES = {
     # bindings' --io=runtime:posix sets it.
     "SCOREP_IO_POSIX": ("false", parse_bool,
                         "record POSIX and ISO C I/O calls (open, read, write, fopen, ...)"),
+    # Score-P's metric sources: names separated by ..._SEP, read at every enter and leave.
+    "SCOREP_METRIC_RUSAGE": ("", parse_metric_list,
+                             "resource usage metrics of every thread (ru_utime,ru_stime,"
+                             "ru_minflt,... or all; man getrusage)"),
+    "SCOREP_METRIC_RUSAGE_PER_PROCESS": ("", parse_metric_list,
+                                         "resource usage metrics of the whole process, "
+                                         "recorded by its first thread"),
+    "SCOREP_METRIC_RUSAGE_SEP": (",", parse_separator,
+                                 "separator of the names in SCOREP_METRIC_RUSAGE*"),
+    "SCOREP_METRIC_PERF": ("", parse_metric_list,
+                           "perf events of every thread (perf list: page-faults,task-clock,"
+                           "cycles,...)"),
+    "SCOREP_METRIC_PERF_PER_PROCESS": ("", parse_metric_list,
+                                       "perf events recorded by the first thread"),
+    "SCOREP_METRIC_PERF_SEP": (",", parse_separator,
+                               "separator of the names in SCOREP_METRIC_PERF*"),
+    "SCOREP_METRIC_PAPI": ("", parse_metric_list,
+                           "PAPI events of every thread (PAPI_TOT_INS,PAPI_L2_TCM,...; "
+                           "libpapi is loaded when asked)"),
+    "SCOREP_METRIC_PAPI_PER_PROCESS": ("", parse_metric_list,
+                                       "PAPI events recorded by the first thread"),
+    "SCOREP_METRIC_PAPI_SEP": (",", parse_separator,
+                               "separator of the names in SCOREP_METRIC_PAPI*"),
+    # Not Score-P's: --memory sets both.
+    "SCOREP_PYTHON_MEMORY": ("false", parse_bool,
+                             "bytes allocated and freed by the Python allocators per region "
+                             "(metrics python_allocated, python_freed)"),
+    "SCOREP_PYTHON_GC": ("false", parse_bool,
+                         "garbage collections as gc:collect regions with their generation"),
     # Score-P's sampling: --sampling sets both.
     "SCOREP_ENABLE_UNWINDING": (
         "false", parse_bool, "sample the Python call stacks of every thread instead of "
@@ -299,7 +378,8 @@ def unsupported_variables(environ=None):
         if normal in _NOTHING_ASKED or normal in _DONE_ANYWAY.get(name, ()):
             continue
         if name.startswith("SCOREP_METRIC_"):
-            hint = "no hardware or software counters are recorded"
+            hint = ("the metric sources are SCOREP_METRIC_RUSAGE, SCOREP_METRIC_PERF and "
+                    "SCOREP_METRIC_PAPI (metric plugins are not supported)")
         else:
             hint = _HINTS.get(name)
         lines.append("%s=%r is not supported by this tool and has no effect%s"

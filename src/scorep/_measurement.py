@@ -223,6 +223,7 @@ class Measurement:
         # Samples replace the automatic instrumentation; without it (dummy) only the calling
         # contexts of recorded regions remain.
         sampling = self.config.sampling_event if self.instrumenter != "none" else None
+        from scorep import _mpi
         try:
             native.start(
                 path,
@@ -260,6 +261,10 @@ class Measurement:
                 sampling_event=sampling.name if sampling else "",
                 sampling_period_us=sampling.period_us if sampling else 0,
                 sampling_cpu=bool(sampling and sampling.cpu),
+                metrics=_config.metric_requests(self.config),
+                memory=self.config["SCOREP_PYTHON_MEMORY"],
+                # Under a launcher rank 0 says for the job what every rank would say.
+                quiet=_mpi.launcher_rank() not in (None, 0),
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None
@@ -268,6 +273,8 @@ class Measurement:
         if self.mpi:
             native.set_abort_callback(self._after_mpi_abort)
         self._hook_threads()
+        if self.config["SCOREP_PYTHON_GC"]:
+            self._hook_gc()
         for note in self.config.notes:
             self.log(note)
         if sampling:
@@ -322,6 +329,33 @@ class Measurement:
 
         self._original_bootstrap = original
         threading.Thread._bootstrap = _bootstrap
+
+    def _hook_gc(self):
+        """Garbage collections as regions `gc:collect` with the generation as a parameter,
+        in the call path where they happen (gc.callbacks run on the collecting thread)."""
+        import gc
+        native = self._native
+        begin, end, parameter = native.gc_begin, native.gc_end, native.gc_generation
+
+        def _scorep_gc(phase, info):
+            if phase == "start":
+                begin()
+                parameter(info.get("generation", -1))
+            else:
+                end()
+
+        self._gc_callback = _scorep_gc
+        gc.callbacks.append(_scorep_gc)
+
+    def _unhook_gc(self):
+        callback = getattr(self, "_gc_callback", None)
+        if callback is not None:
+            import gc
+            try:
+                gc.callbacks.remove(callback)
+            except ValueError:  # the program emptied gc.callbacks itself
+                pass
+            self._gc_callback = None
 
     def _unhook_threads(self):
         if self._original_bootstrap is not None:
@@ -409,6 +443,7 @@ class Measurement:
         self._finalizing = True
         Measurement.current = None
         self._unhook_threads()
+        self._unhook_gc()
         started = time.perf_counter()
         # Ctrl-C during the write would leave half-written files: it waits too. The C-level
         # functions (_signal, _thread) because the measurement still records: the

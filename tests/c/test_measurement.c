@@ -1,7 +1,9 @@
 /* The core with the trace substrate, end to end: events go in through the core API, the
  * archive is read back with the OTF2 library's reader. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <otf2/otf2.h>
@@ -292,4 +294,118 @@ static void test_restart_and_rewind(void)
     CHECK(sp_measurement_finalize(0, NULL, err, sizeof err) != 0); /* nothing running */
 }
 
-CTEST_MAIN(test_trace_end_to_end, test_restart_and_rewind)
+/* ---- metrics: Metric records before every Enter and Leave --------------------------- */
+
+typedef struct {
+    uint64_t metrics, enters, leaves, bad_order;
+    uint64_t last_metric_time;
+    uint64_t last_values[4];
+    uint64_t enter_allocated, f_deltas_wrong, f_visits;
+    uint8_t count;
+    OTF2_MetricRef ref;
+} metric_read;
+
+static OTF2_CallbackCode on_metric(OTF2_LocationRef loc, OTF2_TimeStamp t, void *user,
+                                   OTF2_AttributeList *a, OTF2_MetricRef metric, uint8_t n,
+                                   const OTF2_Type *types, const OTF2_MetricValue *values)
+{
+    (void)loc, (void)a, (void)types;
+    metric_read *m = user;
+    m->metrics++;
+    m->last_metric_time = t;
+    m->count = n;
+    m->ref = metric;
+    for (uint8_t i = 0; i < n && i < 4; i++)
+        m->last_values[i] = values[i].unsigned_int;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_metric_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, void *user,
+                                         OTF2_AttributeList *a, OTF2_RegionRef r)
+{
+    (void)loc, (void)a, (void)r; /* f is the only region with events */
+    metric_read *m = user;
+    m->enters++;
+    m->bad_order += m->last_metric_time != t;
+    m->enter_allocated = m->last_values[1]; /* sources in order: ru_minflt, python_allocated */
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_metric_leave(OTF2_LocationRef loc, OTF2_TimeStamp t, void *user,
+                                         OTF2_AttributeList *a, OTF2_RegionRef r)
+{
+    (void)loc, (void)a, (void)r;
+    metric_read *m = user;
+    m->leaves++;
+    m->bad_order += m->last_metric_time != t;
+    m->f_visits++;
+    m->f_deltas_wrong += m->last_values[1] - m->enter_allocated != 100;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static void test_metrics_end_to_end(void)
+{
+    char dir[] = "/tmp/scorep-ctest-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    sp_config config = config_for(dir, 1 << 20); /* small: flushes cut through metric records */
+    config.profiling = true;
+    const sp_metric_request requests[] = {
+        {SP_METRIC_SOURCE_PYTHON, false, "python_allocated"},
+        {SP_METRIC_SOURCE_RUSAGE, false, "ru_minflt"},
+    };
+    config.metric_requests = requests;
+    config.metric_request_count = 2;
+    char err[256] = "";
+    CHECK(sp_measurement_start(&config, err, sizeof err) == 0);
+    CHECK_EQ_U64(sp_meas.metrics.count, 2);
+    sp_location *loc = sp_location_attach(1, "main", true);
+    CHECK(loc != NULL && loc->metrics != NULL);
+    uint32_t f = sp_defs_new_region(&sp_meas.defs, "f", NULL, "/f.py", 1, 1, SP_PARADIGM_USER,
+                                    SP_ROLE_FUNCTION, SP_REGION_PYTHON);
+    const int calls = 40000;
+    for (int i = 0; i < calls; i++) {
+        sp_enter(loc, f, 1, sp_clock_now());
+        sp_thread_memory.allocated += 100; /* what the allocator hook adds */
+        CHECK(sp_leave(loc, 1, sp_clock_now()));
+    }
+    sp_results r;
+    CHECK(sp_measurement_finalize(0, &r, err, sizeof err) == 0);
+    CHECK(r.trace_flushes > 0);
+
+    metric_read m;
+    memset(&m, 0, sizeof m);
+    char path[256];
+    snprintf(path, sizeof path, "%s/traces.otf2", dir);
+    OTF2_Reader *reader = OTF2_Reader_Open(path);
+    CHECK(reader != NULL);
+    if (!reader)
+        return;
+    OTF2_Reader_SetSerialCollectiveCallbacks(reader);
+    uint64_t n;
+    OTF2_Reader_SelectLocation(reader, 0);
+    CHECK(OTF2_Reader_OpenEvtFiles(reader) == OTF2_SUCCESS);
+    OTF2_Reader_GetEvtReader(reader, 0);
+    OTF2_GlobalEvtReader *ger = OTF2_Reader_GetGlobalEvtReader(reader);
+    OTF2_GlobalEvtReaderCallbacks *ecb = OTF2_GlobalEvtReaderCallbacks_New();
+    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(ecb, on_metric_enter);
+    OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(ecb, on_metric_leave);
+    OTF2_GlobalEvtReaderCallbacks_SetMetricCallback(ecb, on_metric);
+    OTF2_Reader_RegisterGlobalEvtCallbacks(reader, ger, ecb, &m);
+    CHECK(OTF2_Reader_ReadAllGlobalEvents(reader, ger, &n) == OTF2_SUCCESS);
+    OTF2_GlobalEvtReaderCallbacks_Delete(ecb);
+    OTF2_Reader_CloseGlobalEvtReader(reader, ger);
+    OTF2_Reader_CloseEvtFiles(reader);
+    OTF2_Reader_Close(reader);
+    /* A Metric event (class 0, both metrics) with each Enter's and Leave's time, the
+     * python_allocated difference of every visit of f the 100 bytes it "allocated". */
+    CHECK_EQ_U64(m.enters, (uint64_t)calls);
+    CHECK_EQ_U64(m.leaves, (uint64_t)calls);
+    CHECK_EQ_U64(m.metrics, 2 * (uint64_t)calls);
+    CHECK_EQ_U64(m.bad_order, 0);
+    CHECK_EQ_U64(m.count, 2);
+    CHECK_EQ_U64(m.ref, 0);
+    CHECK_EQ_U64(m.f_visits, (uint64_t)calls);
+    CHECK_EQ_U64(m.f_deltas_wrong, 0);
+}
+
+CTEST_MAIN(test_trace_end_to_end, test_restart_and_rewind, test_metrics_end_to_end)

@@ -288,6 +288,7 @@ class CellMeasurement:
             self._restore_environ()
             self._stop_monitor()
             self._write_samples()
+            self._trace_samples()
             results = self.measurement.finalize(exit_status, report_errors=True)
         return results
 
@@ -307,6 +308,21 @@ class CellMeasurement:
         except OSError as error:
             sys.stderr.write("scorep: cannot write %s: %s\n" % (monitor.MONITORING_FILE,
                                                                 error.strerror or error))
+
+    def _trace_samples(self):
+        """With tracing on, the samples go into the trace too, as OTF2 Metric records of an
+        asynchronous metric class on the cell's first thread (their CLOCK_MONOTONIC times
+        are the trace's clock)."""
+        native = getattr(self.measurement, "_native", None)
+        if not self.samples or native is None or not self.measurement.config.tracing or \
+                not native.running():
+            return
+        try:
+            columns, rows = self.samples.metric_samples()
+            if columns and rows:
+                native.metric_samples(columns, rows)
+        except (RuntimeError, ValueError, OverflowError) as error:
+            sys.stderr.write("scorep: the resource samples are not in the trace: %s\n" % error)
 
     def _run_instrumenter_file(self, path):
         with open(path, "rb") as source:

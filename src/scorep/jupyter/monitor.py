@@ -175,6 +175,32 @@ class Samples:
             out.append(flat)
         return out
 
+    def metric_samples(self):
+        """(columns, rows) for the trace (scorep._native's metric_samples): each row at the
+        end of its interval, as OTF2 metrics: the process's CPU % and each core's over the
+        interval (absolute, last), RSS at the end (absolute, point), the I/O bytes of the
+        interval (relative, last). Columns without any value are left out."""
+        spec = [("process_cpu_percent", "%", "CPU time of the kernel process (all threads) "
+                 "in the interval, in % of one core", True, "absolute_last"),
+                ("rss_bytes", "bytes", "resident set size of the kernel process", False,
+                 "absolute_point"),
+                ("read_bytes", "bytes", "bytes read from storage in the interval", False,
+                 "relative_last"),
+                ("write_bytes", "bytes", "bytes written to storage in the interval", False,
+                 "relative_last"),
+                ("read_chars", "bytes", "bytes read through read-like calls in the interval",
+                 False, "relative_last"),
+                ("write_chars", "bytes", "bytes written through write-like calls in the "
+                 "interval", False, "relative_last")]
+        flat = self.as_dicts()
+        spec += [("cpu%d_percent" % core, "%", "utilisation of core %d in the interval"
+                  % core, True, "absolute_last") for core in self.cores]
+        columns = [c for c in spec if any(row.get(c[0]) is not None for row in flat)]
+        rows = [(row["end_ns"], [None if row.get(c[0]) is None else
+                                 (float(row[c[0]]) if c[3] else int(row[c[0]]))
+                                 for c in columns]) for row in flat]
+        return columns, rows
+
     def write_csv(self, path):
         names = [name for name, _doc in MONITORING_COLUMNS] + \
             ["cpu%d_percent" % core for core in self.cores]

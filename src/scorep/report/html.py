@@ -169,6 +169,16 @@ def flame_data(tree, index):
     data = {"labels": labels, "parent": parent, "region": region, "label": label,
             "incl": incl, "visits": visits, "param": param,
             "truncated": len(order) < len(tree.nodes)}
+    # The recorded metrics (SCOREP_METRIC_*, --memory): the flame graph can be drawn by any
+    # of them instead of time (inclusive values summed over locations, in the metric's
+    # plain unit: seconds, bytes or a count).
+    if tree.metrics:
+        data["metrics"] = []
+        for metric in tree.metrics:
+            factor, unit = metric.scale()
+            data["metrics"].append({"name": metric.name, "display": metric.display,
+                                    "unit": unit, "description": metric.description,
+                                    "incl": [metric.incl[n.id] * factor for n in order]})
     if len(order) * nloc <= PER_LOCATION_LIMIT and nloc > 1:
         data["by_loc"] = [[int(round(tree.incl[n.id][l] * 1e9)) for n in order]
                           for l in range(nloc)]
@@ -362,10 +372,45 @@ def region_table_html(tree, total, lb, index):
             ("exclusive", 1, ""), ("excl %", 1, ""), ("inclusive", 1, ""), ("incl %", 1, "opt"),
             ("per visit", 1, "opt"), ("min", 1, "opt"), ("max", 1, "opt"),
             ("%ss" % unit, 1, "opt"), ("max/mean %s" % unit, 1, "opt")]
+    # A recorded metric's exclusive and inclusive values per region: two columns each,
+    # shown when the metric is chosen above the table (time: none of them).
+    metric_cols = metric_columns(tree, index)
+    if metric_cols:
+        for i, row in enumerate(rows):
+            rid = int(row.split('data-rid="', 1)[1].split('"', 1)[0])
+            cells = metric_cols["cells"].get(rid, metric_cols["empty"])
+            rows[i] = row[:-len("</tr>")] + cells + "</tr>"
+        head += metric_cols["head"]
     ths = "".join('<th data-numeric="%d"%s>%s</th>' % (num, ' class="%s"' % cls if cls else "",
                                                          esc(h)) for h, num, cls in head)
     return ('<div class="table-box"><table id="region-table" class="sortable"><thead><tr>%s'
             '</tr></thead><tbody>%s</tbody></table></div>' % (ths, "\n".join(rows)))
+
+
+def metric_columns(tree, index=None):
+    """The region table's metric columns: per region index of the report the cells, the
+    cells of a region without values, and the headers (class "metric m-<i>", hidden until
+    the metric is chosen)."""
+    if not tree.metrics:
+        return None
+    per_region = [m.by_region(tree.nodes) for m in tree.metrics]
+    cells, head, empty = {}, [], ""
+    for i, metric in enumerate(tree.metrics):
+        cls = "metric m-%d" % i
+        head += [("%s excl" % metric.display, 1, cls), ("%s incl" % metric.display, 1, cls)]
+        empty += '<td class="%s" data-sort="0">-</td>' % cls * 2
+    for r in tree.regions:
+        text = ""
+        for i, metric in enumerate(tree.metrics):
+            ex, inc = per_region[i].get(r.id, (0, 0))
+            cls = "metric m-%d" % i
+            text += "".join('<td class="%s" data-sort="%s">%s</td>' % (cls, v, esc(metric.format(v)))
+                            for v in (ex, inc))
+        cells[r.id] = text
+    # The table's rows carry the report's region index; the call tree's ids map onto it.
+    if index is not None:
+        cells = {index.of_tree[rid]: text for rid, text in cells.items()}
+    return {"cells": cells, "empty": empty, "head": head}
 
 
 def facts_html(exp):
@@ -629,6 +674,7 @@ SECTIONS = {
 <label title="merge a function's recursive calls into its outermost call"><input
 type="checkbox" id="flame-fold"> fold recursion</label>
 <select id="flame-location"></select>
+<select id="flame-metric" title="what the frames' widths show" hidden></select>
 <input id="flame-search" type="search" placeholder="highlight functions containing...">
 <button id="flame-reset">reset zoom</button>
 <span class="hint">click a frame: zoom in and show its callers and callees; width =
@@ -640,6 +686,7 @@ inclusive time</span></div>
 call in the timeline) to see who calls it and what it calls.</p></div></section>"""),
     "regions": ("Regions", """<section id="regions"><h2>Regions</h2>
 <div class="controls"><input id="region-filter" type="search" placeholder="filter regions...">
+<select id="table-metric" title="a recorded metric's columns" hidden></select>
 <span class="hint">click a column to sort, a row to select the function</span></div>
 %(table)s</section>"""),
     "timeline": ("Timeline", """<section id="timeline"><h2>Timeline</h2>%(missing_timeline)s

@@ -7,6 +7,7 @@ import math
 from scorep._errors import ScorepError
 
 __all__ = ["ReportError", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
+           "MetricValues",
            "disambiguate", "PARADIGMS", "ROLES", "IO_ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
            "format_bytes", "parse_duration", "parse_size", "format_duration_option"]
 
@@ -194,6 +195,58 @@ class RegionStat:
         self.per_loc_incl = [0.0] * nloc
 
 
+class MetricValues:
+    """A metric recorded at every enter and leave (rusage, perf, PAPI, Python allocations):
+    its names, unit (CUBE's, exponent included: "10^-6 s") and description, and per node id
+    its inclusive and exclusive values summed over locations."""
+    __slots__ = ("name", "display", "unit", "description", "incl", "excl")
+
+    def __init__(self, name, display, unit, description, incl, excl):
+        self.name = name
+        self.display = display
+        self.unit = unit
+        self.description = description
+        self.incl = incl
+        self.excl = excl
+
+    def scale(self):
+        """(factor, unit) that turn a value into a plain unit: 10^-6 s -> seconds, 2^10
+        Bytes -> bytes."""
+        unit = self.unit or ""
+        base, _sp, rest = unit.partition(" ")
+        if "^" in base and rest:
+            b, _c, e = base.partition("^")
+            try:
+                return float(int(b) ** int(e)), rest
+            except ValueError:
+                pass
+        return 1.0, unit
+
+    def format(self, value):
+        factor, unit = self.scale()
+        v = value * factor
+        low = unit.lower()
+        if low in ("s", "sec", "seconds"):
+            return format_seconds(v)
+        if low in ("bytes", "byte"):
+            return format_bytes(int(v))
+        return format_count(int(v)) if float(v).is_integer() else "%.3g" % v
+
+    def by_region(self, nodes):
+        """{region id: (exclusive, inclusive)}: exclusive summed over the region's call
+        paths, inclusive over its outermost ones (recursion once)."""
+        out = {}
+        for n in nodes:
+            if n.params:
+                continue
+            ex, inc = out.get(n.region.id, (0, 0))
+            ex += self.excl[n.id] + sum(self.excl[c.id] for c in n.children if c.params)
+            if not getattr(n, "recursive", False):
+                inc += self.incl[n.id]
+            out[n.region.id] = (ex, inc)
+        return out
+
+
 class CallTree:
     """``visits[n][l]`` and ``incl[n][l]`` (seconds) per node id and location index;
     ``mins``/``maxs`` (seconds per visit, 0 where never visited) when the source has them.
@@ -214,6 +267,8 @@ class CallTree:
         # {node id: (bytes read, bytes written)} of I/O calls, when the profile holds
         # Score-P's io_bytes metrics (the trace gives bytes per file instead)
         self.io_bytes = None
+        # The metrics recorded at enters and leaves (MetricValues), from the profile.
+        self.metrics = []
         self._excl = None
         # Only the regions that ran: a defined but unused twin changes no name.
         disambiguate(list({n.region.id: n.region for n in nodes}.values()))

@@ -9,7 +9,7 @@ import array
 import os
 import re
 
-from scorep.report.model import (CallTree, Location, Node, Rank, Region, ReportError,
+from scorep.report.model import (CallTree, Location, MetricValues, Node, Rank, Region, ReportError,
                                  PARADIGMS, ROLES)
 
 __all__ = ["Experiment", "TraceScan", "open_trace"]
@@ -339,6 +339,15 @@ def tree_from_profile(profile):
         maxs = profile.values("max_time", inclusive=False)
     tree = CallTree(regions, ranks, locations, nodes, visits, incl, mins, maxs,
                     source="profile")
+    # The metrics recorded at every enter and leave (SCOREP_METRIC_*, --memory): per call
+    # path, summed over locations.
+    from scorep.score.model import recorded_metrics
+    for metric in recorded_metrics(profile):
+        incl = profile.values(metric, inclusive=True)
+        excl = profile.values(metric, inclusive=False)
+        tree.metrics.append(MetricValues(metric.uniq_name, metric.disp_name, metric.uom,
+                                         metric.descr, [sum(incl[c.id]) for c in profile.cnodes],
+                                         [sum(excl[c.id]) for c in profile.cnodes]))
     # Score-P's I/O metrics (SCOREP_IO_POSIX): bytes per call path, summed over locations.
     if "io_bytes_read" in names and "io_bytes_written" in names:
         read = profile.values("io_bytes_read", inclusive=False)

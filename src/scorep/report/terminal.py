@@ -291,6 +291,27 @@ def _io(exp, tree, total, top, width, style):
     return out
 
 
+def _metrics(tree, top, width, style):
+    """The metrics recorded at every enter and leave (SCOREP_METRIC_*, --memory): per metric
+    its total and the regions with the most of it (exclusive, callees excluded)."""
+    if not tree.metrics:
+        return []
+    out = [style.title("Metrics (read at every enter and leave; exclusive per region)")]
+    names = {r.id: r.display for r in tree.regions}
+    for metric in tree.metrics:
+        roots = sum(metric.incl[r.id] for r in tree.roots)
+        out.extend(wrap("%s [%s]: %s in all%s" % (
+            metric.display, metric.unit, metric.format(roots),
+            " (%s)" % metric.description if metric.description else ""), width, "  ", "    "))
+        ranked = sorted(metric.by_region(tree.nodes).items(), key=lambda kv: -kv[1][0])
+        for rid, (ex, inc) in ranked[:min(top, 5)]:
+            if ex <= 0:
+                break
+            fixed = "    %10s %10s" % (metric.format(ex), metric.format(inc))
+            out.extend(table_row(fixed, names[rid], width, None, style.name(names[rid])))
+    return out
+
+
 def render(exp, top=15, width=None, color=False):
     """The report as text (ends with a newline); every line at most `width` columns
     (ANSI codes aside when `color`)."""
@@ -338,6 +359,11 @@ def render(exp, top=15, width=None, color=False):
 
     if len(tree.ranks) > 1:
         out.extend(_balance(tree, top, width, style))
+        out.append("")
+
+    metric_lines = _metrics(tree, top, width, style)
+    if metric_lines:
+        out.extend(metric_lines)
         out.append("")
 
     io_lines = _io(exp, tree, total, top, width, style)

@@ -57,11 +57,16 @@ def sort_rows(items, mode):
 class _Table:
     """Score-P's columns; widths start at the headers' and grow to fit every row shown."""
 
-    def __init__(self, total_time, hits):
+    def __init__(self, total_time, hits, metrics=()):
         self.total_time = total_time
         self.hits = hits
         self.widths = {"type": 8, "bytes": 10, "visits": 6, "hits": 4, "time": 7,
                        "per_visit": 14}
+        # The recorded metrics (exclusive sums), one column each after time/visit, headed
+        # "<name>[<unit>]" as Score-P's time[s].
+        self.metrics = [(m.uniq_name, "%s[%s]" % (m.disp_name, m.uom)) for m in metrics]
+        for name, title in self.metrics:
+            self.widths["m:" + name] = len(title)
 
     def fit(self, rows):
         w = self.widths
@@ -72,22 +77,31 @@ class _Table:
             w["hits"] = max(w["hits"], len(with_commas(row.hits)))
             w["time"] = max(w["time"], len(fixed(row.time, 2)))
             w["per_visit"] = max(w["per_visit"], len(fixed(per_visit(row), 2)))
+            for name, _title in self.metrics:
+                w["m:" + name] = max(w["m:" + name],
+                                     len(with_commas(row.metrics.get(name, 0))))
+
+    def _metric_cells(self, row=None):
+        return "".join(" %*s" % (self.widths["m:" + name],
+                                 title if row is None else with_commas(row.metrics.get(name, 0)))
+                       for name, title in self.metrics)
 
     def header(self):
         w = self.widths
         hits = " %*s" % (w["hits"], "hits") if self.hits else ""
-        return "flt %*s %*s %*s%s %*s time[%%] %*s  region" % (
+        return "flt %*s %*s %*s%s %*s time[%%] %*s%s  region" % (
             w["type"], "type", w["bytes"], "max_buf[B]", w["visits"], "visits", hits,
-            w["time"], "time[s]", w["per_visit"], "time/visit[us]")
+            w["time"], "time[s]", w["per_visit"], "time/visit[us]", self._metric_cells())
 
     def line(self, row, symbol, name):
         w = self.widths
         share = 100.0 * row.time / self.total_time if self.total_time else 0.0
         hits = " %*s" % (w["hits"], with_commas(row.hits)) if self.hits else ""
-        return " %s  %*s %*s %*s%s %*s %7s %*s  %s" % (
+        return " %s  %*s %*s %*s%s %*s %7s %*s%s  %s" % (
             symbol, w["type"], row.type, w["bytes"], with_commas(row.max_buf),
             w["visits"], with_commas(row.visits), hits, w["time"], fixed(row.time, 2),
-            fixed(share, 1), w["per_visit"], fixed(per_visit(row), 2), name)
+            fixed(share, 1), w["per_visit"], fixed(per_visit(row), 2),
+            self._metric_cells(row), name)
 
 
 def region_symbol(row):
@@ -143,7 +157,7 @@ def format_report(est, sort="maxbuffer", show_regions=False, mangled=False):
         f_all, f_groups = est.filtered_groups()
         filtered = [g for g in [f_all] + sort_rows(f_groups, sort) if g.total_bytes > 0]
     regions = sort_rows(est.rows, sort) if show_regions else []
-    table = _Table(all_group.time, est.has_hits)
+    table = _Table(all_group.time, est.has_hits, est.metrics)
     table.fit(shown + (filtered or []) + regions)
     lines.append(table.header())
     for group in shown:

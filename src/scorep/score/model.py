@@ -121,13 +121,15 @@ def is_own_profile(profile):
 
 class Tally:
     """Visits, hits and time summed over locations, and bytes per unit (a location in our
-    model, a process in Score-P's): what every row of the table shows."""
+    model, a process in Score-P's): what every row of the table shows. ``metrics``: the
+    exclusive sums of the profile's recorded metrics (SCOREP_METRIC_*, --memory), by name."""
 
     def __init__(self, nunits):
         self.visits = 0
         self.hits = 0
         self.time = 0.0
         self.bytes = [0] * nunits
+        self.metrics = {}
 
     def add(self, other):
         self.visits += other.visits
@@ -203,6 +205,21 @@ class Scenario:
         return max(self.unit_bytes) if self.unit_bytes else 0
 
 
+def recorded_metrics(profile):
+    """The metrics a measurement recorded at enters and leaves (Score-P's dense metrics:
+    rusage, PAPI, perf, the Python allocation counters): inclusive integer metrics of the
+    profile's metric tree, beside Score-P's time."""
+    return [m for m in profile.metrics
+            if m.type == "INCLUSIVE" and m.uniq_name != "time" and m.parent is None and
+            m.dtype in ("UINT64", "INT64")]
+
+
+def _sum_metrics(target, rows):
+    for row in rows:
+        for name, value in row.metrics.items():
+            target.metrics[name] = target.metrics.get(name, 0) + value
+
+
 class Estimate:
     """The estimate for one profile; build it with :func:`estimate`.
 
@@ -226,6 +243,12 @@ class Estimate:
             raise ScoreError("%s: the profile has no locations" % profile.path)
         self.types = classify(profile)
         self.own = is_own_profile(profile)
+        # Columns of the recorded metrics for our own profiles; Score-P's own scorep-score
+        # prints none, so its profiles keep its layout.
+        self.metrics = recorded_metrics(profile) if self.own else []
+        if self.own and not dense and self.metrics:
+            # Our trace of the same run writes its metric records at every enter and leave.
+            self.dense = len(self.metrics)
         if self.own:
             from scorep.score.measured import MeasuredModel as Model
         else:
@@ -242,6 +265,7 @@ class Estimate:
                 row.filtered = row.type in FILTERABLE and paradigm(row.region) != "sampling" \
                     and bool(filter.excludes(row.region.name, row.region.mangled_name,
                                              row.region.file or None))
+        self._sum_recorded_metrics()
         self.rows = [row for row in self.all_rows if row.total_bytes > 0]
         self.unfiltered = self.model.scenario(self, filtered=False)
         self.filtered = self.model.scenario(self, filtered=True) if filter is not None else None
@@ -260,6 +284,16 @@ class Estimate:
             target.hits += hits
             target.time += time
             target.bytes[unit] += nbytes
+
+    def _sum_recorded_metrics(self):
+        """Each region's exclusive value of every recorded metric, summed over its call
+        paths and locations."""
+        for metric in self.metrics:
+            values = self.profile.values(metric, inclusive=False)
+            for cnode in self.profile.cnodes:
+                row = self.all_rows[cnode.region.id]
+                row.metrics[metric.uniq_name] = row.metrics.get(metric.uniq_name, 0) + \
+                    sum(values[cnode.id])
 
     def parts(self, filtered=None):
         """The parts, all (None), or those a filter keeps (False) or leaves out (True)."""
@@ -284,6 +318,10 @@ class Estimate:
                 group = by_type[part.type] = Group(part.type, part.type, nunits, symbol)
             group.add(part)
             all_group.add(part)
+        if self.metrics:
+            for group in by_type.values():
+                _sum_metrics(group, [r for r in self.all_rows if r.type == group.type])
+            _sum_metrics(all_group, self.all_rows)
         return all_group, _ordered(by_type)
 
     def filtered_groups(self):
@@ -300,6 +338,13 @@ class Estimate:
                                                    FILTER_STATE.get(part.type, "-"))
             group.add(part)
             all_group.add(part)
+        if self.metrics:
+            kept = [r for r in self.all_rows if not r.filtered]
+            _sum_metrics(by_type["FLT"], [r for r in self.all_rows if r.filtered])
+            for group in by_type.values():
+                if group.type != "FLT":
+                    _sum_metrics(group, [r for r in kept if r.type == group.type])
+            _sum_metrics(all_group, kept)
         return all_group, _ordered(by_type)
 
 

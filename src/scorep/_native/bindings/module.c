@@ -66,6 +66,49 @@ static int string_list_from(string_list *list, PyObject *seq, const char *what)
     return 0;
 }
 
+/* The metrics asked for: a sequence of (source, name, per_process) with source one of
+ * "rusage", "perf", "papi", "python". The names stay owned by the tuples (valid during the
+ * start). Returns 0, or -1 with a Python exception. */
+static int metric_requests_from(PyObject *metrics, sp_metric_request *out, uint32_t *count)
+{
+    static const char *const source_names[SP_METRIC_SOURCE_COUNT] = {
+        [SP_METRIC_SOURCE_RUSAGE] = "rusage", [SP_METRIC_SOURCE_PERF] = "perf",
+        [SP_METRIC_SOURCE_PAPI] = "papi", [SP_METRIC_SOURCE_PYTHON] = "python"};
+    *count = 0;
+    if (!metrics || metrics == Py_None)
+        return 0;
+    PyObject *seq = PySequence_Fast(metrics, "metrics must be a sequence of tuples");
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int status = 0;
+    if (n > SP_MAX_METRICS * 2) {
+        PyErr_Format(PyExc_ValueError, "at most %d metrics", SP_MAX_METRICS);
+        status = -1;
+    }
+    for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+        const char *source, *name;
+        int per_process;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ssp", &source, &name,
+                              &per_process)) {
+            status = -1;
+            break;
+        }
+        int id = -1;
+        for (int k = 0; k < SP_METRIC_SOURCE_COUNT; k++)
+            if (strcmp(source_names[k], source) == 0)
+                id = k;
+        if (id < 0) {
+            PyErr_Format(PyExc_ValueError, "unknown metric source '%s'", source);
+            status = -1;
+            break;
+        }
+        out[(*count)++] = (sp_metric_request){(uint8_t)id, per_process != 0, name};
+    }
+    Py_DECREF(seq);
+    return status;
+}
+
 static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -76,7 +119,8 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
                                "line_patterns", "mpi_groups", "spawn_args", "spawned",
                                "io_posix", "program_path", "unwinding", "sampling_event",
-                               "sampling_period_us", "sampling_cpu", NULL};
+                               "sampling_period_us", "sampling_cpu", "metrics", "memory",
+                               "quiet", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     int mpi = 0, overwrite = 1, io_posix = 0, unwinding = 0, sampling_cpu = 0;
@@ -90,7 +134,9 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *program_args = NULL;
     PyObject *line_patterns = NULL, *spawn_args = NULL;
     int spawned = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppzpzKp",
+    PyObject *metrics = NULL;
+    int memory = 0, quiet = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppzpzKpOpp",
                                      keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
@@ -101,8 +147,14 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &overwrite, &mpi_timeout, &line_patterns,
                                      &config.mpi_groups, &spawn_args, &spawned, &io_posix,
                                      &config.program_path, &unwinding, &config.sampling_event,
-                                     &sampling_period_us, &sampling_cpu))
+                                     &sampling_period_us, &sampling_cpu, &metrics, &memory,
+                                     &quiet))
         return NULL;
+    config.quiet_warnings = quiet;
+    sp_metric_request requests[SP_MAX_METRICS * 2];
+    if (metric_requests_from(metrics, requests, &config.metric_request_count) != 0)
+        return NULL;
+    config.metric_requests = requests;
     sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
     if ((int)kind < 0) {
         PyErr_Format(PyExc_ValueError, "unknown instrumenter '%s'", instrumenter);
@@ -171,10 +223,13 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     string_list_free(&spawn);
     if (status != 0)
         return NULL;
+    if (memory)
+        sp_python_memory_hook(true);
     /* The starting thread is location 0; it writes ProgramBegin. */
     sp_python_attach_named(thread_name);
     if (do_register && sp_python_register() != 0) {
         sp_python_adapter_stop();
+        sp_python_memory_hook(false);
         sp_measurement_cancel();
         return NULL;
     }
@@ -199,6 +254,7 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
     /* The core decides: a measurement the MPI_Finalize wrapper already wrote returns its
      * results, one that never ran an error. */
     sp_python_adapter_stop();
+    sp_python_memory_hook(false);
     sp_results r;
     char err[512] = "";
     int status = sp_measurement_finalize(exit_status, &r, err, sizeof err);
@@ -492,6 +548,147 @@ static PyObject *py_rewind_end(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
+/* ---- samples taken apart from the event path (the Jupyter kernel's monitor) ----------- */
+
+/* metric_samples(columns, rows): columns (name, unit, description, is_double, mode) with
+ * mode "absolute_point", "absolute_last" or "relative_last"; rows (time_ns, values) with a
+ * value per column (None: 0). For the running measurement's trace. */
+static PyObject *py_metric_samples(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *columns, *rows;
+    if (!PyArg_ParseTuple(args, "OO", &columns, &rows))
+        return NULL;
+    PyObject *cols = PySequence_Fast(columns, "columns must be a sequence");
+    if (!cols)
+        return NULL;
+    PyObject *rs = PySequence_Fast(rows, "rows must be a sequence");
+    if (!rs) {
+        Py_DECREF(cols);
+        return NULL;
+    }
+    Py_ssize_t ncols = PySequence_Fast_GET_SIZE(cols), nrows = PySequence_Fast_GET_SIZE(rs);
+    sp_metric_sample_column *c = calloc(ncols ? (size_t)ncols : 1, sizeof *c);
+    uint64_t *times = calloc(nrows ? (size_t)nrows : 1, sizeof *times);
+    uint64_t *values = calloc(nrows && ncols ? (size_t)(nrows * ncols) : 1, sizeof *values);
+    PyObject *result = NULL;
+    if (!c || !times || !values) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (ncols > 200) {
+        PyErr_SetString(PyExc_ValueError, "at most 200 sample columns");
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        const char *name, *unit, *description, *mode;
+        int is_double;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(cols, i), "sssps", &name, &unit,
+                              &description, &is_double, &mode))
+            goto out;
+        snprintf(c[i].name, sizeof c[i].name, "%s", name);
+        snprintf(c[i].unit, sizeof c[i].unit, "%s", unit);
+        snprintf(c[i].description, sizeof c[i].description, "%s", description);
+        c[i].is_double = is_double;
+        c[i].mode = strcmp(mode, "absolute_last") == 0   ? SP_METRIC_ABSOLUTE_LAST
+                    : strcmp(mode, "relative_last") == 0 ? SP_METRIC_RELATIVE_LAST
+                                                         : SP_METRIC_ABSOLUTE_POINT;
+    }
+    for (Py_ssize_t r = 0; r < nrows; r++) {
+        PyObject *time, *vals;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(rs, r), "OO", &time, &vals))
+            goto out;
+        times[r] = PyLong_AsUnsignedLongLong(time);
+        if (PyErr_Occurred())
+            goto out;
+        PyObject *vs = PySequence_Fast(vals, "values must be a sequence");
+        if (!vs)
+            goto out;
+        if (PySequence_Fast_GET_SIZE(vs) != ncols) {
+            Py_DECREF(vs);
+            PyErr_SetString(PyExc_ValueError, "a row needs a value per column");
+            goto out;
+        }
+        for (Py_ssize_t k = 0; k < ncols; k++) {
+            PyObject *v = PySequence_Fast_GET_ITEM(vs, k);
+            uint64_t bits = 0;
+            if (v != Py_None && c[k].is_double) {
+                double d = PyFloat_AsDouble(v);
+                memcpy(&bits, &d, sizeof bits);
+            } else if (v != Py_None) {
+                bits = PyLong_AsUnsignedLongLong(v);
+            }
+            values[r * ncols + k] = bits;
+        }
+        Py_DECREF(vs);
+        if (PyErr_Occurred())
+            goto out;
+    }
+    char err[256] = "";
+    if (sp_metric_samples_set(c, (uint32_t)ncols, times, values, (uint64_t)nrows, err,
+                              sizeof err) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        goto out;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+out:
+    free(c);
+    free(times);
+    free(values);
+    Py_DECREF(cols);
+    Py_DECREF(rs);
+    return result;
+}
+
+/* ---- garbage collections (gc.callbacks, SCOREP_PYTHON_GC) ------------------------------- */
+
+/* A collection is the region gc:collect in the call path where it runs, its generation a
+ * parameter: gc_begin(), gc_generation(n) at its start, gc_end() at its stop. */
+static PyObject *py_gc_begin(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = sp_python_location();
+    if (!loc)
+        Py_RETURN_NONE;
+    bool excluded;
+    uint32_t region = sp_region_define_named("gc:collect", "", -1, SP_REGION_USER, &excluded);
+    if (region != SP_NO_ID && !excluded)
+        sp_enter(loc, region, SP_KEY_NAMED | region, time);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_gc_generation(PyObject *self, PyObject *generation)
+{
+    (void)self;
+    uint64_t time = sp_clock_now();
+    long value = PyLong_AsLong(generation);
+    if (value == -1 && PyErr_Occurred())
+        return NULL;
+    sp_location *loc = sp_python_location();
+    if (!loc)
+        Py_RETURN_NONE;
+    uint32_t parameter = sp_parameter_define("generation", SP_PARAM_INT64);
+    if (parameter != SP_NO_ID)
+        sp_parameter_int(loc, parameter, value, time);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_gc_end(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    uint64_t time = sp_clock_now();
+    sp_location *loc = sp_python_location();
+    if (!loc)
+        Py_RETURN_NONE;
+    bool excluded;
+    uint32_t region = sp_region_find_named("gc:collect", SP_REGION_USER, &excluded);
+    if (region != SP_NO_ID && !excluded)
+        (void)sp_leave(loc, SP_KEY_NAMED | region, time);
+    Py_RETURN_NONE;
+}
+
 /* ---- parameters and recording -------------------------------------------------------- */
 
 /* parameter_int/uint/string(name, value): the value converted as `type` says, recorded on
@@ -601,6 +798,7 @@ static PyObject *py_abandon(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     sp_python_adapter_stop();
+    sp_python_memory_hook(false);
     sp_measurement_abandon();
     Py_RETURN_NONE;
 }
@@ -767,6 +965,11 @@ static PyMethodDef methods[] = {
     {"parameter_uint", (PyCFunction)(void (*)(void))py_parameter_uint, METH_FASTCALL, NULL},
     {"parameter_string", (PyCFunction)(void (*)(void))py_parameter_string, METH_FASTCALL, NULL},
     {"set_recording", py_set_recording, METH_O, "Switch recording on or off."},
+    {"metric_samples", py_metric_samples, METH_VARARGS,
+     "metric_samples(columns, rows): samples for the trace as asynchronous metrics."},
+    {"gc_begin", py_gc_begin, METH_NOARGS, "A garbage collection starts (region gc:collect)."},
+    {"gc_generation", py_gc_generation, METH_O, "The collection's generation (parameter)."},
+    {"gc_end", py_gc_end, METH_NOARGS, "The garbage collection ended."},
     {"filter_load", py_filter_load, METH_O,
      "filter_load(path) -> filter: parse a Score-P filter file (ValueError: file:line: why)."},
     {"filter_excludes", py_filter_excludes, METH_VARARGS,

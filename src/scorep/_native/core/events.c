@@ -83,6 +83,31 @@ void sp_location_paused(sp_location *loc, uint64_t begin, uint64_t end)
 
 static void enter_in_context(sp_location *loc, sp_frame *frame, const sp_frame *parent,
                              uint64_t time);
+/* ---- metrics (core/metrics.h): read at every recorded enter and leave ----------------- */
+
+/* Every location of a measurement with metrics has its metric state, none without: the
+ * location at hand says it without a load of the measurement's globals. */
+static inline bool metrics_on(const sp_location *loc)
+{
+    return __builtin_expect(loc->metrics != NULL, 0);
+}
+
+/* The start row of the frame in stack slot `slot`. */
+static inline uint64_t *metric_start(sp_location *loc, uint32_t slot)
+{
+    return &loc->metrics->start[(size_t)slot * SP_MAX_METRICS];
+}
+
+/* The frame just pushed into slot depth - 1 starts with the values read now. */
+__attribute__((noinline)) static void metrics_enter(sp_location *loc, uint64_t time,
+                                                    bool record)
+{
+    sp_location_metrics *lm = loc->metrics;
+    sp_metrics_read(loc);
+    memcpy(metric_start(loc, loc->depth - 1), lm->now, lm->count * sizeof lm->now[0]);
+    if (record)
+        sp_substrates_metrics_enter(loc, time);
+}
 
 void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
 {
@@ -104,6 +129,8 @@ void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
     }
     frame->flags = SP_FRAME_RECORDED;
     loc->enters++;
+    if (metrics_on(loc))
+        metrics_enter(loc, time, true);
     if (__builtin_expect(sp_meas.unwinder != NULL, 0)) {
         enter_in_context(loc, frame, parent, time);
         return;
@@ -227,14 +254,38 @@ void sp_sample(sp_location *loc, uint64_t time, const sp_context_frame *frames, 
 
 /* The frame is already off the stack (loc->depth no longer counts it): during its leave the
  * top frame is its caller, which is where a pause caused by the leave belongs. */
-static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t time)
+/* Inlined into each caller, so that `metrics` is a constant there: without metrics the
+ * leave path pays nothing for them. */
+__attribute__((always_inline)) static inline void leave_frame_as(sp_location *loc,
+                                                                const sp_frame *frame,
+                                                                uint64_t time, bool metrics)
 {
     uint32_t flags = frame->flags;
     if (!(flags & SP_FRAME_RECORDED))
         return;
+    /* The values were read once for all frames this event closes. */
+    if (metrics)
+        sp_substrates_metrics_leave(loc, frame, metric_start(loc, loc->depth), time);
     sp_substrates_leave(loc, frame, time);
     if (__builtin_expect(flags & SP_FRAME_HOLDS_OFF, 0) && !loc->recording)
         sp_substrates_left_while_off(loc, top_frame(loc), time);
+}
+
+static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t time)
+{
+    leave_frame_as(loc, frame, time, metrics_on(loc));
+}
+
+/* sp_leave's frames with metrics: out of line, so that without metrics the leave path has
+ * one test of them. */
+__attribute__((noinline)) static void leave_frames_with_metrics(sp_location *loc,
+                                                                uint32_t target, uint64_t time)
+{
+    sp_metrics_read(loc);
+    while (loc->depth > target) {
+        loc->depth--;
+        leave_frame_as(loc, &loc->stack[loc->depth], time, true);
+    }
 }
 
 bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time)
@@ -259,9 +310,13 @@ bool sp_leave(sp_location *loc, uintptr_t key, uint64_t time)
         }
     }
     stamp(loc, &time);
+    if (metrics_on(loc)) {
+        leave_frames_with_metrics(loc, target, time);
+        return true;
+    }
     while (loc->depth > target) {
         loc->depth--;
-        leave_frame(loc, &loc->stack[loc->depth], time);
+        leave_frame_as(loc, &loc->stack[loc->depth], time, false);
     }
     return true;
 }
@@ -273,10 +328,16 @@ void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status)
      * the time off ends here. */
     if (!loc->recording)
         recording_changed(loc, time, true);
+    /* Another thread's frames close with the values its own thread read last. */
+    if (metrics_on(loc) && sp_metrics_own(loc))
+        sp_metrics_read(loc);
     while (loc->depth > 0) {
         loc->depth--;
         leave_frame(loc, &loc->stack[loc->depth], time);
     }
+    /* The program root's values: everything since the location began. */
+    if (metrics_on(loc))
+        sp_substrates_metrics_root(loc);
     if (loc->is_main)
         sp_substrates_program_end(loc, time, exit_status);
 }
@@ -319,6 +380,9 @@ static void record_parameter(sp_location *loc, uint32_t parameter, sp_parameter_
     frame->flags = SP_FRAME_RECORDED | SP_FRAME_CALLPATH_ONLY;
     frame->enter_time = time;
     frame->callpath = node;
+    /* The parameter's node gets the metrics of the rest of the visit, as its time. */
+    if (metrics_on(loc))
+        metrics_enter(loc, time, false);
 }
 
 void sp_parameter_int(sp_location *loc, uint32_t parameter, int64_t value, uint64_t time)
@@ -386,10 +450,16 @@ bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t tim
         return sp_leave(loc, SP_KEY_NAMED | region, time);
     /* The substrates that can forgot every event since the rewind point; the frames opened
      * since then are closed in the others (which cannot take visits back). */
+    if (metrics_on(loc))
+        sp_metrics_read(loc);
     while (loc->depth > depth) {
         loc->depth--;
-        if (loc->stack[loc->depth].flags & SP_FRAME_RECORDED)
+        if (loc->stack[loc->depth].flags & SP_FRAME_RECORDED) {
+            if (metrics_on(loc))
+                sp_substrates_metrics_leave_rewound(loc, &loc->stack[loc->depth],
+                                                    metric_start(loc, loc->depth));
             sp_substrates_leave_rewound(loc, &loc->stack[loc->depth], time);
+        }
     }
     if (loc->mpi_events != point.mpi_events)
         atomic_store_explicit(&sp_meas.mpi_events_unrecorded, true, memory_order_relaxed);

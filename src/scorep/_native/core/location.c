@@ -16,7 +16,8 @@ bool sp_location_grow_stack(sp_location *loc)
         return false;
     loc->stack = stack;
     loc->capacity = capacity;
-    return true;
+    /* The frames' metric start values grow with the stack (nothing without metrics). */
+    return sp_metrics_grow(loc) == 0;
 }
 
 static void free_location(sp_location *loc)
@@ -24,6 +25,7 @@ static void free_location(sp_location *loc)
     sp_substrates_location_free(loc);
     free(loc->context.frames);
     free(loc->scratch.frames);
+    sp_metrics_location_free(loc);
     free(loc->stack);
     free(loc->name);
     free(loc);
@@ -74,7 +76,7 @@ static sp_location *create_location(uint64_t key, uint64_t thread_ident, const c
     loc->index = index;
     loc->id = index;
     loc->is_main = index == 0;
-    if (sp_substrates_location_open(loc) != 0) {
+    if (sp_metrics_location_open(loc) != 0 || sp_substrates_location_open(loc) != 0) {
         pthread_mutex_unlock(&sp_meas.locations_lock);
         free_location(loc);
         return NULL;

@@ -103,6 +103,10 @@ typedef struct sp_location {
     uint32_t io_creating[4];
     uint32_t io_creating_depth;
 
+    /* The metrics this location reads at its enters and leaves (core/metrics.h); NULL
+     * without metrics. */
+    struct sp_location_metrics *metrics;
+
     /* Each substrate's own state of this location, in the slot core/substrates.h gives it. */
     void *substrate[SP_SUBSTRATE_SLOTS];
 

@@ -101,6 +101,7 @@ static void release_measurement(void)
     sp_substrates_stop(m);
     sp_io_registry_free(m);
     sp_locations_free(m);
+    sp_metrics_stop(m);
     m->substrates = 0;
     free(m->output_dir);
     m->output_dir = NULL;
@@ -259,6 +260,14 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
         return sp_error(err, errlen, "out of memory while starting the measurement");
     }
     atomic_store(&m->recording, true);
+    /* Before the substrates: they size their records by the metrics defined. */
+    if (sp_metrics_start(m, config->metric_requests, config->metric_request_count, err,
+                         errlen) != 0) {
+        release_measurement();
+        return -1;
+    }
+    m->config.metric_requests = NULL; /* the caller's, valid only during the start */
+    m->config.metric_request_count = 0;
     if (sp_substrates_start(m, err, errlen) != 0) {
         release_measurement();
         return -1;
@@ -779,6 +788,7 @@ void sp_measurement_thread_ended(void)
     if (!sp_measurement_running() || !sp_location_cache_valid() || !sp_thread.location)
         return;
     sp_substrates_location_retire(sp_thread.location);
+    sp_metrics_location_retire(sp_thread.location);
 }
 
 void sp_measurement_cancel(void)

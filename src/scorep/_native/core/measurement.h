@@ -20,6 +20,7 @@
 #include "core/ipc.h"
 #include "core/location.h"
 #include "core/memory.h"
+#include "core/metrics.h"
 
 typedef struct sp_config {
     bool tracing;
@@ -60,6 +61,12 @@ typedef struct sp_config {
     const char *sampling_event;
     uint64_t sampling_period_us;
     bool sampling_cpu;
+    /* The metrics asked for (SCOREP_METRIC_*, --memory); read at the start only. */
+    const sp_metric_request *metric_requests;
+    uint32_t metric_request_count;
+    /* Another process of the job says what all would say (a launcher's rank other than 0):
+     * warnings about metrics that are not recorded are left to it. */
+    bool quiet_warnings;
 } sp_config;
 
 /* The defaults of the configuration; the bindings override what the user set. */
@@ -187,6 +194,8 @@ typedef struct sp_measurement {
     struct sp_part *parts;
     uint32_t part_count;
     struct sp_io_registry *io; /* native I/O handles bound to defined ones (core/io.h) */
+    /* The metrics read at every enter and leave (core/metrics.h); count 0: none. */
+    sp_metric_set metrics;
 } sp_measurement;
 
 /* The one measurement of this process. Global because adapters are entered from
@@ -206,6 +215,10 @@ typedef struct sp_thread_state {
 /* The calling thread's cached location. Thread-local because each thread records into its
  * own location without a lock. */
 extern SP_TLS sp_thread_state sp_thread;
+
+/* The calling thread's Python allocation counters (core/metrics.h), added to by the Python
+ * adapter's allocator hook while --memory is on. */
+extern SP_TLS sp_python_memory sp_thread_memory;
 
 SP_MUST_CHECK int sp_measurement_start(const sp_config *config, char *err, size_t errlen);
 

@@ -295,6 +295,48 @@ static inline bool sp_substrates_rewind(sp_location *loc, const sp_substrate_mar
     return sp_substrate_on(SP_SUBSTRATE_TRACE) && sp_trace_rewind(sp_trace_of(loc), mark);
 }
 
+/* ---- metrics (core/metrics.h) ------------------------------------------------------------ */
+
+/* The location's metric values (loc->metrics->now) at a recorded enter, just before the
+ * enter itself: the trace writes them as a Metric record with the enter's time, as
+ * Score-P's tracing substrate does. */
+static inline void sp_substrates_metrics_enter(sp_location *loc, uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_metrics(sp_trace_of(loc), time, loc->metrics);
+}
+
+/* At a leave of `frame`, whose enter read `start`: the trace records the values (not for a
+ * parameter's call-path-only frame, which has no Leave record), the call-path substrate
+ * adds the differences to the frame's node (Score-P's dense metrics). */
+static inline void sp_substrates_metrics_leave(sp_location *loc, const sp_frame *frame,
+                                               const uint64_t *start, uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE) && !(frame->flags & SP_FRAME_CALLPATH_ONLY))
+        sp_trace_metrics(sp_trace_of(loc), time, loc->metrics);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_metrics(sp_profile_of(loc), frame->callpath, start, loc->metrics->now,
+                           loc->metrics->count);
+}
+
+/* A frame closed by a rewind: only the call-path substrate still takes its values. */
+static inline void sp_substrates_metrics_leave_rewound(sp_location *loc, const sp_frame *frame,
+                                                       const uint64_t *start)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_metrics(sp_profile_of(loc), frame->callpath, start, loc->metrics->now,
+                           loc->metrics->count);
+}
+
+/* The location ended: its root (the program, or the thread's top level) gets everything
+ * since the location began. */
+static inline void sp_substrates_metrics_root(sp_location *loc)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_metrics(sp_profile_of(loc), SP_PROFILE_ROOT, loc->metrics->base,
+                           loc->metrics->now, loc->metrics->count);
+}
+
 /* ---- the end ------------------------------------------------------------------------------ */
 
 /* Step 1, after every location is closed and the location ids are final (collective over

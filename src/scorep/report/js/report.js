@@ -236,9 +236,20 @@
     var lib = flamegraph;
     var make = lib.flamegraph || lib.default || lib;
     var fold = false, location = -1, range = null, searchText = "", total = 0;
+    // -1: time; else the index of a recorded metric (SCOREP_METRIC_*, --memory) whose
+    // inclusive values give the frames' widths (all threads together).
+    var metric = -1;
+    function fmtValue(v) {
+      if (metric < 0) return fmtNs(v);
+      var unit = flame.metrics[metric].unit.toLowerCase();
+      if (unit === "s" || unit === "sec") return fmtTime(v);
+      if (unit === "bytes") return fmtBytes(v);
+      return fmtCount(v) + (unit && unit !== "#" ? " " + flame.metrics[metric].unit : "");
+    }
     function build() {
-      if (range) return range.root;
-      var values = location < 0 ? flame.incl : flame.by_loc[location];
+      if (range && metric < 0) return range.root;
+      var values = metric >= 0 ? flame.metrics[metric].incl
+                               : location < 0 ? flame.incl : flame.by_loc[location];
       return hierarchy(flame, values, opts.delta, fold);
     }
     var root = build();
@@ -247,7 +258,8 @@
     function label(d) {
       var s = d.data.name, r = d.data.rid >= 0 ? regions[d.data.rid] : null;
       if (r && where(r)) s += " (" + where(r) + ")";
-      s += ": " + fmtNs(d.data.value) + " inclusive (" + pct(d.data.value, total) + ")";
+      s += ": " + fmtValue(d.data.value) + (metric >= 0 ? " " + flame.metrics[metric].display : "") +
+        " inclusive (" + pct(d.data.value, total) + ")";
       if (d.data.visits) s += ", " + fmtCount(d.data.visits) + " visits";
       if (opts.delta) s += ", change " + (d.data.delta >= 0 ? "+" : "") + fmtNs(d.data.delta);
       return s;
@@ -316,6 +328,25 @@
     });
     var reset = $("#flame-reset");
     if (reset) reset.addEventListener("click", function () { chart.resetZoom(); });
+    var metricBox = $("#flame-metric");
+    if (metricBox && flame.metrics && flame.metrics.length && !opts.delta) {
+      metricBox.appendChild(el("option", {value: "-1"}, "time"));
+      flame.metrics.forEach(function (m, i) {
+        metricBox.appendChild(el("option", {value: String(i), title: m.description}, m.display));
+      });
+      metricBox.hidden = false;
+      metricBox.addEventListener("change", function () {
+        metric = +metricBox.value;
+        if (selectBox && metric >= 0) { selectBox.value = "-1"; location = -1; }
+        if (selectBox) selectBox.disabled = metric >= 0;
+        redraw();
+        var tableBox = $("#table-metric");
+        if (tableBox && tableBox.value !== metricBox.value) {
+          tableBox.value = metricBox.value;
+          tableBox.dispatchEvent(new Event("change"));
+        }
+      });
+    }
     var selectBox = $("#flame-location");
     if (selectBox) {
       if (flame.by_loc && opts.locations) {
@@ -401,6 +432,32 @@
       Array.prototype.forEach.call(tbody.rows, function (r) {
         r.hidden = term && r.cells[0].textContent.toLowerCase().indexOf(term) < 0;
       });
+    });
+  }
+
+  // A recorded metric chosen above the region table shows its exclusive and inclusive
+  // columns and sorts by the exclusive one; "time" hides them again.
+  function initTableMetric(table, box, metrics) {
+    if (!table || !box || !metrics || !metrics.length) return;
+    box.appendChild(el("option", {value: "-1"}, "time"));
+    metrics.forEach(function (m, i) { box.appendChild(el("option", {value: String(i)}, m.display)); });
+    box.hidden = false;
+    function show(chosen) {
+      table.querySelectorAll(".metric").forEach(function (cell) {
+        cell.style.display = cell.classList.contains("m-" + chosen) ? "" : "none";
+      });
+    }
+    show(-1);
+    box.addEventListener("change", function () {
+      var chosen = +box.value;
+      show(chosen);
+      var th = chosen >= 0 ? table.querySelector("thead th.m-" + chosen) : null;
+      if (th) { th.click(); if (th.classList.contains("asc")) th.click(); }
+      var flameBox = $("#flame-metric");
+      if (flameBox && !flameBox.hidden && flameBox.value !== box.value) {
+        flameBox.value = box.value;
+        flameBox.dispatchEvent(new Event("change"));
+      }
     });
   }
 
@@ -1270,6 +1327,7 @@
     safely("callers and callees", function () { initSandwich(data.flame); });
     safely("region table", function () {
       initTable($("#region-table"), $("#region-filter"));
+      initTableMetric($("#region-table"), $("#table-metric"), data.flame && data.flame.metrics);
       initTable($("#io-files"), null);
       selectableRows($("#region-table"));
       selectableRows($("#io"));

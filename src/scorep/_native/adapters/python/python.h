@@ -62,6 +62,10 @@ bool sp_python_code_region(PyCodeObject *code, PyObject *module, PyObject *qualn
  * and the following ones. Returns 0, or -1 with a Python exception. */
 int sp_python_lines_add_code(PyCodeObject *code);
 
+/* Wraps (on) or unwraps the PyMem and PyObject allocators that count each thread's
+ * allocated and freed bytes for the Python memory metrics (memory.c). */
+void sp_python_memory_hook(bool on);
+
 /* Marks a code object as never recorded (the tool's own frames around the program). */
 void sp_python_exclude_code(PyCodeObject *code);
 

@@ -88,6 +88,11 @@ typedef struct sp_profile_location {
     uint64_t folded_parameters; /* beyond SP_PROFILE_MAX_PARAMETER_VALUES */
     uint64_t dropped_samples;   /* no node for their call path: the memory budget was used up */
     struct sp_profile_io *io;   /* bytes of I/O calls per node (io.c), NULL before the first */
+    /* Metric sums per node (metrics.c): metric_rows rows of the measurement's metric count,
+     * NULL without metrics or before the first leave. */
+    uint64_t *metric_sums;
+    uint32_t metric_rows;
+    uint64_t metric_lost; /* visits whose values found no memory */
     /* While recording is off: the MEASUREMENT OFF node that holds the time (SP_PROFILE_NO_NODE
      * when recording is on or no node could be made) and since when. */
     uint32_t off_node;
@@ -243,6 +248,10 @@ static inline void sp_profile_rma_bytes(sp_profile_location *p, uint32_t node, u
  * I/O); out of memory, the bytes are not counted. */
 void sp_profile_io_bytes(sp_profile_location *p, uint32_t node, sp_io_paradigm paradigm,
                          sp_io_mode mode, uint64_t bytes);
+
+/* Metrics (core/metrics.h): the differences now - start of `count` metrics go to `node`. */
+void sp_profile_metrics(sp_profile_location *p, uint32_t node, const uint64_t *start,
+                        const uint64_t *now, uint32_t count);
 
 /* I/O bytes of a node for the writer: bytes[paradigm][mode] (read 0, write 1); false when
  * the node did none. */

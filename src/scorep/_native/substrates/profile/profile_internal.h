@@ -30,4 +30,10 @@ void sp_profile_io_free(sp_profile_location *p);
  * bytes[paradigm][read, write] (write.c reads them back). */
 void sp_profile_io_serialize(const sp_profile_location *p, sp_buffer *b);
 
+/* metrics.c */
+void sp_profile_metrics_free(sp_profile_location *p);
+/* The location's metric sums for the writer: the metric count, the rows, then rows x count
+ * values (write.c reads them back). */
+void sp_profile_metrics_serialize(const sp_profile_location *p, sp_buffer *b);
+
 #endif

@@ -31,6 +31,8 @@ typedef struct {
     flat_node *nodes;
     io_bytes *io;        /* the I/O bytes of nodes that did I/O */
     uint32_t *io_of;     /* per node: index into io, SP_NO_ID for none (NULL: no I/O) */
+    uint64_t *metric_sums;  /* metric_rows x metric_stride values (NULL: none) */
+    uint32_t metric_rows, metric_stride;
 } column;
 
 static void finish_root(sp_location *loc, uint64_t duration)
@@ -101,6 +103,7 @@ static void serialize_trees(sp_measurement *m, const sp_unified_maps *u, double 
             sp_buffer_f64(b, visited ? (double)n->max_time * seconds_per_tick : 0.0);
         }
         sp_profile_io_serialize(p, b);
+        sp_profile_metrics_serialize(p, b);
     }
 }
 
@@ -151,6 +154,15 @@ static void remap_part_trees(const sp_part *part, const unsigned char *data, uin
             for (int k = 0; k < 2 * SP_IO_PARADIGM_COUNT; k++)
                 sp_buffer_u64(b, sp_reader_u64(&r));
         }
+        /* its metric sums (sp_profile_metrics_serialize): node numbers stay; a part runs
+         * with its parent's configuration, so the metrics are the same */
+        uint32_t stride = sp_reader_u32(&r), rows = sp_reader_u32(&r);
+        if (stride > SP_MAX_METRICS || rows > count)
+            break;
+        sp_buffer_u32(b, stride);
+        sp_buffer_u32(b, rows);
+        for (uint64_t k = 0; k < (uint64_t)stride * rows && !r.failed; k++)
+            sp_buffer_u64(b, sp_reader_u64(&r));
     }
 }
 
@@ -239,7 +251,9 @@ enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTE
        METRIC_BYTES_RECEIVED, METRIC_BYTES_PUT, METRIC_BYTES_GET, METRIC_HITS,
        /* I/O: + mode (0 read, 1 write) for all paradigms, + 2 * (1 + paradigm) + mode for
         * one paradigm */
-       METRIC_IO };
+       METRIC_IO,
+       /* The measurement's metrics (core/metrics.h): + their index. */
+       METRIC_DENSE = 1024 };
 
 /* Score-P's io_bytes_* metric of `kind` (>= METRIC_IO) at a node. */
 static uint64_t io_value(const column *col, uint32_t local, uint32_t kind)
@@ -264,6 +278,14 @@ static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out
     for (uint32_t l = 0; l < u->ncolumns; l++) {
         uint32_t local = u->unified_to_local[(size_t)cnode * u->ncolumns + l];
         const flat_node *n = local == SP_PROFILE_NO_NODE ? NULL : &u->columns[l].nodes[local];
+        if (metric >= METRIC_DENSE) {
+            const column *col = &u->columns[l];
+            uint32_t i = metric - METRIC_DENSE;
+            ((uint64_t *)out)[l] = n && local < col->metric_rows && i < col->metric_stride
+                                       ? col->metric_sums[(size_t)local * col->metric_stride + i]
+                                       : 0;
+            continue;
+        }
         if (metric >= METRIC_IO) {
             ((uint64_t *)out)[l] = n ? io_value(&u->columns[l], local, metric) : 0;
             continue;
@@ -339,6 +361,25 @@ static int read_io(column *col, sp_reader *rd)
     return 0;
 }
 
+/* A column's metric sums (sp_profile_metrics_serialize wrote them). */
+static int read_metrics(column *col, sp_reader *rd)
+{
+    uint32_t stride = sp_reader_u32(rd);
+    uint32_t rows = sp_reader_u32(rd);
+    if (rd->failed || stride > SP_MAX_METRICS || rows > col->count)
+        return -1;
+    col->metric_stride = stride;
+    col->metric_rows = rows;
+    if (!stride || !rows)
+        return 0;
+    col->metric_sums = malloc((size_t)rows * stride * sizeof *col->metric_sums);
+    if (!col->metric_sums)
+        return -1;
+    for (size_t i = 0; i < (size_t)rows * stride; i++)
+        col->metric_sums[i] = sp_reader_u64(rd);
+    return rd->failed ? -1 : 0;
+}
+
 /* Reads every rank's report into columns (rank-major, as the location ids go). */
 static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes, uint32_t nranks)
 {
@@ -359,6 +400,8 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
             col->rank_index = r;
             col->io = NULL;
             col->io_of = NULL;
+            col->metric_sums = NULL;
+            col->metric_rows = col->metric_stride = 0;
             col->name = sp_reader_u32(&rd);
             col->count = sp_reader_u32(&rd);
             if (rd.failed || col->count > rd.size / 8)
@@ -386,7 +429,7 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
                 if (n->parent != SP_PROFILE_NO_NODE && n->parent >= i)
                     return -1; /* parents come before their children */
             }
-            if (rd.failed || read_io(col, &rd) != 0)
+            if (rd.failed || read_io(col, &rd) != 0 || read_metrics(col, &rd) != 0)
                 return -1;
         }
     }
@@ -434,6 +477,31 @@ static size_t add_io_metrics(const sp_defs *g, const unified_tree *t, cube_metri
                                        (uint32_t)parent + 1};
             metric_kind[n++] = METRIC_IO + 2 * (1 + p) + mode;
         }
+    }
+    return n;
+}
+
+/* The measurement's metrics as Score-P's CUBE writer defines them: the metric's name as
+ * display name and (made a CubePL name) unique name, its unit with the exponent written
+ * into it ("10^-6 s", "2^10 Bytes"), no URL, its description, UINT64 values, inclusive.
+ * Returns the new number of metrics. */
+static size_t add_dense_metrics(const sp_metric_set *set, cube_metric *metrics,
+                                uint32_t *metric_kind, size_t n,
+                                char uniq[SP_MAX_METRICS][96], char units[SP_MAX_METRICS][48])
+{
+    for (uint32_t i = 0; i < set->count; i++) {
+        const sp_metric_def *d = &set->defs[i];
+        int len = snprintf(uniq[i], 96, "%s", d->name);
+        for (int c = 0; c < len && c < 95; c++)
+            if (!isalnum((unsigned char)uniq[i][c]) && !strchr(":_=", uniq[i][c]))
+                uniq[i][c] = '_';
+        if (d->exponent)
+            snprintf(units[i], 48, "%u^%d %s", d->binary ? 2u : 10u, d->exponent, d->unit);
+        else
+            snprintf(units[i], 48, "%s", d->unit);
+        metrics[n] = (cube_metric){uniq[i], d->name, units[i], "", d->description,
+                                   CUBE_DTYPE_UINT64, CUBE_INCLUSIVE, 0};
+        metric_kind[n++] = METRIC_DENSE + i;
     }
     return n;
 }
@@ -566,7 +634,8 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
                               "Bytes received in one-sided communication", CUBE_DTYPE_UINT64,
                               CUBE_EXCLUSIVE, 0},
     };
-    cube_metric metrics[METRIC_IO + 2 + 2 * SP_IO_PARADIGM_COUNT];
+    cube_metric metrics[METRIC_IO + 2 + 2 * SP_IO_PARADIGM_COUNT + SP_MAX_METRICS];
+    char dense_names[SP_MAX_METRICS][96], dense_units[SP_MAX_METRICS][48];
     uint32_t metric_kind[sizeof metrics / sizeof metrics[0]];
     char io_names[2 * SP_IO_PARADIGM_COUNT][96];
     /* Communication metrics only when there was communication, as Score-P. */
@@ -585,6 +654,8 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         metric_kind[nmetrics++] = METRIC_HITS;
     }
     nmetrics = add_io_metrics(g, t, metrics, metric_kind, nmetrics, io_names);
+    nmetrics = add_dense_metrics(&m->metrics, metrics, metric_kind, nmetrics, dense_names,
+                                 dense_units);
     t->metric_kind = metric_kind;
     char depth_text[32];
     snprintf(depth_text, sizeof depth_text, "%u", m->config.max_callpath_depth);
@@ -700,6 +771,7 @@ out:
         free(t.columns[l].nodes);
         free(t.columns[l].io);
         free(t.columns[l].io_of);
+        free(t.columns[l].metric_sums);
     }
     free(t.columns);
     free(t.cnodes);

@@ -600,6 +600,7 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
     scorep_strings sx;
     intern_scorep_strings(u, &sx);
     if (intern_extra_strings(m, u, &x) != 0 || sp_trace_intern_io_strings(&u->global) != 0 ||
+        sp_trace_intern_metric_strings(&u->global) != 0 ||
         sp_trace_intern_context_strings(&u->global) != 0) {
         free(x.levels);
         return sp_error(err, errlen, "out of memory while writing the trace definitions");
@@ -637,6 +638,7 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
         sp_trace_write_io_definitions(gw, u, err, errlen) != 0 ||
         write_region_groups(gw, g, communicator_group_count(u), err, errlen) != 0 ||
         write_attributes(gw, &sx, err, errlen) != 0 ||
+        sp_trace_write_metric_definitions(gw, u, err, errlen) != 0 ||
         sp_trace_check(OTF2_Archive_CloseGlobalDefWriter(sp_trace.archive, gw),
                        "CloseGlobalDefWriter", err, errlen) != 0)
         goto out;

@@ -66,6 +66,7 @@ int sp_trace_check(OTF2_ErrorCode status, const char *what, char *err, size_t er
 static struct {
     bool active;
     uint32_t name, argc;
+    uint32_t rank; /* its location group (for its per-process metrics) */
     const uint32_t *args;
 } foreign;
 
@@ -162,8 +163,9 @@ static uint32_t collective_root(uint64_t root)
 }
 
 /* Raw records a kind takes (the record and its payload). */
-static unsigned record_length(uint32_t kind)
+static unsigned record_length(const sp_trace_record *r)
 {
+    uint32_t kind = r->kind;
     switch (kind) {
     case SP_REC_ENTER:
     case SP_REC_LEAVE:
@@ -188,6 +190,8 @@ static unsigned record_length(uint32_t kind)
     case SP_REC_RMA_GET:
     case SP_REC_RMA_ATOMIC:
         return 3;
+    case SP_REC_METRIC:
+        return sp_trace_metric_record_length(r->ref);
     default:
         return sp_trace_is_io_record(kind) ? sp_trace_io_record_length(kind) : 2;
     }
@@ -253,24 +257,34 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
                                        const sp_trace_record *end)
 {
     OTF2_EvtWriter *w = tl->writer;
+    /* Samples taken apart from the events (the Jupyter kernel's monitor) go into the
+     * process's first location in time order (core/metrics.h). */
+    bool samples = sp_trace.meas->metrics.samples.count != 0 && !foreign.active &&
+                   tl->location->is_main;
+    uint32_t rank = foreign.active ? foreign.rank
+                    : sp_trace.collective ? sp_trace.meas->ipc.rank : 0;
     /* A process's own part of an experiment cannot define its peers: only its MPI calls
      * (regions) remain. */
     bool skip_mpi = !sp_trace.collective;
     for (unsigned length; r < end; r += length) {
+        uint64_t t = to_ns(r->time);
+        if (__builtin_expect(samples, 0)) {
+            OTF2_ErrorCode status = sp_trace_encode_samples(w, t);
+            if (status != OTF2_SUCCESS)
+                return status;
+        }
         /* The common records first: one record each, no further checks. */
         if (r->kind == SP_REC_ENTER || r->kind == SP_REC_LEAVE) {
             length = 1;
-            uint64_t t = to_ns(r->time);
             OTF2_ErrorCode s = r->kind == SP_REC_ENTER ? OTF2_EvtWriter_Enter(w, NULL, t, r->ref)
                                                        : OTF2_EvtWriter_Leave(w, NULL, t, r->ref);
             if (s != OTF2_SUCCESS)
                 return s;
             continue;
         }
-        length = record_length(r->kind);
+        length = record_length(r);
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
-        uint64_t t = to_ns(r->time);
         if (skip_mpi && r->kind >= SP_REC_MPI_FIRST && r->kind <= SP_REC_MPI_LAST)
             continue;
         OTF2_ErrorCode s;
@@ -318,6 +332,7 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
             s = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, collective_op(q->a), r->ref,
                                                 collective_root(q->b), p->a, p->b);
             break;
+        case SP_REC_METRIC: s = sp_trace_encode_metric(w, r, t, rank); break;
         case SP_REC_MPI_REQUEST_CANCELLED:
             s = OTF2_EvtWriter_MpiRequestCancelled(w, NULL, t, p->a);
             break;
@@ -614,6 +629,7 @@ static int encode_parts(sp_measurement *m, char *err, size_t errlen);
 
 static int encode_events(sp_measurement *m, const char *dir, char *err, size_t errlen)
 {
+    sp_trace_samples_rewind();
     if (open_archive(m, dir, err, errlen) != 0)
         return -1;
     void *buffer = malloc(SP_TRACE_CHUNK_SIZE);
@@ -669,8 +685,8 @@ static void ns_per_tick_now(const sp_measurement *m)
 /* Records of one chunk with their times (and a flush's end) in nanoseconds. */
 static void append_in_ns(sp_buffer *b, const sp_trace_record *r, const sp_trace_record *end)
 {
-    for (; r < end; r += record_length(r->kind)) {
-        unsigned n = record_length(r->kind);
+    for (; r < end; r += record_length(r)) {
+        unsigned n = record_length(r);
         if (r + n > end)
             break;
         sp_trace_record head = *r;
@@ -735,6 +751,7 @@ static int encode_parts(sp_measurement *m, char *err, size_t errlen)
         sp_part *p = &m->parts[k];
         sp_reader r;
         sp_reader_init(&r, p->section[sp_trace.slot], p->section_size[sp_trace.slot]);
+        foreign.rank = p->rank;
         foreign.name = sp_reader_u32(&r);
         foreign.argc = sp_reader_u32(&r);
         foreign.args = (const uint32_t *)(r.data + r.pos);

@@ -90,8 +90,12 @@ enum sp_trace_record_kind {
     SP_REC_IO_OPERATION_CANCELLED,
     SP_REC_IO_LAST = SP_REC_IO_OPERATION_CANCELLED,
 
+    /* Metrics (metrics.c): ref 0 strict, 1 per-process; the values follow, two per payload
+     * record. */
+    SP_REC_METRIC = 96,
+
     /* Calling contexts (sampling, contexts.c); ref is the calling context. Numbered apart. */
-    SP_REC_CC_ENTER = 96,  /* payload a = unwind distance */
+    SP_REC_CC_ENTER = 100, /* payload a = unwind distance */
     SP_REC_CC_LEAVE,       /* no payload */
     SP_REC_CC_SAMPLE,      /* payload a = unwind distance, b = interrupt generator */
 };
@@ -277,6 +281,10 @@ static inline void sp_trace_parameter(sp_trace_location *tl, uint64_t time, uint
 
 /* MPI calls take microseconds: one out-of-line function serves every kind. */
 void sp_trace_mpi(sp_trace_location *tl, uint64_t time, const sp_mpi_event *e);
+
+/* The metric values a location read at an enter or leave (metrics.c), written before the
+ * enter or leave record with its time. */
+void sp_trace_metrics(sp_trace_location *tl, uint64_t time, const sp_location_metrics *lm);
 
 /* So do I/O calls (io.c). */
 void sp_trace_io(sp_trace_location *tl, uint64_t time, const sp_io_event *e);

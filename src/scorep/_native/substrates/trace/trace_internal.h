@@ -84,6 +84,20 @@ int sp_trace_intern_io_strings(sp_defs *g);
 SP_MUST_CHECK int sp_trace_write_io_definitions(OTF2_GlobalDefWriter *gw, sp_unified *u,
                                                 char *err, size_t errlen);
 
+/* metrics.c: Metric records into events, and the metric definitions. */
+unsigned sp_trace_metric_record_length(uint32_t ref);
+OTF2_ErrorCode sp_trace_encode_metric(OTF2_EvtWriter *w, const sp_trace_record *r, uint64_t time,
+                                      uint32_t rank);
+/* Samples taken apart from the event path (core/metrics.h), up to `until_ns` (CLOCK_MONOTONIC
+ * ns), on the process's first location; rewind before its first record. */
+OTF2_ErrorCode sp_trace_encode_samples(OTF2_EvtWriter *w, uint64_t until_ns);
+void sp_trace_samples_rewind(void);
+/* The strings of the metric definitions, before the strings are written; 0 or -1. */
+int sp_trace_intern_metric_strings(sp_defs *g);
+/* MetricMember, MetricClass and MetricInstance definitions. */
+SP_MUST_CHECK int sp_trace_write_metric_definitions(OTF2_GlobalDefWriter *gw,
+                                                    const sp_unified *u, char *err,
+                                                    size_t errlen);
 /* contexts.c: calling contexts (sampling). */
 static inline bool sp_trace_is_context_record(uint32_t kind)
 {
