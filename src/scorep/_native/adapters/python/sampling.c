@@ -108,6 +108,7 @@ static struct {
     uint32_t thread_count, thread_capacity;
     raw_stack raw;
     sp_context_stack frames;
+    PyThreadState *sampler_tstate; /* the sampler thread's own (no Python frames) */
     uint64_t start_ticks, start_ns; /* for CPU nanoseconds -> ticks */
     /* Old frames of the threads that ran when the measurement started: read by the
      * unwinder on any thread, so written only before the unwinder is set and kept until
@@ -437,7 +438,8 @@ static void take_samples(void)
     S.pass++;
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(S.interp); ts;
          ts = PyThreadState_Next(ts))
-        sample_thread(ts, now, weight);
+        if (ts != S.sampler_tstate)
+            sample_thread(ts, now, weight);
     forget_ended_threads();
     exception_restore(saved);
     sp_thread.busy--;
@@ -513,6 +515,16 @@ static uint64_t monotonic_ns(void)
 static void *sampler_main(void *arg)
 {
     (void)arg;
+    /* A thread state of its own for the sampler's whole life: PyGILState_Ensure/Release
+     * around each pass would otherwise make and delete one every time, which takes the
+     * runtime's lock of the thread list without the GIL. A fork() by another thread
+     * meanwhile leaves that lock held in the child, and 3.9 takes it there before it
+     * makes it anew: the child hung in os.fork() (CPython's test_threading,
+     * test_is_alive_after_fork). Made and deleted once, while the measurement starts and
+     * ends. */
+    PyGILState_STATE own_state = PyGILState_Ensure();
+    S.sampler_tstate = PyThreadState_Get();
+    PyThreadState *saved = PyEval_SaveThread();
     uint64_t next = monotonic_ns() + S.period_ns;
     while (!atomic_load(&S.stop)) {
         struct timespec t = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
@@ -537,14 +549,21 @@ static void *sampler_main(void *arg)
         if (unserved || !request_pass())
             pass_with_gil();
     }
+    PyEval_RestoreThread(saved);
+    S.sampler_tstate = NULL;
+    PyGILState_Release(own_state);
     return NULL;
 }
 
-/* A forked child has no sampler thread (only the forking thread is copied). */
+/* A forked child has no sampler thread (only the forking thread is copied), and none of
+ * the parent's other threads: those that were waiting for the GIL in the unwinder are not
+ * there to be waited for at the end (the child would wait forever). */
 static void forget_sampler_in_child(void)
 {
     S.thread_running = false;
+    S.sampler_tstate = NULL; /* deleted with the parent's other threads' */
     atomic_store(&S.active, false);
+    atomic_store(&S.unwinders_acquiring, 0);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------ */
