@@ -293,6 +293,7 @@ void sp_unified_maps_free(sp_unified_maps *maps)
     free(maps->win_map);
     free(maps->io_file_map);
     free(maps->io_handle_map);
+    free(maps->context_map);
     memset(maps, 0, sizeof *maps);
 }
 

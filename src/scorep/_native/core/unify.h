@@ -53,6 +53,8 @@ typedef struct sp_unified {
     uint32_t string_count, region_count, parameter_count, comm_count, win_count;
     uint32_t *io_file_map, *io_handle_map;
     uint32_t io_file_count, io_handle_count;
+    uint32_t *context_map; /* calling contexts (sampling) */
+    uint32_t context_count;
 } sp_unified;
 
 /* A process's local ids -> the unified ones, as sp_unify returns them (its own in
@@ -62,6 +64,8 @@ typedef struct {
     uint32_t string_count, region_count, parameter_count, comm_count, win_count;
     uint32_t *io_file_map, *io_handle_map;
     uint32_t io_file_count, io_handle_count;
+    uint32_t *context_map; /* calling contexts (sampling) */
+    uint32_t context_count;
 } sp_unified_maps;
 
 static inline sp_unified_maps sp_unified_own_maps(const sp_unified *u)
@@ -73,7 +77,8 @@ static inline sp_unified_maps sp_unified_own_maps(const sp_unified *u)
         .parameter_count = u->parameter_count, .comm_count = u->comm_count,
         .win_count = u->win_count, .io_file_map = u->io_file_map,
         .io_handle_map = u->io_handle_map, .io_file_count = u->io_file_count,
-        .io_handle_count = u->io_handle_count};
+        .io_handle_count = u->io_handle_count, .context_map = u->context_map,
+        .context_count = u->context_count};
 }
 
 struct sp_part;

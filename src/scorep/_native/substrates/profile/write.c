@@ -15,7 +15,7 @@
 typedef struct {
     uint32_t parent, region, kind, parameter;
     int64_t value; /* int value, or global string id */
-    uint64_t visits, bytes_sent, bytes_received, bytes_put, bytes_get;
+    uint64_t visits, bytes_sent, bytes_received, bytes_put, bytes_get, hits;
     double time, min_time, max_time; /* seconds */
 } flat_node;
 
@@ -96,6 +96,7 @@ static void serialize_trees(sp_measurement *m, const sp_unified_maps *u, double 
             sp_buffer_u64(b, n->bytes_received);
             sp_buffer_u64(b, n->bytes_put);
             sp_buffer_u64(b, n->bytes_get);
+            sp_buffer_u64(b, n->hits);
             bool visited = n->visits > 0;
             sp_buffer_f64(b, (double)n->time * seconds_per_tick);
             sp_buffer_f64(b, visited && n->min_time != UINT64_MAX ? (double)n->min_time * seconds_per_tick : 0.0);
@@ -138,7 +139,7 @@ static void remap_part_trees(const sp_part *part, const unsigned char *data, uin
             }
             sp_buffer_u32(b, parameter);
             sp_buffer_u64(b, value);
-            for (int k = 0; k < 5; k++) /* visits and bytes */
+            for (int k = 0; k < 6; k++) /* visits, bytes and hits */
                 sp_buffer_u64(b, sp_reader_u64(&r));
             for (int k = 0; k < 3; k++) /* times */
                 sp_buffer_f64(b, sp_reader_f64(&r));
@@ -247,7 +248,7 @@ static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 }
 
 enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTES_SENT,
-       METRIC_BYTES_RECEIVED, METRIC_BYTES_PUT, METRIC_BYTES_GET,
+       METRIC_BYTES_RECEIVED, METRIC_BYTES_PUT, METRIC_BYTES_GET, METRIC_HITS,
        /* I/O: + mode (0 read, 1 write) for all paradigms, + 2 * (1 + paradigm) + mode for
         * one paradigm */
        METRIC_IO,
@@ -295,6 +296,7 @@ static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out
         case METRIC_BYTES_RECEIVED: ((uint64_t *)out)[l] = n ? n->bytes_received : 0; break;
         case METRIC_BYTES_PUT: ((uint64_t *)out)[l] = n ? n->bytes_put : 0; break;
         case METRIC_BYTES_GET: ((uint64_t *)out)[l] = n ? n->bytes_get : 0; break;
+        case METRIC_HITS: ((uint64_t *)out)[l] = n ? n->hits : 0; break;
         case METRIC_TIME: ((double *)out)[l] = n ? n->time : 0.0; break;
         case METRIC_MIN_TIME: ((double *)out)[l] = n ? n->min_time : 0.0; break;
         default: ((double *)out)[l] = n ? n->max_time : 0.0; break;
@@ -420,6 +422,7 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
                 n->bytes_received = sp_reader_u64(&rd);
                 n->bytes_put = sp_reader_u64(&rd);
                 n->bytes_get = sp_reader_u64(&rd);
+                n->hits = sp_reader_u64(&rd);
                 n->time = sp_reader_f64(&rd);
                 n->min_time = sp_reader_f64(&rd);
                 n->max_time = sp_reader_f64(&rd);
@@ -603,6 +606,10 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
             one_sided = one_sided || n->bytes_put || n->bytes_get;
         }
     }
+    /* Score-P's sampling metric: the samples whose innermost frame is the call path. */
+    static const cube_metric hits_metric = {
+        "hits", "Hits", "occ", "@mirror@scorep_metrics.html#hits",
+        "Number of exclusive samples inside this region", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0};
     static const cube_metric base_metrics[] = {
         [METRIC_VISITS] = {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits",
                            "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
@@ -641,6 +648,10 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
             metric_kind[nmetrics] = k;
             metrics[nmetrics++] = base_metrics[k];
         }
+    }
+    if (m->config.unwinding) {
+        metrics[nmetrics] = hits_metric;
+        metric_kind[nmetrics++] = METRIC_HITS;
     }
     nmetrics = add_io_metrics(g, t, metrics, metric_kind, nmetrics, io_names);
     nmetrics = add_dense_metrics(&m->metrics, metrics, metric_kind, nmetrics, dense_names,
@@ -821,8 +832,11 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                      uint64_t ticks_per_second, char *err, size_t errlen)
 {
     uint32_t nlocs = atomic_load(&m->location_count);
-    for (uint32_t l = 0; l < nlocs; l++)
+    for (uint32_t l = 0; l < nlocs; l++) {
+        if (m->config.unwinding)
+            sp_profile_finish_samples(profile_location(m->locations[l]));
         finish_root(m->locations[l], m->locations[l]->last_time - m->start.ticks);
+    }
     double seconds_per_tick = 1.0 / (double)(ticks_per_second ? ticks_per_second : 1);
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
