@@ -100,14 +100,19 @@ native: js $(CORE_LIB)
 	fi
 	@$(MAKE) --no-print-directory ext PYTHON=$(PYTHON)
 
+# The core library's own references (sp_meas, one core function calling another) bind
+# inside the library: no interposition, so no GOT or PLT indirection on the event path.
+CORE_BIND := -fno-semantic-interposition
+
 $(OBJ_DIR)/core/%.o: $(NATIVE)/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC  core $<"
-	@$(CC) $(CFLAGS_COMMON) $(OPT) $(OTF2_CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS_COMMON) $(CORE_BIND) $(OPT) $(OTF2_CFLAGS) -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJS)
 	@echo "  LD  $@"
-	@$(CC) -shared -Wl,-soname,libscorep_core.so -Wl,--no-undefined -o $@ $^ $(OTF2_LIBS) -lpthread
+	@$(CC) -shared -Wl,-soname,libscorep_core.so -Wl,-Bsymbolic -Wl,--no-undefined -o $@ $^ \
+	  $(OTF2_LIBS) -lpthread
 
 $(OBJ_DIR)/mpi/%.o: $(NATIVE)/%.c $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -1,6 +1,7 @@
 """Overhead of scorep against the uninstrumented run and cProfile, measured in the same run.
 
     python3 benchmarks/overhead.py [--repeat N] [--python PATH ...] [--workload NAME ...]
+                                   [--mode MODE ...] [--timer tsc|clock_gettime] [--scale F]
 
 For every interpreter and workload it runs, alternating, R times each:
   plain            python workload.py
@@ -9,13 +10,20 @@ For every interpreter and workload it runs, alternating, R times each:
                    core's call stack, nothing recorded
   scorep:profile   python -m scorep (profiling, the default)
   scorep:trace     python -m scorep with SCOREP_ENABLE_TRACING=true, profiling off
-and prints the best work time (measured inside the program, without interpreter start-up
-and without writing results), the ratio to plain and to cProfile, the extra ns per
+  scorep:sampling  python -m scorep --sampling (1 kHz, wall-clock time; profile)
+  scorep:sampling+trace   the same with tracing too (CallingContextSample records)
+and prints the best time of the work (measured inside the program, without interpreter
+start-up and without writing results: by default the process's CPU time, all threads
+counted, --clock=wall for the elapsed time), the ratio to plain and to cProfile, the extra ns per
 call+return (calls counted by a traced run) and that extra time as a fraction of cProfile's.
+After each interpreter, one line sums up the realistic object-oriented workloads
+(oo_*): the geometric means of the instrumented modes' extra time as a fraction of
+cProfile's, and of the sampling modes' overhead over plain.
 """
 
 import argparse
 import glob
+import math
 import os
 import re
 import subprocess
@@ -31,9 +39,18 @@ WORKLOADS = {
     "tiny_loop": ["tiny_loop.py", "3000000"],
     "numeric_loop": ["numeric_loop.py", "3000000"],
     "realistic": ["realistic.py", "10"],
+    # Object-oriented programs of our own in the spirit of pyperformance's richards,
+    # raytrace, go and deltablue: classes, method calls, recursion, dict and list work.
+    "oo_scheduler": ["oo_scheduler.py", "30"],
+    "oo_raytrace": ["oo_raytrace.py", "70"],
+    "oo_go": ["oo_go.py", "2"],
+    "oo_constraints": ["oo_constraints.py", "1000"],
 }
+# The realistic object-oriented set: its geometric means are the summary line.
+OO_WORKLOADS = ("oo_scheduler", "oo_raytrace", "oo_go", "oo_constraints")
 
-MODES = ["plain", "cProfile", "scorep:hooks", "scorep:profile", "scorep:trace"]
+MODES = ["plain", "cProfile", "scorep:hooks", "scorep:profile", "scorep:trace",
+         "scorep:sampling", "scorep:sampling+trace"]
 
 
 def default_pythons():
@@ -46,12 +63,14 @@ def default_pythons():
     return pythons
 
 
-def command(python, mode, workload, experiment):
+def command(python, mode, workload, experiment, timer=None):
     script = [os.path.join(HERE, "workloads", workload[0])] + workload[1:]
     env = dict(os.environ, PYTHONPATH=SRC, SCOREP_EXPERIMENT_DIRECTORY=experiment)
     for name in list(env):
         if name.startswith("SCOREP_") and name != "SCOREP_EXPERIMENT_DIRECTORY":
             del env[name]
+    if timer:
+        env["SCOREP_TIMER"] = timer
     if mode == "plain":
         return [python] + script, env
     if mode == "cProfile":
@@ -63,19 +82,30 @@ def command(python, mode, workload, experiment):
     elif mode == "scorep:trace":
         env.update(SCOREP_ENABLE_PROFILING="false", SCOREP_ENABLE_TRACING="true",
                    SCOREP_TOTAL_MEMORY="1G")
+    elif mode.startswith("scorep:sampling"):
+        env.update(SCOREP_ENABLE_TRACING="true" if mode.endswith("+trace") else "false",
+                   SCOREP_TOTAL_MEMORY="1G")
+        return [python, "-m", "scorep", "--verbose", "--sampling"] + script, env
     return [python, "-m", "scorep", "--verbose"] + script, env
 
 
-def run_once(python, mode, workload, tmp):
+def run_once(python, mode, workload, tmp, clock, timer=None):
     experiment = tempfile.mkdtemp(dir=tmp)
-    args, env = command(python, mode, workload, experiment)
+    args, env = command(python, mode, workload, experiment, timer)
     out = subprocess.run(args, env=env, capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit("benchmark run failed: %s\n%s" % (" ".join(args), out.stderr))
-    seconds = float(re.search(r"WORK_SECONDS ([0-9.e-]+)", out.stdout).group(1))
+    label = "CPU_SECONDS" if clock == "cpu" else "WORK_SECONDS"
+    seconds = float(re.search(label + r" ([0-9.e-]+)", out.stdout).group(1))
     calls = re.search(r"(\d+) enter\(s\)", out.stderr)
     subprocess.run(["rm", "-rf", experiment])
     return seconds, int(calls.group(1)) if calls else None
+
+
+def geometric_mean(values):
+    # A negative extra time is noise (a mode cannot be faster than plain): counted as 0.01.
+    values = [max(v, 0.01) for v in values]
+    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def version_of(python):
@@ -88,25 +118,51 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--python", action="append")
     parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS))
+    parser.add_argument("--timer", choices=("tsc", "clock_gettime"),
+                        help="SCOREP_TIMER for the scorep modes (default: the measurement's)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="multiply each workload's size (longer runs: the sampler's "
+                             "start and end weigh less)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="what is compared: the process's CPU time over the work (all its "
+                             "threads, the sampler's too; the default: other processes on a "
+                             "busy machine disturb it least) or the wall-clock time")
+    parser.add_argument("--mode", action="append", choices=MODES[2:],
+                        help="scorep modes to run (default: all); plain and cProfile always run")
     args = parser.parse_args()
     pythons = args.python or default_pythons()
     workloads = args.workload or list(WORKLOADS)
+    modes = MODES[:2] + [m for m in MODES[2:] if not args.mode or m in args.mode]
+    if args.scale <= 0:
+        parser.error("--scale must be positive")
+    if args.scale != 1.0:
+        for name, workload in WORKLOADS.items():
+            size = int(workload[1])
+            if name == "fib":
+                # fib(n) makes ~phi**n calls: the work scales by phi per step of n.
+                size += int(round(math.log(args.scale) / math.log((1 + 5 ** 0.5) / 2)))
+            else:
+                size = int(round(size * args.scale))
+            workload[1] = str(max(1, size))
     tmp = tempfile.mkdtemp(prefix="scorep-bench-")
-    print("%-8s %-13s %9s %-15s %9s %8s %9s %9s %9s" % (
+    print("%-8s %-14s %9s %-21s %9s %8s %9s %9s %9s" % (
         "python", "workload", "calls", "mode", "best[s]", "x plain", "x cProf", "ns/call",
         "ovh/cProf"))
     for python in pythons:
         version = version_of(python)
+        fractions = {}  # mode -> [extra / cProfile's extra] over the oo_* workloads
+        overheads = {}  # mode -> [time / plain] over the oo_* workloads
         for name in workloads:
-            best = {mode: float("inf") for mode in MODES}
+            best = {mode: float("inf") for mode in modes}
             calls = None
             for _ in range(args.repeat):
-                for mode in MODES:  # alternating, so that drift hits all modes alike
-                    seconds, counted = run_once(python, mode, WORKLOADS[name], tmp)
+                for mode in modes:  # alternating, so that drift hits all modes alike
+                    seconds, counted = run_once(python, mode, WORKLOADS[name], tmp, args.clock,
+                                                args.timer)
                     best[mode] = min(best[mode], seconds)
-                    if counted and mode == "scorep:trace":
+                    if counted and mode in ("scorep:trace", "scorep:profile"):
                         calls = counted
-            for mode in MODES:
+            for mode in modes:
                 ratio = best[mode] / best["plain"]
                 vs_cprofile = best[mode] / best["cProfile"]
                 extra = best[mode] - best["plain"]
@@ -116,9 +172,19 @@ def main():
                 meaningful = calls is not None and calls >= 1000
                 ns = "%.1f" % (extra / calls * 1e9) if meaningful else "-"
                 overhead_ratio = "%.2f" % (extra / cprofile_extra) if meaningful else "-"
-                print("%-8s %-13s %9s %-15s %9.4f %8.2f %9.2f %9s %9s" % (
+                print("%-8s %-14s %9s %-21s %9.4f %8.2f %9.2f %9s %9s" % (
                     version, name, calls or "?", mode, best[mode], ratio, vs_cprofile, ns,
                     overhead_ratio))
+                if name in OO_WORKLOADS and mode.startswith("scorep"):
+                    fractions.setdefault(mode, []).append(max(extra, 0.0) / cprofile_extra)
+                    overheads.setdefault(mode, []).append(ratio)
+            sys.stdout.flush()
+        if fractions:
+            print("%-8s summary of %s: geometric means: %s" % (version, ", ".join(
+                w for w in workloads if w in OO_WORKLOADS), "; ".join(
+                "%s %.2f of cProfile's extra time, %.3fx plain" % (
+                    mode, geometric_mean(fractions[mode]), geometric_mean(overheads[mode]))
+                for mode in modes if mode in fractions)))
             sys.stdout.flush()
     subprocess.run(["rm", "-rf", tmp])
 

@@ -7,7 +7,7 @@ tests with the same outcomes, no "env changed", no "Unraisable exception", and t
 module's own functions in the profile. Quick modules run on every interpreter, profiling and
 tracing; the long ones (itertools, threading, asyncio's task tests) on one interpreter and
 mode each, rotating, so the whole file stays within about two minutes on two cores; a few with
-every function's lines profiled (--lines='*').
+every function's lines profiled (--lines='*'), a few sampled (--sampling=5000, traced).
 """
 
 import glob
@@ -59,6 +59,14 @@ LINES = [("test_generators", (3, 9)), ("test_sys_settrace", (3, 9)),
          ("test_coroutines", (3, 10)), ("test_sys_settrace", (3, 11)),
          ("test_generators", (3, 12)), ("test_sys_settrace", (3, 13))]
 CASES += [(version, module, "lines") for module, version in LINES if version in INTERPRETERS]
+# Sampling (--sampling=5000 with tracing: calling-context samples and the calling contexts
+# of the regions recorded as events): stacks read while threads come and go, generators and
+# coroutines suspend and resume, and the tests' own tracers run.
+SAMPLING = [("test_threading", (3, 9)), ("test_generators", (3, 10)),
+            ("test_sys_settrace", (3, 11)), ("test_coroutines", (3, 12)),
+            ("test_asyncgen", (3, 13)), ("test_threading", (3, 13))]
+CASES += [(version, module, "sampling") for module, version in SAMPLING
+          if version in INTERPRETERS]
 # With metrics (mode "metrics": tracing, rusage and perf metrics at every enter and leave,
 # --memory: the allocator hook and gc:collect regions from gc.callbacks), rotating over the
 # interpreters; test_gc and test_tracemalloc meet the gc callback and the allocator hook.
@@ -92,13 +100,14 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     plain_dir.mkdir()
     with subprocess.Popen([python] + args, env=scorep_env(), cwd=plain_dir, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
-        options = {"lines": ["--lines=*"], "metrics": ["--memory"]}.get(mode, [])
+        options = {"lines": ["--lines=*"], "metrics": ["--memory"],
+                   "sampling": ["--sampling=5000"]}.get(mode, [])
         metrics = {"SCOREP_METRIC_RUSAGE": "ru_utime,ru_minflt",
                    "SCOREP_METRIC_PERF": "page-faults"} if mode == "metrics" else {}
         measured = run_scorep(python, options + args,
                               tmp_path / "exp", cwd=tmp_path, timeout=600,
-                              SCOREP_ENABLE_TRACING="true" if mode in ("trace", "io", "metrics")
-                              else "false",
+                              SCOREP_ENABLE_TRACING="true"
+                              if mode in ("trace", "io", "metrics", "sampling") else "false",
                               SCOREP_IO_POSIX="true" if mode == "io" else "false", **metrics)
         stdout, stderr = process.communicate(timeout=600)
     plain = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
@@ -112,11 +121,15 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
         assert "env changed" not in text and "Unraisable exception" not in text, text[-3000:]
         assert "Exception ignored" not in text, text[-3000:]
     profile = cube.read(str(tmp_path / "exp" / "profile.cubex"))
-    test_module = "test." + module
+    # Samples see what ran long enough: the test package's code at least.
+    test_module = "test" if mode == "sampling" else "test." + module
     assert any(r.name.startswith(test_module + ".") or r.name.startswith(test_module + ":")
                for r in profile.regions), "nothing of %s was recorded" % test_module
     if mode in ("trace", "io", "metrics"):
         assert (tmp_path / "exp" / "traces.otf2").exists()
+    if mode == "sampling":
+        hits = profile.values("hits", inclusive=False)
+        assert sum(sum(row) for row in hits) > 10, "hardly any samples"
     if mode == "lines":
         assert (tmp_path / "exp" / "lines.json").stat().st_size > 1000
     if mode == "metrics":

@@ -8,6 +8,7 @@ def fib(n):
 
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 25
-start = time.perf_counter()
+start, cpu_start = time.perf_counter(), time.process_time()
 fib(n)
 print("WORK_SECONDS", time.perf_counter() - start)
+print("CPU_SECONDS", time.process_time() - cpu_start)

@@ -81,6 +81,7 @@ def main(rounds):
 
 
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-start = time.perf_counter()
+start, cpu_start = time.perf_counter(), time.process_time()
 main(rounds)
 print("WORK_SECONDS", time.perf_counter() - start)
+print("CPU_SECONDS", time.process_time() - cpu_start)

@@ -53,6 +53,14 @@ options:
                              functions whose region names match the comma-separated
                              patterns, e.g. --lines='mymod:hot_*,__main__.Solver:step'
                              (sets SCOREP_PYTHON_LINES; see also scorep.user.lines)
+  --sampling[=HZ]            sample the Python call stacks of every thread HZ times a
+                             second (default 1000) instead of recording every call: a
+                             call-path profile with estimated times and sample counts
+                             (hits) at a fraction of the cost; user regions, MPI and I/O
+                             stay recorded, in their calling contexts (sets
+                             SCOREP_ENABLE_UNWINDING=true, SCOREP_SAMPLING_EVENTS=wall@US)
+  --sampling-clock=wall|cpu  what a sample stands for: wall-clock time (the default;
+                             waiting counts) or the thread's CPU time (implies --sampling)
   --summary                  print the end-of-run summary even when stderr is not a
                              terminal (it is printed when it is one)
   --no-children              do not measure the Python processes the program starts
@@ -98,7 +106,10 @@ SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
                       "--memory", "--openmp")
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
              "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE", "--lines=PATTERNS",
+             "--sampling[=HZ]", "--sampling-clock=wall|cpu",
              "--summary", "--no-children", "--mpp=mpi|none", "--version", "-m", "-c", "--")
+
+MAX_SAMPLING_HZ = 100000
 
 
 # The original bindings exit with 1 when there is no script ("Did not find a script to run");
@@ -127,6 +138,8 @@ class Options:
         self.instrumenter_file = None
         self.filter_file = None
         self.lines = None
+        self.sampling = None  # samples per second; None: not asked for on the command line
+        self.sampling_clock = None  # "wall" or "cpu"
         self.summary = False
         self.children = True
         self.mpp = None  # None: decided by the launcher environment
@@ -172,6 +185,14 @@ def parse_args(argv):
             opts.summary = True
         elif arg == "--no-children":
             opts.children = False
+        elif name == "--sampling":
+            opts.sampling = parse_sampling_rate(value) if has_value else opts.sampling or 0
+        elif name == "--sampling-clock":
+            if value not in ("wall", "cpu"):
+                raise UsageError("unknown --sampling-clock=%s; valid: wall, cpu" % value)
+            opts.sampling_clock = value
+            if opts.sampling is None:
+                opts.sampling = 0
         elif name in ("--instrumenter-type", "--instrumenter-file", "--filter", "--lines"):
             if not has_value:
                 if i + 1 >= len(argv):
@@ -215,6 +236,41 @@ def memory_requested(flags):
     return any(flag.partition("=")[0] == "--memory" for flag in flags)
 
 
+def parse_sampling_rate(text):
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = 0.0
+    if not 1 <= rate <= MAX_SAMPLING_HZ:
+        raise UsageError("--sampling=%s: the sampling rate is a number of samples per second "
+                         "from 1 to %d, e.g. --sampling=1000" % (text, MAX_SAMPLING_HZ))
+    return rate
+
+
+def sampling_overrides(opts, environ=None):
+    """--sampling[=HZ] and --sampling-clock as Score-P's variables: unwinding on, and the
+    sampling event from what the options give (the environment's event otherwise)."""
+    if opts.sampling is None:
+        return {}
+    environ = os.environ if environ is None else environ
+    overrides = {"SCOREP_ENABLE_UNWINDING": "true"}
+    if not opts.sampling and not opts.sampling_clock and environ.get("SCOREP_SAMPLING_EVENTS"):
+        return overrides  # --sampling alone: the event the environment chose
+    try:
+        configured = _config.parse_sampling_events(
+            "SCOREP_SAMPLING_EVENTS", environ.get("SCOREP_SAMPLING_EVENTS", ""),
+            environ.get("SCOREP_SAMPLING_SEP", ","))
+    except ConfigError:
+        configured = None  # replaced by what the options ask for
+    clock = opts.sampling_clock or ("cpu" if configured and configured.cpu else "wall")
+    if opts.sampling:
+        period = max(_config.MIN_SAMPLING_PERIOD_US, int(round(1e6 / opts.sampling)))
+    else:
+        period = configured.period_us if configured else _config.DEFAULT_SAMPLING_PERIOD_US
+    overrides["SCOREP_SAMPLING_EVENTS"] = "%s@%d" % (clock, period)
+    return overrides
+
+
 def config_overrides(opts):
     """What the options set that SCOREP_* variables could set too (the options win): the
     command line and the Jupyter kernel's measured cells (whose binding arguments are the
@@ -235,6 +291,7 @@ def config_overrides(opts):
         overrides["SCOREP_PYTHON_LINES"] = opts.lines
     if not opts.children:
         overrides["SCOREP_CHILDREN"] = "false"
+    overrides.update(sampling_overrides(opts))
     return overrides
 
 
@@ -378,6 +435,11 @@ def main(argv=None):
         fail(str(error), error.status)
     for warning in _config.unsupported_variables() if speaks else ():
         sys.stderr.write("scorep: %s\n" % warning)
+    for note in config.notes if speaks and not opts.verbose else ():
+        # A timer that could not be used as asked is said (with --verbose the measurement
+        # logs every note).
+        if note.endswith("using clock_gettime"):
+            sys.stderr.write("scorep: %s\n" % note)
 
     mpi = opts.mpp == "mpi" or (opts.mpp is None and _mpi.under_launcher())
     parents_later = mpi and opts.mode == "module" and "." in (opts.target or "")

@@ -109,6 +109,65 @@ def parse_line_patterns(name, text):
     return ",".join(patterns)
 
 
+# Sampling events (SCOREP_SAMPLING_EVENTS): Score-P's interval timer ("timer", which counts
+# the process's CPU time), and wall-clock and CPU time by their own names. Periods are in
+# microseconds, as Score-P's timer period.
+SAMPLING_CLOCKS = {"wall": "wall", "cpu": "cpu", "timer": "cpu"}
+DEFAULT_SAMPLING_PERIOD_US = 1000
+MIN_SAMPLING_PERIOD_US = 10
+MAX_SAMPLING_PERIOD_US = 60 * 1000000
+
+
+class SamplingEvent:
+    """One sampling event: its name as given, whether it counts CPU time (else wall-clock
+    time), and its period in microseconds."""
+
+    def __init__(self, name, period_us):
+        self.name = name
+        self.cpu = SAMPLING_CLOCKS[name] == "cpu"
+        self.period_us = period_us
+
+    def __str__(self):
+        return "%s@%d" % (self.name, self.period_us)
+
+    @property
+    def hz(self):
+        return 1e6 / self.period_us
+
+
+def parse_sampling_events(name, text, separator=","):
+    """SCOREP_SAMPLING_EVENTS: none (empty) or one `<event>[@<period in us>]`."""
+    events = [e.strip() for e in text.split(separator)] if separator else [text.strip()]
+    events = [e for e in events if e]
+    if not events:
+        return None
+    if len(events) > 1:
+        raise ConfigError("%s=%r names %d events; one sampling event at a time is supported "
+                          "(wall@US, cpu@US or timer@US)" % (name, text, len(events)))
+    event, _sep, period = events[0].partition("@")
+    if event not in SAMPLING_CLOCKS:
+        raise ConfigError("%s=%r: %r is not a sampling event of this tool; use wall@US "
+                          "(wall-clock time), cpu@US or Score-P's timer@US (CPU time), US the "
+                          "period in microseconds (hardware counter events are not "
+                          "supported)" % (name, text, event))
+    if not period:
+        return SamplingEvent(event, DEFAULT_SAMPLING_PERIOD_US)
+    try:
+        period_us = int(period)
+    except ValueError:
+        period_us = 0
+    if not MIN_SAMPLING_PERIOD_US <= period_us <= MAX_SAMPLING_PERIOD_US:
+        raise ConfigError("%s=%r: the period is a number of microseconds from %d to %d, e.g. "
+                          "%s@1000 for 1000 samples a second"
+                          % (name, text, MIN_SAMPLING_PERIOD_US, MAX_SAMPLING_PERIOD_US, event))
+    return SamplingEvent(event, period_us)
+
+
+def parse_separator(name, text):
+    _check_utf8(name, text)
+    return text
+
+
 def parse_filter_file(name, text):
     """An absolute path to a filter file that parses (checked now, before anything runs)."""
     if not text.strip():
@@ -265,6 +324,17 @@ VARIABLES = {
                              "(metrics python_allocated, python_freed)"),
     "SCOREP_PYTHON_GC": ("false", parse_bool,
                          "garbage collections as gc:collect regions with their generation"),
+    # Score-P's sampling: --sampling sets both.
+    "SCOREP_ENABLE_UNWINDING": (
+        "false", parse_bool, "sample the Python call stacks of every thread instead of "
+        "recording every call (SCOREP_SAMPLING_EVENTS says how often); user regions, MPI and "
+        "I/O stay recorded, each in its Python calling context"),
+    "SCOREP_SAMPLING_EVENTS": (
+        "wall@%d" % DEFAULT_SAMPLING_PERIOD_US, parse_sampling_events,
+        "with SCOREP_ENABLE_UNWINDING: wall@US (wall-clock time), cpu@US or timer@US (the "
+        "thread's CPU time), a sample every US microseconds; empty: no samples, only the "
+        "calling contexts of recorded regions"),
+    "SCOREP_SAMPLING_SEP": (",", parse_separator, "separator of SCOREP_SAMPLING_EVENTS"),
 }
 
 # Score-P variables that only tune a mechanism this tool does not have, or that act only
@@ -294,8 +364,8 @@ _HINTS = {
     "SCOREP_PROFILING_FORMAT": "the profile is always CUBE4 (profile.cubex)",
     "SCOREP_SELECTIVE_CONFIG_FILE": "use scorep.user.enable_recording()/disable_recording() "
                                     "or a filter file (SCOREP_FILTERING_FILE)",
-    "SCOREP_ENABLE_UNWINDING": "calling contexts are not sampled",
-    "SCOREP_SAMPLING_EVENTS": "calling contexts are not sampled",
+    "SCOREP_TRACING_CONVERT_CALLING_CONTEXT_EVENTS": "the trace keeps Score-P's calling-context "
+                                                    "events (CallingContextEnter/Leave/Sample)",
 }
 
 
@@ -328,8 +398,11 @@ def unsupported_variables(environ=None):
 class Config:
     """The resolved configuration of one measurement."""
 
-    def __init__(self, values):
+    def __init__(self, values, notes=()):
         self.values = dict(values)
+        # What the user should know about how the settings were taken (a timer that could not
+        # be used as asked): warnings when the timer was not, verbose lines otherwise.
+        self.notes = list(notes)
 
     def __getitem__(self, name):
         return self.values[name]
@@ -346,6 +419,13 @@ class Config:
     def verbose(self):
         return self.values["SCOREP_VERBOSE"]
 
+    @property
+    def sampling_event(self):
+        """The sampling event (SamplingEvent) when Python functions are sampled, else None."""
+        if not self.values["SCOREP_ENABLE_UNWINDING"]:
+            return None
+        return self.values["SCOREP_SAMPLING_EVENTS"]
+
     def as_cfg(self):
         """The configuration in Score-P's scorep.cfg format (NAME=value, strings quoted)."""
         lines = []
@@ -357,6 +437,8 @@ class Config:
                 text = str(value)
             elif name == "SCOREP_TIMER":
                 text = value
+            elif name == "SCOREP_SAMPLING_EVENTS":
+                text = "'%s'" % (value or "")
             else:
                 text = "'%s'" % str(value).replace("'", "'\\''")
             lines.append("%s=%s" % (name, text))
@@ -385,11 +467,43 @@ def default_timer():
     return "tsc" if usable else "clock_gettime"
 
 
+# How long the start-up check of the CPUs' TSCs may take (SCOREP_TIMER=tsc where the kernel
+# does not use the TSC itself); its answer is kept for the process (a kernel measures cell
+# after cell).
+TSC_CHECK_BUDGET_MS = 50
+_tsc_checked = {}
+
+
+def checked_tsc():
+    """SCOREP_TIMER=tsc asked for explicitly: (timer, note). The TSC where the kernel uses it
+    as its clocksource; where it does not but the TSC is invariant, after checking that the
+    TSCs of the CPUs this process may run on agree (TSC reads handed between CPUs never go
+    back); otherwise clock_gettime, with a note saying why."""
+    from scorep import _native
+    native = _native.native()
+    if native is None:
+        return "clock_gettime", None
+    usable, why = native.tsc_usable()
+    if usable:
+        return "tsc", None
+    if not native.tsc_invariant():
+        return "clock_gettime", "SCOREP_TIMER=tsc: %s; using clock_gettime" % why
+    if "result" not in _tsc_checked:
+        _tsc_checked["result"] = native.tsc_synchronized(TSC_CHECK_BUDGET_MS)
+    agree, hand_overs, resolution_ns, reason = _tsc_checked["result"]
+    if not agree:
+        return "clock_gettime", ("SCOREP_TIMER=tsc: %s (the kernel does not use the TSC either); "
+                                 "using clock_gettime" % reason)
+    return "tsc", ("SCOREP_TIMER=tsc although %s: the TSCs of this process's CPUs agreed in %d "
+                   "hand-overs (to within %d ns)" % (why, hand_overs, resolution_ns))
+
+
 def from_environ(environ=None, overrides=None):
     """Reads every SCOREP_* variable this tool knows; `overrides` (from command line options)
     win over the environment. Raises ConfigError for the first invalid value."""
     environ = os.environ if environ is None else environ
     values = {}
+    notes = []
     for name, (default, parse, _description) in VARIABLES.items():
         if overrides and name in overrides:
             text = overrides[name]
@@ -398,8 +512,23 @@ def from_environ(environ=None, overrides=None):
         if name == "SCOREP_TIMER" and not text.strip():
             values[name] = default_timer()
             continue
+        if name == "SCOREP_TIMER" and parse(name, text) == "tsc":
+            values[name], note = checked_tsc()
+            if note:
+                notes.append(note)
+            continue
+        if name == "SCOREP_SAMPLING_EVENTS":
+            separator = (overrides or {}).get("SCOREP_SAMPLING_SEP",
+                                              environ.get("SCOREP_SAMPLING_SEP", ","))
+            values[name] = parse_sampling_events(name, text, separator)
+            continue
         values[name] = parse(name, text)
-    return Config(values)
+    if values["SCOREP_ENABLE_UNWINDING"] and values["SCOREP_SAMPLING_EVENTS"] and \
+            values["SCOREP_PYTHON_LINES"]:
+        raise ConfigError("line-level profiles (--lines, SCOREP_PYTHON_LINES) need every call "
+                          "recorded: they cannot be combined with sampling "
+                          "(--sampling, SCOREP_ENABLE_UNWINDING)")
+    return Config(values, notes)
 
 
 def node_name():

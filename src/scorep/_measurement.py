@@ -269,6 +269,9 @@ class Measurement:
                 self.log("moved the existing %s aside to %s" % (path, self.moved_aside))
             self._write_cfg(path)
         self.experiment_dir = path
+        # Samples replace the automatic instrumentation; without it (dummy) only the calling
+        # contexts of recorded regions remain.
+        sampling = self.config.sampling_event if self.instrumenter != "none" else None
         from scorep import _mpi
         try:
             native.start(
@@ -303,6 +306,10 @@ class Measurement:
                 spawned=self.spawned,
                 line_patterns=[p for p in self.config["SCOREP_PYTHON_LINES"].split(",") if p],
                 io_posix=self.config["SCOREP_IO_POSIX"],
+                unwinding=self.config["SCOREP_ENABLE_UNWINDING"],
+                sampling_event=sampling.name if sampling else "",
+                sampling_period_us=sampling.period_us if sampling else 0,
+                sampling_cpu=bool(sampling and sampling.cpu),
                 metrics=_config.metric_requests(self.config),
                 memory=self.config["SCOREP_PYTHON_MEMORY"],
                 # Under a launcher rank 0 says for the job what every rank would say.
@@ -335,10 +342,19 @@ class Measurement:
             _processes.install(self)
         if self.config["SCOREP_PYTHON_GC"]:
             self._hook_gc()
-        self.log("measuring into %s (tracing %s, profiling %s, timer %s, instrumenter %s%s)" % (
+        for note in self.config.notes:
+            self.log(note)
+        if sampling:
+            how = "sampling %g Hz of %s time (%s)" % (
+                sampling.hz, "CPU" if sampling.cpu else "wall-clock", sampling)
+        elif self.config["SCOREP_ENABLE_UNWINDING"]:
+            how = "instrumenter %s, calling contexts of recorded regions" % self.instrumenter
+        else:
+            how = "instrumenter %s" % self.instrumenter
+        self.log("measuring into %s (tracing %s, profiling %s, timer %s, %s%s)" % (
             path, "on" if self.config.tracing else "off",
             "on" if self.config.profiling else "off", self.config["SCOREP_TIMER"],
-            self.instrumenter, ", POSIX and ISO C I/O recorded"
+            how, ", POSIX and ISO C I/O recorded"
             if self.config["SCOREP_IO_POSIX"] else ""))
         return self
 
@@ -620,6 +636,10 @@ class Measurement:
                 "%d call(s) got no call path of their own in the profile: "
                 "SCOREP_TOTAL_MEMORY=%d bytes was used up (their time counts in their callers)"
                 % (r["profile_dropped_calls"], self.config["SCOREP_TOTAL_MEMORY"]))
+        if r.get("profile_dropped_samples"):
+            notes.append(
+                "%d sample(s) got no call path in the profile: SCOREP_TOTAL_MEMORY=%d bytes was "
+                "used up" % (r["profile_dropped_samples"], self.config["SCOREP_TOTAL_MEMORY"]))
         if r["profile_folded_parameters"]:
             notes.append(
                 "%d parameter value(s) beyond %d distinct ones per call path were not "
@@ -663,8 +683,10 @@ class Measurement:
             return
         seconds = (r["end_time"] - r["start_time"]) / r["ticks_per_second"]
         self.log("measurement ended after %.3f s: %d location(s), %d region(s), %d enter(s), "
-                 "deepest call stack %d" % (seconds, r["locations"], r["regions"], r["enters"],
-                                            r["max_depth"]))
+                 "%s deepest call stack %d" % (
+                     seconds, r["locations"], r["regions"], r["enters"],
+                     "%d sample(s), " % r["samples"] if self.config.sampling_event else "",
+                     r["max_depth"]))
         self.log("trace buffer memory: peak %d bytes of %d" % (
             r["memory_peak_bytes"], self.config["SCOREP_TOTAL_MEMORY"]))
         if r["unmatched_leaves"]:

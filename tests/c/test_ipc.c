@@ -35,6 +35,8 @@ typedef struct {
     sp_unified u;
     uint32_t shared_region, own_region;
     uint32_t world_file, own_file; /* MPI-IO handles */
+    /* calling contexts: shared <- own <- shared again (sampling's tree) */
+    uint32_t shared_context, own_context, inner_context;
 } rank_work;
 
 /* Each rank defines a region all ranks share (same name, file and line), one of its own and
@@ -65,6 +67,14 @@ static void *unify_rank(void *arg)
     /* MPI-IO: a file opened collectively on a communicator of all ranks (unify key 1 there:
      * one handle of the experiment) and one on a communicator of this rank alone (key 1 as
      * well, but another communicator: a handle per rank). Members are not checked here. */
+    /* Calling contexts: the shared region at the top (one context for all ranks), the rank's
+     * own under it and the shared one again under that (one each per rank); odd ranks first
+     * define a context of their own, so that local context ids differ between ranks. */
+    if (w->me.rank % 2)
+        sp_defs_calling_context(&defs, w->own_region, SP_NO_ID);
+    w->shared_context = sp_defs_calling_context(&defs, w->shared_region, SP_NO_ID);
+    w->own_context = sp_defs_calling_context(&defs, w->own_region, w->shared_context);
+    w->inner_context = sp_defs_calling_context(&defs, w->shared_region, w->own_context);
     uint64_t first = SP_PROCESS(0, 0), me = SP_PROCESS(0, w->me.rank);
     uint32_t everyone = sp_defs_comm(&defs, &(sp_comm_spec){.key = SP_COMM_KEY_WORLD,
                                                              .kind = SP_COMM_WORLD, .size = 1,
@@ -153,8 +163,22 @@ static void unify_group(uint32_t ranks, bool tree)
         CHECK_EQ_U64(u->comm_map[0], 0);
         CHECK_EQ_U64(root->global.io_handles[own_file].comm, u->comm_map[1]);
         CHECK_EQ_U64(root->global.comms[u->comm_map[1]].key, 1000 + r);
+        /* calling contexts: the top one shared, the others the rank's, with their regions
+         * and parents translated */
+        uint32_t top = u->context_map[work[r].shared_context];
+        uint32_t own_context = u->context_map[work[r].own_context];
+        uint32_t inner = u->context_map[work[r].inner_context];
+        CHECK_EQ_U64(top, work[0].u.context_map[work[0].shared_context]);
+        CHECK_EQ_U64(root->global.contexts[top].region, shared);
+        CHECK_EQ_U64(root->global.contexts[top].parent, SP_NO_ID);
+        CHECK_EQ_U64(root->global.contexts[own_context].region, own);
+        CHECK_EQ_U64(root->global.contexts[own_context].parent, top);
+        CHECK_EQ_U64(root->global.contexts[inner].region, shared);
+        CHECK_EQ_U64(root->global.contexts[inner].parent, own_context);
+        CHECK(r == 0 || inner != work[0].u.context_map[work[0].inner_context]);
     }
     CHECK_EQ_U64(root->global.io_handle_count, ranks + 1);
+    CHECK_EQ_U64(root->global.context_count, 1 + 2 * ranks + ranks / 2);
     for (uint32_t r = 0; r < ranks; r++)
         sp_unified_free(&work[r].u);
     thread_group_free(&group);

@@ -53,6 +53,15 @@ Measured by tracing known programs (SCOREP_ENABLE_TRACING=true) and comparing
   leave one OTF2 Metric record with N values, of the size ``otf2-estimator`` gives (it shares
   the event's timestamp); the memory hint does not include them.
 
+- sampling (a profile with Score-P's ``hits`` metric, --sampling): a Python function's
+  visits write no events (it is sampled); every hit is a CallingContextSample, 16 bytes
+  (timestamp, type, length, the calling context, the unwind distance and the interrupt
+  generator, compressed; measured: 3 104 bytes for 194 more samples) plus 1 for calling-context
+  ids from 256 on, and 2 raw records; a recorded region (user, MPI, I/O) is entered with a
+  CallingContextEnter, 4 bytes more than an Enter (measured: 28 000 bytes for 1 000 more
+  visits of a user region, against 24 000). The hits column is shown, as Score-P's
+  scorep-score shows it for sampled profiles;
+
 Against the trace of the same run (tests/test_score.py, SIZE_TOLERANCE = 1 %) the estimate
 missed by 2 bytes or less per program argument beyond the first, and by a few bytes per
 256 KiB chunk.
@@ -72,7 +81,7 @@ Per location:
   three; ProgramBegin, MpiCollectiveBegin: one) in chunks of (262144 - 16) / 16 = 16 383
   records; a record group never straddles chunks, so 16 381 are counted per chunk; at least
   one chunk;
-- profile: call-path nodes come in blocks of ``PROFILE_BLOCK_NODES`` (2 048; 88-byte nodes)
+- profile: call-path nodes come in blocks of ``PROFILE_BLOCK_NODES`` (2 048; 128-byte nodes, two cache lines)
   per chunk; every call path visited on the location is a node, parameter call paths included,
   plus the root;
 - at the end each location also takes one chunk to encode its records into OTF2.
@@ -105,6 +114,12 @@ RECORDS_PARAMETER = 2
 RECORDS_PROGRAM = 3          # ProgramBegin 1, ProgramEnd 2
 RECORDS_MEASUREMENT_ON_OFF = 2
 RECORDS_BUFFER_FLUSH = 2
+RECORDS_SAMPLE = 2
+SAMPLE_BYTES = TIMESTAMP_BYTES + 2 + 2 + 2 + 1    # cc id and unwind distance below 256
+CONTEXT_ENTER_EXTRA_BYTES = 4    # CallingContextEnter beyond Enter (length, unwind distance)
+# Regions a program names itself (user regions, instrumenter sections, the error region):
+# recorded with sampling too, where Python functions are sampled.
+_NAMED_PREFIXES = ("user:", "user_instrumenter:", "error_region")
 _COLLECTIVE_ROLES = ("barrier", "one2all", "all2one", "all2all", "other collective")
 
 
@@ -155,10 +170,13 @@ def core_sizes():
 class MeasuredModel:
     """Units are the profile's locations: each writes one ``.evt`` file."""
 
-    has_hits = False
-
     def __init__(self, est):
         profile = est.profile
+        # A sampled profile (Score-P's hits metric): samples, not visits, of Python functions.
+        self.sampling = any(m.uniq_name == "hits" for m in profile.metrics)
+        self.has_hits = self.sampling
+        self.hit_values = profile.values("hits", inclusive=False) if self.sampling else None
+        self.sample_bytes = SAMPLE_BYTES + (1 if len(profile.cnodes) >= 256 else 0)
         self.units = [location.name for location in profile.locations]
         self.chunk_bytes, self.records_per_chunk, self.nodes_per_chunk = core_sizes()
         keys = set()
@@ -220,14 +238,22 @@ class MeasuredModel:
                     extra, extra_records = self._io_bytes(region, cnode, est)
                     per_visit += extra
                     records += extra_records
+            if self.sampling and not cnode.parameters and not is_root and \
+                    paradigm(region) not in ("measurement", "mpi", "io") and \
+                    region.name != "MEASUREMENT OFF":
+                if region.name.startswith(_NAMED_PREFIXES):
+                    per_visit += CONTEXT_ENTER_EXTRA_BYTES
+                else:
+                    per_visit, records = 0, 0  # a Python function: sampled
             cvisits = est.visit_values[cnode.id]
             ctime = est.time_values[cnode.id]
+            chits = self.hit_values[cnode.id] if self.sampling else [0] * nloc
             for i in range(nloc):
-                v = cvisits[i]
-                est.add(row.type, row, i, v * per_visit, v if counts_visits else 0, 0,
-                        ctime[i])
-                if v:
-                    row.records[i] += v * records
+                v, h = cvisits[i], int(chits[i])
+                est.add(row.type, row, i, v * per_visit + h * self.sample_bytes,
+                        v if counts_visits else 0, h, ctime[i])
+                if v or h:
+                    row.records[i] += v * records + h * RECORDS_SAMPLE
                     row.nodes[i] += 1
                 elif is_root:
                     # Our profile gives every location the root node, visited or not.

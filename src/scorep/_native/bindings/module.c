@@ -119,10 +119,13 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
                                "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
                                "line_patterns", "mpi_groups", "spawn_args", "spawned",
-                               "io_posix", "program_path", "metrics", "memory", "quiet", NULL};
+                               "io_posix", "program_path", "unwinding", "sampling_event",
+                               "sampling_period_us", "sampling_cpu", "metrics", "memory",
+                               "quiet", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
-    int mpi = 0, overwrite = 1, io_posix = 0;
+    int mpi = 0, overwrite = 1, io_posix = 0, unwinding = 0, sampling_cpu = 0;
+    unsigned long long sampling_period_us = 0;
     double mpi_timeout = 60.0;
     unsigned long long total_memory = SP_DEFAULT_TOTAL_MEMORY;
     const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
@@ -134,7 +137,8 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     int spawned = 0;
     PyObject *metrics = NULL;
     int memory = 0, quiet = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppzOpp", keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppzpzKpOpp",
+                                     keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
                                      &config.profile_base_name, &config.program_name,
@@ -143,7 +147,9 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &thread_name, &do_register, &config.filter_file, &mpi,
                                      &overwrite, &mpi_timeout, &line_patterns,
                                      &config.mpi_groups, &spawn_args, &spawned, &io_posix,
-                                     &config.program_path, &metrics, &memory, &quiet))
+                                     &config.program_path, &unwinding, &config.sampling_event,
+                                     &sampling_period_us, &sampling_cpu, &metrics, &memory,
+                                     &quiet))
         return NULL;
     config.quiet_warnings = quiet;
     sp_metric_request requests[SP_MAX_METRICS * 2];
@@ -174,6 +180,9 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     config.mpi_timeout = mpi_timeout;
     config.spawned = spawned;
     config.io_posix = io_posix;
+    config.unwinding = unwinding;
+    config.sampling_period_us = sampling_period_us;
+    config.sampling_cpu = sampling_cpu;
     if (!config.program_name)
         config.program_name = "python";
 
@@ -205,7 +214,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     if (status != 0)
         PyErr_SetString(PyExc_RuntimeError, err);
     else if (sp_python_adapter_start(dirs.items, dirs.count, cwd, kind, patterns.items,
-                                     patterns.count) != 0) {
+                                     patterns.count, &config) != 0) {
         sp_measurement_cancel();
         status = -1;
     }
@@ -218,7 +227,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     if (memory)
         sp_python_memory_hook(true);
     /* The starting thread is location 0; it writes ProgramBegin. */
-    sp_location_attach(PyThread_get_thread_ident(), thread_name, true);
+    sp_python_attach_named(thread_name);
     if (do_register && sp_python_register() != 0) {
         sp_python_adapter_stop();
         sp_python_memory_hook(false);
@@ -288,6 +297,7 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "locations", PyLong_FromUnsignedLong(r.locations)) ||
         set_item(d, "regions", PyLong_FromUnsignedLong(r.regions)) ||
         set_item(d, "enters", PyLong_FromUnsignedLongLong(r.enters)) ||
+        set_item(d, "samples", PyLong_FromUnsignedLongLong(r.samples)) ||
         set_item(d, "unmatched_leaves", PyLong_FromUnsignedLongLong(r.unmatched_leaves)) ||
         set_item(d, "trace_flushes", PyLong_FromUnsignedLongLong(r.trace_flushes)) ||
         set_item(d, "trace_lost_records", PyLong_FromUnsignedLongLong(r.trace_lost_records)) ||
@@ -312,6 +322,8 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "parts_missing", PyUnicode_FromString(r.parts_missing)) ||
         set_item(d, "profile_folded_calls", PyLong_FromUnsignedLongLong(r.profile_folded_calls)) ||
         set_item(d, "profile_dropped_calls", PyLong_FromUnsignedLongLong(r.profile_dropped_calls)) ||
+        set_item(d, "profile_dropped_samples",
+                 PyLong_FromUnsignedLongLong(r.profile_dropped_samples)) ||
         set_item(d, "profile_folded_parameters",
                  PyLong_FromUnsignedLongLong(r.profile_folded_parameters)) ||
         set_item(d, "trace_spill_failures", PyLong_FromUnsignedLongLong(r.trace_spill_failures)) ||
@@ -366,7 +378,7 @@ static PyObject *py_thread_begin(PyObject *self, PyObject *name)
     const char *text = PyUnicode_AsUTF8(name);
     if (!text)
         return NULL;
-    sp_location_attach(PyThread_get_thread_ident(), text, true);
+    sp_python_attach_named(text);
     sp_python_thread_started();
     Py_RETURN_NONE;
 }
@@ -1099,6 +1111,30 @@ static PyObject *py_tsc_usable(PyObject *self, PyObject *unused)
     return Py_BuildValue("(Ns)", PyBool_FromLong(ok), why);
 }
 
+static PyObject *py_tsc_synchronized(PyObject *self, PyObject *budget)
+{
+    (void)self;
+    long ms = PyLong_AsLong(budget);
+    if (ms < 0 && PyErr_Occurred())
+        return NULL;
+    char why[256] = "";
+    uint64_t hand_overs = 0, resolution_ns = 0;
+    bool ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = sp_clock_tsc_synchronized(ms > 0 ? (unsigned)ms : 1u, &hand_overs, &resolution_ns, why,
+                                   sizeof why);
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("(NKKs)", PyBool_FromLong(ok), (unsigned long long)hand_overs,
+                         (unsigned long long)resolution_ns, why);
+}
+
+static PyObject *py_tsc_invariant(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(sp_clock_tsc_invariant());
+}
+
 static PyMethodDef methods[] = {
     {"start", (PyCFunction)(void (*)(void))py_start, METH_VARARGS | METH_KEYWORDS,
      "start(experiment_dir, **config): start a measurement in this process."},
@@ -1178,6 +1214,10 @@ static PyMethodDef methods[] = {
     {"hold_events", py_hold_events, METH_NOARGS,
      "The calling thread records nothing until release_events() (nests)."},
     {"release_events", py_release_events, METH_NOARGS, "Ends one hold_events()."},
+    {"tsc_invariant", py_tsc_invariant, METH_NOARGS, "Whether the CPU's TSC is invariant."},
+    {"tsc_synchronized", py_tsc_synchronized, METH_O,
+     "tsc_synchronized(budget_ms) -> (agree, hand_overs, resolution_ns, reason): whether the "
+     "TSCs of the CPUs this process may run on agree."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -56,4 +56,17 @@ uint64_t sp_clock_ticks_per_second(const sp_clock_anchor *start, const sp_clock_
  * the kernel itself uses it as clocksource. `why` receives the reason when it is not. */
 bool sp_clock_tsc_usable(char *why, size_t why_len);
 
+/* Whether the CPU's TSC is invariant (constant_tsc and nonstop_tsc): it ticks at one rate
+ * whatever the CPU's frequency and sleep states. */
+bool sp_clock_tsc_invariant(void);
+
+/* Whether the TSCs of the CPUs this process may run on agree (for when the kernel does not
+ * use the TSC as its clocksource although it is invariant): for each CPU, TSC reads handed
+ * back and forth between a thread on it and one on the first CPU must never go back. At
+ * most `budget_ms` milliseconds are spent. `*hand_overs` tells how many hand-overs were
+ * checked, `*resolution_ns` the mean time of one on the slowest pair (a smaller skew could
+ * go unnoticed); `why` receives the reason when they do not agree. */
+bool sp_clock_tsc_synchronized(unsigned budget_ms, uint64_t *hand_overs, uint64_t *resolution_ns,
+                               char *why, size_t why_len);
+
 #endif

@@ -14,7 +14,8 @@ int sp_defs_init(sp_defs *defs)
         sp_u64map_init(&defs->parameter_by_name, 16) != 0 ||
         sp_u64map_init(&defs->comm_by_key, 16) != 0 ||
         sp_u64map_init(&defs->win_by_key, 16) != 0 ||
-        sp_u64map_init(&defs->io_file_by_name, 16) != 0) {
+        sp_u64map_init(&defs->io_file_by_name, 16) != 0 ||
+        sp_u64map_init(&defs->context_by_key, 16) != 0) {
         sp_defs_free(defs);
         return -1;
     }
@@ -34,6 +35,10 @@ void sp_defs_free(sp_defs *defs)
     sp_u64map_free(&defs->comm_by_key);
     sp_u64map_free(&defs->win_by_key);
     sp_u64map_free(&defs->io_file_by_name);
+    sp_u64map_free(&defs->context_by_key);
+    free(defs->contexts);
+    defs->contexts = NULL;
+    defs->context_count = defs->context_capacity = 0;
     free(defs->io_files);
     free(defs->io_handles);
     defs->io_files = NULL;
@@ -394,4 +399,28 @@ void sp_defs_io_handle_set_file(sp_defs *defs, uint32_t handle, uint32_t file)
     if (handle < defs->io_handle_count)
         defs->io_handles[handle].file = file;
     pthread_mutex_unlock(&defs->lock);
+}
+
+uint32_t sp_defs_calling_context(sp_defs *defs, uint32_t region, uint32_t parent)
+{
+    uint64_t key = ((uint64_t)(parent + 1u) << 32) | region;
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = sp_u64map_get(&defs->context_by_key, key);
+    if (id == SP_NO_ID) {
+        if (defs->context_count == defs->context_capacity) {
+            uint32_t cap = defs->context_capacity ? defs->context_capacity * 2 : 256;
+            sp_calling_context *contexts = realloc(defs->contexts, cap * sizeof *contexts);
+            if (!contexts)
+                goto out;
+            defs->contexts = contexts;
+            defs->context_capacity = cap;
+        }
+        if (sp_u64map_put(&defs->context_by_key, key, defs->context_count) != 0)
+            goto out;
+        defs->contexts[defs->context_count] = (sp_calling_context){region, parent};
+        id = defs->context_count++;
+    }
+out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
 }

@@ -227,6 +227,13 @@ typedef struct {
     uint32_t status_flags; /* pre-created handles */
 } sp_io_handle;
 
+/* A node of the calling-context tree (sampling): a region called from its parent context
+ * (SP_NO_ID: a root). OTF2's CallingContext definition. */
+typedef struct {
+    uint32_t region;
+    uint32_t parent;
+} sp_calling_context;
+
 typedef struct sp_defs {
     pthread_mutex_t lock;
     sp_string_table strings;
@@ -248,6 +255,9 @@ typedef struct sp_defs {
     sp_io_handle *io_handles;
     uint32_t io_handle_count, io_handle_capacity;
     uint32_t io_paradigms_used; /* bit per sp_io_paradigm with a handle */
+    sp_calling_context *contexts;
+    uint32_t context_count, context_capacity;
+    sp_u64map context_by_key; /* (parent + 1) << 32 | region -> calling context */
 } sp_defs;
 
 int sp_defs_init(sp_defs *defs);
@@ -314,6 +324,10 @@ uint32_t sp_defs_io_file(sp_defs *defs, const char *path);
  * SP_NO_ID when out of memory. */
 uint32_t sp_defs_io_handle(sp_defs *defs, const sp_io_handle *handle, const char *name);
 void sp_defs_io_handle_set_file(sp_defs *defs, uint32_t handle, uint32_t file);
+
+/* The calling context of `region` called from context `parent` (SP_NO_ID: none), defined on
+ * first use; SP_NO_ID when out of memory. */
+uint32_t sp_defs_calling_context(sp_defs *defs, uint32_t region, uint32_t parent);
 
 /* Readers for writers at the end of the measurement (no lock: nothing is added then). */
 static inline const char *sp_defs_str(const sp_defs *defs, uint32_t id)

@@ -5,6 +5,7 @@
 
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Every event starts the same way: time never goes back within a location, and a change
@@ -80,6 +81,8 @@ void sp_location_paused(sp_location *loc, uint64_t begin, uint64_t end)
         ~atomic_load_explicit(&sp_meas.recording_epoch, memory_order_relaxed);
 }
 
+static void enter_in_context(sp_location *loc, sp_frame *frame, const sp_frame *parent,
+                             uint64_t time);
 /* ---- metrics (core/metrics.h): read at every recorded enter and leave ----------------- */
 
 /* Every location of a measurement with metrics has its metric state, none without: the
@@ -118,6 +121,7 @@ void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
     if (loc->depth > loc->max_depth)
         loc->max_depth = loc->depth;
     const sp_frame *parent = loc->depth > 1 ? frame - 1 : NULL;
+    frame->unwound = parent ? parent->unwound : 0;
     if (!recording) {
         frame->flags = 0;
         sp_substrates_enter_unrecorded(frame, parent);
@@ -127,7 +131,125 @@ void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
     loc->enters++;
     if (metrics_on(loc))
         metrics_enter(loc, time, true);
+    if (__builtin_expect(sp_meas.unwinder != NULL, 0)) {
+        enter_in_context(loc, frame, parent, time);
+        return;
+    }
     sp_substrates_enter(loc, frame, parent, time);
+}
+
+/* ---- calling contexts and samples ----------------------------------------------------- */
+
+void sp_set_unwinder(sp_unwinder unwinder)
+{
+    sp_meas.unwinder = unwinder;
+}
+
+static bool context_reserve(sp_context_stack *c, uint32_t count)
+{
+    if (count <= c->capacity)
+        return true;
+    uint32_t capacity = c->capacity ? c->capacity : 64;
+    while (capacity < count)
+        capacity *= 2;
+    sp_context_frame *frames = realloc(c->frames, capacity * sizeof *frames);
+    if (!frames)
+        return false;
+    c->frames = frames;
+    c->capacity = capacity;
+    return true;
+}
+
+/* How many leading frames `frames` shares with the location's last calling context: the
+ * frames that were already there at the last sample or enter (the same activation at the
+ * same place), as opposed to those entered since. */
+static uint32_t unchanged_frames(const sp_location *loc, const sp_context_frame *frames,
+                                 uint32_t count)
+{
+    uint32_t n = count < loc->context.count ? count : loc->context.count;
+    uint32_t i = 0;
+    while (i < n && frames[i].frame == loc->context.frames[i].frame &&
+           frames[i].region == loc->context.frames[i].region)
+        i++;
+    return i;
+}
+
+/* The part of a calling context below the innermost open frame `top`: the frames entered
+ * after it (those below are part of its own path). A first frame of `top`'s own region is
+ * the function a region of the same name wraps (@scorep.user.region): one node, not two. */
+static uint32_t context_start(const sp_frame *top, const sp_context_frame *frames,
+                              uint32_t count)
+{
+    uint32_t from = top ? top->unwound : 0;
+    if (from > count)
+        from = count; /* the frames that opened `top` returned while it stayed open */
+    if (top && from < count && frames[from].region == top->region &&
+        !(top->flags & SP_FRAME_CALLPATH_ONLY))
+        from++;
+    return from;
+}
+
+/* The enter of `frame` where the thread's own call stack says it happens. */
+static void enter_in_context(sp_location *loc, sp_frame *frame, const sp_frame *parent,
+                             uint64_t time)
+{
+    uint32_t count = sp_meas.unwinder(loc, loc->scratch.frames, loc->scratch.capacity);
+    if (count > loc->scratch.capacity) {
+        if (!context_reserve(&loc->scratch, count))
+            count = 0;
+        else
+            count = sp_meas.unwinder(loc, loc->scratch.frames, loc->scratch.capacity);
+        if (count > loc->scratch.capacity)
+            count = loc->scratch.capacity;
+    }
+    const sp_context_frame *frames = loc->scratch.frames;
+    uint32_t from = context_start(parent, frames, count);
+    uint32_t same = unchanged_frames(loc, frames, count);
+    frame->unwound = count;
+    sp_substrates_enter_in_context(loc, frame, parent, frames + from, count - from,
+                                   same > from ? same - from : 0, time);
+    sp_context_stack swap = loc->context;
+    loc->context = loc->scratch;
+    loc->context.count = count;
+    loc->scratch = swap;
+}
+
+bool sp_sample_begin(sp_location *loc)
+{
+    atomic_store(&loc->sampling, 1);
+    /* Announced before looking: the location's thread either sees the sample and waits
+     * for it (sp_event_section_begin), or the sample sees its event section and gives up. */
+    if (atomic_load(&loc->busy)) {
+        atomic_store(&loc->sampling, 0);
+        return false;
+    }
+    return true;
+}
+
+void sp_sample_end(sp_location *loc)
+{
+    atomic_store(&loc->sampling, 0);
+}
+
+void sp_sample(sp_location *loc, uint64_t time, const sp_context_frame *frames, uint32_t count,
+               uint64_t weight)
+{
+    if (!stamp(loc, &time))
+        return; /* recording is off: the profile has the time as MEASUREMENT OFF */
+    const sp_frame *top = top_frame(loc);
+    if (top && weight > time - top->enter_time)
+        weight = time - top->enter_time;
+    uint32_t from = context_start(top, frames, count);
+    uint32_t same = unchanged_frames(loc, frames, count);
+    loc->samples++;
+    sp_substrates_sample(loc, top, frames + from, count - from, same > from ? same - from : 0,
+                         weight, time);
+    if (context_reserve(&loc->context, count)) {
+        memcpy(loc->context.frames, frames, count * sizeof *frames);
+        loc->context.count = count;
+    } else {
+        loc->context.count = 0;
+    }
 }
 
 /* The frame is already off the stack (loc->depth no longer counts it): during its leave the
@@ -254,6 +376,7 @@ static void record_parameter(sp_location *loc, uint32_t parameter, sp_parameter_
     sp_frame *frame = &loc->stack[loc->depth++];
     frame->key = SP_KEY_PARAMETER;
     frame->region = top ? top->region : sp_meas.program_region;
+    frame->unwound = top ? top->unwound : 0;
     frame->flags = SP_FRAME_RECORDED | SP_FRAME_CALLPATH_ONLY;
     frame->enter_time = time;
     frame->callpath = node;
@@ -612,6 +735,10 @@ sp_location *sp_event_section_begin(void)
         atomic_fetch_sub(&loc->busy, 1);
         return NULL;
     }
+    /* A sample being recorded into this location by another thread (sp_sample_begin) is
+     * finished first: it takes microseconds. */
+    while (__builtin_expect(atomic_load(&loc->sampling), 0))
+        sched_yield();
     return loc;
 }
 

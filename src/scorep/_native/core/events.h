@@ -238,6 +238,29 @@ void sp_io_operation_complete(sp_location *loc, uint64_t time, sp_io_paradigm pa
                               uint32_t handle, sp_io_mode mode, uint64_t bytes_result,
                               uint64_t matching_id);
 
+/* ---- calling contexts and samples (SCOREP_ENABLE_UNWINDING) ---------------------------- */
+
+/* Reads the calling thread's own call stack (`loc` is its location): writes up to
+ * `capacity` frames into `frames`, outermost first, and returns how many the stack has (when
+ * that is more than `capacity` it is called again with room for all). */
+typedef uint32_t (*sp_unwinder)(sp_location *loc, sp_context_frame *frames, uint32_t capacity);
+
+/* While an unwinder is set, every enter records where in the program's own call stack it
+ * happened (Score-P's unwinding): regions entered through events (user regions, MPI, I/O)
+ * and samples of the program's functions share one call tree. NULL switches it off. */
+void sp_set_unwinder(sp_unwinder unwinder);
+
+/* Samples are recorded into a thread's location by another thread (a sampler that sees
+ * every thread's stack) between sp_sample_begin, which fails while the location's own
+ * thread is inside an event section (then try at the next sample), and sp_sample_end. */
+bool sp_sample_begin(sp_location *loc);
+void sp_sample_end(sp_location *loc);
+
+/* A sample of `loc`'s thread at `time`: its call stack `frames` (outermost first) stands for
+ * `weight` ticks of the thread's time since the sample before it (at most the time since the
+ * innermost open frame was entered: the rest belongs to its caller). */
+void sp_sample(sp_location *loc, uint64_t time, const sp_context_frame *frames, uint32_t count,
+               uint64_t weight);
 /* A non-blocking operation's later events (kind: SP_IO_OPERATION_ISSUED, _TEST, _CANCELLED):
  * Score-P's IoOperationIssued, IoOperationTest, IoOperationCancelled. */
 void sp_io_operation_event(sp_location *loc, uint64_t time, sp_io_event_kind kind,

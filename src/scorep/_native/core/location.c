@@ -23,18 +23,34 @@ bool sp_location_grow_stack(sp_location *loc)
 static void free_location(sp_location *loc)
 {
     sp_substrates_location_free(loc);
+    free(loc->context.frames);
+    free(loc->scratch.frames);
     sp_metrics_location_free(loc);
     free(loc->stack);
     free(loc->name);
     free(loc);
 }
 
-static sp_location *create_location(uint64_t thread_ident, const char *name)
+/* The location made for `key` (0: none) in this measurement, or NULL. Locations are only
+ * ever appended, so the scan needs no lock for the ones it sees. */
+static sp_location *find_keyed(uint64_t key)
+{
+    if (!key)
+        return NULL;
+    uint32_t n = atomic_load(&sp_meas.location_count);
+    for (uint32_t i = n; i-- > 0;)
+        if (sp_meas.locations[i] && sp_meas.locations[i]->key == key)
+            return sp_meas.locations[i];
+    return NULL;
+}
+
+static sp_location *create_location(uint64_t key, uint64_t thread_ident, const char *name)
 {
     sp_location *loc = calloc(1, sizeof *loc);
     if (!loc)
         return NULL;
     loc->name = strdup(name);
+    loc->key = key;
     loc->thread_ident = thread_ident;
     loc->last_time = sp_meas.start.ticks;
     loc->recording = true;
@@ -44,6 +60,13 @@ static sp_location *create_location(uint64_t thread_ident, const char *name)
         return NULL;
     }
     pthread_mutex_lock(&sp_meas.locations_lock);
+    sp_location *made = find_keyed(key);
+    if (made) {
+        /* Another thread made it meanwhile (a sampler, the thread itself). */
+        pthread_mutex_unlock(&sp_meas.locations_lock);
+        free_location(loc);
+        return made;
+    }
     uint32_t index = atomic_load(&sp_meas.location_count);
     if (index >= SP_MAX_LOCATIONS) {
         pthread_mutex_unlock(&sp_meas.locations_lock);
@@ -66,6 +89,12 @@ static sp_location *create_location(uint64_t thread_ident, const char *name)
 
 sp_location *sp_location_attach(uint64_t thread_ident, const char *name, bool register_thread)
 {
+    return sp_location_attach_keyed(0, thread_ident, name, register_thread);
+}
+
+sp_location *sp_location_attach_keyed(uint64_t key, uint64_t thread_ident, const char *name,
+                                      bool register_thread)
+{
     uint32_t generation = atomic_load_explicit(&sp_meas.generation, memory_order_acquire);
     if (sp_thread.generation == generation && sp_thread.location) {
         if (register_thread && name)
@@ -73,8 +102,13 @@ sp_location *sp_location_attach(uint64_t thread_ident, const char *name, bool re
         return sp_thread.location;
     }
     sp_location *loc = NULL;
-    if (sp_measurement_running() && (register_thread || sp_meas.config.all_threads))
-        loc = create_location(thread_ident, name ? name : "Thread");
+    if (sp_measurement_running() && (register_thread || sp_meas.config.all_threads)) {
+        loc = find_keyed(key);
+        if (loc && register_thread && name)
+            sp_location_set_name(loc, name);
+        if (!loc)
+            loc = create_location(key, thread_ident, name ? name : "Thread");
+    }
     sp_thread.location = loc;
     sp_thread.generation = generation;
     if (loc && loc->is_main) {
@@ -83,6 +117,14 @@ sp_location *sp_location_attach(uint64_t thread_ident, const char *name, bool re
         sp_substrates_program_begin(loc, sp_meas.start.ticks);
     }
     return loc;
+}
+
+sp_location *sp_location_of_key(uint64_t key, uint64_t thread_ident, const char *name)
+{
+    if (!key || !sp_measurement_running() || !sp_meas.config.all_threads)
+        return NULL;
+    sp_location *loc = find_keyed(key);
+    return loc ? loc : create_location(key, thread_ident, name ? name : "Thread");
 }
 
 void sp_location_set_name(sp_location *loc, const char *name)

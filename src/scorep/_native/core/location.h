@@ -36,7 +36,23 @@ typedef struct sp_frame {
     uint32_t flags;
     uint64_t enter_time;
     uint32_t callpath; /* owned by the call-path substrate (its node of this frame) */
+    /* While calling contexts are recorded (sampling): how many frames of the program's own
+     * call stack were below this frame when it was entered; they are part of its path. */
+    uint32_t unwound;
 } sp_frame;
+
+/* One frame of the program's own call stack as an adapter reads it (sampling): its region
+ * and what tells this activation from a later one at the same place (the frame's address). */
+typedef struct sp_context_frame {
+    uint32_t region;
+    uintptr_t frame;
+} sp_context_frame;
+
+/* A calling context: frames of the program's own call stack, outermost first. */
+typedef struct sp_context_stack {
+    sp_context_frame *frames;
+    uint32_t count, capacity;
+} sp_context_stack;
 
 /* Where a substrate's records of a location stood at a rewind point; its meaning belongs
  * to the substrate that took it. */
@@ -93,6 +109,16 @@ typedef struct sp_location {
 
     /* Each substrate's own state of this location, in the slot core/substrates.h gives it. */
     void *substrate[SP_SUBSTRATE_SLOTS];
+
+    /* Sampling. `key` tells the adapter's threads apart for good (a thread id may be reused
+     * by a later thread; 0: none). `context` is the calling context of the location's last
+     * sample or enter (which frames are new at the next one), `scratch` room to read the
+     * next one into. `sampling` is set while another thread records a sample into this
+     * location (see sp_sample_begin). */
+    uint64_t key;
+    sp_context_stack context, scratch;
+    _Atomic int sampling;
+    uint64_t samples; /* samples recorded */
 } sp_location;
 
 /* Grows the stack; the caller has checked depth == capacity. Returns false when out of
@@ -102,6 +128,16 @@ bool sp_location_grow_stack(sp_location *loc);
 /* The calling thread's location: created when the measurement runs and either every thread
  * is measured or `register_thread` is set; otherwise NULL, and NULL is cached too. */
 sp_location *sp_location_attach(uint64_t thread_ident, const char *name, bool register_thread);
+
+/* The same for a thread the adapter knows by a unique `key` (never 0): a location that
+ * another thread already made for that key (a sampler) is found and becomes the caller's. */
+sp_location *sp_location_attach_keyed(uint64_t key, uint64_t thread_ident, const char *name,
+                                      bool register_thread);
+
+/* The location of the thread with `key` for another thread to record into (a sampler),
+ * made when there is none; NULL when the measurement does not run or records no such
+ * thread. The calling thread's own location is not changed. */
+sp_location *sp_location_of_key(uint64_t key, uint64_t thread_ident, const char *name);
 
 void sp_location_set_name(sp_location *loc, const char *name);
 

@@ -31,6 +31,7 @@ static void free_config_copies(sp_config *c)
     free((char *)c->node_name);
     free((char *)c->creator);
     free((char *)c->filter_file);
+    free((char *)c->sampling_event);
     free((char *)c->mpi_groups);
     if (c->program_args) {
         for (uint32_t i = 0; i < c->program_argc; i++)
@@ -57,6 +58,7 @@ static int copy_config(sp_config *dst, const sp_config *src)
     dst->node_name = copy_string(src->node_name ? src->node_name : "localhost");
     dst->creator = copy_string(src->creator ? src->creator : "scorep");
     dst->filter_file = copy_string(src->filter_file);
+    dst->sampling_event = copy_string(src->sampling_event);
     dst->mpi_groups = copy_string(src->mpi_groups);
     dst->program_args = NULL;
     dst->program_argc = 0;
@@ -88,7 +90,7 @@ static int copy_config(sp_config *dst, const sp_config *src)
     }
     if (!dst->experiment_dir || !dst->profile_base_name || !dst->program_name ||
         !dst->program_path || !dst->machine_name || !dst->node_name || !dst->creator ||
-        !dst->filter_file || !dst->mpi_groups)
+        !dst->filter_file || !dst->mpi_groups || !dst->sampling_event)
         return -1;
     return 0;
 }
@@ -725,6 +727,7 @@ void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_res
     for (uint32_t i = 0; i < nlocs; i++) {
         sp_location *loc = m->locations[i];
         r->enters += loc->enters;
+        r->samples += loc->samples;
         r->unmatched_leaves += loc->unmatched_leaves;
         if (loc->max_depth > r->max_depth)
             r->max_depth = loc->max_depth;

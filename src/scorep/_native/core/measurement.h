@@ -53,6 +53,14 @@ typedef struct sp_config {
     uint32_t spawn_argc;
     bool spawned; /* this process was started so: it joins its parent's experiment */
     bool io_posix;           /* SCOREP_IO_POSIX: record POSIX and ISO C I/O calls */
+    /* SCOREP_ENABLE_UNWINDING: calling contexts (the adapter sets an unwinder) and, with a
+     * sampling event, samples; the event's name (as SCOREP_SAMPLING_EVENTS gives it, the
+     * trace's interrupt generator), its period in microseconds (0: no samples) and whether
+     * the period is CPU time (else wall-clock time). */
+    bool unwinding;
+    const char *sampling_event;
+    uint64_t sampling_period_us;
+    bool sampling_cpu;
     /* The metrics asked for (SCOREP_METRIC_*, --memory); read at the start only. */
     const sp_metric_request *metric_requests;
     uint32_t metric_request_count;
@@ -79,11 +87,13 @@ typedef struct sp_results {
     uint32_t locations;
     uint32_t regions;
     uint64_t enters;
+    uint64_t samples; /* samples recorded (sampling) */
     uint64_t unmatched_leaves;
     uint64_t trace_flushes;
     uint64_t trace_lost_records;
     uint64_t profile_folded_calls;      /* deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH */
     uint64_t profile_dropped_calls;     /* no memory left for their call-path node */
+    uint64_t profile_dropped_samples;   /* no memory left for their call path */
     uint64_t profile_folded_parameters; /* values beyond the per-call-path limit */
     uint64_t memory_peak_bytes;
     uint64_t memory_over_budget_bytes;
@@ -195,6 +205,10 @@ typedef struct sp_measurement {
     bool error_reported; /* the region-exit-without-enter message is printed once */
 
     struct sp_filter *filter; /* NULL: nothing is filtered */
+
+    /* Reads the calling thread's own call stack while calling contexts are recorded
+     * (sp_set_unwinder); NULL otherwise. */
+    sp_unwinder unwinder;
 
     /* The group of processes this one writes its results with: itself alone until a
      * paradigm (MPI) joins a larger group. */

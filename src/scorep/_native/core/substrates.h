@@ -116,6 +116,37 @@ static inline void sp_substrates_enter(sp_location *loc, sp_frame *frame, const 
         sp_trace_enter(sp_trace_of(loc), time, frame->region);
 }
 
+/* The same while calling contexts are recorded (sampling): the frame is entered under
+ * `frames` (outermost first), the part of the thread's own call stack entered since
+ * `parent`; of those, the first `same` were there at the location's last event already. */
+static inline void sp_substrates_enter_in_context(sp_location *loc, sp_frame *frame,
+                                                  const sp_frame *parent,
+                                                  const sp_context_frame *frames, uint32_t count,
+                                                  uint32_t same, uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        frame->callpath = sp_profile_enter_in_context(
+            sp_profile_of(loc), parent ? parent->callpath : SP_PROFILE_ROOT, frames, count,
+            same, frame->region);
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_enter_in_context(sp_trace_of(loc), time, loc->depth - 1, frames, count, same,
+                                  frame->region);
+}
+
+/* A sample: the thread's call stack below the innermost open frame `top` (NULL: the program
+ * root) is `frames`, of which the first `same` were there at the location's last event;
+ * it stands for `weight` ticks. */
+static inline void sp_substrates_sample(sp_location *loc, const sp_frame *top,
+                                        const sp_context_frame *frames, uint32_t count,
+                                        uint32_t same, uint64_t weight, uint64_t time)
+{
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        sp_profile_sample(sp_profile_of(loc), top ? top->callpath : SP_PROFILE_ROOT, frames,
+                          count, same, weight);
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
+        sp_trace_sample(sp_trace_of(loc), time, loc->depth, frames, count, same);
+}
+
 /* A frame entered while recording is off: calls inside it belong to its caller's path. */
 static inline void sp_substrates_enter_unrecorded(sp_frame *frame, const sp_frame *parent)
 {
@@ -125,7 +156,7 @@ static inline void sp_substrates_enter_unrecorded(sp_frame *frame, const sp_fram
 static inline void sp_substrates_leave(sp_location *loc, const sp_frame *frame, uint64_t time)
 {
     if (sp_substrate_on(SP_SUBSTRATE_TRACE) && !(frame->flags & SP_FRAME_CALLPATH_ONLY))
-        sp_trace_leave(sp_trace_of(loc), time, frame->region);
+        sp_trace_leave(sp_trace_of(loc), time, frame->region, loc->depth);
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
         sp_profile_leave(sp_profile_of(loc), frame->callpath, time - frame->enter_time);
 }

@@ -72,6 +72,11 @@ static void serialize_defs(const sp_defs *d, sp_buffer *b)
         sp_buffer_u32(b, d->wins[i].name);
     }
     serialize_io(d, b);
+    sp_buffer_u32(b, d->context_count);
+    for (uint32_t i = 0; i < d->context_count; i++) {
+        sp_buffer_u32(b, d->contexts[i].region);
+        sp_buffer_u32(b, d->contexts[i].parent);
+    }
 }
 
 /* What a process reports about itself; its string ids are those of the definitions sent
@@ -222,6 +227,34 @@ static int merge_io(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer *map
     return r->failed ? -1 : status;
 }
 
+/* A report's calling contexts into the merged tree: each one's region (through the report's
+ * region map `rmap`) and parent (which comes before it, in the report as in the merged set). */
+static int merge_contexts(sp_defs *g, sp_reader *r, sp_buffer *maps, const uint32_t *rmap,
+                          uint32_t nregions)
+{
+    uint32_t ncontexts = sp_reader_u32(r);
+    if (r->failed || ncontexts > r->size / 8)
+        return -1;
+    uint32_t *ccmap = malloc((ncontexts ? ncontexts : 1) * sizeof *ccmap);
+    if (!ccmap)
+        return -1;
+    sp_buffer_u32(maps, ncontexts);
+    int status = 0;
+    for (uint32_t i = 0; i < ncontexts && !r->failed && status == 0; i++) {
+        uint32_t region = sp_reader_u32(r), parent = sp_reader_u32(r);
+        uint32_t global_region = region < nregions ? rmap[region] : SP_NO_ID;
+        uint32_t global_parent = parent < i ? ccmap[parent] : SP_NO_ID;
+        ccmap[i] = global_region == SP_NO_ID ? SP_NO_ID
+                                             : sp_defs_calling_context(g, global_region,
+                                                                       global_parent);
+        if (global_region != SP_NO_ID && ccmap[i] == SP_NO_ID)
+            status = -1;
+        sp_buffer_u32(maps, ccmap[i]);
+    }
+    free(ccmap);
+    return r->failed || maps->failed ? -1 : status;
+}
+
 /* Room for one more process in u->ranks. */
 static sp_unified_rank *next_rank(sp_unified *u, uint32_t *capacity)
 {
@@ -256,6 +289,13 @@ static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer 
 
     uint32_t nregions = sp_reader_u32(r);
     sp_buffer_u32(maps, nregions);
+    /* The report's regions -> merged ones, for its calling contexts. */
+    uint32_t *rmap = r->failed || nregions > r->size / 28
+                         ? NULL : malloc((nregions ? nregions : 1) * sizeof *rmap);
+    if (!rmap) {
+        free(smap);
+        return -1;
+    }
     for (uint32_t i = 0; i < nregions && !r->failed; i++) {
         sp_region local = {0};
         local.name = GLOBAL_STRING(sp_reader_u32(r));
@@ -282,9 +322,11 @@ static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer 
             if (id == SP_NO_ID || sp_u64map_put(&st->region_index, key, id) != 0 ||
                 sp_defs_set_group(g, id, sp_defs_str(g, local.group)) != 0) {
                 free(smap);
+                free(rmap);
                 return -1;
             }
         }
+        rmap[i] = id;
         sp_buffer_u32(maps, id);
     }
 
@@ -302,6 +344,7 @@ static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer 
                                                        : malloc((ncomms ? ncomms : 1) * sizeof *cmap);
     if (!cmap) {
         free(smap);
+        free(rmap);
         return -1;
     }
     for (uint32_t i = 0; i < ncomms && !r->failed; i++) {
@@ -331,6 +374,7 @@ static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer 
         if (cmap[i] == SP_NO_ID) {
             free(cmap);
             free(smap);
+            free(rmap);
             return -1;
         }
         sp_buffer_u32(maps, cmap[i]);
@@ -346,7 +390,9 @@ static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer 
     }
     int io_status = merge_io(u, st, r, maps, smap, nstrings, cmap, ncomms);
     free(cmap);
-    if (io_status != 0) {
+    int context_status = io_status == 0 ? merge_contexts(g, r, maps, rmap, nregions) : -1;
+    free(rmap);
+    if (context_status != 0) {
         free(smap);
         return -1;
     }
@@ -400,10 +446,10 @@ static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer 
 }
 
 /* ---- maps from a report's ids to the merged ones ------------------------------------------
- * Strings, regions, parameters, communicators, RMA windows, I/O files, I/O handles: the
- * order in which merge_report writes them. */
+ * Strings, regions, parameters, communicators, RMA windows, I/O files, I/O handles, calling
+ * contexts: the order in which merge_report writes them. */
 
-enum { MAP_KINDS = 7, MAP_COMMS = 3 };
+enum { MAP_KINDS = 8, MAP_COMMS = 3 };
 
 typedef struct {
     uint32_t *ids[MAP_KINDS];
@@ -474,7 +520,7 @@ static int maps_identity(const sp_defs *g, id_maps *out)
 {
     uint32_t counts[MAP_KINDS] = {(uint32_t)g->strings.count, g->region_count,
                                   g->parameter_count, g->comm_count, g->win_count,
-                                  g->io_file_count, g->io_handle_count};
+                                  g->io_file_count, g->io_handle_count, g->context_count};
     memset(out, 0, sizeof *out);
     for (int k = 0; k < MAP_KINDS; k++) {
         out->ids[k] = malloc((counts[k] ? counts[k] : 1) * sizeof *out->ids[k]);
@@ -503,10 +549,10 @@ static void maps_into(id_maps *m, sp_unified *u)
 {
     uint32_t **slots[MAP_KINDS] = {&u->string_map, &u->region_map, &u->parameter_map,
                                    &u->comm_map, &u->win_map, &u->io_file_map,
-                                   &u->io_handle_map};
+                                   &u->io_handle_map, &u->context_map};
     uint32_t *counts[MAP_KINDS] = {&u->string_count, &u->region_count, &u->parameter_count,
                                    &u->comm_count, &u->win_count, &u->io_file_count,
-                                   &u->io_handle_count};
+                                   &u->io_handle_count, &u->context_count};
     maps_into_slots(m, slots, counts);
 }
 
@@ -514,10 +560,10 @@ static void maps_into_part(id_maps *m, sp_unified_maps *u)
 {
     uint32_t **slots[MAP_KINDS] = {&u->string_map, &u->region_map, &u->parameter_map,
                                    &u->comm_map, &u->win_map, &u->io_file_map,
-                                   &u->io_handle_map};
+                                   &u->io_handle_map, &u->context_map};
     uint32_t *counts[MAP_KINDS] = {&u->string_count, &u->region_count, &u->parameter_count,
                                    &u->comm_count, &u->win_count, &u->io_file_count,
-                                   &u->io_handle_count};
+                                   &u->io_handle_count, &u->context_count};
     maps_into_slots(m, slots, counts);
 }
 
@@ -1051,9 +1097,9 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
 static id_maps maps_of(const sp_unified *u)
 {
     id_maps m = {{u->string_map, u->region_map, u->parameter_map, u->comm_map, u->win_map,
-                  u->io_file_map, u->io_handle_map},
+                  u->io_file_map, u->io_handle_map, u->context_map},
                  {u->string_count, u->region_count, u->parameter_count, u->comm_count,
-                  u->win_count, u->io_file_count, u->io_handle_count}};
+                  u->win_count, u->io_file_count, u->io_handle_count, u->context_count}};
     return m;
 }
 
@@ -1066,6 +1112,7 @@ void sp_unified_maps_free(sp_unified_maps *maps)
     free(maps->win_map);
     free(maps->io_file_map);
     free(maps->io_handle_map);
+    free(maps->context_map);
     memset(maps, 0, sizeof *maps);
 }
 
@@ -1166,6 +1213,7 @@ void sp_unified_free(sp_unified *u)
     for (uint32_t k = 0; k < u->part_count; k++)
         sp_unified_maps_free(&u->part_maps[k]);
     free(u->part_maps);
+    free(u->context_map);
     if (u->process_index.capacity)
         sp_u64map_free(&u->process_index);
     memset(u, 0, sizeof *u);

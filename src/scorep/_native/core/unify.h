@@ -62,6 +62,8 @@ typedef struct sp_unified_maps {
     uint32_t string_count, region_count, parameter_count, comm_count, win_count;
     uint32_t *io_file_map, *io_handle_map;
     uint32_t io_file_count, io_handle_count;
+    uint32_t *context_map; /* calling contexts (sampling) */
+    uint32_t context_count;
 } sp_unified_maps;
 
 /* What a member process reported for itself (sp_unify_report's bytes), adopted by the
@@ -90,6 +92,8 @@ typedef struct sp_unified {
     uint32_t string_count, region_count, parameter_count, comm_count, win_count;
     uint32_t *io_file_map, *io_handle_map;
     uint32_t io_file_count, io_handle_count;
+    uint32_t *context_map; /* calling contexts (sampling) */
+    uint32_t context_count;
     /* The maps of the child processes' parts, in the order given to sp_unify_parts (a
      * spawned process's part keeps its maps itself). */
     sp_unified_maps *part_maps;
@@ -105,7 +109,8 @@ static inline sp_unified_maps sp_unified_own_maps(const sp_unified *u)
         .parameter_count = u->parameter_count, .comm_count = u->comm_count,
         .win_count = u->win_count, .io_file_map = u->io_file_map,
         .io_handle_map = u->io_handle_map, .io_file_count = u->io_file_count,
-        .io_handle_count = u->io_handle_count};
+        .io_handle_count = u->io_handle_count, .context_map = u->context_map,
+        .context_count = u->context_count};
 }
 
 struct sp_part;

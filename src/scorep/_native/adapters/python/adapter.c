@@ -15,7 +15,7 @@ sp_python_adapter sp_py = {.code_extra_index = -1,
 
 /* The thread's name from threading._active (the main thread, threads started before the
  * measurement); threads started during it are named by scorep's threading hook. */
-static PyObject *thread_name(unsigned long ident)
+PyObject *sp_python_thread_name(unsigned long ident)
 {
     PyObject *modules = PyImport_GetModuleDict();
     PyObject *mod = modules ? PyDict_GetItemString(modules, "threading") : NULL;
@@ -48,7 +48,7 @@ sp_location *sp_python_attach_thread(void)
     sp_thread.busy++;
     saved_exception saved = exception_save();
     if (sp_measurement_running() && sp_meas.config.all_threads) {
-        py_name = thread_name(ident);
+        py_name = sp_python_thread_name(ident);
         name = py_name ? PyUnicode_AsUTF8(py_name) : NULL;
         if (!name) {
             PyErr_Clear();
@@ -56,7 +56,9 @@ sp_location *sp_python_attach_thread(void)
             name = fallback;
         }
     }
-    sp_location *loc = sp_location_attach(ident, name, false);
+    PyThreadState *ts = PyGILState_GetThisThreadState();
+    sp_location *loc = ts ? sp_location_attach_keyed(sp_python_key_of(ts), ident, name, false)
+                          : sp_location_attach(ident, name, false);
     Py_XDECREF(py_name);
     exception_restore(saved);
     sp_thread.busy--;
@@ -70,7 +72,35 @@ sp_location *sp_python_location(void)
     return sp_python_attach_thread();
 }
 
+sp_location *sp_python_attach_named(const char *name)
+{
+    PyThreadState *ts = PyGILState_GetThisThreadState();
+    unsigned long ident = PyThread_get_thread_ident();
+    return ts ? sp_location_attach_keyed(sp_python_key_of(ts), ident, name, true)
+              : sp_location_attach(ident, name, true);
+}
+
 /* ---- control -------------------------------------------------------------------------- */
+
+/* Whether co_extra has the layout code_extra() reads directly: a value stored through the
+ * API into a fresh code object must come back the same way. Otherwise every lookup goes
+ * through the API. Returns -1 with a Python exception when no code object can be made. */
+static int check_code_extra_layout(void)
+{
+    PyCodeObject *probe = PyCode_NewEmpty("scorep", "probe", 1);
+    if (!probe)
+        return -1;
+    void *marker = (void *)(uintptr_t)0x5C0AE9u;
+    sp_py.code_extra_direct = false;
+    if (sp_code_set_extra((PyObject *)probe, sp_py.code_extra_index, marker) == 0) {
+        sp_py.code_extra_direct = true;
+        sp_py.code_extra_direct = code_extra(probe) == marker;
+        sp_code_set_extra((PyObject *)probe, sp_py.code_extra_index, NULL);
+    }
+    PyErr_Clear();
+    Py_DECREF(probe);
+    return 0;
+}
 
 int sp_python_adapter_init(void)
 {
@@ -79,6 +109,8 @@ int sp_python_adapter_init(void)
         PyErr_SetString(PyExc_RuntimeError, "no code object extra slot left");
         return -1;
     }
+    if (check_code_extra_layout() != 0)
+        return -1;
 #if SP_HAVE_MONITORING
     PyObject *sys = PyImport_ImportModule("sys");
     sp_py.monitoring = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
@@ -101,7 +133,8 @@ static void free_exclude_dirs(void)
 
 int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_count,
                             const char *cwd, sp_instrumenter_kind kind,
-                            const char *const *line_patterns, size_t line_pattern_count)
+                            const char *const *line_patterns, size_t line_pattern_count,
+                            const sp_config *config)
 {
 #if !SP_HAVE_MONITORING
     if (kind == SP_INSTRUMENTER_MONITORING) {
@@ -135,12 +168,19 @@ int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_coun
     sp_py.kind = kind;
     sp_py.registered = false;
     sp_py.generation30 = sp_measurement_generation() & GENERATION_MASK;
-    return sp_python_lines_start(line_patterns, line_pattern_count);
+    /* With unwinding, Python functions are seen through calling contexts and samples (when
+     * there is a sampling event), never as events of their own. */
+    sp_py.sampling = config->unwinding;
+    if (sp_python_lines_start(line_patterns, line_pattern_count) != 0)
+        return -1;
+    return sp_python_sampling_start(config->unwinding, config->sampling_period_us,
+                                    config->sampling_cpu);
 }
 
 void sp_python_adapter_stop(void)
 {
     sp_python_unregister();
+    sp_python_sampling_stop();
     sp_python_lines_stop();
 #if SP_HAVE_MONITORING
     sp_python_monitoring_release();
@@ -152,6 +192,12 @@ int sp_python_register(void)
 {
     if (sp_py.registered)
         return 0;
+    if (sp_py.sampling) {
+        if (sp_python_sampling_register() != 0)
+            return -1;
+        sp_py.registered = true;
+        return 0;
+    }
     switch (sp_py.kind) {
     case SP_INSTRUMENTER_NONE:
         return 0;
@@ -185,6 +231,10 @@ int sp_python_unregister(void)
     if (!sp_py.registered)
         return 0;
     sp_py.registered = false;
+    if (sp_py.sampling) {
+        sp_python_sampling_unregister();
+        return 0;
+    }
     switch (sp_py.kind) {
     case SP_INSTRUMENTER_NONE:
         break;

@@ -130,7 +130,6 @@ static PyObject *eval_default(PyThreadState *tstate, sp_eval_frame *frame, int t
 
 static PyObject *eval_frame(PyThreadState *tstate, sp_eval_frame *frame, int throwflag)
 {
-    uint64_t time = sp_clock_now();
     sp_location *loc = event_location();
     PyCodeObject *code = EVAL_FRAME_CODE(frame);
     uint32_t region;
@@ -138,6 +137,9 @@ static PyObject *eval_frame(PyThreadState *tstate, sp_eval_frame *frame, int thr
     if (!loc || EVAL_FRAME_CREATES_GENERATOR(frame) ||
         !(known = code_region(code, EVAL_FRAME_OBJECT(frame), EVAL_FRAME_GLOBALS(frame), &region)))
         return eval_default(tstate, frame, throwflag);
+    /* The clock is read once the frame is known to be recorded: a filtered function's
+     * call costs the cache lookup only, and the lookup is not part of the callee's time. */
+    uint64_t time = sp_clock_now();
     sp_enter(loc, region, (uintptr_t)code, time);
     if (known == CODE_LINES) {
         /* A resumed generator continues a line no line event announces: its time until the

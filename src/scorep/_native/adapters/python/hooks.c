@@ -26,7 +26,9 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     (void)arg;
     if (what != PyTrace_CALL && what != PyTrace_RETURN && what != PyTrace_LINE)
         return 0;
-    uint64_t time = sp_clock_now();
+    /* A call's clock is read once the function is known to be recorded (the lookup, at its
+     * first call the region's definition, is not the callee's time); a return's at once. */
+    uint64_t time = what == PyTrace_CALL ? 0 : sp_clock_now();
     sp_location *loc = event_location();
     if (!loc)
         return 0;
@@ -37,8 +39,10 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
         sp_python_lines_line(loc, code, (uint32_t)PyFrame_GetLineNumber(frame), time);
     } else if (what == PyTrace_CALL) {
         int known = code_region(code, frame, NULL, &region);
-        if (known)
+        if (known) {
+            time = sp_clock_now();
             sp_enter(loc, region, (uintptr_t)code, time);
+        }
         if (known == CODE_LINES) {
             sp_python_lines_begin(loc, code, region, 0, time);
             if (sp_py.kind == SP_INSTRUMENTER_PROFILE)

@@ -32,6 +32,7 @@
 
 typedef struct sp_python_adapter {
     Py_ssize_t code_extra_index; /* our slot in every code object (co_extra) */
+    bool code_extra_direct;      /* co_extra's layout is the one code_extra() reads */
     sp_instrumenter_kind kind;
     bool registered;
     char **exclude_dirs; /* code from below these is never recorded (scorep itself, ...) */
@@ -41,6 +42,7 @@ typedef struct sp_python_adapter {
     char **line_patterns;  /* region names whose lines are profiled (--lines) */
     size_t line_pattern_count;
     PyObject *line_codes;  /* code objects chosen by scorep.user.lines (a set; kept) */
+    bool sampling;         /* unwinding: Python functions are sampled, not instrumented */
 #if SP_HAVE_MONITORING
     int tool_id; /* -1 until we hold a sys.monitoring tool id */
     PyObject *monitoring;
@@ -103,14 +105,30 @@ static inline void exception_restore(saved_exception saved)
 /* What the cache says of a code object. */
 enum { CODE_UNKNOWN = -1, CODE_FILTERED = 0, CODE_RECORDED = 1, CODE_LINES = 2 };
 
+/* CPython keeps a code object's extra slots in `co_extra` as {size, slots[]} (PEP 523's
+ * layout, the same from 3.6 to 3.13; private, so checked against the API once at start-up,
+ * see sp_python_adapter_init). Read directly, a lookup is a few loads instead of a call into
+ * the interpreter's library on every event. */
+typedef struct {
+    Py_ssize_t size;
+    void *slots[1];
+} sp_code_extra_layout;
+
+static inline void *code_extra(PyCodeObject *code)
+{
+    if (__builtin_expect(sp_py.code_extra_direct, 1)) {
+        const sp_code_extra_layout *e = (const sp_code_extra_layout *)code->co_extra;
+        return e && e->size > sp_py.code_extra_index ? e->slots[sp_py.code_extra_index] : NULL;
+    }
+    void *extra = NULL;
+    if (sp_code_get_extra((PyObject *)code, sp_py.code_extra_index, &extra) < 0)
+        return NULL; /* only an invalid index fails here, and the program's exception stays */
+    return extra;
+}
+
 static inline int cached_region(PyCodeObject *code, uint32_t *region)
 {
-    void *extra = NULL;
-    if (sp_code_get_extra((PyObject *)code, sp_py.code_extra_index, &extra) < 0) {
-        /* Only an invalid index fails here, and the program's exception stays. */
-        return CODE_UNKNOWN;
-    }
-    uintptr_t v = (uintptr_t)extra;
+    uintptr_t v = (uintptr_t)code_extra(code);
     if ((uint32_t)(v >> EXTRA_GENERATION_SHIFT) != sp_py.generation30)
         return CODE_UNKNOWN;
     if (v & EXTRA_FILTERED)
@@ -164,12 +182,30 @@ void sp_python_lines_begin(sp_location *loc, PyCodeObject *code, uint32_t region
 void sp_python_lines_line(sp_location *loc, PyCodeObject *code, uint32_t line, uint64_t time);
 /* The frame of `code` returns, yields or unwinds. */
 void sp_python_lines_end(sp_location *loc, PyCodeObject *code, uint64_t time);
+/* How many chosen frames the calling thread runs (of any measurement): while 0, a leave
+ * needs no call of sp_python_lines_end. Thread-local, as each thread's line stack. */
+extern SP_TLS uint32_t sp_python_line_frames;
 /* Per measurement. */
 int sp_python_lines_start(const char *const *patterns, size_t count);
 void sp_python_lines_stop(void);
 
 /* adapter.c: the calling thread's location, made when it first records. */
 sp_location *sp_python_attach_thread(void);
+/* The name of the thread `ident` from threading (a new reference), or NULL. */
+PyObject *sp_python_thread_name(unsigned long ident);
+
+/* ---- sampling (sampling.c) --------------------------------------------------------------
+ * SCOREP_ENABLE_UNWINDING: calling contexts for every event from the start of the
+ * measurement; with a period, samples of every thread's stack while instrumentation is on
+ * (instead of the events of every call). */
+int sp_python_sampling_start(bool unwinding, uint64_t period_us, bool cpu);
+int sp_python_sampling_register(void);
+void sp_python_sampling_unregister(void);
+void sp_python_sampling_stop(void);
+/* The measurement clock's ticks per nanosecond (CPU time is counted in ns). */
+double sp_python_ticks_per_ns(void);
+/* A thread state's location key (the core's sp_location_attach_keyed). */
+uint64_t sp_python_key_of(PyThreadState *ts);
 
 /* The event path: the thread's location, or NULL when nothing is to be recorded. */
 static inline sp_location *event_location(void)

@@ -19,9 +19,12 @@ typedef struct {
  * measurement. */
 static SP_TLS struct {
     line_frame *frames;
-    uint32_t depth, capacity;
+    uint32_t capacity;
     uint32_t generation;
 } stack;
+
+/* The depth of `stack`: a variable of its own, which the leave path tests inline. */
+SP_TLS uint32_t sp_python_line_frames;
 
 static void free_patterns(void)
 {
@@ -83,9 +86,9 @@ static line_frame *push(void)
     uint32_t generation = sp_measurement_generation();
     if (stack.generation != generation) {
         stack.generation = generation;
-        stack.depth = 0;
+        sp_python_line_frames = 0;
     }
-    if (stack.depth == stack.capacity) {
+    if (sp_python_line_frames == stack.capacity) {
         uint32_t capacity = stack.capacity ? stack.capacity * 2 : 16;
         line_frame *bigger = realloc(stack.frames, capacity * sizeof *bigger);
         if (!bigger)
@@ -93,14 +96,14 @@ static line_frame *push(void)
         stack.frames = bigger;
         stack.capacity = capacity;
     }
-    return &stack.frames[stack.depth++];
+    return &stack.frames[sp_python_line_frames++];
 }
 
 static inline line_frame *top_of(PyCodeObject *code)
 {
-    if (!stack.depth || stack.generation != sp_measurement_generation())
+    if (!sp_python_line_frames || stack.generation != sp_measurement_generation())
         return NULL;
-    line_frame *top = &stack.frames[stack.depth - 1];
+    line_frame *top = &stack.frames[sp_python_line_frames - 1];
     return top->code == code ? top : NULL;
 }
 
@@ -136,5 +139,5 @@ void sp_python_lines_end(sp_location *loc, PyCodeObject *code, uint64_t time)
     if (!f)
         return;
     close_line(loc, f, time);
-    stack.depth--;
+    sp_python_line_frames--;
 }

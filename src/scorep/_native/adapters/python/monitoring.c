@@ -18,7 +18,6 @@ __attribute__((always_inline)) static inline PyObject *enter_event(PyObject *con
                                                                    bool may_disable)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    uint64_t time = sp_clock_now();
     sp_location *loc = event_location();
     if (!loc || nargs < 1)
         Py_RETURN_NONE;
@@ -27,6 +26,8 @@ __attribute__((always_inline)) static inline PyObject *enter_event(PyObject *con
     int known = code_region(code, NULL, NULL, &region);
     if (!known)
         return may_disable ? switch_off() : Py_NewRef(Py_None);
+    /* Read once the function is known to be recorded: the lookup is not the callee's time. */
+    uint64_t time = sp_clock_now();
     sp_enter(loc, region, (uintptr_t)code, time);
     if (__builtin_expect(known == CODE_LINES, 0)) {
         int line = 0;
@@ -99,7 +100,8 @@ __attribute__((always_inline)) static inline PyObject *leave_event(PyObject *con
             return switch_off();
         Py_RETURN_NONE;
     }
-    sp_python_lines_end(loc, (PyCodeObject *)code, time);
+    if (__builtin_expect(sp_python_line_frames != 0, 0))
+        sp_python_lines_end(loc, (PyCodeObject *)code, time);
     sp_leave(loc, (uintptr_t)code, time);
     Py_RETURN_NONE;
 }

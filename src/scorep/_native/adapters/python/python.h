@@ -29,7 +29,8 @@ int sp_python_adapter_init(void);
  * against. */
 int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_count,
                             const char *cwd, sp_instrumenter_kind kind,
-                            const char *const *line_patterns, size_t line_pattern_count);
+                            const char *const *line_patterns, size_t line_pattern_count,
+                            const sp_config *config);
 void sp_python_adapter_stop(void);
 
 /* `path` made absolute against the measurement's working directory, as os.path.abspath
@@ -47,6 +48,10 @@ void sp_python_thread_started(void);
 
 /* The calling thread's location (NULL: no measurement, or this thread is not measured). */
 sp_location *sp_python_location(void);
+
+/* The calling thread's location, made (and named) when it has none: a thread that starts
+ * (threading's bootstrap), or the one that starts the measurement. */
+sp_location *sp_python_attach_named(const char *name);
 
 /* The region of a code object; when `module`/`qualname` are NULL they are found from the
  * running frame. Returns false when the code object is filtered out (or on error). */

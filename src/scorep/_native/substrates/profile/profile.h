@@ -41,22 +41,35 @@ typedef enum {
     SP_NODE_PARAMETER_STRING,
 } sp_profile_node_kind;
 
+/* A call path of one location. Two cache lines: every enter and leave touches only the
+ * first, of the node and of its parent (a node of 88 bytes straddled lines, and an event of
+ * the profile cost more cache misses than one of the trace, whose records are appended). */
 typedef struct sp_profile_node {
-    uint32_t region;       /* the callee; for a parameter node its enclosing region */
-    uint32_t parent;       /* SP_PROFILE_NO_NODE for the root */
-    uint32_t first_child;
-    uint32_t next_sibling;
+    /* First line: the event path's. */
+    uint32_t region;         /* the callee; for a parameter node its enclosing region */
     uint32_t last_child_hit; /* the child found last: loops call the same callee */
-    uint32_t parameter;
-    int64_t value;           /* parameter value, or string id */
     uint64_t visits;
     uint64_t time; /* inclusive, ticks */
     uint64_t min_time, max_time;
-    uint64_t bytes_sent, bytes_received; /* MPI */
-    uint64_t bytes_put, bytes_get;       /* MPI one-sided */
-    uint16_t parameter_children;
+    uint32_t parent; /* SP_PROFILE_NO_NODE for the root */
+    uint32_t first_child;
+    uint32_t next_sibling;
     uint8_t kind; /* sp_profile_node_kind */
-} sp_profile_node;
+    /* A frame of the program's own stack seen by samples (not entered through an event):
+     * until the end its `time` is the weight of the samples that ended in it, made
+     * inclusive then (sp_profile_finish_samples). */
+    uint8_t sampled;
+    uint16_t level; /* the tree's level: the program root is 0 */
+    uint32_t parameter;
+    uint16_t parameter_children;
+    /* Second line: what only parameters, MPI and samples use. */
+    int64_t value __attribute__((aligned(64))); /* parameter value, or string id */
+    uint64_t bytes_sent, bytes_received;        /* MPI */
+    uint64_t bytes_put, bytes_get;              /* MPI one-sided */
+    uint64_t hits; /* samples whose innermost frame was this call path (sampling) */
+} __attribute__((aligned(64))) sp_profile_node;
+
+_Static_assert(sizeof(sp_profile_node) % 64 == 0, "nodes are whole cache lines");
 
 #define SP_PROFILE_BLOCK_NODES 2048
 
@@ -73,6 +86,7 @@ typedef struct sp_profile_location {
                                  * inside them) */
     uint64_t dropped_calls;     /* no node: the memory budget was used up */
     uint64_t folded_parameters; /* beyond SP_PROFILE_MAX_PARAMETER_VALUES */
+    uint64_t dropped_samples;   /* no node for their call path: the memory budget was used up */
     struct sp_profile_io *io;   /* bytes of I/O calls per node (io.c), NULL before the first */
     /* Metric sums per node (metrics.c): metric_rows rows of the measurement's metric count,
      * NULL without metrics or before the first leave. */
@@ -142,17 +156,20 @@ static inline uint32_t sp_profile_enter(sp_profile_location *p, uint32_t parent,
         return sp_profile_collapse(p, parent);
     if (parent == SP_PROFILE_NO_NODE)
         return SP_PROFILE_NO_NODE;
-    sp_profile_node *pn = sp_profile_node_at(p, parent);
-    uint32_t child = pn->last_child_hit;
-    if (child == SP_PROFILE_NO_NODE || sp_profile_node_at(p, child)->region != region ||
-        sp_profile_node_at(p, child)->kind != SP_NODE_REGION) {
-        child = sp_profile_child_slow(p, parent, region);
-        if (child == SP_PROFILE_NO_NODE)
+    uint32_t child = sp_profile_node_at(p, parent)->last_child_hit;
+    if (__builtin_expect(child != SP_PROFILE_NO_NODE, 1)) {
+        sp_profile_node *cn = sp_profile_node_at(p, child);
+        if (__builtin_expect(cn->region == region && cn->kind == SP_NODE_REGION, 1)) {
+            cn->visits++;
             return child;
-        /* Fetched again: a compacted tree (sp_profile_location_retire) moves its nodes
-         * back into a block when it grows. */
-        sp_profile_node_at(p, parent)->last_child_hit = child;
+        }
     }
+    child = sp_profile_child_slow(p, parent, region);
+    if (child == SP_PROFILE_NO_NODE)
+        return child;
+    /* Fetched again: a compacted tree (sp_profile_location_retire) moves its nodes back
+     * into a block when it grows. */
+    sp_profile_node_at(p, parent)->last_child_hit = child;
     sp_profile_node_at(p, child)->visits++;
     return child;
 }
@@ -163,11 +180,31 @@ static inline void sp_profile_leave(sp_profile_location *p, uint32_t node, uint6
         return;
     sp_profile_node *n = sp_profile_node_at(p, node);
     n->time += duration;
-    if (duration < n->min_time)
-        n->min_time = duration;
-    if (duration > n->max_time)
-        n->max_time = duration;
+    /* Branch-free: whether a visit sets a new minimum or maximum is not predictable. */
+    n->min_time = duration < n->min_time ? duration : n->min_time;
+    n->max_time = duration > n->max_time ? duration : n->max_time;
 }
+
+/* ---- calling contexts and samples (sampling) --------------------------------------------
+ * Frames of the program's own call stack are call paths like any other: a sample adds its
+ * weight and a hit to its innermost frame's node (the nodes' inclusive times, the samples'
+ * estimate, are made at the end); frames that were not there at the location's last event
+ * (from index `same` on) count a visit. Instrumented regions entered under them get their
+ * visits and measured time as usual. */
+
+/* The node of `region` entered below `parent` under the frames `frames` (outermost first). */
+uint32_t sp_profile_enter_in_context(sp_profile_location *p, uint32_t parent,
+                                     const sp_context_frame *frames, uint32_t count,
+                                     uint32_t same, uint32_t region);
+
+/* A sample below `parent` (the innermost open frame's node) with the frames `frames`. */
+void sp_profile_sample(sp_profile_location *p, uint32_t parent, const sp_context_frame *frames,
+                       uint32_t count, uint32_t same, uint64_t weight);
+
+/* At the end: the sampled nodes' times become inclusive, each its own samples' weight plus
+ * its children's time (measured for regions entered through events, estimated for the
+ * others), so that a frame above a recorded region holds the region's time too. */
+void sp_profile_finish_samples(sp_profile_location *p);
 
 /* The node for a parameter value under `parent` (SP_PROFILE_NO_NODE: not split). */
 uint32_t sp_profile_parameter(sp_profile_location *p, uint32_t parent, uint32_t region,

@@ -39,7 +39,9 @@ void sp_profile_location_retire(sp_location *loc)
     if (!p || p->compact || p->block_count != 1 ||
         (size_t)p->count * sizeof(sp_profile_node) > SP_CHUNK_SIZE / 4)
         return;
-    sp_profile_node *copy = malloc((size_t)p->count * sizeof *copy);
+    /* Nodes are aligned on cache lines, as in the budget's chunks. */
+    sp_profile_node *copy =
+        aligned_alloc(_Alignof(sp_profile_node), (size_t)p->count * sizeof *copy);
     if (!copy)
         return;
     memcpy(copy, p->blocks[0], (size_t)p->count * sizeof *copy);
@@ -76,6 +78,7 @@ static uint32_t new_node(sp_profile_location *p, uint32_t parent, uint32_t regio
     p->count++;
     if (parent != SP_PROFILE_NO_NODE) {
         sp_profile_node *pn = sp_profile_node_at(p, parent);
+        n->level = pn->level < UINT16_MAX ? (uint16_t)(pn->level + 1) : UINT16_MAX;
         /* Appended at the end so that children keep the order of their first call. */
         if (pn->first_child == SP_PROFILE_NO_NODE) {
             pn->first_child = index;
@@ -147,6 +150,7 @@ void sp_profile_results(sp_measurement *m, sp_results *r)
         if (p) {
             r->profile_folded_calls += p->folded_calls;
             r->profile_dropped_calls += p->dropped_calls;
+            r->profile_dropped_samples += p->dropped_samples;
             r->profile_folded_parameters += p->folded_parameters;
         }
     }
@@ -279,6 +283,101 @@ void sp_profile_flushes_settle(sp_profile_location *p, uint32_t parent)
         n->min_time = p->flush_min_pending;
     if (p->flush_max_pending > n->max_time)
         n->max_time = p->flush_max_pending;
+}
+
+/* ---- calling contexts and samples ------------------------------------------------------- */
+
+/* One step down a calling context: the child of `node` for `region` (a visit more when
+ * `entered`), a COLLAPSE node beyond the depth limit (and nothing further down: its time
+ * holds everything below), SP_PROFILE_NO_NODE without memory. */
+static uint32_t context_child(sp_profile_location *p, uint32_t node, uint32_t region,
+                              bool entered, bool *collapsed)
+{
+    if (sp_profile_node_at(p, node)->level + 1u >= p->max_depth) {
+        *collapsed = true;
+        if (is_collapse(p, node))
+            return node;
+        uint32_t collapse = collapse_region();
+        uint32_t count = p->count;
+        uint32_t c = collapse == SP_NO_ID ? SP_PROFILE_NO_NODE
+                                          : sp_profile_child_slow(p, node, collapse);
+        if (c != SP_PROFILE_NO_NODE && p->count > count)
+            sp_profile_node_at(p, c)->sampled = 1;
+        if (c != SP_PROFILE_NO_NODE && entered) {
+            p->folded_calls++;
+            sp_profile_node_at(p, c)->visits++;
+        }
+        return c;
+    }
+    uint32_t child = sp_profile_node_at(p, node)->last_child_hit;
+    if (child == SP_PROFILE_NO_NODE || sp_profile_node_at(p, child)->region != region ||
+        sp_profile_node_at(p, child)->kind != SP_NODE_REGION) {
+        uint32_t count = p->count;
+        child = sp_profile_child_slow(p, node, region);
+        if (child == SP_PROFILE_NO_NODE)
+            return child;
+        if (p->count > count)
+            sp_profile_node_at(p, child)->sampled = 1; /* made here: a frame of the stack */
+        sp_profile_node_at(p, node)->last_child_hit = child;
+    }
+    if (entered)
+        sp_profile_node_at(p, child)->visits++;
+    return child;
+}
+
+uint32_t sp_profile_enter_in_context(sp_profile_location *p, uint32_t parent,
+                                     const sp_context_frame *frames, uint32_t count,
+                                     uint32_t same, uint32_t region)
+{
+    if (parent == SP_PROFILE_NO_NODE || is_collapse(p, parent))
+        return SP_PROFILE_NO_NODE; /* inside COLLAPSE nothing has a node of its own */
+    uint32_t node = parent;
+    bool collapsed = false;
+    for (uint32_t i = 0; i < count; i++) {
+        node = context_child(p, node, frames[i].region, i >= same, &collapsed);
+        if (node == SP_PROFILE_NO_NODE || collapsed)
+            return SP_PROFILE_NO_NODE; /* the region runs inside a frame beyond the limit */
+    }
+    /* Beyond the limit itself: a visit of COLLAPSE, which gets its time. */
+    uint32_t child = context_child(p, node, region, true, &collapsed);
+    if (child != SP_PROFILE_NO_NODE)
+        sp_profile_node_at(p, child)->sampled = 0; /* its time is measured */
+    return child;
+}
+
+void sp_profile_sample(sp_profile_location *p, uint32_t parent, const sp_context_frame *frames,
+                       uint32_t count, uint32_t same, uint64_t weight)
+{
+    if (parent == SP_PROFILE_NO_NODE)
+        return; /* inside a call without a node of its own (COLLAPSE): its time is measured */
+    uint32_t node = parent;
+    bool collapsed = false;
+    for (uint32_t i = 0; i < count && !collapsed; i++) {
+        uint32_t child = context_child(p, node, frames[i].region, i >= same, &collapsed);
+        if (child == SP_PROFILE_NO_NODE) {
+            p->dropped_samples++;
+            break;
+        }
+        node = child;
+    }
+    sp_profile_node *leaf = sp_profile_node_at(p, node);
+    leaf->hits++;
+    if (leaf->sampled)
+        leaf->time += weight; /* an entered region's time is measured */
+}
+
+void sp_profile_finish_samples(sp_profile_location *p)
+{
+    /* Children come after their parents: one pass from the last node adds each node's
+     * (by then inclusive) time to its sampled parent. */
+    for (uint32_t i = p->count; i-- > 1;) {
+        const sp_profile_node *n = sp_profile_node_at(p, i);
+        if (n->parent == SP_PROFILE_NO_NODE)
+            continue;
+        sp_profile_node *parent = sp_profile_node_at(p, n->parent);
+        if (parent->sampled && n->kind == SP_NODE_REGION)
+            parent->time += n->time;
+    }
 }
 
 /* ---- parameters ------------------------------------------------------------------------ */

@@ -15,7 +15,7 @@
 typedef struct {
     uint32_t parent, region, kind, parameter;
     int64_t value; /* int value, or global string id */
-    uint64_t visits, bytes_sent, bytes_received, bytes_put, bytes_get;
+    uint64_t visits, bytes_sent, bytes_received, bytes_put, bytes_get, hits;
     double time, min_time, max_time; /* seconds */
 } flat_node;
 
@@ -97,6 +97,7 @@ void sp_profile_serialize_trees(sp_measurement *m, const sp_unified_maps *maps, 
             sp_buffer_u64(b, n->bytes_received);
             sp_buffer_u64(b, n->bytes_put);
             sp_buffer_u64(b, n->bytes_get);
+            sp_buffer_u64(b, n->hits);
             bool visited = n->visits > 0;
             sp_buffer_f64(b, (double)n->time * seconds_per_tick);
             sp_buffer_f64(b, visited && n->min_time != UINT64_MAX ? (double)n->min_time * seconds_per_tick : 0.0);
@@ -145,7 +146,7 @@ void sp_profile_remap_trees(const unsigned char *data, uint64_t size, const sp_u
             }
             sp_buffer_u32(b, parameter);
             sp_buffer_u64(b, value);
-            for (int k = 0; k < 5; k++) /* visits and bytes */
+            for (int k = 0; k < 6; k++) /* visits, bytes and hits */
                 sp_buffer_u64(b, sp_reader_u64(&r));
             for (int k = 0; k < 3; k++) /* times */
                 sp_buffer_f64(b, sp_reader_f64(&r));
@@ -273,7 +274,7 @@ static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 }
 
 enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTES_SENT,
-       METRIC_BYTES_RECEIVED, METRIC_BYTES_PUT, METRIC_BYTES_GET,
+       METRIC_BYTES_RECEIVED, METRIC_BYTES_PUT, METRIC_BYTES_GET, METRIC_HITS,
        /* I/O: + mode (0 read, 1 write) for all paradigms, + 2 * (1 + paradigm) + mode for
         * one paradigm */
        METRIC_IO,
@@ -321,6 +322,7 @@ static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out
         case METRIC_BYTES_RECEIVED: ((uint64_t *)out)[l] = n ? n->bytes_received : 0; break;
         case METRIC_BYTES_PUT: ((uint64_t *)out)[l] = n ? n->bytes_put : 0; break;
         case METRIC_BYTES_GET: ((uint64_t *)out)[l] = n ? n->bytes_get : 0; break;
+        case METRIC_HITS: ((uint64_t *)out)[l] = n ? n->hits : 0; break;
         case METRIC_TIME: ((double *)out)[l] = n ? n->time : 0.0; break;
         case METRIC_MIN_TIME: ((double *)out)[l] = n ? n->min_time : 0.0; break;
         default: ((double *)out)[l] = n ? n->max_time : 0.0; break;
@@ -465,6 +467,7 @@ static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
                 n->bytes_received = sp_reader_u64(&rd);
                 n->bytes_put = sp_reader_u64(&rd);
                 n->bytes_get = sp_reader_u64(&rd);
+                n->hits = sp_reader_u64(&rd);
                 n->time = sp_reader_f64(&rd);
                 n->min_time = sp_reader_f64(&rd);
                 n->max_time = sp_reader_f64(&rd);
@@ -648,6 +651,10 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
             one_sided = one_sided || n->bytes_put || n->bytes_get;
         }
     }
+    /* Score-P's sampling metric: the samples whose innermost frame is the call path. */
+    static const cube_metric hits_metric = {
+        "hits", "Hits", "occ", "@mirror@scorep_metrics.html#hits",
+        "Number of exclusive samples inside this region", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0};
     static const cube_metric base_metrics[] = {
         [METRIC_VISITS] = {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits",
                            "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
@@ -686,6 +693,10 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
             metric_kind[nmetrics] = k;
             metrics[nmetrics++] = base_metrics[k];
         }
+    }
+    if (m->config.unwinding) {
+        metrics[nmetrics] = hits_metric;
+        metric_kind[nmetrics++] = METRIC_HITS;
     }
     nmetrics = add_io_metrics(g, t, metrics, metric_kind, nmetrics, io_names);
     nmetrics = add_dense_metrics(&m->metrics, metrics, metric_kind, nmetrics, dense_names,
@@ -818,8 +829,11 @@ out:
 void sp_profile_finish_roots(sp_measurement *m)
 {
     uint32_t nlocs = atomic_load(&m->location_count);
-    for (uint32_t l = 0; l < nlocs; l++)
+    for (uint32_t l = 0; l < nlocs; l++) {
+        if (m->config.unwinding)
+            sp_profile_finish_samples(profile_location(m->locations[l]));
         finish_root(m->locations[l], m->locations[l]->last_time - m->start.ticks);
+    }
 }
 
 /* A part of the experiment: this process's trees with its local ids (the root maps them),

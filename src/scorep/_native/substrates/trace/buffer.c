@@ -261,7 +261,7 @@ int sp_trace_location_open(sp_location *loc)
     }
     use_chunk(tl, chunk);
     loc->substrate[sp_trace.slot] = tl;
-    return 0;
+    return sp_trace_contexts_open(tl);
 }
 
 void sp_trace_location_retire(sp_location *loc)
@@ -303,6 +303,7 @@ void sp_trace_location_free(sp_location *loc)
     if (!tl)
         return;
     remove_spill_file(tl);
+    sp_trace_contexts_free(tl);
     /* The chunks are the pool's: it goes away as a whole with the measurement. */
     free(tl);
     loc->substrate[sp_trace.slot] = NULL;

@@ -112,7 +112,10 @@ static int write_location_definitions(OTF2_DefWriter *dw, const sp_unified_maps 
         sp_trace_check(write_map(dw, OTF2_MAPPING_RMA_WIN, u->win_map, u->win_count),
                        "WriteMappingTable", err, errlen) != 0 ||
         write_group_map(dw, u, err, errlen) != 0 ||
-        sp_trace_write_io_mappings(dw, u, err, errlen) != 0)
+        sp_trace_write_io_mappings(dw, u, err, errlen) != 0 ||
+        sp_trace_check(write_map(dw, OTF2_MAPPING_CALLING_CONTEXT, u->context_map,
+                                 u->context_count),
+                       "WriteMappingTable", err, errlen) != 0)
         return -1;
     if (!clock)
         return 0;
@@ -664,7 +667,8 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
     scorep_strings sx;
     intern_scorep_strings(u, &sx);
     if (intern_extra_strings(m, u, &x) != 0 || sp_trace_intern_io_strings(&u->global) != 0 ||
-        sp_trace_intern_metric_strings(&u->global) != 0) {
+        sp_trace_intern_metric_strings(&u->global) != 0 ||
+        sp_trace_intern_context_strings(&u->global) != 0) {
         free(x.levels);
         free(x.pids);
         return sp_error(err, errlen, "out of memory while writing the trace definitions");
@@ -697,6 +701,7 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
         write_system_tree(gw, u, &x, err, errlen) != 0 ||
         write_system_tree_domains(gw, u, &sx, err, errlen) != 0 ||
         write_regions_and_parameters(gw, g, err, errlen) != 0 ||
+        sp_trace_write_context_definitions(gw, u, err, errlen) != 0 ||
         write_communicators(gw, u, &x, err, errlen) != 0 ||
         sp_trace_write_io_definitions(gw, u, err, errlen) != 0 ||
         write_region_groups(gw, g, communicator_group_count(u), err, errlen) != 0 ||

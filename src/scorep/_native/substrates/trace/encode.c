@@ -173,6 +173,7 @@ static unsigned record_length(const sp_trace_record *r)
     case SP_REC_MEASUREMENT_OFF:
     case SP_REC_PROGRAM_BEGIN:
     case SP_REC_MPI_COLLECTIVE_BEGIN:
+    case SP_REC_CC_LEAVE:
     case SP_REC_MPI_COMM_CREATE:
     case SP_REC_MPI_COMM_DESTROY:
     case SP_REC_RMA_WIN_CREATE:
@@ -347,7 +348,9 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
         case SP_REC_MPI_COMM_CREATE: s = OTF2_EvtWriter_CommCreate(w, NULL, t, r->ref); break;
         case SP_REC_MPI_COMM_DESTROY: s = OTF2_EvtWriter_CommDestroy(w, NULL, t, r->ref); break;
         default:
-            if (sp_trace_is_io_record(r->kind))
+            if (sp_trace_is_context_record(r->kind))
+                s = sp_trace_encode_context(w, r, t);
+            else if (sp_trace_is_io_record(r->kind))
                 s = sp_trace_encode_io(w, r, t);
             else if (r->kind >= SP_REC_RMA_WIN_CREATE && r->kind <= SP_REC_MPI_LAST)
                 s = encode_rma(w, r, t);

@@ -93,6 +93,11 @@ enum sp_trace_record_kind {
     /* Metrics (metrics.c): ref 0 strict, 1 per-process; the values follow, two per payload
      * record. */
     SP_REC_METRIC = 96,
+
+    /* Calling contexts (sampling, contexts.c); ref is the calling context. Numbered apart. */
+    SP_REC_CC_ENTER = 100, /* payload a = unwind distance */
+    SP_REC_CC_LEAVE,       /* no payload */
+    SP_REC_CC_SAMPLE,      /* payload a = unwind distance, b = interrupt generator */
 };
 
 typedef struct sp_trace_record {
@@ -123,6 +128,9 @@ typedef struct sp_trace_location {
     uint32_t flushes;     /* buffer flushes to disk during the run */
     uint64_t lost_records; /* not even an over-budget chunk could be allocated */
     uint64_t events;      /* OTF2 events written for it */
+    /* While calling contexts are recorded (sampling): the calling context of each open
+     * frame, and a cache of context lookups (contexts.c); NULL otherwise. */
+    struct sp_trace_contexts *contexts;
 } sp_trace_location;
 
 /* ---- life cycle (core/substrates.h calls these) ---------------------------------------- */
@@ -232,8 +240,27 @@ static inline void sp_trace_enter(sp_trace_location *tl, uint64_t time, uint32_t
     sp_trace_put(tl, time, SP_REC_ENTER, region);
 }
 
-static inline void sp_trace_leave(sp_trace_location *tl, uint64_t time, uint32_t region)
+/* ---- calling contexts (sampling, contexts.c) ------------------------------------------- */
+
+/* The frame at stack index `index` enters `region` under the context frames `frames`
+ * (below the frame at index - 1; the first `same` frames were there at the last event). */
+void sp_trace_enter_in_context(sp_trace_location *tl, uint64_t time, uint32_t index,
+                               const sp_context_frame *frames, uint32_t count, uint32_t same,
+                               uint32_t region);
+/* The frame at stack index `index` is left. */
+void sp_trace_leave_context(sp_trace_location *tl, uint64_t time, uint32_t index);
+/* A sample with `depth` open frames and the context frames `frames` below the innermost. */
+void sp_trace_sample(sp_trace_location *tl, uint64_t time, uint32_t depth,
+                     const sp_context_frame *frames, uint32_t count, uint32_t same);
+
+/* `index`: the left frame's place on the location's stack (for its calling context). */
+static inline void sp_trace_leave(sp_trace_location *tl, uint64_t time, uint32_t region,
+                                  uint32_t index)
 {
+    if (__builtin_expect(tl->contexts != NULL, 0)) {
+        sp_trace_leave_context(tl, time, index);
+        return;
+    }
     sp_trace_put(tl, time, SP_REC_LEAVE, region);
 }
 

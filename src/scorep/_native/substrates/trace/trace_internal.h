@@ -21,6 +21,7 @@ typedef struct sp_trace_state {
     char spill_prefix[4096]; /* "" until the experiment directory is known */
     /* The process and the thread that began the program (ProgramBegin's attributes). */
     uint64_t process_id, thread_id;
+    uint32_t interrupt_name; /* the sampling event's name (global string), at the end */
 } sp_trace_state;
 
 /* The trace's attribute definitions (global ids; events use them as they are), Score-P's
@@ -109,6 +110,21 @@ int sp_trace_intern_metric_strings(sp_defs *g);
 SP_MUST_CHECK int sp_trace_write_metric_definitions(OTF2_GlobalDefWriter *gw,
                                                     const sp_unified *u, char *err,
                                                     size_t errlen);
+/* contexts.c: calling contexts (sampling). */
+static inline bool sp_trace_is_context_record(uint32_t kind)
+{
+    return kind >= SP_REC_CC_ENTER && kind <= SP_REC_CC_SAMPLE;
+}
+/* A location's per-frame contexts when calling contexts are recorded; 0 or -1. */
+int sp_trace_contexts_open(sp_trace_location *tl);
+void sp_trace_contexts_free(sp_trace_location *tl);
+OTF2_ErrorCode sp_trace_encode_context(OTF2_EvtWriter *w, const sp_trace_record *r,
+                                       uint64_t time);
+/* The interrupt generator's name, interned before the strings are written; 0 or -1. */
+int sp_trace_intern_context_strings(sp_defs *g);
+/* CallingContext and InterruptGenerator definitions (after the regions). */
+SP_MUST_CHECK int sp_trace_write_context_definitions(OTF2_GlobalDefWriter *gw, sp_unified *u,
+                                                     char *err, size_t errlen);
 
 /* collectives.c: OTF2's collective callbacks on the group's sp_ipc. */
 extern const OTF2_CollectiveCallbacks sp_trace_ipc_collectives;
