@@ -89,7 +89,10 @@ def fix_python_otf2():
     if len(fields) == 8 and [f.name for f in fields[:2]] == ["name", "group"]:
         definitions.InterComm._fields = (fields[0],) + fields[4:]
 
-Event = collections.namedtuple("Event", "location kind region time attrs")
+
+# group: the location group (process) of the location; locations of different processes may
+# share a name ("MainThread"), so per-location checks key on (group, location).
+Event = collections.namedtuple("Event", "location kind region time attrs group")
 
 
 def otf2_print(archive, *flags):
@@ -126,7 +129,7 @@ class Trace:
                         attrs[name] = value.name if name == "parameter" else value
                 self.events.append(Event(location.name, kind,
                                          region.name if region is not None else None,
-                                         event.time, attrs))
+                                         event.time, attrs, location.group.name))
 
     def of(self, kind=None, region=None, location=None):
         return [e for e in self.events if (kind is None or e.kind == kind) and
@@ -144,9 +147,10 @@ class Trace:
         enter; nothing stays open. Returns the deepest stack seen."""
         stacks, last, deepest = {}, {}, 0
         for e in self.events:
-            assert e.time >= last.get(e.location, 0), "time goes backwards on %s" % e.location
-            last[e.location] = e.time
-            stack = stacks.setdefault(e.location, [])
+            where = (e.group, e.location)
+            assert e.time >= last.get(where, 0), "time goes backwards on %s" % (where,)
+            last[where] = e.time
+            stack = stacks.setdefault(where, [])
             if e.kind == "Enter":
                 stack.append(e.region)
                 deepest = max(deepest, len(stack))
@@ -164,7 +168,7 @@ class Trace:
         for e in self.events:
             if location is not None and e.location != location:
                 continue
-            stack = stacks.setdefault(e.location, [])
+            stack = stacks.setdefault((e.group, e.location), [])
             if e.kind == "Enter":
                 stack.append(len(result))
                 result.append([e.region, len(stack) - 1, e.time, None])

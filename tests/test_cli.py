@@ -198,9 +198,10 @@ def test_pickle_and_multiprocessing_of_main(python, tmp_path):
                          SCOREP_ENABLE_TRACING="true")
         assert out.returncode == 0, out.stderr
         assert out.stdout == "True 3 16\n[0, 1, 4, 9, 16]\n"
-        trace = Trace(exp)  # a forked child must not have written into it
+        trace = Trace(exp)  # the workers are processes of their own in it
         trace.check_nesting()
         assert trace.enters("__main__.Point:__init__") == 1
+        assert len(trace.location_groups) == 3
 
 
 def test_instrumenter_file_runs_before_the_script(python, tmp_path):

@@ -45,10 +45,14 @@ def test_deep_recursion_as_deep_as_the_recursion_limit(python, tmp_path):
     assert cube.read(str(tmp_path / "exp" / "profile.cubex")).metric("visits")
 
 
-def test_forked_child_leaves_the_parents_experiment_alone(python, tmp_path):
+@pytest.mark.parametrize("children", [True, False], ids=["children", "no-children"])
+def test_forked_child_leaves_the_parents_experiment_alone(python, tmp_path, children):
     """The child used to flush the stdio buffer of the spill file it inherited into the
-    parent's file: no profile, unmatched leaves, a failed trace."""
-    out = run_scorep(python, [program("fork_both_sides.py")], tmp_path / "exp",
+    parent's file: no profile, unmatched leaves, a failed trace. Both sides spill now; the
+    child measures into a location group of its own (or not at all with --no-children),
+    never into the parent's."""
+    args = [] if children else ["--no-children"]
+    out = run_scorep(python, args + [program("fork_both_sides.py")], tmp_path / "exp",
                      SCOREP_ENABLE_TRACING="true", SCOREP_TOTAL_MEMORY="1M")
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout == "child done\nparent done, child status 0\n"
@@ -57,9 +61,16 @@ def test_forked_child_leaves_the_parents_experiment_alone(python, tmp_path):
         "MANIFEST.md", "profile.cubex", "scorep.cfg", "traces", "traces.def", "traces.otf2"]
     trace = Trace(tmp_path / "exp")
     trace.check_nesting()
-    # The parent's calls only: the child's 50 000 are not part of this experiment.
-    assert trace.enters("__main__:leaf") == 200000
-    assert len(trace.locations) == 1
+    parent = trace.location_groups[0]
+    assert len([e for e in trace.of("Enter", "__main__:leaf") if e.group == parent]) == 200000
+    if children:
+        assert len(trace.location_groups) == 2
+        child = trace.location_groups[1]
+        assert child.startswith("Process 1 (pid ") and parent.startswith("Process 0 (pid ")
+        assert len([e for e in trace.of("Enter", "__main__:leaf") if e.group == child]) == 50000
+    else:
+        assert trace.location_groups == ["Process"] and len(trace.locations) == 1
+        assert trace.enters("__main__:leaf") == 200000
 
 
 @pytest.mark.parametrize("tracing", ["false", "true"])

@@ -333,6 +333,30 @@ def test_thread_started_in_measured_cell_is_its_own_location(kernel):
     assert trace.enters("__main__:g", "MainThread") == 2
 
 
+def test_pool_in_a_measured_cell_records_its_workers(kernel):
+    """Child processes (issue 13): the pool's workers are processes of the cell's experiment,
+    and the kernel waits for nothing after the cell (the pool ended in it)."""
+    kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=true\nSCOREP_EXPERIMENT_DIRECTORY=exp_pool")
+    cell = kernel.ok("%%execute_with_scorep\n"
+                     "import multiprocessing\n"
+                     "def square(x):\n"
+                     "    return x * x\n"
+                     "with multiprocessing.get_context('fork').Pool(2) as pool:\n"
+                     "    print(sum(pool.map(square, range(20), chunksize=1)))")
+    assert cell.stdout == "2470\n" + RESULTS % "exp_pool"
+    trace = Trace(kernel.cwd / "exp_pool")
+    trace.check_nesting()
+    assert len(trace.location_groups) >= 2
+    assert trace.location_groups[0].startswith("Process 0 (pid ")
+    workers = {e.group for e in trace.of("Enter", "__main__:square")}
+    assert trace.enters("__main__:square") == 20
+    assert workers and all(re.search(r", ForkPoolWorker-\d+\)$", g) for g in workers)
+    assert not (kernel.cwd / "exp_pool" / ".scorep-processes").exists()
+    # A plain cell afterwards starts children that are not measured.
+    cell = kernel.ok("import os\nprint('_SCOREP_PYTHON_CHILD' in os.environ)")
+    assert cell.stdout == "False\n"
+
+
 def test_raising_cell_shows_traceback_and_writes_the_experiment(kernel):
     kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=true\nSCOREP_EXPERIMENT_DIRECTORY=exp_raise")
     kernel.ok("def h(n):\n    if n == 0:\n        raise KeyError('deep')\n    return h(n - 1)")

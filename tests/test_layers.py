@@ -47,7 +47,7 @@ def test_each_rule_catches_its_violation(tmp_path):
         "adapters/mpi/p2p.c:3: includes adapters/python/python.h: adapters never include each "
         "other",
         "bindings/module.c:1: includes adapters/python/internal.h: the bindings use only the "
-        "Python adapter's public header",
+        "public headers of the Python and the child processes' adapters",
         "core/events.c:2: includes substrates/profile/profile.h: the core names substrates only "
         "in core/substrates.h",
         "substrates/profile/tree.c:2: includes substrates/trace/trace.h: substrates never "

@@ -179,3 +179,42 @@ def test_spawned_workers_record_metrics_like_their_parent(tmp_path):
             if type(event).__name__ == "Metric" and event.metric in instances:
                 seen[location.group.name].add(event.metric.scope.name)
     assert dict(seen) == {g: {g} for g in groups}, dict(seen)
+
+
+def test_child_processes_and_spawned_processes_in_one_experiment(tmp_path):
+    """Both kinds of parts at once: rank 0's pool workers (child processes, merged by rank 0
+    before the unification) and the processes it spawns (parts adopted at the end). Every
+    location group has an id of its own, the spawned ranks follow the job's ranks in OTF2's
+    group of MPI locations, messages find their partners."""
+    out = mpirun(1, ["--mpp=mpi", program("children/spawn_and_pool.py")], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    assert "squares 285" in out.stdout
+    exp = tmp_path / "exp"
+    otf2_print(str(exp / "traces.otf2"))
+    t = MpiTrace(exp)
+    workers = [g for g in t.groups if g.startswith("Process ")]
+    assert len(workers) == 2 and all("ForkPoolWorker" in g for g in workers)
+    assert sorted(set(t.groups) - set(workers)) == [
+        "MPI Rank 0", "MPI Rank 0 (spawned 1)", "MPI Rank 1 (spawned 1)"]
+    # Group 0 lists the MPI processes only: the job's rank and the two spawned ones first
+    # (then, MPI_THREAD_MULTIPLE, rank 0's other threads), no pool worker.
+    assert len(t.mpi_locations) == 1
+    members = t.mpi_locations[0].members
+    assert [m.group.name for m in members[:3]] == [
+        "MPI Rank 0", "MPI Rank 0 (spawned 1)", "MPI Rank 1 (spawned 1)"]
+    assert {m.group.name for m in members[3:]} <= {"MPI Rank 0"}
+    name = [s[2] for s in t.sends][0]
+    spawned = sorted({s[1] for s in t.sends if s[0] == 0})
+    assert len(spawned) == 2 and 0 not in spawned
+    assert sorted(s[:5] for s in t.sends) == sorted(
+        [(0, spawned[0], name, 5, 8), (0, spawned[1], name, 5, 8),
+         (spawned[0], 0, name, 6, 8), (spawned[1], 0, name, 6, 8)])
+    assert match_messages(t.sends, t.recvs) == 4
+    for rank in spawned:
+        assert t.enters[(rank, "__main__:double")] == 1
+    assert sum(n for (rank, region), n in t.enters.items() if region == "__main__:square") == 10
+    p = cube.read(str(exp / "profile.cubex"))
+    assert sorted(g.name for g in p.location_groups) == t.groups
+    assert not (exp / ".spawned").exists() and not (exp / ".scorep-processes").exists()

@@ -213,6 +213,7 @@ def installs(tmp_path_factory):
     work.mkdir()
     (work / "app.py").write_text(APP)
     (work / "mpi_app.py").write_text(MPI_APP)
+    (work / "child_app.py").write_text(CHILD_APP)
     return {"venvs": venvs, "work": work, "pyenv": pyenv, "has_build": bool(wheels),
             "editable": editable}
 
@@ -223,6 +224,12 @@ def venv_or_skip(installs, name):
     if name == "pyenv" and name not in installs["venvs"]:
         pytest.skip("no pyenv CPython 3.12/3.13 with venv, or no %s" % DEBIAN_WHEELS)
     return installs["venvs"][name]
+
+
+CHILD_APP = (
+    "import subprocess, sys\n"
+    "out = subprocess.run([sys.executable, '-c', 'def in_child():\\n    pass\\nin_child()'])\n"
+    "print('child', out.returncode)\n")
 
 
 def measure_and_report(venv, work, tag):
@@ -263,6 +270,18 @@ def measure_and_report(venv, work, tag):
     out = check([venv.python, "-c", "import scorep._reader as r; print(r.__file__)"], cwd=work)
     assert out.stdout.startswith(str(venv.path)), out.stdout  # what reads the trace
 
+    # The Python processes it starts join the experiment, from the installed package's
+    # _child_site.
+    child_exp = work / ("exp-child-" + tag)
+    out = run([venv.python, "-m", "scorep", "child_app.py"], cwd=work,
+              SCOREP_EXPERIMENT_DIRECTORY=str(child_exp))
+    assert (out.returncode, out.stdout, out.stderr) == (0, "child 0\n", "")
+    out = check([venv.python, "-c", "import sys; from scorep import cube; p = cube.read(sys.argv[1]); "
+                 "print(len(p.location_groups), sum(1 for c in p.cnodes "
+                 "if c.region.name == '__main__:in_child'))", child_exp / "profile.cubex"],
+                cwd=work)
+    assert out.stdout == "2 1\n"
+
     html = work / ("report-%s.html" % tag)
     out = check([venv.script("scorep-report"), exp, "-o", html], cwd=work)
     assert out.stdout.startswith("wrote ")
@@ -284,7 +303,7 @@ def test_installed_package_measures_outside_the_checkout(installs, name):
     measure_and_report(venv, installs["work"], name)
     files = installed_files(venv)
     for expected in ("scorep/libscorep_core.so", "scorep/libscorep_mpi.so",
-                     "scorep/report/js/report.js",
+                     "scorep/report/js/report.js", "scorep/_child_site/sitecustomize.py",
                      "scorep/report/js/node_modules/d3-flame-graph/dist/d3-flamegraph.umd.min.js",
                      "scorep/report/js/node_modules/d3-flame-graph/LICENSE",
                      "../../../bin/scorep-score", "../../../bin/scorep-report"):

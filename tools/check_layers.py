@@ -10,7 +10,8 @@
 - An adapter (adapters/<name>/) includes core headers and its own folder only: never a
   substrate, never OTF2, never another adapter, never core/substrates.h.
 - core/core_internal.h is included by core/ only.
-- The bindings (bindings/) include core headers and the Python adapter's public header only.
+- The bindings (bindings/) include core headers and the public headers of the Python and the
+  child processes' adapters only.
 - OTF2 is included by the trace substrate and the reports' reader only.
 Prints one line per violation (file:line: rule) and exits 1 when there is any.
 """
@@ -65,8 +66,10 @@ def violation(rel, include):
     elif layer == "bindings":
         if include == DISPATCH or target_layer == "substrates" or is_otf2:
             return "the bindings see only the core and the Python adapter"
-        if target_layer == "adapters" and include != "adapters/python/python.h":
-            return "the bindings use only the Python adapter's public header"
+        if target_layer == "adapters" and include not in ("adapters/python/python.h",
+                                                          "adapters/process/process.h"):
+            return "the bindings use only the public headers of the Python and the child " \
+                   "processes' adapters"
     elif layer == "reader":
         if target_layer in ("core", "substrates", "adapters", "bindings"):
             return "the reports' reader reads files only; it includes no measurement code"

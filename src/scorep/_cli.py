@@ -63,6 +63,9 @@ options:
                              waiting counts) or the thread's CPU time (implies --sampling)
   --summary                  print the end-of-run summary even when stderr is not a
                              terminal (it is printed when it is one)
+  --no-children              do not measure the Python processes the program starts
+                             (multiprocessing, subprocess, os.fork); sets
+                             SCOREP_CHILDREN=false
   --keep-files               accepted for compatibility (nothing is generated to keep)
   --mpp=mpi                  record MPI calls and messages; all ranks write one
                              experiment (default under mpirun/srun: on when the program
@@ -104,7 +107,7 @@ SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
              "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE", "--lines=PATTERNS",
              "--sampling[=HZ]", "--sampling-clock=wall|cpu",
-             "--summary", "--mpp=mpi|none", "--version", "-m", "-c", "--")
+             "--summary", "--no-children", "--mpp=mpi|none", "--version", "-m", "-c", "--")
 
 MAX_SAMPLING_HZ = 100000
 
@@ -138,6 +141,7 @@ class Options:
         self.sampling = None  # samples per second; None: not asked for on the command line
         self.sampling_clock = None  # "wall" or "cpu"
         self.summary = False
+        self.children = True
         self.mpp = None  # None: decided by the launcher environment
         self.spawned = None  # the parent's configuration (scorep.cfg text) in a spawned process
         self.mode = None  # "script", "module" or "code"
@@ -179,6 +183,8 @@ def parse_args(argv):
             opts.instrument = False
         elif arg == "--summary":
             opts.summary = True
+        elif arg == "--no-children":
+            opts.children = False
         elif name == "--sampling":
             opts.sampling = parse_sampling_rate(value) if has_value else opts.sampling or 0
         elif name == "--sampling-clock":
@@ -283,6 +289,8 @@ def config_overrides(opts):
         overrides["SCOREP_FILTERING_FILE"] = opts.filter_file
     if opts.lines is not None:
         overrides["SCOREP_PYTHON_LINES"] = opts.lines
+    if not opts.children:
+        overrides["SCOREP_CHILDREN"] = "false"
     overrides.update(sampling_overrides(opts))
     return overrides
 

@@ -272,6 +272,14 @@ VARIABLES = {
     # writes its own part (a rank may have died or hang).
     "SCOREP_MPI_FINALIZE_TIMEOUT": (
         "60", bounded_int(7 * 24 * 3600), "seconds MPI ranks wait for each other at the end"),
+    # Not Score-P variables: child processes (multiprocessing, subprocess, os.fork) join
+    # the experiment; how long the program's process waits for them at its end.
+    "SCOREP_CHILDREN": ("true", parse_bool,
+                        "measure the Python processes the program starts (multiprocessing, "
+                        "concurrent.futures, subprocess, os.fork) into the same experiment"),
+    "SCOREP_CHILDREN_TIMEOUT": (
+        "60", bounded_int(7 * 24 * 3600), "seconds the program's process waits at its end for "
+        "its child processes to hand their results over"),
     "SCOREP_MPI_ENABLE_GROUPS": (
         "default", parse_mpi_groups, "the MPI function groups recorded (Score-P's: cg, coll, "
         "env, err, ext, io, misc, p2p, perf, rma, spawn, topo, type, xnonblock, xreqtest, all; "

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from scorep import _config, _native
+from scorep import _config, _native, _processes
 from scorep._errors import MeasurementError
 from scorep._files import move_aside
 from scorep._version import __version__
@@ -111,7 +111,7 @@ MANIFEST_ENTRIES = [
 ]
 
 
-def write_manifest(path, profile_name="profile", notes=(), other_ranks=False):
+def write_manifest(path, profile_name="profile", notes=(), other_ranks=False, processes=()):
     lines = ["# Experiment directory overview", "",
              "Written by scorep %s, the Python measurement tool (Python %s)." % (
                  __version__, platform.python_version()), "", "## Files", ""]
@@ -122,6 +122,13 @@ def write_manifest(path, profile_name="profile", notes=(), other_ranks=False):
         if os.path.exists(os.path.join(path, name)):
             lines.append("- `%s`: %s" % (name, description))
     lines.append("- `MANIFEST.md`: this overview")
+    adopted = [p for p in processes if p["fate"] == "adopted"]
+    if adopted:
+        lines += ["", "## Child processes", "",
+                  "Python processes the program started, each a location group of its own:", ""]
+        lines += ["- process %d (pid %d, %s): started by %s, from process %d" % (
+            p["number"], p["pid"], p["name"] or "unnamed", p["method"], p["parent"])
+            for p in sorted(adopted, key=lambda p: p["number"])]
     if notes:
         lines += ["", "## Notes on this measurement", ""]
         if other_ranks:
@@ -131,6 +138,35 @@ def write_manifest(path, profile_name="profile", notes=(), other_ranks=False):
         out.write("\n".join(lines) + "\n")
 
 
+def _describe(p):
+    return "process %d (pid %d, %s, started by %s)" % (p["number"], p["pid"],
+                                                      p["name"] or "unnamed", p["method"])
+
+
+def child_process_notes(processes, timeout):
+    """What became of child processes whose parts are not in the experiment."""
+    notes = []
+    for p in processes:
+        if p["fate"] == "lost":
+            lost = "its measurement of %.3f s is lost" % p["seconds"] if p["seconds"] else \
+                "its measurement is lost"
+            if p["lost_bytes"]:
+                lost += " (with %d bytes of trace records it had flushed to disk)" % \
+                    p["lost_bytes"]
+            notes.append("%s ended without handing its results over (killed by SIGKILL or "
+                         "crashed): %s" % (_describe(p), lost))
+        elif p["fate"] == "late":
+            notes.append("%s was still running %g s (SCOREP_CHILDREN_TIMEOUT) after the "
+                         "program ended: its results are not in this experiment; it writes "
+                         "them into process-%d/ here when it ends"
+                         % (_describe(p), timeout, p["number"]))
+    return notes
+
+
+def _is_measurement_handler(handler):
+    return getattr(handler, "__func__", None) is Measurement._on_terminating_signal
+
+
 class Measurement:
     """One measurement: start() once, finalize() once (explicitly, at exit, or on SIGTERM)."""
 
@@ -138,8 +174,9 @@ class Measurement:
 
     def __init__(self, config, instrumenter="default", program_name="python", program_args=(),
                  all_threads=True, verbose_stream=None, exclude_dirs=(), summary=False,
-                 mpi=False, program_path=None, spawned=False):
+                 mpi=False, program_path=None, member=None, spawned=False):
         self.config = config
+        self.instrumenter_choice = instrumenter  # what child processes are told
         name = default_instrumenter() if instrumenter == "default" else instrumenter
         self.instrumenter = INSTRUMENTERS[name]
         if self.instrumenter == "monitoring" and sys.version_info < (3, 12):
@@ -173,6 +210,15 @@ class Measurement:
         self._main_thread_ident = threading.main_thread().ident
         self._finalizing = False
         self._deferred_signal = None  # a terminating signal that arrived during finalize
+        # Child processes (scorep._processes): this process follows the Python processes
+        # it starts into its experiment; as a member (a child itself) it hands its part
+        # over to its root: {"lineage": group, "method": how it was started}.
+        self.member = member
+        # A process started with MPI_Comm_spawn writes a part of its parent's experiment
+        # (core/part.h) and follows no children of its own.
+        self.follows_children = bool(config.values.get("SCOREP_CHILDREN", True)) and not spawned
+        self.pid = os.getpid()
+        self.speaker = True
 
     def log(self, message):
         if self.config.verbose:
@@ -194,14 +240,17 @@ class Measurement:
         path = self.config["SCOREP_EXPERIMENT_DIRECTORY"] or default_experiment_dir(cwd)
         path = os.path.abspath(path)
         real, real_cwd = os.path.realpath(path), os.path.realpath(cwd)
-        if real_cwd == real or real_cwd.startswith(real.rstrip("/") + "/"):
+        if not self.member and (real_cwd == real or real_cwd.startswith(real.rstrip("/") + "/")):
             # An existing experiment directory is moved aside: never the user's own
             # working directory or one that contains it.
             raise MeasurementError(
                 "SCOREP_EXPERIMENT_DIRECTORY=%r is the working directory or contains it; "
                 "choose a directory of its own" % self.config["SCOREP_EXPERIMENT_DIRECTORY"])
         overwrite = self.config["SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"]
-        if self.mpi:
+        if self.member:
+            # The root's experiment: it prepared the directory and writes cfg and manifest.
+            path = self.member["lineage"]["dir"]
+        elif self.mpi:
             # Checked by every rank now (so none starts the program in vain), prepared by
             # rank 0 once MPI is initialized (a spawned process uses its parent's).
             if not self.spawned and os.path.isdir(path) and os.listdir(path) and not overwrite:
@@ -268,11 +317,29 @@ class Measurement:
             )
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None
+        timeout = float(self.config["SCOREP_CHILDREN_TIMEOUT"])
+        try:
+            if self.member:
+                lineage = self.member["lineage"]
+                reserved = self.member.get("reserved")
+                native.process_member(lineage["dir"], lineage["root"], lineage["parent"],
+                                      lineage["base"], lineage["parent_pid"],
+                                      self.member["method"], timeout,
+                                      -1 if reserved is None else reserved)
+                native.process_set_name(self.process_name())
+            elif self.follows_children:
+                native.process_root(timeout)
+        except RuntimeError as error:
+            native.abandon()
+            raise MeasurementError(str(error)) from None
         self._native = native
         Measurement.current = self
         if self.mpi:
             native.set_abort_callback(self._after_mpi_abort)
         self._hook_threads()
+        _processes.install_fork_hook()
+        if self.follows_children:
+            _processes.install(self)
         if self.config["SCOREP_PYTHON_GC"]:
             self._hook_gc()
         for note in self.config.notes:
@@ -310,6 +377,21 @@ class Measurement:
             path, self.config["SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"])
         self.experiment_dir = path
         self._native.set_experiment_dir(path)
+
+    def process_name(self):
+        """This process's name in the experiment: multiprocessing's name of the process in
+        its children, else the program's."""
+        process = sys.modules.get("multiprocessing.process")
+        if process is not None:
+            current = process.current_process()
+            # A forked child holds its parent's copy until it bootstraps its own. A spawned
+            # one is named before (spawn.prepare renames the main process object): it may
+            # end there, a pool worker terminated while it starts.
+            parent_pid = getattr(current, "_parent_pid", None)
+            if parent_pid == os.getppid() or (parent_pid is None and
+                                               current.name != "MainProcess"):
+                return current.name
+        return self.program_name
 
     def _hook_threads(self):
         """Threads started during the measurement are measured and named after their
@@ -377,10 +459,15 @@ class Measurement:
             # The signals whose default action ends the process: the results are written
             # first, then the process ends by the same signal. Handlers the program set
             # itself stay; it may set its own later too.
+            # (A forked child has its parent's measurement's handler: now this one's.)
             for signum in TERMINATING_SIGNALS:
-                if signal.getsignal(signum) == signal.SIG_DFL:
+                handler = signal.getsignal(signum)
+                if handler == signal.SIG_DFL or _is_measurement_handler(handler):
                     signal.signal(signum, self._on_terminating_signal)
-        os.register_at_fork(after_in_child=self._abandon_in_child)
+                    try:
+                        self._native.watch_signal(signum)
+                    except OSError:
+                        pass  # the Python handler alone then, as before
 
     def _finalize_at_exit(self):
         if Measurement.current is self:
@@ -405,6 +492,13 @@ class Measurement:
             self.log("MPI_Finalize at exit failed: %s" % error)
 
     def _on_terminating_signal(self, signum, frame):
+        native = _native.native()
+        if native is not None:
+            native.signal_handled()
+        current = Measurement.current
+        if current is not self and current is not None and current.pid == os.getpid():
+            # The handler a forked child inherited: its own measurement ends.
+            return current._on_terminating_signal(signum, frame)
         if self._finalizing:
             # The results are being written: end by this signal once they are complete.
             self._deferred_signal = signum
@@ -425,11 +519,13 @@ class Measurement:
         self._native.set_abort_callback(None)
         self.finalize(report_errors=True)
 
-    def _abandon_in_child(self):
-        # A forked child must never write into the parent's experiment.
+    def forget_in_child(self):
+        """In a forked child: this is the parent's measurement, never to be written here
+        (the core stopped it in the fork); the child may start one of its own."""
         if self._lock is not None:
             os.close(self._lock)  # closing (never unlocking) leaves the parent's lock held
             self._lock = None
+        self._unhook_threads()
         if Measurement.current is self and self._native is not None:
             self._native.abandon()
             Measurement.current = None
@@ -443,6 +539,9 @@ class Measurement:
         self._finalizing = True
         Measurement.current = None
         self._unhook_threads()
+        if self.member and self._native is not None and self.process_name() != self.program_name:
+            self._native.process_set_name(self.process_name())
+        _processes.uninstall(self)
         self._unhook_gc()
         started = time.perf_counter()
         # Ctrl-C during the write would leave half-written files: it waits too. The C-level
@@ -467,6 +566,10 @@ class Measurement:
         try:
             if self.mpi and self._native.running() and self._native.mpi_info() is None:
                 self._prepare_without_mpi()
+            if self.follows_children and not self.member and self._native.running():
+                # Other threads may still serve the children (read their output): the
+                # wait lets them run.
+                self._native.process_wait()
             self.results = self._native.finalize(int(self.exit_status))
         except RuntimeError as error:
             if not report_errors:
@@ -476,6 +579,10 @@ class Measurement:
             return None
         r = self.results
         self.experiment_dir = r["experiment_dir"]
+        if r["process_member"]:
+            # A child process handed its part over: its root writes and speaks for it.
+            self.speaker = False
+            return self.results
         if r.get("part_written"):
             # A spawned process: its part waits in the experiment for the root to adopt it.
             self.speaker = False
@@ -486,7 +593,7 @@ class Measurement:
         self.speaker = r["mpi_rank"] <= 0 or not r["mpi_collective"]
         notes = self._notes()
         if self.speaker:
-            if self.mpi:
+            if self.mpi or r["process_alone"]:
                 self._write_cfg(self.experiment_dir)
             facts = []
             if r.get("spawned_ranks"):
@@ -494,7 +601,8 @@ class Measurement:
                              "experiment (location groups \"MPI Rank r (spawned k)\")"
                              % r["spawned_ranks"])
             write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"],
-                           notes + facts, r["mpi_size"] > 1 and r["mpi_collective"])
+                           notes + facts, r["mpi_size"] > 1 and r["mpi_collective"],
+                           r.get("child_processes", ()))
         self._report(notes)
         if self.summary and self.speaker:
             from scorep import _summary
@@ -555,6 +663,12 @@ class Measurement:
         if r["trace_lost_records"]:
             notes.append("%d trace record(s) were lost: memory for trace buffers "
                          "could not be allocated" % r["trace_lost_records"])
+        if r.get("process_trace_failures"):
+            notes.append("the events of %d child process(es) could not be written (%s): "
+                         "their locations are in the trace without events, the profile is "
+                         "complete" % (r["process_trace_failures"], r["process_trace_error"]))
+        notes += child_process_notes(r.get("child_processes", ()),
+                                     self.config["SCOREP_CHILDREN_TIMEOUT"])
         return notes
 
     def _report(self, notes):

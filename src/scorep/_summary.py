@@ -17,9 +17,11 @@ def format_summary(measurement, finalize_seconds, top=8):
     r = measurement.results
     seconds = (r["end_time"] - r["start_time"]) / r["ticks_per_second"]
     exp = measurement.experiment_dir
-    lines = ["scorep: measured %s for %.3f s: %d thread(s), %d region(s), %s call(s) recorded"
-             % (measurement.program_name, seconds, r["locations"], r["regions"],
-                "{:,}".format(r["enters"])),
+    processes = r.get("processes", 1)
+    lines = ["scorep: measured %s for %.3f s: %s%d thread(s), %d region(s), %s call(s) recorded"
+             % (measurement.program_name, seconds,
+                "%d process(es), " % processes if processes > 1 else "", r["locations"],
+                r["regions"], "{:,}".format(r["enters"])),
              "scorep: results in %s" % exp]
     profile_path = os.path.join(exp, measurement.config["SCOREP_PROFILING_BASE_NAME"] + ".cubex")
     if measurement.config.profiling and os.path.exists(profile_path):

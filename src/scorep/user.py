@@ -5,8 +5,8 @@ Every function here is a cheap no-op when the program runs without measurement (
 """
 
 import functools
-import inspect
 import sys
+import types
 
 from scorep import _native
 from scorep import instrumenter as _instrumenter
@@ -128,7 +128,10 @@ def lines(func):
     nothing unmeasured; decorators below it are looked through (functools.wraps), and
     staticmethod/classmethod objects work too."""
     target = getattr(func, "__func__", func)  # staticmethod, classmethod
-    target = inspect.unwrap(target)
+    seen = set()  # inspect.unwrap without importing inspect (slow to import)
+    while hasattr(target, "__wrapped__") and id(target) not in seen:
+        seen.add(id(target))
+        target = target.__wrapped__
     code = getattr(target, "__code__", None)
     if code is None:
         raise TypeError("scorep.user.lines decorates a Python function, not %r" % (func,))
@@ -146,7 +149,7 @@ def instrument_function(fun, instrumenter_fun=region):
 def instrument_module(module, instrumenter_fun=region):
     """Every function defined at module level of `module` wrapped as by instrument_function."""
     for name, value in list(vars(module).items()):
-        if inspect.isfunction(value):
+        if isinstance(value, types.FunctionType):  # (inspect.isfunction; inspect is slow to import)
             setattr(module, name, instrument_function(value, instrumenter_fun))
 
 

@@ -166,6 +166,11 @@ class _Output:
             run.switch_on()
 
 
+# Seconds a measured cell's end waits for child processes still running (unless the cell's
+# environment sets SCOREP_CHILDREN_TIMEOUT).
+CELL_CHILDREN_TIMEOUT = 2
+
+
 class CellMeasurement:
     """One measurement around the execution of one or more cells in an IPython shell.
 
@@ -185,6 +190,10 @@ class CellMeasurement:
         self.env = settings.env
         # The binding arguments configure as on the command line (--filter, --verbose, ...).
         overrides = _cli.config_overrides(self.options)
+        if "SCOREP_CHILDREN_TIMEOUT" not in self.environ:
+            # A cell's end is not the kernel's: processes that outlive the cell (a pool
+            # kept for later cells) are waited for briefly, then write their own parts.
+            overrides["SCOREP_CHILDREN_TIMEOUT"] = str(CELL_CHILDREN_TIMEOUT)
         self.config = _config.from_environ(self.environ, overrides)  # ConfigError if bad
         self.kernel_options = kernel_options(self.environ)  # ConfigError if bad
         self.execution_count = shell.execution_count if execution_count is None \

@@ -191,10 +191,14 @@ def _threads(tree, total, width, style):
 
 def _balance(tree, top, width, style):
     lb = load_balance(tree, top=min(top, 10))
+    # MPI ranks, or the processes of a program that started child processes.
+    unit = "rank" if all(n.startswith("MPI Rank ") for n in lb["names"]) else "process"
+    units = "ranks" if unit == "rank" else "processes"
     lines = [style.title(line) for line in wrap(
-        "Ranks: load balance of the top regions (inclusive time per rank, over the ranks "
-        "that run the region)", width, "", "  ")]
-    cols = [("min", 8), ("mean", 8), ("max", 8), ("stddev", 8), ("max/mean", 8), ("ranks", 9)]
+        "%s: load balance of the top regions (inclusive time per %s, over the %s that run "
+        "the region)" % (units.capitalize(), unit, units), width, "", "  ")]
+    count = "ranks" if unit == "rank" else "procs"
+    cols = [("min", 8), ("mean", 8), ("max", 8), ("stddev", 8), ("max/mean", 8), (count, 9)]
     cols = _fit_columns([(h, w, None) for h, w in cols], width, keep=4)
     lines.append(style.dim("  " + " ".join("%*s" % (w, h) for h, w, _ in cols) + "  region"))
     for r in lb["regions"]:
@@ -202,21 +206,21 @@ def _balance(tree, top, width, style):
         values = {"min": format_seconds(lo), "mean": format_seconds(mean),
                   "max": format_seconds(hi), "stddev": format_seconds(sd),
                   "max/mean": "%.2f" % (hi / mean) if mean else "-",
-                  "ranks": "%d/%d" % (len(r["ran"]), len(lb["names"]))}
+                  count: "%d/%d" % (len(r["ran"]), len(lb["names"]))}
         fixed = "  " + " ".join("%*s" % (w, values[h]) for h, w, _ in cols)
         name = r["stat"].region.display
         lines.extend(table_row(fixed, name, width, None, style.name(name)))
-    lines.extend(wrap("work (program code, exclusive) per rank: %s"
-                      % _spread(lb["names"], lb["work"]), width))
+    lines.extend(wrap("work (program code, exclusive) per %s: %s"
+                      % (unit, _spread(lb["names"], lb["work"])), width))
     if any(lb["mpi"]):
-        lines.extend(wrap("MPI (exclusive) per rank: %s" % _spread(lb["names"], lb["mpi"]),
+        lines.extend(wrap("MPI (exclusive) per %s: %s" % (unit, _spread(lb["names"], lb["mpi"])),
                           width))
     if lb["idle"]:
         names = [lb["names"][i] for i in lb["idle"]]
         more = " and %d more" % (len(names) - 16) if len(names) > 16 else ""
         lines.extend(style.warn(line) for line in wrap(
-            "IDLE: %d of %d ranks do less than a quarter of the busiest rank's work: %s%s"
-            % (len(names), len(lb["names"]), ", ".join(names[:16]), more), width))
+            "IDLE: %d of %d %s do less than a quarter of the busiest %s's work: %s%s"
+            % (len(names), len(lb["names"]), units, unit, ", ".join(names[:16]), more), width))
     return lines
 
 

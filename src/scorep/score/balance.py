@@ -1,5 +1,6 @@
-"""scorep-score --ranks: the load balance of each region over the MPI ranks (over the
-threads when there is one process)."""
+"""scorep-score --ranks: the load balance of each region over the MPI ranks, over the
+processes of a program that started child processes, or over the threads when there is one
+process."""
 
 from scorep._errors import one_line
 from scorep.score.formatting import fixed, with_commas
@@ -9,7 +10,8 @@ RANK_TOP_REGIONS = 20
 
 
 def rank_balance(profile):
-    """(unit, unit names, rows): unit is "rank" (one per process) or "thread" (one process);
+    """(unit, unit names, rows): unit is "rank" (MPI), "process" (child processes) or
+    "thread" (one process);
     each row is (region, per-unit exclusive seconds, per-unit visits, (min, mean, max,
     stddev)) for every region visited somewhere. Each unit's value sums its threads."""
     from scorep.report.analysis import balance_stats
@@ -20,7 +22,9 @@ def rank_balance(profile):
     except ReportError as error:
         raise ScoreError(one_line(error))
     if len(tree.ranks) > 1:
-        unit, names = "rank", [r.name for r in tree.ranks]
+        names = [r.name for r in tree.ranks]
+        mpi = all(name.startswith("MPI Rank ") for name in names)
+        unit = "rank" if mpi else "process"
         units = [r.locations for r in tree.ranks]
     else:
         unit, names = "thread", [l.name for l in tree.locations]
@@ -50,10 +54,13 @@ def format_rank_balance(profile, sort="maxbuffer", show_all=False, mangled=False
     }
     rows.sort(key=keys.get(sort, lambda row: (-row[3][2], row[0].name)))
     shown = rows if show_all else rows[:RANK_TOP_REGIONS]
-    title = "Exclusive time per %s of each region, over %d %ss" % (unit, len(names), unit)
+    plural = "processes" if unit == "process" else unit + "s"
+    title = "Exclusive time per %s of each region, over %d %s" % (unit, len(names), plural)
     if unit == "thread":  # ranks are their own numbers; threads need their names
         title += " (%s)" % ", ".join("%d = %s" % (i, n) for i, n in enumerate(names))
     lines = [title, ""]
+    if unit == "process":  # one line each: the names carry pids and multiprocessing's names
+        lines = [title + ":"] + ["  %d = %s" % (i, n) for i, n in enumerate(names)] + [""]
     header = "%10s %10s %10s %10s %8s %6s %6s %12s  region" % (
         "min[s]", "mean[s]", "max[s]", "stddev[s]", "max/mean", "min@", "max@", "visits")
     lines.append(header)

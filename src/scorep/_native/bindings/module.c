@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "adapters/process/process.h"
 #include "adapters/python/python.h"
 #include "core/experiment_dir.h"
 #include "core/measurement.h"
@@ -258,6 +259,9 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
     sp_results r;
     char err[512] = "";
     int status = sp_measurement_finalize(exit_status, &r, err, sizeof err);
+    /* The child processes' files go whatever became of the results. */
+    const sp_process_outcome *outcomes = NULL;
+    uint32_t noutcomes = sp_process_finished(&outcomes);
     if (status != 0) {
         PyErr_SetString(PyExc_RuntimeError, err);
         return NULL;
@@ -265,6 +269,27 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
     PyObject *d = PyDict_New();
     if (!d)
         return NULL;
+    PyObject *processes = PyList_New(0);
+    if (!processes || set_item(d, "child_processes", processes) != 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    static const char *const fates[] = {"adopted", "lost", "late"};
+    for (uint32_t i = 0; i < noutcomes; i++) {
+        const sp_process_outcome *o = &outcomes[i];
+        PyObject *item = Py_BuildValue(
+            "{s:I,s:I,s:K,s:s,s:N,s:s,s:d,s:K}", "number", o->number, "parent", o->parent,
+            "pid", (unsigned long long)o->pid, "method", o->method, "name",
+            PyUnicode_DecodeUTF8(o->name, (Py_ssize_t)strlen(o->name), "replace"), "fate",
+            fates[o->fate], "seconds", o->seconds, "lost_bytes",
+            (unsigned long long)o->lost_bytes);
+        if (!item || PyList_Append(processes, item) != 0) {
+            Py_XDECREF(item);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
     if (set_item(d, "ticks_per_second", PyLong_FromUnsignedLongLong(r.ticks_per_second)) ||
         set_item(d, "start_time", PyLong_FromUnsignedLongLong(r.start_time)) ||
         set_item(d, "end_time", PyLong_FromUnsignedLongLong(r.end_time)) ||
@@ -284,6 +309,14 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "mpi_rank", PyLong_FromLong(r.mpi_rank)) ||
         set_item(d, "mpi_size", PyLong_FromLong(r.mpi_size)) ||
         set_item(d, "mpi_collective", PyBool_FromLong(r.mpi_collective)) ||
+        set_item(d, "processes", PyLong_FromUnsignedLong(r.processes)) ||
+        set_item(d, "process_member", PyBool_FromLong(r.process_member)) ||
+        set_item(d, "process_alone", PyBool_FromLong(r.process_alone)) ||
+        set_item(d, "process_number", PyLong_FromUnsignedLong(r.process_number)) ||
+        set_item(d, "process_trace_failures", PyLong_FromUnsignedLong(r.process_trace_failures)) ||
+        set_item(d, "process_trace_error",
+                 PyUnicode_DecodeUTF8(r.process_trace_error,
+                                      (Py_ssize_t)strlen(r.process_trace_error), "replace")) ||
         set_item(d, "part_written", PyBool_FromLong(r.part_written)) ||
         set_item(d, "spawned_ranks", PyLong_FromUnsignedLong(r.spawned_ranks)) ||
         set_item(d, "parts_missing", PyUnicode_FromString(r.parts_missing)) ||
@@ -800,6 +833,175 @@ static PyObject *py_abandon(PyObject *self, PyObject *unused)
     sp_python_adapter_stop();
     sp_python_memory_hook(false);
     sp_measurement_abandon();
+    sp_process_forget();
+    Py_RETURN_NONE;
+}
+
+/* ---- child processes (adapters/process) ------------------------------------------------ */
+
+static PyObject *py_process_root(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    double timeout = PyFloat_AsDouble(arg);
+    if (timeout == -1.0 && PyErr_Occurred())
+        return NULL;
+    char err[512];
+    if (sp_process_root(timeout, err, sizeof err) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_process_wait(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    Py_BEGIN_ALLOW_THREADS
+    sp_process_wait();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_process_member(PyObject *self, PyObject *args)
+{
+    (void)self;
+    sp_process_lineage lineage = {0};
+    PyObject *dir = NULL;
+    const char *method;
+    double timeout;
+    unsigned long long parent_pid;
+    long long reserved = -1;
+    if (!PyArg_ParseTuple(args, "O&IIIKsd|L", PyUnicode_FSConverter, &dir, &lineage.root,
+                          &lineage.parent, &lineage.base, &parent_pid, &method, &timeout,
+                          &reserved))
+        return NULL;
+    lineage.parent_pid = parent_pid;
+    int fits = snprintf(lineage.dir, sizeof lineage.dir, "%s", PyBytes_AS_STRING(dir)) <
+               (int)sizeof lineage.dir;
+    Py_DECREF(dir);
+    char err[512] = "the experiment directory's path is too long";
+    uint32_t number = reserved < 0 || reserved >= SP_PROCESS_NONE ? SP_PROCESS_NONE
+                                                                   : (uint32_t)reserved;
+    if (!fits || sp_process_member(&lineage, method, timeout, number, err, sizeof err) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_process_reserve(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    uint32_t number = sp_process_reserve();
+    if (number == SP_PROCESS_NONE)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLong(number);
+}
+
+static PyObject *py_process_reserved_pid(PyObject *self, PyObject *args)
+{
+    (void)self;
+    unsigned int number;
+    unsigned long long pid;
+    if (!PyArg_ParseTuple(args, "IK", &number, &pid))
+        return NULL;
+    sp_process_reserved_pid(number, pid);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_process_unreserve(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    unsigned long number = PyLong_AsUnsignedLong(arg);
+    if (number == (unsigned long)-1 && PyErr_Occurred())
+        return NULL;
+    sp_process_unreserve((uint32_t)number);
+    Py_RETURN_NONE;
+}
+
+static PyObject *lineage_dict(const sp_process_lineage *l)
+{
+    return Py_BuildValue("{s:N,s:I,s:I,s:I,s:K}", "dir", PyUnicode_DecodeFSDefault(l->dir),
+                         "root", l->root, "parent", l->parent, "base", l->base, "parent_pid",
+                         (unsigned long long)l->parent_pid);
+}
+
+static PyObject *py_process_lineage(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_process_lineage l;
+    if (!sp_process_lineage_for_child(&l))
+        Py_RETURN_NONE;
+    return lineage_dict(&l);
+}
+
+static PyObject *py_process_forked_lineage(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_process_lineage l;
+    if (!sp_process_forked_lineage(&l))
+        Py_RETURN_NONE;
+    return lineage_dict(&l);
+}
+
+static PyObject *py_process_set_name(PyObject *self, PyObject *name)
+{
+    (void)self;
+    const char *text = PyUnicode_AsUTF8(name);
+    if (!text)
+        return NULL;
+    sp_process_set_name(text);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_recording(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    /* Also in a forked child, whose copy of the measurement stopped in the fork. */
+    return PyBool_FromLong(atomic_load(&sp_meas.recording));
+}
+
+static PyObject *py_watch_signal(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long sig = PyLong_AsLong(arg);
+    if (sig == -1 && PyErr_Occurred())
+        return NULL;
+    if (sp_python_watch_signal((int)sig) != 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_signal_handled(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_python_signal_handled();
+    Py_RETURN_NONE;
+}
+
+/* The calling thread's events are not recorded until release_events(): the tool's own
+ * Python code that calls into the standard library (json, os.environ) while the program
+ * is measured. Nests. */
+static PyObject *py_hold_events(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    sp_thread.busy++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_release_events(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    if (sp_thread.busy)
+        sp_thread.busy--;
     Py_RETURN_NONE;
 }
 
@@ -987,6 +1189,31 @@ static PyMethodDef methods[] = {
     {"abandon", py_abandon, METH_NOARGS,
      "Stop measuring without writing anything (a forked child of a measured process)."},
     {"tsc_usable", py_tsc_usable, METH_NOARGS, "(usable, reason) for the TSC timer."},
+    {"process_root", py_process_root, METH_O,
+     "process_root(timeout): this process is the root of the children it starts."},
+    {"process_member", py_process_member, METH_VARARGS,
+     "process_member(dir, root, parent, base, parent_pid, method, timeout): join as a child."},
+    {"process_wait", py_process_wait, METH_NOARGS,
+     "The root waits (GIL released) until its child processes ended, at most its timeout."},
+    {"process_reserve", py_process_reserve, METH_NOARGS,
+     "A number for a child about to start (None: children are not followed)."},
+    {"process_reserved_pid", py_process_reserved_pid, METH_VARARGS,
+     "process_reserved_pid(number, pid): the reserved child's pid."},
+    {"process_unreserve", py_process_unreserve, METH_O, "The child did not start after all."},
+    {"process_lineage", py_process_lineage, METH_NOARGS,
+     "What a child started now inherits (dict), or None."},
+    {"process_forked_lineage", py_process_forked_lineage, METH_NOARGS,
+     "In a forked child: what the parent handed down (dict), or None."},
+    {"process_set_name", py_process_set_name, METH_O, "The child process's name."},
+    {"recording", py_recording, METH_NOARGS, "Whether recording is on."},
+    {"watch_signal", py_watch_signal, METH_O,
+     "watch_signal(signum): the signal is sent to the main thread again until its Python "
+     "handler calls signal_handled()."},
+    {"signal_handled", py_signal_handled, METH_NOARGS,
+     "The Python handler of a watched signal started."},
+    {"hold_events", py_hold_events, METH_NOARGS,
+     "The calling thread records nothing until release_events() (nests)."},
+    {"release_events", py_release_events, METH_NOARGS, "Ends one hold_events()."},
     {"tsc_invariant", py_tsc_invariant, METH_NOARGS, "Whether the CPU's TSC is invariant."},
     {"tsc_synchronized", py_tsc_synchronized, METH_O,
      "tsc_synchronized(budget_ms) -> (agree, hand_overs, resolution_ns, reason): whether the "

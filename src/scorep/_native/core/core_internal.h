@@ -4,6 +4,7 @@
 #define SCOREP_CORE_INTERNAL_H
 
 #include "core/measurement.h"
+#include "core/unify.h"
 
 /* location.c: frees every location of the measurement. */
 void sp_locations_free(sp_measurement *m);
@@ -11,6 +12,30 @@ void sp_locations_free(sp_measurement *m);
 /* events.c: closes every open frame of the location at `time` (after marking a pending
  * recording on/off change) and, on the main location, ends the program. */
 void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status);
+
+/* measurement.c: what this process reports to the unification about itself (its location
+ * group -- `as_rank`: an MPI rank's -- and locations; mine->locations is malloc'ed), and
+ * its results. */
+SP_MUST_CHECK int sp_measurement_report(sp_measurement *m, uint64_t end_time,
+                                        uint64_t ticks_per_second, bool as_rank,
+                                        sp_unified_rank *mine, char *err, size_t errlen);
+void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_results *r);
+
+/* processes.c: a member hands its part over to its root (location ids become final here);
+ * the root adopts what its members handed over (m->processes.parts), adds their counters
+ * to its results, and lets the parts go at the end. */
+SP_MUST_CHECK int sp_processes_hand_over(sp_measurement *m, uint64_t end_time,
+                                         uint64_t ticks_per_second, char *err, size_t errlen);
+SP_MUST_CHECK int sp_processes_adopt(sp_measurement *m, char *err, size_t errlen);
+/* Collective over the ranks writing together (after they agreed; every rank calls it when
+ * the ranks follow child processes): the first location group id after every rank's and
+ * every adopted child process's, at rank 0 (elsewhere: this rank's own bound). The parts
+ * of spawned processes are numbered from there, so that no two location groups share an
+ * id. */
+SP_MUST_CHECK int sp_processes_numbers_end(sp_measurement *m, uint32_t *end, char *err,
+                                           size_t errlen);
+void sp_processes_add_counters(const sp_measurement *m, sp_results *r);
+void sp_processes_release(sp_measurement *m);
 
 /* io.c: the bindings of native I/O handles, made at start and freed at the end. */
 int sp_io_registry_init(sp_measurement *m);

@@ -3,6 +3,7 @@
 #include "core/measurement.h"
 
 #include <sched.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,7 @@ static void release_measurement(void)
     sp_substrates_stop(m);
     sp_io_registry_free(m);
     sp_locations_free(m);
+    sp_processes_release(m);
     sp_metrics_stop(m);
     m->substrates = 0;
     free(m->output_dir);
@@ -574,35 +576,67 @@ static char *choose_output_dir(sp_measurement *m)
     return dir;
 }
 
-/* What this process reports to the unification: itself and its locations (free
- * mine->locations after). */
-static int make_report(sp_measurement *m, uint64_t end_time, sp_clock_anchor *end,
-                       uint64_t ticks_per_second, bool grouped, sp_unified_rank *mine, char *err,
-                       size_t errlen)
+/* A child process whose root ended before it: its own experiment, in <experiment>/process-N. */
+static char *choose_alone_dir(sp_measurement *m)
 {
+    char *dir = strdup(m->processes.info.alone_dir);
+    if (!dir)
+        return NULL;
+    char why[512];
+    if (sp_make_directories(dir, why, sizeof why) != 0)
+        fprintf(stderr, "scorep: process %u: %s\n", m->processes.info.number, why);
+    fprintf(stderr,
+            "scorep: process %u (pid %ld): the measured program's process ended before this "
+            "one; its results are in %s\n",
+            m->processes.info.number, (long)getpid(), dir);
+    fflush(stderr);
+    return dir;
+}
+
+/* The name of this process's location group. */
+static void group_name(const sp_measurement *m, bool as_rank, char *name, size_t size)
+{
+    const sp_process_info *info = &m->processes.info;
+    if (as_rank)
+        snprintf(name, size, "MPI Rank %u", m->ipc.rank);
+    else if (m->processes.ipc && info->member)
+        snprintf(name, size, "Process %u (pid %llu, %s)", info->number,
+                 (unsigned long long)info->pid, info->name[0] ? info->name : "python");
+    else if (m->processes.part_count)
+        snprintf(name, size, "Process 0 (pid %llu, main)", (unsigned long long)getpid());
+    else
+        snprintf(name, size, "Process");
+}
+
+int sp_measurement_report(sp_measurement *m, uint64_t end_time, uint64_t ticks_per_second,
+                          bool as_rank, sp_unified_rank *mine, char *err, size_t errlen)
+{
+    const sp_process_info *info = &m->processes.info;
+    bool member = m->processes.ipc && info->member;
     uint32_t nlocs = atomic_load(&m->location_count);
     /* A thread may have stamped its last event after the end anchor was taken. */
     uint64_t end_ns_after_anchor =
-        (uint64_t)((double)(end_time - end->ticks) * 1e9 / (double)ticks_per_second + 0.5);
-    char group_name[64];
-    if (grouped)
-        snprintf(group_name, sizeof group_name, "MPI Rank %u", m->ipc.rank);
-    else
-        snprintf(group_name, sizeof group_name, "Process");
+        (uint64_t)((double)(end_time - m->end.ticks) * 1e9 / (double)ticks_per_second + 0.5);
+    char name[300];
+    group_name(m, as_rank, name, sizeof name);
     *mine = (sp_unified_rank){
-        .rank = grouped ? m->ipc.rank : 0,
-        .world = grouped ? m->world : 0,
-        .world_rank = grouped ? m->ipc.rank : 0,
-        .name = sp_defs_string(&m->defs, group_name),
+        .rank = as_rank ? m->ipc.rank : member ? info->number : 0,
+        .world = as_rank ? m->world : 0,
+        .world_rank = as_rank ? m->ipc.rank : 0,
+        .name = sp_defs_string(&m->defs, name),
         .host = sp_defs_string(&m->defs, m->config.node_name),
         .thread_requested = m->grouped ? m->mpi.thread_requested : -1,
         .thread_provided = m->grouped ? m->mpi.thread_provided : -1,
         .start_ns = (uint64_t)((int64_t)m->start.monotonic_ns + m->clock_sync.offset_begin_ns),
-        .end_ns = (uint64_t)((int64_t)end->monotonic_ns + m->clock_sync.offset_end_ns) +
+        .end_ns = (uint64_t)((int64_t)m->end.monotonic_ns + m->clock_sync.offset_end_ns) +
                   end_ns_after_anchor,
         .realtime_start_ns = m->start.realtime_ns,
         .location_count = nlocs,
         .locations = calloc(nlocs ? nlocs : 1, sizeof(sp_unified_location)),
+        .parent = member ? info->parent : SP_NO_PARENT,
+        .pid = (uint64_t)getpid(),
+        .parent_pid = member ? info->parent_pid : 0,
+        .method = member ? sp_defs_string(&m->defs, info->method) : SP_NO_ID,
     };
     if (!mine->locations)
         return sp_error(err, errlen, "out of memory while unifying the definitions");
@@ -614,14 +648,28 @@ static int make_report(sp_measurement *m, uint64_t end_time, sp_clock_anchor *en
     return 0;
 }
 
-static int unify_definitions(sp_measurement *m, uint64_t end_time, sp_clock_anchor *end,
-                             uint64_t ticks_per_second, sp_unified *u, char *err, size_t errlen)
+/* The unified definitions of this process, the child processes' parts it adopted, the
+ * spawned processes' parts (the experiment's root) and the group it writes with. */
+static int unify_definitions(sp_measurement *m, uint64_t end_time, uint64_t ticks_per_second,
+                             sp_unified *u, char *err, size_t errlen)
 {
     sp_unified_rank mine;
-    if (make_report(m, end_time, end, ticks_per_second, m->collective, &mine, err, errlen) != 0)
+    if (sp_measurement_report(m, end_time, ticks_per_second, m->collective, &mine, err,
+                              errlen) != 0)
         return -1;
+    uint32_t nchildren = m->processes.part_count;
+    sp_unify_part *children = calloc(nchildren ? nchildren : 1, sizeof *children);
+    if (!children) {
+        free(mine.locations);
+        return sp_error(err, errlen, "out of memory while unifying the definitions");
+    }
+    for (uint32_t k = 0; k < nchildren; k++)
+        children[k] = (sp_unify_part){m->processes.parts[k].report,
+                                      m->processes.parts[k].report_size};
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
-    int status = sp_unify(ipc, &m->defs, &mine, m->parts, m->part_count, u, err, errlen);
+    int status = sp_unify_parts(ipc, &m->defs, &mine, children, nchildren, m->parts,
+                                m->part_count, u, err, errlen);
+    free(children);
     free(mine.locations);
     return status;
 }
@@ -640,7 +688,7 @@ static int write_own_part(sp_measurement *m, uint64_t end_time, uint64_t ticks_p
         m->locations[i]->id = ((uint64_t)m->locations[i]->index << 32) | m->ipc.rank;
     }
     sp_unified_rank mine;
-    int status = make_report(m, end_time, &m->end, ticks_per_second, true, &mine, err, errlen);
+    int status = sp_measurement_report(m, end_time, ticks_per_second, true, &mine, err, errlen);
     sp_buffer report, sections[SP_SUBSTRATE_COUNT];
     sp_buffer_init(&report);
     for (unsigned k = 0; k < SP_SUBSTRATE_COUNT; k++)
@@ -665,7 +713,7 @@ static int write_own_part(sp_measurement *m, uint64_t end_time, uint64_t ticks_p
     return status;
 }
 
-static void collect_results(sp_measurement *m, uint64_t end_time, sp_results *r)
+void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_results *r)
 {
     uint32_t nlocs = atomic_load(&m->location_count);
     r->start_time = m->start.ticks;
@@ -697,6 +745,12 @@ static void collect_results(sp_measurement *m, uint64_t end_time, sp_results *r)
     int64_t offset = m->clock_sync.offset_end_ns;
     uint64_t magnitude = offset < 0 ? (uint64_t)0 - (uint64_t)offset : (uint64_t)offset;
     r->clock_offset_ns_abs = magnitude > UINT32_MAX ? UINT32_MAX : (uint32_t)magnitude;
+    sp_processes_add_counters(m, r);
+    r->processes = 1 + m->processes.part_count;
+    r->process_alone = m->processes.alone;
+    r->process_number = m->processes.info.member ? m->processes.info.number
+                        : m->grouped             ? m->ipc.rank
+                                                 : 0;
 }
 
 int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err, size_t errlen)
@@ -736,7 +790,7 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
         int status = write_own_part(m, end_time, r.ticks_per_second, err, errlen);
         m->collective = false;
         m->output_dir = strdup(m->config.experiment_dir);
-        collect_results(m, end_time, &r);
+        sp_measurement_collect_results(m, end_time, &r);
         r.part_written = status == 0;
         if (results)
             *results = r;
@@ -748,33 +802,65 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
     sp_unified u;
     memset(&u, 0, sizeof u);
     int status = 0;
-    m->output_dir = choose_output_dir(m);
-    if (m->output_dir && m->collective && m->ipc.rank == 0 && m->config.mpi &&
-        sp_parts_collect(m->output_dir, m->config.mpi_timeout, m->ipc.size, &m->parts,
+    const sp_ipc *processes = m->processes.ipc;
+    if (processes && m->processes.info.member) {
+        /* A child process hands its part over to its root, unless the root ended first:
+         * then it writes an experiment of its own. */
+        if (processes->ops->agree(processes->ctx, m->processes.info.timeout) == 0) {
+            status = sp_processes_hand_over(m, end_time, r.ticks_per_second, err, errlen);
+            sp_measurement_collect_results(m, end_time, &r);
+            r.process_member = true;
+            snprintf(r.output_dir, sizeof r.output_dir, "%s", m->config.experiment_dir);
+            goto done;
+        }
+        m->processes.alone = true;
+        m->output_dir = choose_alone_dir(m);
+    } else if (processes) {
+        char why[512];
+        if (sp_processes_adopt(m, why, sizeof why) != 0) {
+            fprintf(stderr, "scorep: %s\n", why);
+            fflush(stderr);
+        }
+        m->output_dir = choose_output_dir(m);
+    } else {
+        m->output_dir = choose_output_dir(m);
+    }
+    /* The spawned processes' parts (core/part.h) are numbered after every location group
+     * of the ranks and their child processes. */
+    uint32_t first_spawned = m->ipc.size;
+    if (m->output_dir && m->collective &&
+        sp_processes_numbers_end(m, &first_spawned, err, errlen) != 0)
+        status = -1;
+    if (status == 0 && m->output_dir && m->collective && m->ipc.rank == 0 && m->config.mpi &&
+        sp_parts_collect(m->output_dir, m->config.mpi_timeout, first_spawned, &m->parts,
                          &m->part_count, r.parts_missing, sizeof r.parts_missing) != 0)
         status = sp_error(err, errlen, "out of memory while reading the spawned processes' parts");
     if (!m->output_dir)
         status = sp_error(err, errlen, "out of memory");
     if (status == 0) {
-        /* Location ids are final now: (thread index << 32) | rank, as Score-P numbers them
-         * with and without MPI (a process alone is rank 0). */
+        /* Location ids are final now: (thread index << 32) | group, as Score-P numbers them
+         * with and without MPI (a process alone is rank 0; a child process that writes
+         * alone, its process number). */
+        uint32_t group = m->collective ? m->ipc.rank
+                         : m->processes.alone ? m->processes.info.number
+                                              : 0;
         for (uint32_t i = 0; i < nlocs; i++)
-            m->locations[i]->id = ((uint64_t)m->locations[i]->index << 32) |
-                                  (m->collective ? m->ipc.rank : 0);
+            m->locations[i]->id = ((uint64_t)m->locations[i]->index << 32) | group;
         status = sp_substrates_prepare(m, m->output_dir, err, errlen);
     }
     if (status == 0)
-        status = unify_definitions(m, end_time, &m->end, r.ticks_per_second, &u, err, errlen);
+        status = unify_definitions(m, end_time, r.ticks_per_second, &u, err, errlen);
     if (status == 0)
         status = sp_substrates_write(m, &u, m->output_dir, r.ticks_per_second, err, errlen);
     sp_unified_free(&u);
-    collect_results(m, end_time, &r);
+    sp_measurement_collect_results(m, end_time, &r);
     r.spawned_ranks = m->part_count;
     /* The parts are in the experiment now; late ones (r.parts_missing) keep theirs. */
     sp_parts_free(m->output_dir, m->parts, m->part_count,
                   status == 0 && m->collective && m->ipc.rank == 0 && !r.parts_missing[0]);
     m->parts = NULL;
     m->part_count = 0;
+done:
     if (results)
         *results = r;
     release_measurement();

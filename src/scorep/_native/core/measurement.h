@@ -101,6 +101,12 @@ typedef struct sp_results {
     int32_t mpi_rank, mpi_size; /* -1, 0 without MPI */
     bool mpi_collective;        /* all ranks wrote one experiment together */
     uint32_t clock_offset_ns_abs; /* |this rank's clock - rank 0's| at the end (capped) */
+    uint32_t processes;            /* location groups written (this process and its members) */
+    bool process_member;           /* this process handed its part over to its root */
+    bool process_alone;            /* a member whose root had ended: it wrote alone */
+    uint32_t process_number;
+    uint32_t process_trace_failures; /* child processes whose events could not be written */
+    char process_trace_error[512];   /* why the first one's could not */
     uint64_t trace_spill_failures; /* flushes that could not be written (full disk, limit) */
     char trace_spill_error[256];   /* why the first one failed */
     char trace_error[512];         /* the trace could not be written (the profile was) */
@@ -119,6 +125,48 @@ typedef struct sp_clock_sync {
 } sp_clock_sync;
 
 #define SP_MAX_LOCATIONS 65536
+
+/* This process in the group of the processes one program started (child processes: see
+ * adapters/process/process.h, which implements the group through files). A member hands
+ * its part of the experiment over to the group's root when it ends; the root adopts the
+ * parts of the members that ended and writes one experiment with them. */
+typedef struct sp_process_info {
+    bool member;
+    uint32_t number;     /* a member's process number (the root's is its rank, else 0) */
+    uint32_t parent;     /* the number of the process that started this member */
+    uint64_t pid, parent_pid;
+    char method[16];     /* how a member was started: fork, spawn, forkserver, subprocess, ... */
+    char name[128];      /* a member's name: multiprocessing's, or its program's */
+    char part_dir[4096]; /* a member: where the files it hands over go (also its spills) */
+    char alone_dir[4096]; /* a member: its own experiment when its root ended before it */
+    double timeout;      /* the root: seconds it waits for its members at its end */
+} sp_process_info;
+
+/* Counters of a member's results that the root's results include. */
+typedef enum {
+    SP_PART_ENTERS = 0,
+    SP_PART_UNMATCHED_LEAVES,
+    SP_PART_TRACE_FLUSHES,
+    SP_PART_TRACE_LOST_RECORDS,
+    SP_PART_PROFILE_FOLDED_CALLS,
+    SP_PART_PROFILE_DROPPED_CALLS,
+    SP_PART_PROFILE_FOLDED_PARAMETERS,
+    SP_PART_TRACE_SPILL_FAILURES,
+    SP_PART_MEMORY_OVER_BUDGET,
+    SP_PART_LOCATIONS,
+    SP_PART_COUNTERS,
+} sp_part_counter;
+
+/* A member's part the root adopted (pointing into memory the measurement owns): its report
+ * for the unification, its counters, and each substrate's section by the substrate's slot. */
+typedef struct sp_process_part {
+    uint32_t number;
+    const unsigned char *report;
+    uint64_t report_size;
+    uint64_t counters[SP_PART_COUNTERS];
+    const unsigned char *section[SP_SUBSTRATE_SLOTS];
+    uint64_t section_size[SP_SUBSTRATE_SLOTS];
+} sp_process_part;
 
 typedef struct sp_measurement {
     _Atomic int state; /* sp_state */
@@ -171,6 +219,18 @@ typedef struct sp_measurement {
      * started with MPI_Comm_spawn otherwise (communicators name their members by it). */
     uint32_t world;
     sp_clock_sync clock_sync;
+
+    /* The child processes' group (core/ipc.h through files; adapters/process): NULL when
+     * this process follows none. Adapter-owned: the root's size is fixed by its agree. */
+    struct {
+        const sp_ipc *ipc;
+        sp_process_info info;
+        uint64_t begin_ns;   /* a member: when it started measuring (CLOCK_MONOTONIC) */
+        bool alone;          /* a member whose root had ended: it wrote its own experiment */
+        void *received;      /* the root: the bytes its members handed over (owned) */
+        sp_process_part *parts;
+        uint32_t part_count;
+    } processes;
 
     struct {
         int32_t thread_requested, thread_provided; /* MPI_Init_thread levels, -1 unknown */
@@ -255,6 +315,13 @@ SP_MUST_CHECK int sp_mpi_spawned(const char *experiment_dir, int64_t root_offset
 /* Called by the MPI adapter after MPI_Comm_spawn started `size` measured processes as world
  * `world`: the experiment's root waits for their parts. */
 SP_MUST_CHECK int sp_mpi_spawn_announce(uint32_t world, uint32_t size, char *err, size_t errlen);
+
+/* Called by the child processes' adapter when this process joins their group, as the root
+ * or as a member. `ipc` must live until the measurement ends. */
+void sp_processes_joined(const sp_ipc *ipc, const sp_process_info *info);
+
+/* A member's name, known late (multiprocessing names a process when it bootstraps). */
+void sp_processes_set_name(const char *name);
 
 /* This rank and the group's size while a larger group is joined (false: none). */
 bool sp_measurement_group(uint32_t *rank, uint32_t *size);

@@ -284,19 +284,6 @@ int sp_parts_collect(const char *dir, double timeout, uint32_t first_rank, sp_pa
     return 0;
 }
 
-void sp_unified_maps_free(sp_unified_maps *maps)
-{
-    free(maps->string_map);
-    free(maps->region_map);
-    free(maps->parameter_map);
-    free(maps->comm_map);
-    free(maps->win_map);
-    free(maps->io_file_map);
-    free(maps->io_handle_map);
-    free(maps->context_map);
-    memset(maps, 0, sizeof *maps);
-}
-
 void sp_parts_free(const char *dir, sp_part *parts, uint32_t count, bool remove_files)
 {
     for (uint32_t i = 0; i < count; i++)

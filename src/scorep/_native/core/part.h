@@ -63,7 +63,8 @@ SP_MUST_CHECK int sp_part_announce(const char *dir, uint32_t world, uint32_t siz
 
 /* At the experiment's root: waits (up to `timeout` seconds) for every announced part and
  * reads them, numbering their ranks from `first_rank` (world by world, in the order they
- * were announced). Parts that did not arrive are left out and described in `missing`
+ * were announced; `first_rank`: after every other location group of the experiment, child
+ * processes included). Parts that did not arrive are left out and described in `missing`
  * (empty when none). Returns 0 or -1 (out of memory). */
 SP_MUST_CHECK int sp_parts_collect(const char *dir, double timeout, uint32_t first_rank,
                                    sp_part **parts, uint32_t *count, char *missing,
@@ -71,7 +72,5 @@ SP_MUST_CHECK int sp_parts_collect(const char *dir, double timeout, uint32_t fir
 
 /* Frees what sp_parts_collect returned; `remove_files` deletes the parts directory. */
 void sp_parts_free(const char *dir, sp_part *parts, uint32_t count, bool remove_files);
-
-void sp_unified_maps_free(sp_unified_maps *maps);
 
 #endif

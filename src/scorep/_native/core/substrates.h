@@ -10,6 +10,7 @@
 #define SCOREP_CORE_SUBSTRATES_H
 
 #include "core/measurement.h"
+#include "core/serial.h"
 #include "core/unify.h"
 #include "substrates/lines/lines.h"
 #include "substrates/profile/profile.h"
@@ -371,6 +372,44 @@ SP_MUST_CHECK static inline int sp_substrates_write(sp_measurement *m, sp_unifie
         sp_lines_write(m, u, dir, ticks_per_second, err, errlen) != 0)
         return -1;
     return 0;
+}
+
+/* ---- child processes (adapters/process) ------------------------------------------------ */
+
+/* A member at its end, after step 1 (sp_substrates_prepare into its part directory): each
+ * substrate's section of the part it hands over to its root, appended to `out` as
+ * [u32 slot][u64 size][bytes]. The root finds them in m->processes.parts[].section[slot]
+ * and takes them into its own steps 1 and 2. The profile's section is the one a spawned
+ * process writes into its part (below); the trace's differs (sp_trace_hand_over). */
+static inline void sp_substrates_part_section(sp_buffer *out, uint32_t slot, const sp_buffer *b)
+{
+    sp_buffer_u32(out, slot);
+    sp_buffer_u64(out, b->size);
+    sp_buffer_put(out, b->data, b->size);
+    if (b->failed)
+        out->failed = true;
+}
+
+static inline uint32_t sp_substrates_hand_over(sp_measurement *m, uint64_t ticks_per_second,
+                                               sp_buffer *out)
+{
+    uint32_t sections = 0;
+    sp_buffer b;
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE)) {
+        sp_buffer_init(&b);
+        sp_profile_part(m, ticks_per_second, &b);
+        sp_substrates_part_section(out, SP_SUBSTRATE_PROFILE, &b);
+        sp_buffer_free(&b);
+        sections++;
+    }
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE)) {
+        sp_buffer_init(&b);
+        sp_trace_hand_over(m, &b);
+        sp_substrates_part_section(out, SP_SUBSTRATE_TRACE, &b);
+        sp_buffer_free(&b);
+        sections++;
+    }
+    return sections;
 }
 
 /* A spawned process's part of the experiment (core/part.h): each substrate's section,

@@ -99,6 +99,10 @@ static void serialize_rank(const sp_unified_rank *rank, sp_buffer *b)
         sp_buffer_u32(b, rank->locations[i].name);
         sp_buffer_u64(b, rank->locations[i].events);
     }
+    sp_buffer_u32(b, rank->parent);
+    sp_buffer_u64(b, rank->pid);
+    sp_buffer_u64(b, rank->parent_pid);
+    sp_buffer_u32(b, rank->method);
 }
 
 /* A report: definitions, then the processes they belong to (one process, or every process
@@ -430,6 +434,11 @@ static int merge_report(sp_unified *u, merge_state *st, sp_reader *r, sp_buffer 
             rank_out->locations[i].name = GLOBAL_STRING(sp_reader_u32(r));
             rank_out->locations[i].events = sp_reader_u64(r);
         }
+        rank_out->parent = sp_reader_u32(r);
+        rank_out->pid = sp_reader_u64(r);
+        rank_out->parent_pid = sp_reader_u64(r);
+        uint32_t method = sp_reader_u32(r);
+        rank_out->method = method == SP_NO_ID ? SP_NO_ID : GLOBAL_STRING(method);
     }
 #undef GLOBAL_STRING
     free(smap);
@@ -633,15 +642,34 @@ static int order_comms(sp_defs *g, uint32_t **new_id_out)
     return 0;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The MPI processes of the experiment (child processes are none) numbered as OTF2's group
+ * of MPI locations lists them: by location group id, the job's first world's ranks first,
+ * then the spawned worlds' (whose ids follow every other id). */
 static int index_processes(sp_unified *u)
 {
     if (sp_u64map_init(&u->process_index, 2 * u->rank_count + 16) != 0)
         return -1;
+    uint64_t *order = malloc((u->rank_count ? u->rank_count : 1) * sizeof *order);
+    if (!order)
+        return -1;
+    uint32_t n = 0;
     for (uint32_t r = 0; r < u->rank_count; r++)
-        if (sp_u64map_put(&u->process_index,
-                          SP_PROCESS(u->ranks[r].world, u->ranks[r].world_rank), r) != 0)
-            return -1;
-    return 0;
+        if (u->ranks[r].parent == SP_NO_PARENT)
+            order[n++] = (uint64_t)u->ranks[r].rank << 32 | r; /* sorted by id */
+    qsort(order, n, sizeof *order, by_value);
+    int status = 0;
+    for (uint32_t k = 0; k < n && status == 0; k++) {
+        const sp_unified_rank *rank = &u->ranks[(uint32_t)order[k]];
+        status = sp_u64map_put(&u->process_index, SP_PROCESS(rank->world, rank->world_rank), k);
+    }
+    free(order);
+    return status;
 }
 
 uint32_t sp_unified_process_rank(const sp_unified *u, uint64_t process)
@@ -649,7 +677,7 @@ uint32_t sp_unified_process_rank(const sp_unified *u, uint64_t process)
     if (!u->process_index.capacity)
         return UINT32_MAX;
     uint32_t index = sp_u64map_get(&u->process_index, process);
-    return index == SP_NO_ID ? UINT32_MAX : u->ranks[index].rank;
+    return index == SP_NO_ID ? UINT32_MAX : index;
 }
 
 /* A part's rank in the experiment: its location group number, a name that tells its world
@@ -1044,23 +1072,127 @@ static int unify_tree(const sp_ipc *ipc, const sp_buffer *report, sp_part *parts
     return 0;
 }
 
+/* The group's unification of one report (this process's, or its merged set with its child
+ * processes' parts); the root adopts the spawned processes' parts. */
+static int unify_report(const sp_ipc *ipc, const sp_buffer *report, sp_part *parts,
+                        uint32_t part_count, sp_unified *u, char *err, size_t errlen)
+{
+    int status;
+    if (ipc->size > 1 && ipc->ops->send && ipc->ops->recv)
+        status = unify_tree(ipc, report, parts, part_count, u, err, errlen);
+    else
+        status = unify_at_root(ipc, report, parts, part_count, u, err, errlen);
+    if (status == 0 && u->global.strings.count == 0 && sp_defs_init(&u->global) != 0)
+        status = sp_error(err, errlen, "out of memory while unifying the definitions");
+    return status;
+}
+
 int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
              sp_part *parts, uint32_t part_count, sp_unified *u, char *err, size_t errlen)
+{
+    return sp_unify_parts(ipc, defs, mine, NULL, 0, parts, part_count, u, err, errlen);
+}
+
+/* u's own maps (merged ids -> global) as id_maps, borrowed. */
+static id_maps maps_of(const sp_unified *u)
+{
+    id_maps m = {{u->string_map, u->region_map, u->parameter_map, u->comm_map, u->win_map,
+                  u->io_file_map, u->io_handle_map, u->context_map},
+                 {u->string_count, u->region_count, u->parameter_count, u->comm_count,
+                  u->win_count, u->io_file_count, u->io_handle_count, u->context_count}};
+    return m;
+}
+
+void sp_unified_maps_free(sp_unified_maps *maps)
+{
+    free(maps->string_map);
+    free(maps->region_map);
+    free(maps->parameter_map);
+    free(maps->comm_map);
+    free(maps->win_map);
+    free(maps->io_file_map);
+    free(maps->io_handle_map);
+    free(maps->context_map);
+    memset(maps, 0, sizeof *maps);
+}
+
+int sp_unify_parts(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine,
+                   const sp_unify_part *children, uint32_t nchildren, sp_part *parts,
+                   uint32_t part_count, sp_unified *u, char *err, size_t errlen)
 {
     memset(u, 0, sizeof *u);
     int status = -1;
     sp_buffer report;
     sp_buffer_init(&report);
     serialize_report(defs, mine, 1, &report);
-    if (report.failed)
+    if (report.failed) {
+        sp_buffer_free(&report);
+        return sp_error(err, errlen, "out of memory while unifying the definitions");
+    }
+    if (nchildren == 0) {
+        status = unify_report(ipc, &report, parts, part_count, u, err, errlen);
+        sp_buffer_free(&report);
+        return status;
+    }
+    /* The children's parts first merged with this process's own definitions (as a rank
+     * merges its subtree's): the group unifies the merged set, and each part's maps are its
+     * maps into the set followed by the set's into the global ids. */
+    merger m;
+    id_maps own, *part_ids = calloc(nchildren, sizeof *part_ids);
+    sp_buffer merged;
+    sp_buffer_init(&merged);
+    memset(&own, 0, sizeof own);
+    bool merging = part_ids && merger_init(&m) == 0;
+    if (!merging) {
         sp_error(err, errlen, "out of memory while unifying the definitions");
-    else if (ipc->size > 1 && ipc->ops->send && ipc->ops->recv)
-        status = unify_tree(ipc, &report, parts, part_count, u, err, errlen);
-    else
-        status = unify_at_root(ipc, &report, parts, part_count, u, err, errlen);
+        goto out;
+    }
+    if (merger_add(&m, report.data, report.size, &own) != 0) {
+        sp_error(err, errlen, "merging this process's definitions failed");
+        goto out;
+    }
+    for (uint32_t k = 0; k < nchildren; k++)
+        if (merger_add(&m, children[k].data, children[k].size, &part_ids[k]) != 0) {
+            sp_error(err, errlen, "merging the definitions of a child process failed");
+            goto out;
+        }
+    serialize_report(&m.acc.global, m.acc.ranks, m.acc.rank_count, &merged);
+    if (merged.failed) {
+        sp_error(err, errlen, "out of memory while unifying the definitions");
+        goto out;
+    }
+    if (unify_report(ipc, &merged, parts, part_count, u, err, errlen) != 0)
+        goto out;
+    id_maps to_global = maps_of(u), composed;
+    u->part_maps = calloc(nchildren, sizeof *u->part_maps);
+    if (!u->part_maps) {
+        sp_error(err, errlen, "out of memory while unifying the definitions");
+        goto out;
+    }
+    for (uint32_t k = 0; k < nchildren; k++, u->part_count++) {
+        if (maps_compose(&to_global, &part_ids[k], &composed) != 0) {
+            sp_error(err, errlen, "out of memory while unifying the definitions");
+            goto out;
+        }
+        maps_into_part(&composed, &u->part_maps[k]);
+    }
+    if (maps_compose(&to_global, &own, &composed) != 0) {
+        sp_error(err, errlen, "out of memory while unifying the definitions");
+        goto out;
+    }
+    for (int k = 0; k < MAP_KINDS; k++)
+        free(to_global.ids[k]); /* u's maps of the merged set, replaced by its own */
+    maps_into(&composed, u);
+    status = 0;
+out:
+    if (merging)
+        merger_free(&m);
+    maps_free(&own);
+    for (uint32_t k = 0; part_ids && k < nchildren; k++)
+        maps_free(&part_ids[k]);
+    free(part_ids);
+    sp_buffer_free(&merged);
     sp_buffer_free(&report);
-    if (status == 0 && u->global.strings.count == 0 && sp_defs_init(&u->global) != 0)
-        status = sp_error(err, errlen, "out of memory while unifying the definitions");
     return status;
 }
 
@@ -1078,6 +1210,9 @@ void sp_unified_free(sp_unified *u)
     free(u->win_map);
     free(u->io_file_map);
     free(u->io_handle_map);
+    for (uint32_t k = 0; k < u->part_count; k++)
+        sp_unified_maps_free(&u->part_maps[k]);
+    free(u->part_maps);
     free(u->context_map);
     if (u->process_index.capacity)
         sp_u64map_free(&u->process_index);

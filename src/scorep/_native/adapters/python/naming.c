@@ -225,7 +225,10 @@ int sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObj
     const char *qualname_text = qualname && PyUnicode_Check(qualname) ? PyUnicode_AsUTF8(qualname) : NULL;
     if (!module_text || !qualname_text)
         PyErr_Clear();
-    if (module_text && is_worker_main(module_text))
+    /* multiprocessing runs the program's main module as __mp_main__ in the processes it
+     * spawns, mpi4py.futures as __worker__: the same functions as the parent's __main__, so
+     * the same regions. */
+    if (module_text && (strcmp(module_text, "__mp_main__") == 0 || is_worker_main(module_text)))
         module_text = "__main__";
     char *name = region_name(module_text ? module_text : "unknown",
                              qualname_text ? qualname_text : PyUnicode_AsUTF8(code->co_name));

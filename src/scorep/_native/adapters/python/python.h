@@ -58,6 +58,13 @@ sp_location *sp_python_attach_named(const char *name);
 bool sp_python_code_region(PyCodeObject *code, PyObject *module, PyObject *qualname,
                            uint32_t *region);
 
+/* A terminating signal the measured process handles in Python is sent to the main thread
+ * again until the Python handler reports that it started (sp_python_signal_handled): a
+ * signal that arrives just before the main thread blocks is otherwise never handled
+ * (signals.c). Call right after installing the Python handler for `sig`. */
+int sp_python_watch_signal(int sig);
+void sp_python_signal_handled(void);
+
 /* Chooses a code object for line-level profiling (scorep.user.lines), in this measurement
  * and the following ones. Returns 0, or -1 with a Python exception. */
 int sp_python_lines_add_code(PyCodeObject *code);

@@ -126,9 +126,10 @@ void sp_profile_location_free(sp_location *loc);
 SP_MUST_CHECK int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                                    uint64_t ticks_per_second, char *err, size_t errlen);
 
-/* A spawned process's call trees for its part of the experiment (core/part.h), with its
- * local ids; the root merges them in sp_profile_write. */
-void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b);
+/* This process's part of the experiment (a child process hands it over to its root, a
+ * spawned MPI rank writes it into core/part.h's file): its trees with its local ids and
+ * times in seconds; the root maps and merges them in sp_profile_write. */
+void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *out);
 
 /* Folded, dropped and folded-parameter calls, for the results. */
 void sp_profile_results(sp_measurement *m, sp_results *r);

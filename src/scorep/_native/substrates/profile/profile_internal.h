@@ -3,6 +3,7 @@
 #ifndef SCOREP_SUBSTRATES_PROFILE_INTERNAL_H
 #define SCOREP_SUBSTRATES_PROFILE_INTERNAL_H
 
+#include "core/serial.h"
 #include "substrates/profile/profile.h"
 
 typedef struct sp_profile_state {
@@ -21,6 +22,24 @@ static inline sp_profile_location *profile_location(const sp_location *loc)
 {
     return (sp_profile_location *)loc->substrate[sp_profile.slot];
 }
+
+/* write.c: the program roots' visits and times, before the trees are written; every
+ * location's tree serialized (ids through `maps`, NULL: local ids) for location group
+ * `group`, the count including `extra_locations` appended after them. */
+void sp_profile_finish_roots(sp_measurement *m);
+void sp_profile_serialize_trees(sp_measurement *m, const sp_unified_maps *maps, uint32_t group,
+                                uint32_t extra_locations, double seconds_per_tick, sp_buffer *b);
+
+/* write.c: the locations of a part's profile section (sp_profile_part), and its trees
+ * appended with unified ids (see there). */
+uint32_t sp_profile_part_locations(const unsigned char *data, uint64_t size);
+void sp_profile_remap_trees(const unsigned char *data, uint64_t size, const sp_unified_maps *maps,
+                            uint32_t group, uint32_t root, sp_buffer *b);
+
+/* parts.c, child processes at the root: the locations of the adopted parts, and their
+ * trees with global ids appended in the same layout. */
+uint32_t sp_profile_adopted_locations(const sp_measurement *m);
+void sp_profile_append_adopted(const sp_measurement *m, const sp_unified *u, sp_buffer *b);
 
 #include "core/serial.h"
 

@@ -25,7 +25,7 @@ typedef struct {
 } io_bytes;
 
 typedef struct {
-    uint32_t rank_index; /* into the unified ranks */
+    uint32_t rank_index; /* into the unified ranks (location groups) */
     uint32_t name;       /* global string */
     uint32_t count;
     flat_node *nodes;
@@ -55,39 +55,40 @@ static void finish_root(sp_location *loc, uint64_t duration)
     root->max_time = 0;
 }
 
-/* A local id through a map (NULL: kept, for a part that the root maps later). */
-static uint32_t mapped(const uint32_t *map, uint32_t count, uint32_t id)
+/* `id` through `map` (NULL: the identity, a member's own ids). */
+static inline uint32_t mapped(const uint32_t *map, uint32_t count, uint32_t id)
 {
-    if (!map)
-        return id;
-    return id < count ? map[id] : 0;
+    return !map ? id : id < count ? map[id] : 0;
 }
 
-static void serialize_trees(sp_measurement *m, const sp_unified_maps *u, double seconds_per_tick,
-                            sp_buffer *b)
+/* Every location's tree, its ids through `maps` (NULL: local ids), each location tagged
+ * with its location group's id `group`: [u32 count] then per location [u32 group][u32 name]
+ * [u32 nodes] and the nodes. */
+void sp_profile_serialize_trees(sp_measurement *m, const sp_unified_maps *maps, uint32_t group,
+                                uint32_t extra_locations, double seconds_per_tick, sp_buffer *b)
 {
-    const uint32_t *smap = u ? u->string_map : NULL, *rmap = u ? u->region_map : NULL;
-    const uint32_t *pmap = u ? u->parameter_map : NULL;
-    uint32_t scount = u ? u->string_count : 0, rcount = u ? u->region_count : 0;
-    uint32_t pcount = u ? u->parameter_count : 0;
+    const sp_unified_maps none = {0};
+    const sp_unified_maps *u = maps ? maps : &none;
     uint32_t nlocs = atomic_load(&m->location_count);
-    sp_buffer_u32(b, nlocs);
+    sp_buffer_u32(b, nlocs + extra_locations);
     for (uint32_t l = 0; l < nlocs; l++) {
         sp_location *loc = m->locations[l];
         sp_profile_location *p = profile_location(loc);
-        sp_buffer_u32(b, mapped(smap, scount, sp_defs_string(&m->defs, loc->name)));
+        sp_buffer_u32(b, group);
+        sp_buffer_u32(b, mapped(u->string_map, u->string_count,
+                                sp_defs_string(&m->defs, loc->name)));
         sp_buffer_u32(b, p->count);
         for (uint32_t i = 0; i < p->count; i++) {
             const sp_profile_node *n = sp_profile_node_at(p, i);
             sp_buffer_u32(b, n->parent);
-            sp_buffer_u32(b, mapped(rmap, rcount, n->region));
+            sp_buffer_u32(b, mapped(u->region_map, u->region_count, n->region));
             sp_buffer_u32(b, n->kind);
             uint32_t parameter = 0;
             int64_t value = n->value;
             if (n->kind != SP_NODE_REGION) {
-                parameter = mapped(pmap, pcount, n->parameter);
+                parameter = mapped(u->parameter_map, u->parameter_count, n->parameter);
                 if (n->kind == SP_NODE_PARAMETER_STRING)
-                    value = mapped(smap, scount, (uint32_t)n->value);
+                    value = mapped(u->string_map, u->string_count, (uint32_t)n->value);
             }
             sp_buffer_u32(b, parameter);
             sp_buffer_u64(b, (uint64_t)value);
@@ -107,27 +108,33 @@ static void serialize_trees(sp_measurement *m, const sp_unified_maps *u, double 
     }
 }
 
-/* A part's trees (local ids) with the unified ids of its maps, in the format ranks send.
- * Its program root becomes the experiment's (`root`): a CUBE call tree has one root. */
-static void remap_part_trees(const sp_part *part, const unsigned char *data, uint64_t size,
-                             uint32_t root, sp_buffer *b)
+/* Appends the locations of a part's trees (sp_profile_part: local ids) with the unified ids
+ * of `maps`, tagged with location group `group`, in the layout sp_profile_serialize_trees
+ * writes (without the count in front). `root` (SP_NO_ID: kept) replaces the region of each
+ * tree's root: a spawned process's program becomes the experiment's (a CUBE call tree has
+ * one root). A damaged section stops the copy; the count no longer matches, which the
+ * root's reader reports. */
+void sp_profile_remap_trees(const unsigned char *data, uint64_t size, const sp_unified_maps *u,
+                            uint32_t group, uint32_t root, sp_buffer *b)
 {
-    const sp_unified_maps *u = &part->maps;
     sp_reader r;
     sp_reader_init(&r, data, size);
     uint32_t nlocs = sp_reader_u32(&r);
-    sp_buffer_u32(b, nlocs);
     for (uint32_t l = 0; l < nlocs && !r.failed; l++) {
+        (void)sp_reader_u32(&r); /* the group the part's process gave itself */
+        sp_buffer_u32(b, group);
         sp_buffer_u32(b, mapped(u->string_map, u->string_count, sp_reader_u32(&r)));
         uint32_t count = sp_reader_u32(&r);
-        if (count > r.size / 8)
+        if (count > r.size / 8) {
+            b->failed = true;
             break;
+        }
         sp_buffer_u32(b, count);
         for (uint32_t i = 0; i < count && !r.failed; i++) {
             uint32_t parent = sp_reader_u32(&r);
             sp_buffer_u32(b, parent);
             uint32_t region = mapped(u->region_map, u->region_count, sp_reader_u32(&r));
-            sp_buffer_u32(b, parent == SP_PROFILE_NO_NODE ? root : region);
+            sp_buffer_u32(b, parent == SP_PROFILE_NO_NODE && root != SP_NO_ID ? root : region);
             uint32_t kind = sp_reader_u32(&r);
             sp_buffer_u32(b, kind);
             uint32_t parameter = sp_reader_u32(&r);
@@ -146,8 +153,10 @@ static void remap_part_trees(const sp_part *part, const unsigned char *data, uin
         }
         /* its I/O bytes (sp_profile_io_serialize): node numbers stay */
         uint32_t nio = sp_reader_u32(&r);
-        if (nio > r.size / 8)
+        if (nio > r.size / 8) {
+            b->failed = true;
             break;
+        }
         sp_buffer_u32(b, nio);
         for (uint32_t e = 0; e < nio && !r.failed; e++) {
             sp_buffer_u32(b, sp_reader_u32(&r));
@@ -157,13 +166,25 @@ static void remap_part_trees(const sp_part *part, const unsigned char *data, uin
         /* its metric sums (sp_profile_metrics_serialize): node numbers stay; a part runs
          * with its parent's configuration, so the metrics are the same */
         uint32_t stride = sp_reader_u32(&r), rows = sp_reader_u32(&r);
-        if (stride > SP_MAX_METRICS || rows > count)
+        if (stride > SP_MAX_METRICS || rows > count) {
+            b->failed = true;
             break;
+        }
         sp_buffer_u32(b, stride);
         sp_buffer_u32(b, rows);
         for (uint64_t k = 0; k < (uint64_t)stride * rows && !r.failed; k++)
             sp_buffer_u64(b, sp_reader_u64(&r));
     }
+    if (r.failed)
+        b->failed = true;
+}
+
+uint32_t sp_profile_part_locations(const unsigned char *data, uint64_t size)
+{
+    uint32_t count = 0;
+    if (data && size >= sizeof count)
+        memcpy(&count, data, sizeof count);
+    return count;
 }
 
 typedef struct {
@@ -205,6 +226,11 @@ static bool same_identity(const unified_tree *u, uint32_t c, int64_t parent, con
 
 static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 {
+    /* One root for all: the processes of one experiment may run different programs (a
+     * child process started by subprocess), each its own program region; CUBE has one
+     * root, the first process's program. */
+    if (parent < 0 && u->count > 0)
+        return 0;
     const sp_defs *g = u->global;
     const char *param_name = NULL, *param_string = NULL;
     if (n->kind != SP_NODE_REGION) {
@@ -336,6 +362,15 @@ static const char *role_name(uint8_t role)
     return "unknown";
 }
 
+/* The location group with id `group` (an index into u->ranks), or -1. */
+static int64_t group_index(const sp_unified *u, uint32_t group)
+{
+    for (uint32_t g = 0; g < u->rank_count; g++)
+        if (u->ranks[g].rank == group)
+            return g;
+    return -1;
+}
+
 /* A column's I/O bytes (sp_profile_io_serialize wrote them). */
 static int read_io(column *col, sp_reader *rd)
 {
@@ -381,9 +416,12 @@ static int read_metrics(column *col, sp_reader *rd)
 }
 
 /* Reads every rank's report into columns (rank-major, as the location ids go). */
-static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes, uint32_t nranks)
+static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
+                        const uint64_t *sizes, uint32_t nranks)
 {
     uint64_t offset = 0;
+    uint32_t last_group = UINT32_MAX;
+    int64_t last_index = -1;
     for (uint32_t r = 0; r < nranks; r++) {
         sp_reader rd;
         sp_reader_init(&rd, (const unsigned char *)all + offset, sizes[r]);
@@ -397,7 +435,14 @@ static int read_columns(unified_tree *t, const void *all, const uint64_t *sizes,
         t->columns = cols;
         for (uint32_t l = 0; l < nlocs; l++) {
             column *col = &t->columns[t->ncolumns];
-            col->rank_index = r;
+            uint32_t group = sp_reader_u32(&rd);
+            if (group != last_group) {
+                last_group = group;
+                last_index = group_index(u, group);
+            }
+            if (last_index < 0)
+                return -1;
+            col->rank_index = (uint32_t)last_index;
             col->io = NULL;
             col->io_of = NULL;
             col->metric_sums = NULL;
@@ -753,7 +798,7 @@ static int merge_and_write(sp_measurement *m, const sp_unified *u, const void *a
         sp_error(err, errlen, "out of memory while writing the profile");
         goto out;
     }
-    if (read_columns(&t, all, sizes, nranks) != 0) {
+    if (read_columns(&t, u, all, sizes, nranks) != 0) {
         sp_error(err, errlen, "the profiles of the ranks arrived damaged");
         goto out;
     }
@@ -781,16 +826,29 @@ out:
     return status;
 }
 
-void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b)
+void sp_profile_finish_roots(sp_measurement *m)
 {
     uint32_t nlocs = atomic_load(&m->location_count);
-    for (uint32_t l = 0; l < nlocs; l++)
+    for (uint32_t l = 0; l < nlocs; l++) {
+        if (m->config.unwinding)
+            sp_profile_finish_samples(profile_location(m->locations[l]));
         finish_root(m->locations[l], m->locations[l]->last_time - m->start.ticks);
-    serialize_trees(m, NULL, 1.0 / (double)(ticks_per_second ? ticks_per_second : 1), b);
+    }
 }
 
-/* At the root: the adopted parts' trees after the ranks' ones (the parts are the last
- * ranks of the unification). */
+/* A part of the experiment: this process's trees with its local ids (the root maps them),
+ * tagged with its process number (a child process's; a spawned rank's is given it by the
+ * root). The same for child processes and spawned ranks. */
+void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b)
+{
+    sp_profile_finish_roots(m);
+    uint32_t group = m->processes.info.member ? m->processes.info.number : m->ipc.rank;
+    sp_profile_serialize_trees(m, NULL, group, 0,
+                               1.0 / (double)(ticks_per_second ? ticks_per_second : 1), b);
+}
+
+/* At the root: the adopted spawned parts' trees after the ranks' ones (the parts are the
+ * last ranks of the unification). */
 static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_t **sizes,
                      uint32_t nranks)
 {
@@ -812,11 +870,11 @@ static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_
     for (uint32_t k = 0; k < m->part_count; k++) {
         size_t at = b.size;
         const sp_part *p = &m->parts[k];
-        if (p->section[sp_profile.slot])
-            remap_part_trees(p, p->section[sp_profile.slot], p->section_size[sp_profile.slot],
-                             root, &b);
-        else
-            sp_buffer_u32(&b, 0);
+        const unsigned char *section = p->section[sp_profile.slot];
+        uint64_t size = p->section_size[sp_profile.slot];
+        sp_buffer_u32(&b, sp_profile_part_locations(section, size));
+        if (section)
+            sp_profile_remap_trees(section, size, &p->maps, p->rank, root, &b);
         grown[nranks + k] = b.size - at;
     }
     if (b.failed) {
@@ -831,18 +889,19 @@ static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_
 int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                      uint64_t ticks_per_second, char *err, size_t errlen)
 {
-    uint32_t nlocs = atomic_load(&m->location_count);
-    for (uint32_t l = 0; l < nlocs; l++) {
-        if (m->config.unwinding)
-            sp_profile_finish_samples(profile_location(m->locations[l]));
-        finish_root(m->locations[l], m->locations[l]->last_time - m->start.ticks);
-    }
+    sp_profile_finish_roots(m);
     double seconds_per_tick = 1.0 / (double)(ticks_per_second ? ticks_per_second : 1);
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
     sp_buffer_init(&mine);
-    sp_unified_maps maps = sp_unified_own_maps(u);
-    serialize_trees(m, &maps, seconds_per_tick, &mine);
+    const sp_unified_maps own = sp_unified_own_maps(u);
+    uint32_t group = m->collective ? m->ipc.rank
+                     : m->processes.alone ? m->processes.info.number
+                                          : 0;
+    /* This process's trees, then those of the child processes whose parts it adopted. */
+    sp_profile_serialize_trees(m, &own, group, sp_profile_adopted_locations(m), seconds_per_tick,
+                               &mine);
+    sp_profile_append_adopted(m, u, &mine);
     void *all = NULL;
     uint64_t *sizes = calloc(ipc->size, sizeof *sizes);
     int status = -1;

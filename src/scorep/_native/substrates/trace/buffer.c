@@ -319,6 +319,7 @@ void sp_trace_results(sp_measurement *m, sp_results *r)
             r->trace_lost_records += tl->lost_records;
         }
     }
+    sp_trace_adopted_results(m, r);
     r->trace_spill_failures = sp_trace.spill_failures;
     snprintf(r->trace_spill_error, sizeof r->trace_spill_error, "%s", sp_trace.spill_error);
     snprintf(r->trace_error, sizeof r->trace_error, "%s", sp_trace.error);

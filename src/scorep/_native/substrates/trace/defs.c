@@ -2,11 +2,12 @@
  * definitions (the group's root writes them) and the archive closed. */
 #include "substrates/trace/trace_internal.h"
 
-#include "core/part.h"
-
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+
+#include "core/part.h"
 
 static OTF2_RegionRole otf2_role(uint8_t role)
 {
@@ -159,6 +160,13 @@ static int write_definitions_of(OTF2_Archive *archive, uint64_t location,
                           errlen);
 }
 
+/* A child process's location: its part's mapping tables (same host, same clock). */
+static int write_process_definitions(OTF2_DefWriter *dw, const sp_unified_maps *maps, char *err,
+                                     size_t errlen)
+{
+    return write_location_definitions(dw, maps, NULL, err, errlen);
+}
+
 static int write_local_definitions(sp_measurement *m, const sp_unified *u, char *err,
                                    size_t errlen)
 {
@@ -174,7 +182,10 @@ static int write_local_definitions(sp_measurement *m, const sp_unified *u, char 
         if (write_definitions_of(archive, m->locations[i]->id, &mine,
                                  sp_trace.collective ? &clock : NULL, err, errlen) != 0)
             return -1;
-    /* The parts this root adopted: their own mapping tables and clocks. */
+    /* The child processes whose parts this process adopted (same host: no clock offsets). */
+    if (sp_trace_adopted_definitions(m, u, write_process_definitions, err, errlen) != 0)
+        return -1;
+    /* The spawned ranks' parts this root adopted: their own mapping tables and clocks. */
     for (uint32_t k = 0; k < m->part_count; k++)
         for (uint32_t i = 0; i < m->parts[k].location_count; i++)
             if (write_definitions_of(archive, m->parts[k].location_ids[i], &m->parts[k].maps,
@@ -196,6 +207,8 @@ typedef struct {
     uint32_t machine, machine_class, node_class, world_name, empty;
     uint32_t level_requested, level_provided;
     uint32_t *levels; /* per rank: requested, provided (SP_NO_ID: unknown) */
+    uint32_t parent_pid, started_by; /* child processes' properties */
+    uint32_t *pids;   /* per location group: its parent's pid as text (SP_NO_ID: none) */
 } extra_strings;
 
 static int intern_extra_strings(sp_measurement *m, sp_unified *u, extra_strings *x)
@@ -209,8 +222,16 @@ static int intern_extra_strings(sp_measurement *m, sp_unified *u, extra_strings 
     x->level_requested = sp_defs_string(g, "MPI thread level requested");
     x->level_provided = sp_defs_string(g, "MPI thread level provided");
     x->levels = calloc(2 * (size_t)u->rank_count + 1, sizeof *x->levels);
-    if (!x->levels)
+    x->pids = calloc((size_t)u->rank_count + 1, sizeof *x->pids);
+    if (!x->levels || !x->pids)
         return -1;
+    x->parent_pid = sp_defs_string(g, "parent pid");
+    x->started_by = sp_defs_string(g, "started by");
+    for (uint32_t r = 0; r < u->rank_count; r++) {
+        char pid[32];
+        snprintf(pid, sizeof pid, "%llu", (unsigned long long)u->ranks[r].parent_pid);
+        x->pids[r] = u->ranks[r].parent == SP_NO_PARENT ? SP_NO_ID : sp_defs_string(g, pid);
+    }
     for (uint32_t r = 0; r < u->rank_count; r++) {
         const char *req = thread_level_name(u->ranks[r].thread_requested);
         const char *prov = thread_level_name(u->ranks[r].thread_provided);
@@ -233,35 +254,73 @@ static int write_system_tree(OTF2_GlobalDefWriter *gw, const sp_unified *u,
                                                                     x->node_class, 0),
                            "WriteSystemTreeNode", err, errlen) != 0)
             return -1;
-    for (uint32_t r = 0; r < u->rank_count; r++) {
+    /* OTF2 wants location groups 0, 1, ... in this order; child processes have numbers
+     * with gaps (a killed one) and join in any order: their groups are numbered densely by
+     * process number (MPI ranks, numbered first, keep theirs). */
+    uint32_t *order = malloc((u->rank_count + 1) * sizeof *order);
+    uint32_t *dense = malloc((u->rank_count + 1) * sizeof *dense);
+    int status = order && dense ? 0 : sp_error(err, errlen, "out of memory while writing the "
+                                                            "trace definitions");
+    for (uint32_t r = 0; status == 0 && r < u->rank_count; r++) {
+        uint32_t k = r; /* insertion by process number: groups are few */
+        while (k > 0 && u->ranks[order[k - 1]].rank > u->ranks[r].rank) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = r;
+    }
+    for (uint32_t k = 0; status == 0 && k < u->rank_count; k++)
+        dense[order[k]] = k;
+    for (uint32_t k = 0; status == 0 && k < u->rank_count; k++) {
+        uint32_t r = order[k];
         const sp_unified_rank *rank = &u->ranks[r];
-        if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroup(
-                               gw, rank->rank, rank->name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
-                               rank->node + 1, OTF2_UNDEFINED_LOCATION_GROUP),
-                           "WriteLocationGroup", err, errlen) != 0)
-            return -1;
-        for (int k = 0; k < 2; k++) {
-            if (x->levels[2 * r + k] == SP_NO_ID)
+        /* A child process names the process that started it (OTF2's creating location
+         * group; not when it wrote alone) and how. */
+        bool child = rank->parent != SP_NO_PARENT;
+        OTF2_LocationGroupRef creator = OTF2_UNDEFINED_LOCATION_GROUP;
+        for (uint32_t p = 0; child && p < u->rank_count; p++)
+            if (u->ranks[p].rank == rank->parent)
+                creator = dense[p];
+        status = sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroup(
+                                    gw, k, rank->name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
+                                    rank->node + 1, creator),
+                                "WriteLocationGroup", err, errlen);
+        if (status == 0 && child) {
+            OTF2_AttributeValue pid, method;
+            pid.stringRef = x->pids[r];
+            method.stringRef = rank->method;
+            status = sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
+                                        gw, k, x->parent_pid, OTF2_TYPE_STRING, pid),
+                                    "WriteLocationGroupProperty", err, errlen);
+            if (status == 0 && rank->method != SP_NO_ID)
+                status = sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
+                                            gw, k, x->started_by, OTF2_TYPE_STRING, method),
+                                        "WriteLocationGroupProperty", err, errlen);
+        }
+        for (int j = 0; status == 0 && j < 2; j++) {
+            if (x->levels[2 * r + j] == SP_NO_ID)
                 continue;
             OTF2_AttributeValue value;
-            value.stringRef = x->levels[2 * r + k];
-            if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
-                                   gw, rank->rank, k ? x->level_provided : x->level_requested,
-                                   OTF2_TYPE_STRING, value),
-                               "WriteLocationGroupProperty", err, errlen) != 0)
-                return -1;
+            value.stringRef = x->levels[2 * r + j];
+            status = sp_trace_check(OTF2_GlobalDefWriter_WriteLocationGroupProperty(
+                                        gw, k, j ? x->level_provided : x->level_requested,
+                                        OTF2_TYPE_STRING, value),
+                                    "WriteLocationGroupProperty", err, errlen);
         }
     }
-    for (uint32_t r = 0; r < u->rank_count; r++)
-        for (uint32_t i = 0; i < u->ranks[r].location_count; i++) {
+    for (uint32_t k = 0; status == 0 && k < u->rank_count; k++) {
+        uint32_t r = order[k];
+        for (uint32_t i = 0; status == 0 && i < u->ranks[r].location_count; i++) {
             const sp_unified_location *l = &u->ranks[r].locations[i];
-            if (sp_trace_check(OTF2_GlobalDefWriter_WriteLocation(gw, l->id, l->name,
-                                                                  OTF2_LOCATION_TYPE_CPU_THREAD,
-                                                                  l->events, u->ranks[r].rank),
-                               "WriteLocation", err, errlen) != 0)
-                return -1;
+            status = sp_trace_check(OTF2_GlobalDefWriter_WriteLocation(
+                                        gw, l->id, l->name, OTF2_LOCATION_TYPE_CPU_THREAD,
+                                        l->events, k),
+                                    "WriteLocation", err, errlen);
         }
-    return 0;
+    }
+    free(order);
+    free(dense);
+    return status;
 }
 
 static int write_regions_and_parameters(OTF2_GlobalDefWriter *gw, const sp_defs *g, char *err,
@@ -301,18 +360,26 @@ static uint32_t comm_group(uint32_t comm)
 static int write_mpi_locations(OTF2_GlobalDefWriter *gw, const sp_unified *u,
                                const extra_strings *x, char *err, size_t errlen)
 {
-    uint64_t count = u->rank_count;
+    /* The ranks' child processes (which have a parent) are no MPI processes. */
+    uint64_t nranks = 0, count = 0;
     for (uint32_t r = 0; r < u->rank_count; r++)
-        if (u->ranks[r].thread_provided == 3 && u->ranks[r].location_count > 1)
-            count += u->ranks[r].location_count - 1;
+        if (u->ranks[r].parent == SP_NO_PARENT) {
+            nranks++;
+            count++;
+            if (u->ranks[r].thread_provided == 3 && u->ranks[r].location_count > 1)
+                count += u->ranks[r].location_count - 1;
+        }
     uint64_t *members = calloc(count + 1, sizeof *members);
     if (!members)
         return sp_error(err, errlen, "out of memory while writing the trace definitions");
-    uint64_t next = u->rank_count;
+    uint64_t next = nranks;
     for (uint32_t r = 0; r < u->rank_count; r++) {
         const sp_unified_rank *rank = &u->ranks[r];
-        if (rank->rank < u->rank_count)
-            members[rank->rank] = rank->location_count ? rank->locations[0].id : 0;
+        if (rank->parent != SP_NO_PARENT)
+            continue;
+        uint32_t index = sp_unified_process_rank(u, SP_PROCESS(rank->world, rank->world_rank));
+        if (index < nranks)
+            members[index] = rank->location_count ? rank->locations[0].id : 0;
         if (rank->thread_provided == 3)
             for (uint32_t i = 1; i < rank->location_count; i++)
                 members[next++] = rank->locations[i].id;
@@ -603,6 +670,7 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
         sp_trace_intern_metric_strings(&u->global) != 0 ||
         sp_trace_intern_context_strings(&u->global) != 0) {
         free(x.levels);
+        free(x.pids);
         return sp_error(err, errlen, "out of memory while writing the trace definitions");
     }
     const sp_defs *g = &u->global;
@@ -645,6 +713,7 @@ static int write_global_definitions(sp_measurement *m, sp_unified *u, char *err,
     status = 0;
 out:
     free(x.levels);
+    free(x.pids);
     return status;
 }
 
@@ -661,6 +730,16 @@ int sp_trace_finish(sp_measurement *m, sp_unified *u, char *err, size_t errlen)
         status = write_global_definitions(m, u, err, errlen);
     if (status == 0 && (!sp_trace.collective || m->ipc.rank == 0))
         status = set_archive_properties(u, mpi_complete, err, errlen);
+    /* Every process of a host records CLOCK_MONOTONIC (the TSC is converted to it):
+     * processes of one host share it; MPI ranks are put on rank 0's clock by offsets. */
+    if (status == 0)
+        status = sp_trace_check(
+            OTF2_Archive_SetProperty(sp_trace.archive, "SCOREP_PYTHON::CLOCK",
+                                     "CLOCK_MONOTONIC nanoseconds; the processes of one host "
+                                     "share this clock (child processes need no offsets), MPI "
+                                     "ranks carry clock offsets to rank 0",
+                                     true),
+            "SetProperty", err, errlen);
     if (status == 0)
         status = sp_trace_check(OTF2_Archive_Close(sp_trace.archive), "Close", err, errlen);
     if (status == 0)

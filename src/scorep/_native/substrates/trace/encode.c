@@ -261,8 +261,9 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
      * process's first location in time order (core/metrics.h). */
     bool samples = sp_trace.meas->metrics.samples.count != 0 && !foreign.active &&
                    tl->location->is_main;
-    uint32_t rank = foreign.active ? foreign.rank
-                    : sp_trace.collective ? sp_trace.meas->ipc.rank : 0;
+    /* The location group: (thread << 32) | group, final before the encoding (a rank's, a
+     * child process's number, 0 for a process alone). */
+    uint32_t rank = foreign.active ? foreign.rank : (uint32_t)tl->location->id;
     /* A process's own part of an experiment cannot define its peers: only its MPI calls
      * (regions) remain. */
     bool skip_mpi = !sp_trace.collective;
@@ -642,6 +643,8 @@ static int encode_events(sp_measurement *m, const char *dir, char *err, size_t e
     if (status == 0)
         status = encode_parts(m, err, errlen);
     free(buffer);
+    if (status == 0)
+        status = sp_trace_adopt_events(m, dir, err, errlen);
     if (status != 0)
         return -1;
     return sp_trace_check(OTF2_Archive_CloseEvtFiles(sp_trace.archive), "CloseEvtFiles", err,

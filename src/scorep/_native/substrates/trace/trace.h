@@ -174,6 +174,13 @@ uint64_t sp_trace_location_events(const sp_location *loc);
  * and the archive closed. */
 SP_MUST_CHECK int sp_trace_finish(sp_measurement *m, sp_unified *u, char *err, size_t errlen);
 
+/* Child processes: a member's section of the part it hands over to its root (the event
+ * files it encoded itself into its part directory, which the root moves into its archive;
+ * the archive is closed without definitions). Unlike a spawned process's part (raw records
+ * the root encodes with that process's own clock), a member shares its root's host and
+ * clock, and its root's end is not slowed down by encoding the children's events. */
+void sp_trace_hand_over(sp_measurement *m, sp_buffer *out);
+
 /* Flushes, lost records, spill failures and a failed trace, for the results. */
 void sp_trace_results(sp_measurement *m, sp_results *r);
 

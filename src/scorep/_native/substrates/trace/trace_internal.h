@@ -60,8 +60,20 @@ void sp_trace_spill_path(const sp_trace_location *tl, char *path, size_t size);
 OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_record *r,
                                        const sp_trace_record *end);
 
+/* parts.c, child processes at the root: the adopted parts' event files moved into the
+ * archive in `dir` (while its event files are open), their location definitions written
+ * by `write` with each part's maps, and their failures for the results. */
+SP_MUST_CHECK int sp_trace_adopt_events(sp_measurement *m, const char *dir, char *err,
+                                        size_t errlen);
+SP_MUST_CHECK int sp_trace_adopted_definitions(
+    sp_measurement *m, const sp_unified *u,
+    int (*write)(OTF2_DefWriter *dw, const sp_unified_maps *maps, char *err, size_t errlen),
+    char *err, size_t errlen);
+void sp_trace_adopted_results(sp_measurement *m, sp_results *r);
+
 /* The latest event of any location, in CLOCK_MONOTONIC nanoseconds. */
 uint64_t sp_trace_last_event_ns(const sp_measurement *m);
+
 /* defs.c: a mapping table from local to unified ids (none for the identity). */
 OTF2_ErrorCode sp_trace_write_map(OTF2_DefWriter *dw, OTF2_MappingType type,
                                   const uint32_t *map, uint32_t count);

@@ -1,0 +1,348 @@
+/* The core's group operations (core/ipc.h) for child processes, through files in the
+ * experiment directory. The group's members leave when they end (a pool worker must not
+ * wait for its parent), so every operation flows to the root:
+ *   agree    member: "I arrive and will hand my part over" unless the root has closed its
+ *            group (then -1: it writes alone); root: wait (bounded) until every living
+ *            member arrived, close the group; the members that arrived are ranks 1.. now
+ *   gather(v) member: its bytes into N/op-K (written whole, then renamed: the root never
+ *            reads half a file); root: each arrived member's file, waiting while the member
+ *            lives (bounded); a member that died before writing contributes zeros
+ *   barrier  nothing to wait for (members do not wait; the root waits in its gathers)
+ *   bcast, scatter(v): only in a group of one (a member cannot receive: it is gone)
+ *   clock_offset: 0 (one host, one CLOCK_MONOTONIC) */
+#include "adapters/process/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the member ------------------------------------------------------------------------- */
+
+static int write_whole(int fd, const void *data, uint64_t bytes)
+{
+    const char *p = data;
+    while (bytes) {
+        ssize_t n = write(fd, p, bytes > (1u << 30) ? (1u << 30) : (size_t)bytes);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        bytes -= (uint64_t)n;
+    }
+    return 0;
+}
+
+static int member_send(const void *in, uint64_t bytes)
+{
+    char name[32], path[4400], tmp[4420];
+    snprintf(name, sizeof name, "op-%u", sp_proc.next_op++);
+    sp_process_member_path(sp_proc.number, name, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return -1;
+    int status = write_whole(fd, in, bytes);
+    if (close(fd) != 0)
+        status = -1;
+    if (status == 0 && rename(tmp, path) != 0)
+        status = -1;
+    if (status != 0)
+        unlink(tmp);
+    return status;
+}
+
+static int member_agree(void)
+{
+    int fd = sp_process_lock_registry();
+    if (fd < 0)
+        return -1;
+    bool closed = sp_process_root_closed();
+    char path[4400];
+    sp_process_member_path(sp_proc.number, "arrived", path, sizeof path);
+    int status = -1;
+    if (!closed) {
+        int marker = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+        if (marker >= 0) {
+            close(marker);
+            status = 0;
+        }
+    }
+    sp_process_unlock_registry(fd);
+    sp_proc.alone = status != 0;
+    return status;
+}
+
+/* ---- the root ----------------------------------------------------------------------------- */
+
+static void say_waiting(const sp_member *members, uint32_t count, double timeout)
+{
+    char who[600] = "";
+    size_t used = 0;
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < count && used < sizeof who - 100; i++) {
+        if (!members[i].alive || members[i].arrived)
+            continue;
+        if (shown++ == 3) {
+            used += (size_t)snprintf(who + used, sizeof who - used, ", ...");
+            break;
+        }
+        used += (size_t)snprintf(who + used, sizeof who - used, "%spid %llu %s",
+                                 shown > 1 ? ", " : "", (unsigned long long)members[i].pid,
+                                 members[i].name[0]     ? members[i].name
+                                 : members[i].method[0] ? members[i].method
+                                                        : "starting");
+    }
+    fprintf(stderr,
+            "scorep: waiting up to %g s for child process(es) to end (%s); "
+            "SCOREP_CHILDREN_TIMEOUT sets how long\n",
+            timeout, who);
+    fflush(stderr);
+}
+
+/* Waits until no living member of this root is still running (they arrived or died),
+ * at most until `until`; with `close`, then closes the group (under the registry lock, so
+ * that every member either arrived before or finds the group closed). Returns the
+ * registry's members (*count), or NULL. */
+static sp_member *wait_for_members(double until, bool close_group, uint32_t *count)
+{
+    double start = sp_process_now(), pause = 0.001;
+    bool told = false;
+    sp_member *members = NULL;
+    for (;;) {
+        int fd = sp_process_lock_registry();
+        if (fd < 0) {
+            free(members);
+            return NULL;
+        }
+        free(members);
+        members = sp_process_scan_members(count);
+        uint32_t pending = 0;
+        for (uint32_t i = 0; i < *count; i++)
+            pending += members[i].alive && !members[i].arrived;
+        double now = sp_process_now();
+        if (pending == 0 || now >= until) {
+            if (close_group) {
+                char path[4400], name[64];
+                snprintf(name, sizeof name, "root-%u.closed", sp_proc.root);
+                snprintf(path, sizeof path, "%s/%s", sp_proc.registry, name);
+                int closed = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+                if (closed >= 0)
+                    close(closed);
+            }
+            sp_process_unlock_registry(fd);
+            return members;
+        }
+        sp_process_unlock_registry(fd);
+        if (!told && now - start > 2.0 && !sp_proc.told) {
+            say_waiting(members, *count, sp_proc.timeout);
+            told = sp_proc.told = true;
+        }
+        sp_process_sleep(pause);
+        pause = pause < 0.05 ? pause * 2 : 0.05;
+    }
+}
+
+void sp_process_wait(void)
+{
+    if (!sp_proc.joined || sp_proc.member || !sp_proc.root_ready || sp_proc.wait_until)
+        return;
+    sp_proc.wait_until = sp_process_now() + sp_proc.timeout;
+    uint32_t count = 0;
+    free(wait_for_members(sp_proc.wait_until, false, &count));
+}
+
+static int root_agree(double timeout)
+{
+    sp_proc.ipc.size = 1;
+    free(sp_proc.members);
+    sp_proc.members = NULL;
+    sp_proc.member_count = 0;
+    if (!sp_proc.root_ready)
+        return 0; /* no child ever learnt where to join */
+    /* A wait before the end (sp_process_wait) counts against the same timeout. */
+    double until = sp_proc.wait_until ? sp_proc.wait_until : sp_process_now() + timeout;
+    uint32_t count = 0;
+    sp_member *members = wait_for_members(until, true, &count);
+    if (!members && count == 0)
+        return -1;
+    /* Those that arrived form the group with the root; the others are reported. */
+    sp_proc.members = calloc(count ? count : 1, sizeof *sp_proc.members);
+    if (!sp_proc.members) {
+        free(members);
+        return -1;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if (members[i].arrived)
+            sp_proc.members[sp_proc.member_count++] = members[i];
+        else if (members[i].alive)
+            sp_process_add_outcome(&members[i], SP_PROCESS_LATE);
+        else if (!members[i].reserved) /* (a reserved child that never joined measured nothing) */
+            sp_process_add_outcome(&members[i], SP_PROCESS_LOST);
+    }
+    free(members);
+    sp_proc.ipc.size = 1 + sp_proc.member_count;
+    sp_proc.deadline = sp_process_now() + timeout;
+    sp_proc.next_op = 0;
+    return 0;
+}
+
+/* Member i's contribution to the current operation: `bytes` bytes into `out`. A member
+ * that died before writing it, or is still busy at the deadline, contributes zeros and
+ * counts as lost. */
+static void root_receive(uint32_t i, uint32_t op, void *out, uint64_t bytes)
+{
+    sp_member *m = &sp_proc.members[i];
+    char name[32], path[4400];
+    snprintf(name, sizeof name, "op-%u", op);
+    sp_process_member_path(m->number, name, path, sizeof path);
+    double pause = 0.0005;
+    int fd = -1;
+    while (!m->lost) {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0)
+            break;
+        if (!sp_process_member_alive(m->number)) {
+            fd = open(path, O_RDONLY | O_CLOEXEC); /* written just before it ended */
+            if (fd < 0)
+                m->lost = true;
+            break;
+        }
+        if (sp_process_now() > sp_proc.deadline) {
+            m->lost = true;
+            break;
+        }
+        sp_process_sleep(pause);
+        pause = pause < 0.02 ? pause * 2 : 0.02;
+    }
+    memset(out, 0, bytes);
+    if (fd < 0)
+        return;
+    struct stat st;
+    char *p = out;
+    uint64_t left = bytes;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != bytes)
+        m->lost = true;
+    while (!m->lost && left) {
+        ssize_t n = read(fd, p, left > (1u << 30) ? (1u << 30) : (size_t)left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            m->lost = true;
+            memset(out, 0, bytes);
+            break;
+        }
+        p += n;
+        left -= (uint64_t)n;
+    }
+    close(fd);
+}
+
+/* ---- the operations ---------------------------------------------------------------------- */
+
+static int op_agree(void *ctx, double timeout)
+{
+    (void)ctx;
+    return sp_proc.member ? member_agree() : root_agree(timeout);
+}
+
+static int op_barrier(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static int op_bcast(void *ctx, void *data, uint64_t bytes, uint32_t root)
+{
+    (void)ctx, (void)data, (void)bytes;
+    return !sp_proc.member && sp_proc.ipc.size == 1 && root == 0 ? 0 : -1;
+}
+
+static int op_gather(void *ctx, const void *in, uint64_t bytes, void *out, uint32_t root)
+{
+    (void)ctx;
+    if (root != 0)
+        return -1;
+    if (sp_proc.member)
+        return member_send(in, bytes);
+    uint32_t op = sp_proc.next_op++;
+    if (bytes && in != out)
+        memmove(out, in, bytes);
+    for (uint32_t i = 0; i < sp_proc.member_count; i++)
+        root_receive(i, op, (char *)out + (uint64_t)(i + 1) * bytes, bytes);
+    return 0;
+}
+
+static int op_gatherv(void *ctx, const void *in, uint64_t bytes, void *out,
+                      const uint64_t *counts, uint32_t root)
+{
+    (void)ctx;
+    if (root != 0)
+        return -1;
+    if (sp_proc.member)
+        return member_send(in, bytes);
+    uint32_t op = sp_proc.next_op++;
+    if (counts[0] != bytes)
+        return -1;
+    if (bytes && in != out)
+        memmove(out, in, bytes);
+    uint64_t offset = bytes;
+    for (uint32_t i = 0; i < sp_proc.member_count; i++) {
+        root_receive(i, op, (char *)out + offset, counts[i + 1]);
+        offset += counts[i + 1];
+    }
+    return 0;
+}
+
+static int op_scatter(void *ctx, const void *in, void *out, uint64_t bytes, uint32_t root)
+{
+    (void)ctx;
+    if (sp_proc.member || sp_proc.ipc.size != 1 || root != 0)
+        return -1;
+    if (bytes && in != out)
+        memmove(out, in, bytes);
+    return 0;
+}
+
+static int op_scatterv(void *ctx, const void *in, const uint64_t *counts, void *out,
+                       uint64_t bytes, uint32_t root)
+{
+    (void)ctx;
+    if (sp_proc.member || sp_proc.ipc.size != 1 || root != 0 || counts[0] != bytes)
+        return -1;
+    if (bytes && in != out)
+        memmove(out, in, bytes);
+    return 0;
+}
+
+static int op_clock_offset(void *ctx, int64_t *offset_ns)
+{
+    (void)ctx;
+    *offset_ns = 0;
+    return 0;
+}
+
+const sp_ipc_ops sp_process_ipc_ops = {
+    .agree = op_agree,
+    .barrier = op_barrier,
+    .bcast = op_bcast,
+    .gather = op_gather,
+    .gatherv = op_gatherv,
+    .scatter = op_scatter,
+    .scatterv = op_scatterv,
+    .clock_offset = op_clock_offset,
+};
+
+/* After the gathers: the members whose parts arrived are adopted, the others lost. Called
+ * from sp_process_finished's caller side through the outcomes. */
+void sp_process_record_gathered(void)
+{
+    for (uint32_t i = 0; i < sp_proc.member_count; i++)
+        sp_process_add_outcome(&sp_proc.members[i],
+                               sp_proc.members[i].lost ? SP_PROCESS_LOST : SP_PROCESS_ADOPTED);
+    sp_proc.member_count = 0;
+}

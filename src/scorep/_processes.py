@@ -1,0 +1,665 @@
+"""Child processes: every Python process a measured program starts joins its experiment.
+
+How a child gets measured:
+
+- **fork** (os.fork, multiprocessing's fork start method, a fork server's children): the
+  core stops measuring in the child at once (pthread_atfork); the at-fork hook below then
+  starts a measurement of its own in the child, as a member of the parent's group.
+- **a new interpreter** (multiprocessing's spawn, subprocess, os.system, os.exec*): the
+  measured program's environment carries ``_SCOREP_PYTHON_CHILD`` (the group, the
+  configuration, the user API's state) and ``PYTHONPATH`` starts with ``_child_site``, whose
+  ``sitecustomize`` starts the measurement before the child's program runs (and then runs
+  the interpreter's own ``sitecustomize``). Interpreters that are no Python, or one this
+  scorep is not built for, are left alone (the latter says so in one line).
+- multiprocessing's own helpers that outlive the program are not measured: the resource
+  tracker, and the fork server itself (the processes it forks are).
+
+A child ends its measurement at exit, on SIGTERM (pool.terminate()), in ``os._exit`` (pool
+workers end that way) and before ``os.exec*``: it hands its part over to the root
+(adapters/process in the C core), which waits for its children at its own end.
+"""
+
+import json
+import os
+import signal
+import sys
+
+from scorep import _native
+
+ENV = "_SCOREP_PYTHON_CHILD"
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+SITE_DIR = os.path.join(PACKAGE_DIR, "_child_site")
+
+# The functions wrapped while a measurement follows children: name -> original.
+_originals = {}
+# The environment before the root set it (restored when its measurement ends).
+_saved_environ = None
+# The forkserver process: not measured itself, it starts a member in each child it forks
+# (the group it belongs to, from its environment).
+_carrier = None
+
+
+def _measurement():
+    from scorep._measurement import Measurement
+    return Measurement.current
+
+
+# ---- what a child inherits ----------------------------------------------------------------
+
+
+def child_info(measurement, method="subprocess", reserved=None):
+    """The environment value for a child started now (None: no child is followed)."""
+    native = measurement._native
+    lineage = native.process_lineage() if native is not None else None
+    if lineage is None:
+        return None
+    config, reparse = {}, []
+    for name, value in measurement.config.values.items():
+        if value is None or isinstance(value, (bool, int, float, str)):
+            config[name] = value
+        else:  # a parsed object (a sampling event): its text, parsed again in the child
+            config[name] = str(value)
+            reparse.append(name)
+    return json.dumps({
+        "reserved": reserved,
+        "lineage": lineage,
+        "method": method,
+        "config": config,
+        "reparse": reparse,
+        "instrumenter": measurement.instrumenter_choice,
+        "register": bool(native.registered()),
+        "recording": bool(native.recording()),
+        "program": measurement.program_name,
+        "package": os.path.dirname(PACKAGE_DIR),
+    }, separators=(",", ":"))
+
+
+def _pythonpath(current):
+    parts = [p for p in (current or "").split(os.pathsep) if p]
+    if parts and parts[0] == SITE_DIR:
+        return current
+    return os.pathsep.join([SITE_DIR] + [p for p in parts if p != SITE_DIR])
+
+
+class _ToolCode:
+    """`with _ToolCode():` the standard library code the tool runs in the program's threads
+    (os.path, re, json) is not recorded as the program's."""
+
+    def __enter__(self):
+        self.native = _native.native()
+        if self.native is not None:
+            self.native.hold_events()
+
+    def __exit__(self, *exc):
+        if self.native is not None:
+            self.native.release_events()
+
+
+# A number reserved for the child of the fork in progress (the child finds it here, in its
+# copy of this module).
+_reserved_for_fork = None
+
+
+def _reserve():
+    m = _measurement()
+    if m is None or m.pid != os.getpid() or not m.follows_children or m._native is None:
+        return None
+    return m._native.process_reserve()
+
+
+def _reserved_pid(number, pid):
+    if number is not None and _native.native() is not None:
+        _native.native().process_reserved_pid(number, pid)
+
+
+def _unreserve(number):
+    if number is not None and _native.native() is not None:
+        _native.native().process_unreserve(number)
+
+
+_PYTHON = None
+
+
+def _is_python(path):
+    """Whether an executable is a Python interpreter (its child will join)."""
+    global _PYTHON
+    if _PYTHON is None:
+        import re
+        _PYTHON = re.compile(r"^(python|pypy)[\d.]*(d|m|dm)?$")
+    try:
+        path = os.fsdecode(path)
+    except TypeError:
+        return False
+    if _PYTHON.match(os.path.basename(path)):
+        return True
+    try:
+        return os.path.realpath(path) == os.path.realpath(sys.executable)
+    except (OSError, ValueError):
+        return False
+
+
+def refresh_environ(method="subprocess", reserved=None):
+    """Puts what a child started now inherits into os.environ (the group may have changed:
+    MPI agreed on the experiment directory, the program switched recording off). The
+    standard library code this runs (json, os.environ) is the tool's, not the program's:
+    it is not recorded."""
+    m = _measurement()
+    if m is None or m.pid != os.getpid() or not m.follows_children or m._native is None:
+        return
+    native = m._native
+    native.hold_events()
+    try:
+        info = child_info(m, method, reserved)
+        if info is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = info
+            os.environ["PYTHONPATH"] = _pythonpath(os.environ.get("PYTHONPATH"))
+    finally:
+        native.release_events()
+
+
+def _carries_us(env):
+    """Whether an environment given to a child explicitly (None: this process's) lets it
+    join: a program that builds a child's environment of its own decides what the child
+    sees, and scorep's variables are not added to it."""
+    if env is None:
+        return True
+    if isinstance(env, (list, tuple)):  # _posixsubprocess: b"KEY=value" entries
+        return any(entry.startswith(ENV.encode() + b"=") for entry in env
+                   if isinstance(entry, bytes))
+    try:
+        return ENV in env
+    except TypeError:
+        return False
+
+
+# ---- wrappers ----------------------------------------------------------------------------
+
+
+# multiprocessing's helpers that outlive the program: they never join (see
+# start_from_environment), so no number is reserved for them.
+_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
+def _will_join(executables, argv):
+    if not any(_is_python(e) for e in executables or ()):
+        return False
+    for arg in argv or ():
+        try:
+            text = os.fsdecode(arg)
+        except TypeError:
+            continue
+        if any(helper in text for helper in _HELPERS):
+            return False
+    return True
+
+
+def _fork_exec(*args, **kwargs):
+    with _ToolCode():
+        executables = args[1] if len(args) > 1 else ()
+        env = args[5] if len(args) > 5 else None
+        number = _reserve() if _will_join(executables, args[0] if args else ()) and \
+            _carries_us(env) else None
+        refresh_environ(reserved=number)
+        if number is not None and env is not None:
+            # The reservation is this child's: in its explicit environment too.
+            env = [e for e in env if not e.startswith(ENV.encode() + b"=")]
+            env.append(ENV.encode() + b"=" + os.environ[ENV].encode())
+            args = args[:5] + (env,) + args[6:]
+    try:
+        pid = _originals["fork_exec"](*args, **kwargs)
+    except BaseException:
+        with _ToolCode():
+            _unreserve(number)
+        raise
+    finally:
+        if number is not None:
+            refresh_environ()  # the number is this child's only
+    with _ToolCode():
+        _reserved_pid(number, pid)
+    return pid
+
+
+def _posix_spawn_wrapper(name):
+    def spawn(path, argv, env, *args, **kwargs):
+        with _ToolCode():
+            number = _reserve() if _will_join([path], argv) and _carries_us(env) else None
+            refresh_environ(reserved=number)
+            # None (Python 3.13: this process's environment) carries the reservation now.
+            if number is not None and env is not None and env is not os.environ:
+                env = dict(env)  # the reservation is this child's
+                env[ENV] = os.environ[ENV]
+        try:
+            pid = _originals[name](path, argv, env, *args, **kwargs)
+        except BaseException:
+            with _ToolCode():
+                _unreserve(number)
+            raise
+        finally:
+            if number is not None:
+                refresh_environ()
+        with _ToolCode():
+            _reserved_pid(number, pid)
+        return pid
+    spawn.__name__ = name
+    return spawn
+
+
+def _fork():
+    """os.fork: the child's number is reserved first, so that the root waits for it even
+    if it ends before the child could join."""
+    global _reserved_for_fork
+    with _ToolCode():
+        number = _reserve()
+    _reserved_for_fork = number
+    try:
+        pid = _originals["fork"]()
+    except BaseException:
+        _reserved_for_fork = None
+        with _ToolCode():
+            _unreserve(number)
+        raise
+    if pid:
+        _reserved_for_fork = None
+        with _ToolCode():
+            _reserved_pid(number, pid)
+    return pid
+
+
+def _system(command):
+    refresh_environ()
+    return _originals["system"](command)
+
+
+def _has_nul(text):
+    return (b"\0" if isinstance(text, bytes) else "\0") in text
+
+
+def _exec_would_start(path, args, env=None):
+    """Whether os.exec* will replace the process image, as far as can be known before: the
+    checks CPython makes (arguments, environment) and an executable file. An exec that
+    fails raises in a program that goes on (os.execvpe tries each entry of PATH): its
+    measurement must go on too."""
+    try:
+        if not isinstance(path, int):
+            path = os.fspath(path)
+            if _has_nul(path) or not os.access(path, os.X_OK) or os.path.isdir(path):
+                return False
+        if not isinstance(args, (list, tuple)) or not args or not args[0]:
+            return False
+        if any(_has_nul(os.fspath(a)) for a in args):
+            return False
+        for key, value in (env.items() if env is not None else ()):
+            key, value = os.fspath(key), os.fspath(value)
+            equals = b"=" if isinstance(key, bytes) else "="
+            if not key or equals in key[1:] or _has_nul(key) or _has_nul(value):
+                return False
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
+def _end_before_exec(path, args, env=None):
+    """The process image ends: its measurement too (a child hands its part over); a Python
+    that follows joins the group with the number reserved for it."""
+    m = _measurement()
+    if m is not None and m.pid == os.getpid() and _exec_would_start(path, args, env):
+        with _ToolCode():
+            number = _reserve() if _is_python(path) and _carries_us(env) else None
+            _reserved_pid(number, os.getpid())
+        refresh_environ("exec", reserved=number)
+        m.finalize(0, report_errors=True)
+
+
+def _execv(path, args):
+    _end_before_exec(path, args)
+    return _originals["execv"](path, args)
+
+
+def _execve(path, args, env):
+    _end_before_exec(path, args, env)
+    if ENV in os.environ and env is not os.environ and _carries_us(env):
+        env = dict(env)  # the reservation is this process image's
+        env[ENV] = os.environ[ENV]
+    return _originals["execve"](path, args, env)
+
+
+def _exit(status):
+    """os._exit: how pool workers end. The results are written first."""
+    m = _measurement()
+    if m is not None and m.pid == os.getpid():
+        try:
+            code = int(status)
+        except (TypeError, ValueError):
+            code = 1
+        m.finalize(code, report_errors=True)
+    _originals["_exit"](status)
+
+
+def _install_wrappers():
+    if "fork_exec" in _originals:
+        return
+    import _posixsubprocess
+    _originals["fork_exec"] = _posixsubprocess.fork_exec
+    _posixsubprocess.fork_exec = _fork_exec
+    subprocess = sys.modules.get("subprocess")
+    if subprocess is not None and getattr(subprocess, "_fork_exec", None) is \
+            _originals["fork_exec"]:
+        subprocess._fork_exec = _fork_exec  # bound by name when it was imported
+    for name in ("posix_spawn", "posix_spawnp"):
+        if hasattr(os, name):
+            _originals[name] = getattr(os, name)
+            setattr(os, name, _posix_spawn_wrapper(name))
+    for name, wrapper in (("system", _system), ("execv", _execv), ("execve", _execve),
+                          ("fork", _fork)):
+        _originals[name] = getattr(os, name)
+        setattr(os, name, wrapper)
+
+
+_fork_hook_registered = False
+
+
+# The signals a measured process handles to write its results before it ends (see
+# Measurement.finalize_at_exit).
+TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT"))
+# The forking thread's signal mask before a fork blocked TERMINATING (None: not blocked).
+_mask_before_fork = None
+
+
+def _before_fork():
+    """A terminating signal sent to a child in the first moments of its life would be lost:
+    CPython's fork clears the flags of signals that arrived "just before the fork", and in
+    the child that includes a signal that arrived just after it, before its Python code
+    ran. The child's Python handler (inherited, or its own measurement's) then never runs
+    and the child lives on: a pool's terminate() waited for it forever (issue 13; the rare
+    hang of Pool.__exit__ noted with issue 10). Blocked around the fork, the signal waits in
+    the kernel until the child can handle it."""
+    global _mask_before_fork
+    if _measurement() is not None or _carrier is not None:
+        _mask_before_fork = signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
+
+
+def _restore_mask():
+    global _mask_before_fork
+    if _mask_before_fork is not None:
+        mask, _mask_before_fork = _mask_before_fork, None
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def install_fork_hook():
+    """Once per process (at-fork hooks cannot be removed): a forked child never writes into
+    its parent's measurement, and continues in a measurement of its own when children are
+    followed."""
+    global _fork_hook_registered
+    if not _fork_hook_registered:
+        os.register_at_fork(before=_before_fork, after_in_parent=_restore_mask,
+                            after_in_child=_after_fork_in_child)
+        # os._exit ends a process without atexit: the results are written first (pool
+        # workers end that way; so may the program).
+        _originals["_exit"] = os._exit
+        os._exit = _exit
+        _fork_hook_registered = True
+
+
+def install(measurement):
+    """The measurement follows the children this process starts from now on."""
+    global _saved_environ
+    install_fork_hook()
+    _install_wrappers()
+    if not measurement.member and _saved_environ is None:
+        _saved_environ = (os.environ.get(ENV), os.environ.get("PYTHONPATH"))
+    refresh_environ()
+
+
+def uninstall(measurement):
+    """A root's measurement ended: the children this process starts later are not followed
+    (a Jupyter kernel measures some cells only)."""
+    global _saved_environ
+    if measurement.member or _saved_environ is None:
+        return
+    native = measurement._native
+    native.hold_events()  # os.environ's code is the tool's here, not the program's
+    try:
+        for name, value in zip((ENV, "PYTHONPATH"), _saved_environ):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    finally:
+        native.release_events()
+    _saved_environ = None
+
+
+# ---- starting a member -------------------------------------------------------------------
+
+
+def _warn(message):
+    sys.stderr.write("scorep: process %d is not measured: %s\n" % (os.getpid(), message))
+    sys.stderr.flush()
+
+
+def start_member(info, lineage, method, program_name, program_args, register, recording,
+                 name=None, reserved=None):
+    """Measures this process as a member of the group `lineage` describes."""
+    # A terminating signal (pool.terminate()) that arrives while the measurement starts
+    # waits until it can write: the member is registered by then.
+    signals = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT")]
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        return _start_member(info, lineage, method, program_name, program_args, register,
+                             recording, name, reserved)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _start_member(info, lineage, method, program_name, program_args, register, recording,
+                  name, reserved):
+    from scorep import _config
+    from scorep._errors import ScorepError
+    from scorep._measurement import INSTRUMENTERS, Measurement
+    choice = info.get("instrumenter", "default")
+    if INSTRUMENTERS.get(choice) in (None, "monitoring", "eval"):
+        choice = "default"  # the fastest of this interpreter (it may be another version)
+    try:
+        values = dict(info["config"])
+        for variable in info.get("reparse", ()):
+            values[variable] = _config.VARIABLES[variable][1](variable, values[variable])
+        config = _config.Config(values)
+        m = Measurement(config, choice, program_name, program_args,
+                        member={"lineage": lineage, "method": method, "reserved": reserved})
+        m.start(register=False)  # the tool's own start-up is not the program's
+    except ScorepError as error:
+        _warn(str(error))
+        return None
+    except Exception as error:  # never break the child because of the measurement
+        _warn("%s: %s" % (type(error).__name__, error))
+        return None
+    _watch_exit_status(m)
+    native = _native.native()
+    if name:
+        native.process_set_name(name)
+    if not recording:
+        native.set_recording(False)
+    m.finalize_at_exit()
+    _name_multiprocessing_processes()
+    if register:
+        native.register()
+    return m
+
+
+def _watch_exit_status(measurement):
+    """A child's program runs as plain python runs it, not under `python -m scorep`: its
+    exit status, for ProgramEnd, is seen where it is decided (sys.exit, an uncaught
+    exception; os._exit has its own wrapper)."""
+    original_exit, original_hook = sys.exit, sys.excepthook
+
+    def exit(status=None):
+        if measurement is _measurement():
+            if status is None:
+                measurement.exit_status = 0
+            elif isinstance(status, int):
+                measurement.exit_status = status
+            else:
+                measurement.exit_status = 1
+        original_exit(status)
+
+    def excepthook(exc_type, exc, tb):
+        if measurement is _measurement() and not issubclass(exc_type, SystemExit):
+            measurement.exit_status = 1
+        original_hook(exc_type, exc, tb)
+
+    sys.exit = exit
+    if sys.excepthook is sys.__excepthook__:
+        sys.excepthook = excepthook
+
+
+def _name_multiprocessing_processes():
+    """multiprocessing names a process when it bootstraps it (in the child): the member's
+    name follows. Only where multiprocessing runs already."""
+    process = sys.modules.get("multiprocessing.process")
+    if process is None or getattr(process.BaseProcess._bootstrap, "_scorep", False):
+        return
+    original = process.BaseProcess._bootstrap
+    native = _native.native()
+
+    def _bootstrap(self, *args, **kwargs):
+        # self._name, not the property: nothing of the tool's own is recorded
+        if native.running() and isinstance(self._name, str):
+            native.process_set_name(self._name)
+        return original(self, *args, **kwargs)
+
+    _bootstrap._scorep = True
+    process.BaseProcess._bootstrap = _bootstrap
+
+
+def _fork_method(frame):
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    if module == "multiprocessing.popen_fork":
+        return "fork"
+    if module == "multiprocessing.forkserver":
+        return "forkserver"
+    return "os.fork"
+
+
+def _fork_process_name(frame):
+    """multiprocessing's name of the Process being forked (Popen._launch(process_obj))."""
+    process_obj = frame.f_locals.get("process_obj") if frame is not None else None
+    name = getattr(process_obj, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _after_fork_in_child():
+    """In the child of os.fork (and of multiprocessing's fork): the core stopped measuring
+    in the fork; the child continues measuring in a location group of its own. A
+    terminating signal that arrived meanwhile is handled once this is done."""
+    frame = sys._getframe(1)
+    # The program's frame that forked (not this module's os.fork wrapper).
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE_DIR + os.sep):
+        frame = frame.f_back
+    try:
+        _continue_in_child(frame)
+    finally:
+        _restore_mask()
+
+
+def _continue_in_child(frame):
+    native = _native.native()
+    parent = _measurement()
+    if native is None or (parent is None and _carrier is None):
+        return
+    if parent is not None:
+        lineage = native.process_forked_lineage()
+        register, recording = bool(native.registered()), bool(native.recording())
+        info = {"config": parent.config.values, "instrumenter": parent.instrumenter_choice}
+        follow = parent.follows_children
+        program, args = parent.program_name, parent.program_args
+        parent.forget_in_child()
+    else:
+        info = _carrier
+        lineage = info["lineage"]
+        register, recording = info["register"], info["recording"]
+        follow = True
+        program, args = info.get("program", "python"), list(sys.argv)
+    reserved = _reserved_for_fork if parent is not None else None
+    if lineage is None or not follow or start_member(
+            info, lineage, _fork_method(frame), program, args, register, recording,
+            name=_fork_process_name(frame), reserved=reserved) is None:
+        _default_signal_handlers()
+
+
+def _default_signal_handlers():
+    """A forked child that measures nothing ends by these signals as plain python does."""
+    from scorep._measurement import _is_measurement_handler
+    for signum in TERMINATING:
+        if _is_measurement_handler(signal.getsignal(signum)):
+            signal.signal(signum, signal.SIG_DFL)
+
+
+# ---- a new interpreter (sitecustomize) ---------------------------------------------------
+
+
+def _command_line():
+    """This interpreter's whole command line (the -c code is not in sys.argv)."""
+    argv = getattr(sys, "orig_argv", None)
+    if argv:
+        return list(argv)
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            return [os.fsdecode(a) for a in f.read().split(b"\0")[:-1]]
+    except OSError:
+        return list(sys.argv)
+
+
+def _program(command_line):
+    """The name and arguments of the program this interpreter runs."""
+    if "-c" in command_line[1:]:
+        return "python -c", list(sys.argv)
+    if "-m" in command_line[1:]:
+        i = command_line.index("-m")
+        if i + 1 < len(command_line):
+            return "python -m " + command_line[i + 1], list(sys.argv)
+    if sys.argv and sys.argv[0]:
+        return os.path.basename(sys.argv[0]), list(sys.argv)
+    return "python", list(sys.argv)
+
+
+def start_from_environment():
+    """Called by _child_site/sitecustomize.py in every interpreter started with our
+    environment."""
+    global _carrier
+    text = os.environ.get(ENV)
+    if not text:
+        return
+    try:
+        info = json.loads(text)
+    except ValueError:
+        return
+    reserved = info.pop("reserved", None)
+    if reserved is not None:  # this process's number only: not its children's
+        os.environ[ENV] = json.dumps(info, separators=(",", ":"))
+    command_line = _command_line()
+    code = ""
+    if "-c" in command_line[1:]:
+        i = command_line.index("-c")
+        code = command_line[i + 1] if i + 1 < len(command_line) else ""
+    if "-m" in command_line[1:]:
+        module = command_line[command_line.index("-m") + 1:][:1]
+        if module and (module[0] == "scorep" or module[0].startswith("scorep.")):
+            return  # python -m scorep measures into an experiment of its own
+    if _HELPERS[0] in code:
+        return  # it outlives the program: no part of its experiment
+    if _HELPERS[1] in code:
+        # It outlives the program too; the processes it forks are the program's.
+        _carrier = info
+        install_fork_hook()
+        return
+    if "multiprocessing.spawn" in code or "--multiprocessing-fork" in sys.argv:
+        method, (program, args) = "spawn", (info.get("program", "python"), list(sys.argv))
+    else:
+        method, (program, args) = info.get("method", "subprocess"), _program(command_line)
+    start_member(info, info["lineage"], method, program, args, info.get("register", True),
+                 info.get("recording", True), reserved=reserved)
+    if "multiprocessing" in code:
+        import multiprocessing.process  # noqa: F401 (it runs next anyway)
+        _name_multiprocessing_processes()
