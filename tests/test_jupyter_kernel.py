@@ -268,7 +268,8 @@ def test_generated_experiment_directory_is_per_cell_and_printed_absolute(kernel)
     cell = kernel.ok("%%execute_with_scorep\ndef g():\n    return 1\ng()")
     count = cell.reply["execution_count"]
     new = sorted(set(cell_dirs(folder)) - set(cells_before))
-    assert len(new) == 1
+    assert len(new) == 1, (cell.stdout, cells_before, cell_dirs(folder),
+                           sorted(str(p.relative_to(kernel.cwd)) for p in kernel.cwd.rglob("cell-*")))
     assert re.fullmatch(r"cell-%d-\d{8}_\d{6}" % count, new[0])
     assert cell.stdout == RESULTS % (folder / new[0])
     assert enters(Trace(folder / new[0])) == {"__main__:g": 1}
