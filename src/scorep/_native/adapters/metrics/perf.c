@@ -106,6 +106,12 @@ static int open_counter(const perf_name *p, int group)
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     attr.read_format = PERF_FORMAT_GROUP;
+    /* A group leader starts disabled and is enabled once its members are in. A member added
+     * to a running group is scheduled in only through its own PMU's context, and a group
+     * mixing software PMUs (page-faults with task-clock) lives in the leader's: the member then
+     * counts nothing until the thread's next context switch (seen on Linux 6.18, ~1 run in 3
+     * lost all of task-clock in a busy function). Enabling the leader schedules the group. */
+    attr.disabled = group < 0;
     return (int)syscall(SYS_perf_event_open, &attr, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
 }
 
