@@ -194,7 +194,8 @@ def _hide_measurement_handlers():
     handler for SIGTERM, SIGHUP and SIGQUIT writes the results and then ends the process by
     the signal as the default action would, so `signal.getsignal` and the previous handler
     `signal.signal` returns say SIG_DFL, and setting SIG_DFL (e.g. restoring what it saved)
-    keeps it. Once per process; a forked child keeps its parent's wrappers."""
+    keeps it; `_thread.interrupt_main` of such a signal does nothing, as for SIG_DFL. Once
+    per process; a forked child keeps its parent's wrappers."""
     if getattr(signal.signal, "_scorep_original", None) is not None:
         return
     original_signal, original_getsignal = signal.signal, signal.getsignal
@@ -214,10 +215,24 @@ def _hide_measurement_handlers():
             previous = original_signal(signalnum, handler)
         return signal.SIG_DFL if _is_measurement_handler(previous) else previous
 
-    for wrapper, original in ((getsignal, original_getsignal), (set_signal, original_signal)):
+    original_interrupt_main = _thread.interrupt_main
+
+    def interrupt_main(*args, **kwargs):
+        # Simulating a signal whose disposition the program sees as SIG_DFL does nothing.
+        signum = args[0] if args else kwargs.get("signum", signal.SIGINT)
+        if signum in TERMINATING_SIGNALS and _is_measurement_handler(original_getsignal(signum)):
+            return None
+        return original_interrupt_main(*args, **kwargs)
+
+    for wrapper, original in ((getsignal, original_getsignal), (set_signal, original_signal),
+                              (interrupt_main, original_interrupt_main)):
         functools.update_wrapper(wrapper, original)  # module, name, doc as the program knows
+        signature = getattr(original, "__text_signature__", None)
+        if signature is not None:
+            wrapper.__text_signature__ = signature
         wrapper._scorep_original = original
     signal.getsignal, signal.signal = getsignal, set_signal
+    _thread.interrupt_main = interrupt_main
 
 
 class Measurement:
