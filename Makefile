@@ -168,17 +168,20 @@ CORE_TEST_SRC := $(CORE_LIB_SRC)
 CTEST_SRC := $(sort $(wildcard tests/c/test_*.c))
 CTEST_BIN := $(patsubst tests/c/%.c,build/ctest/%,$(CTEST_SRC))
 CTEST_SAN_BIN := $(patsubst tests/c/%.c,build/ctest-san/%,$(CTEST_SRC))
+# What the tests share (set-up, reading archives back): linked into every test binary.
+CTEST_SUPPORT := tests/c/ctest_support.c
+CTEST_HEADERS := tests/c/ctest.h tests/c/ctest_support.h tests/c/thread_ipc.h
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-build/ctest/%: tests/c/%.c $(CORE_TEST_SRC) $(HEADERS) tests/c/ctest.h tests/c/thread_ipc.h
+build/ctest/%: tests/c/%.c $(CTEST_SUPPORT) $(CORE_TEST_SRC) $(HEADERS) $(CTEST_HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC  $@"
-	@$(CC) $(CFLAGS_BASE) -O1 $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CORE_TEST_SRC) $(OTF2_LIBS) -lpthread -lm
+	@$(CC) $(CFLAGS_BASE) -O1 $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CTEST_SUPPORT) $(CORE_TEST_SRC) $(OTF2_LIBS) -lpthread -lm
 
-build/ctest-san/%: tests/c/%.c $(CORE_TEST_SRC) $(HEADERS) tests/c/ctest.h tests/c/thread_ipc.h
+build/ctest-san/%: tests/c/%.c $(CTEST_SUPPORT) $(CORE_TEST_SRC) $(HEADERS) $(CTEST_HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC  $@ (ASan+UBSan)"
-	@$(CC) $(CFLAGS_BASE) -O1 $(SANITIZE) $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CORE_TEST_SRC) $(OTF2_LIBS) -lpthread -lm
+	@$(CC) $(CFLAGS_BASE) -O1 $(SANITIZE) $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CTEST_SUPPORT) $(CORE_TEST_SRC) $(OTF2_LIBS) -lpthread -lm
 
 ctest: deps $(CTEST_BIN)
 	@for t in $(CTEST_BIN); do $$t || exit 1; done

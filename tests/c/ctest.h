@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int ctest_failures;
+/* Failed checks so far: one count for the test and the shared helpers (ctest_support.c)
+ * linked into it; CTEST_MAIN defines it. */
+extern int ctest_failures;
 
 #define CHECK(cond)                                                                    \
     do {                                                                               \
@@ -42,6 +44,7 @@ static int ctest_failures;
 typedef void (*ctest_fn)(void);
 
 #define CTEST_MAIN(...)                                                                \
+    int ctest_failures;                                                                \
     int main(void)                                                                     \
     {                                                                                  \
         ctest_fn tests[] = {__VA_ARGS__};                                              \

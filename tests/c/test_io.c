@@ -3,7 +3,6 @@
  * parents of handles created inside the creation of another, and the OTF2 I/O definitions
  * and records the trace substrate writes for them, read back with the OTF2 library's
  * reader. The paradigm is a parameter: MPI-IO goes through the same calls as POSIX. */
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,42 +13,17 @@
 #include "core/io.h"
 #include "core/measurement.h"
 #include "ctest.h"
-
-static sp_config config_for(const char *dir)
-{
-    static const char *args[] = {"prog"};
-    sp_config c = {
-        .tracing = true,
-        .profiling = true,
-        .experiment_dir = dir,
-        .total_memory = 1 << 22,
-        .timer = SP_TIMER_CLOCK_GETTIME,
-        .max_callpath_depth = 30,
-        .program_name = "prog",
-        .program_args = args,
-        .program_argc = 1,
-    };
-    return c;
-}
+#include "ctest_support.h"
 
 static void start(char *dir)
 {
+    static const char *args[] = {"prog"};
     CHECK(mkdtemp(dir) != NULL);
-    sp_config config = config_for(dir);
+    sp_config config = ctest_config(dir, 1 << 22);
+    config.program_args = args;
+    config.program_argc = 1;
     char err[256] = "";
     CHECK(sp_measurement_start(&config, err, sizeof err) == 0);
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-/* The experiment directory, once read back. */
-static void remove_tree(const char *dir)
-{
-    CHECK(nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0);
 }
 
 static void finish(void)
@@ -133,7 +107,7 @@ static void test_bindings_per_paradigm(void)
     CHECK_EQ_U64(loc->io_creating_depth, 0);
     finish();
     CHECK(sp_io_handle_lookup(SP_IO_PARADIGM_POSIX, 9) == SP_NO_ID); /* gone with it */
-    remove_tree(dir);
+    ctest_remove_tree(dir);
 }
 
 typedef struct {
@@ -251,42 +225,30 @@ static OTF2_CallbackCode on_complete(OTF2_LocationRef loc, OTF2_TimeStamp t, voi
     return OTF2_CALLBACK_SUCCESS;
 }
 
+static void io_definition_callbacks(OTF2_GlobalDefReaderCallbacks *callbacks)
+{
+    OTF2_GlobalDefReaderCallbacks_SetStringCallback(callbacks, on_string);
+    OTF2_GlobalDefReaderCallbacks_SetIoParadigmCallback(callbacks, on_paradigm);
+    OTF2_GlobalDefReaderCallbacks_SetIoRegularFileCallback(callbacks, on_file);
+    OTF2_GlobalDefReaderCallbacks_SetIoHandleCallback(callbacks, on_handle);
+}
+
+static void io_event_callbacks(OTF2_GlobalEvtReaderCallbacks *callbacks)
+{
+    OTF2_GlobalEvtReaderCallbacks_SetIoCreateHandleCallback(callbacks, on_create);
+    OTF2_GlobalEvtReaderCallbacks_SetIoDestroyHandleCallback(callbacks, on_destroy);
+    OTF2_GlobalEvtReaderCallbacks_SetIoSeekCallback(callbacks, on_seek);
+    OTF2_GlobalEvtReaderCallbacks_SetIoOperationBeginCallback(callbacks, on_begin);
+    OTF2_GlobalEvtReaderCallbacks_SetIoOperationCompleteCallback(callbacks, on_complete);
+}
+
+/* The test's one location: 0, the main thread. */
 static void read_io(const char *dir, io_read_back *rb)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/traces.otf2", dir);
     memset(rb, 0, sizeof *rb);
-    OTF2_Reader *reader = OTF2_Reader_Open(path);
-    CHECK(reader != NULL);
-    if (!reader)
-        return;
-    OTF2_Reader_SetSerialCollectiveCallbacks(reader);
-    OTF2_GlobalDefReader *gdr = OTF2_Reader_GetGlobalDefReader(reader);
-    OTF2_GlobalDefReaderCallbacks *dcb = OTF2_GlobalDefReaderCallbacks_New();
-    OTF2_GlobalDefReaderCallbacks_SetStringCallback(dcb, on_string);
-    OTF2_GlobalDefReaderCallbacks_SetIoParadigmCallback(dcb, on_paradigm);
-    OTF2_GlobalDefReaderCallbacks_SetIoRegularFileCallback(dcb, on_file);
-    OTF2_GlobalDefReaderCallbacks_SetIoHandleCallback(dcb, on_handle);
-    OTF2_Reader_RegisterGlobalDefCallbacks(reader, gdr, dcb, rb);
-    uint64_t n;
-    CHECK(OTF2_Reader_ReadAllGlobalDefinitions(reader, gdr, &n) == OTF2_SUCCESS);
-    OTF2_GlobalDefReaderCallbacks_Delete(dcb);
-    CHECK(OTF2_Reader_SelectLocation(reader, 0) == OTF2_SUCCESS);
-    CHECK(OTF2_Reader_OpenEvtFiles(reader) == OTF2_SUCCESS);
-    OTF2_Reader_GetEvtReader(reader, 0);
-    OTF2_GlobalEvtReader *ger = OTF2_Reader_GetGlobalEvtReader(reader);
-    OTF2_GlobalEvtReaderCallbacks *ecb = OTF2_GlobalEvtReaderCallbacks_New();
-    OTF2_GlobalEvtReaderCallbacks_SetIoCreateHandleCallback(ecb, on_create);
-    OTF2_GlobalEvtReaderCallbacks_SetIoDestroyHandleCallback(ecb, on_destroy);
-    OTF2_GlobalEvtReaderCallbacks_SetIoSeekCallback(ecb, on_seek);
-    OTF2_GlobalEvtReaderCallbacks_SetIoOperationBeginCallback(ecb, on_begin);
-    OTF2_GlobalEvtReaderCallbacks_SetIoOperationCompleteCallback(ecb, on_complete);
-    OTF2_Reader_RegisterGlobalEvtCallbacks(reader, ger, ecb, rb);
-    CHECK(OTF2_Reader_ReadAllGlobalEvents(reader, ger, &n) == OTF2_SUCCESS);
-    OTF2_GlobalEvtReaderCallbacks_Delete(ecb);
-    OTF2_Reader_CloseGlobalEvtReader(reader, ger);
-    OTF2_Reader_CloseEvtFiles(reader);
-    OTF2_Reader_Close(reader);
+    OTF2_Reader *reader = ctest_trace_open(dir, io_definition_callbacks, rb);
+    if (reader)
+        ctest_trace_read_events(reader, (const uint64_t[]){0}, 1, io_event_callbacks, rb);
 }
 
 /* One I/O call: its region entered, the events inside, the region left. */
@@ -389,7 +351,7 @@ static void test_trace_io_records(void)
     CHECK_EQ_U64(rb.collective, 1);
     CHECK_EQ_U64(rb.bytes_written, 3 * 10 + 2 * 10);
     CHECK_EQ_U64(rb.bytes_read, 3 * 4);
-    remove_tree(dir);
+    ctest_remove_tree(dir);
 }
 
 CTEST_MAIN(test_bindings_per_paradigm, test_trace_io_records)

@@ -10,6 +10,7 @@
 
 #include "core/measurement.h"
 #include "ctest.h"
+#include "ctest_support.h"
 
 #define MAX_LOCS 8
 
@@ -115,68 +116,36 @@ static OTF2_CallbackCode on_program_end(OTF2_LocationRef loc, OTF2_TimeStamp t, 
     return OTF2_CALLBACK_SUCCESS;
 }
 
+static void definition_callbacks(OTF2_GlobalDefReaderCallbacks *callbacks)
+{
+    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(callbacks, on_location);
+}
+
+static void event_callbacks(OTF2_GlobalEvtReaderCallbacks *callbacks)
+{
+    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(callbacks, on_enter);
+    OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(callbacks, on_leave);
+    OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(callbacks, on_flush);
+    OTF2_GlobalEvtReaderCallbacks_SetMeasurementOnOffCallback(callbacks, on_on_off);
+    OTF2_GlobalEvtReaderCallbacks_SetParameterIntCallback(callbacks, on_param);
+    OTF2_GlobalEvtReaderCallbacks_SetProgramEndCallback(callbacks, on_program_end);
+}
+
 static void read_archive(const char *dir, read_back *rb)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/traces.otf2", dir);
     memset(rb, 0, sizeof *rb);
-    OTF2_Reader *reader = OTF2_Reader_Open(path);
-    CHECK(reader != NULL);
-    if (!reader)
-        return;
-    OTF2_Reader_SetSerialCollectiveCallbacks(reader);
-    OTF2_GlobalDefReader *gdr = OTF2_Reader_GetGlobalDefReader(reader);
-    OTF2_GlobalDefReaderCallbacks *dcb = OTF2_GlobalDefReaderCallbacks_New();
-    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(dcb, on_location);
-    OTF2_Reader_RegisterGlobalDefCallbacks(reader, gdr, dcb, rb);
-    uint64_t n;
-    CHECK(OTF2_Reader_ReadAllGlobalDefinitions(reader, gdr, &n) == OTF2_SUCCESS);
-    OTF2_GlobalDefReaderCallbacks_Delete(dcb);
-    for (size_t i = 0; i < rb->nlocations; i++)
-        OTF2_Reader_SelectLocation(reader, rb->locations[i]);
-    CHECK(OTF2_Reader_OpenEvtFiles(reader) == OTF2_SUCCESS);
-    CHECK(OTF2_Reader_OpenDefFiles(reader) == OTF2_SUCCESS);
-    for (size_t i = 0; i < rb->nlocations; i++) {
-        OTF2_DefReader *dr = OTF2_Reader_GetDefReader(reader, rb->locations[i]);
-        CHECK(dr != NULL); /* every location has its local definition file */
-        if (dr) {
-            OTF2_Reader_ReadAllLocalDefinitions(reader, dr, &n);
-            OTF2_Reader_CloseDefReader(reader, dr);
-        }
-        OTF2_Reader_GetEvtReader(reader, rb->locations[i]);
-    }
-    OTF2_Reader_CloseDefFiles(reader);
-    OTF2_GlobalEvtReader *ger = OTF2_Reader_GetGlobalEvtReader(reader);
-    OTF2_GlobalEvtReaderCallbacks *ecb = OTF2_GlobalEvtReaderCallbacks_New();
-    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(ecb, on_enter);
-    OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(ecb, on_leave);
-    OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(ecb, on_flush);
-    OTF2_GlobalEvtReaderCallbacks_SetMeasurementOnOffCallback(ecb, on_on_off);
-    OTF2_GlobalEvtReaderCallbacks_SetParameterIntCallback(ecb, on_param);
-    OTF2_GlobalEvtReaderCallbacks_SetProgramEndCallback(ecb, on_program_end);
-    OTF2_Reader_RegisterGlobalEvtCallbacks(reader, ger, ecb, rb);
-    CHECK(OTF2_Reader_ReadAllGlobalEvents(reader, ger, &n) == OTF2_SUCCESS);
-    OTF2_GlobalEvtReaderCallbacks_Delete(ecb);
-    OTF2_Reader_CloseGlobalEvtReader(reader, ger);
-    OTF2_Reader_CloseEvtFiles(reader);
-    OTF2_Reader_Close(reader);
+    OTF2_Reader *reader = ctest_trace_open(dir, definition_callbacks, rb);
+    if (reader)
+        ctest_trace_read_events(reader, rb->locations, rb->nlocations, event_callbacks, rb);
 }
 
 static sp_config config_for(const char *dir, uint64_t memory)
 {
     static const char *args[] = {"prog", "--flag"};
-    sp_config c = {
-        .tracing = true,
-        .profiling = false,
-        .all_threads = false,
-        .experiment_dir = dir,
-        .total_memory = memory,
-        .timer = SP_TIMER_CLOCK_GETTIME,
-        .max_callpath_depth = 30,
-        .program_name = "prog",
-        .program_args = args,
-        .program_argc = 2,
-    };
+    sp_config c = ctest_config(dir, memory);
+    c.profiling = false;
+    c.program_args = args;
+    c.program_argc = 2;
     return c;
 }
 
@@ -257,6 +226,7 @@ static void test_trace_end_to_end(void)
     CHECK_EQ_U64(rb.program_end_status, 5);
     /* ProgramBegin, ProgramEnd, MeasurementOnOff and BufferFlush records count as events. */
     CHECK_EQ_U64(rb.declared_events[0], rb.enters[0] + rb.leaves[0] + 2 + 2 + 1 + rb.flushes);
+    ctest_remove_tree(dir);
 }
 
 static void test_restart_and_rewind(void)
@@ -289,6 +259,7 @@ static void test_restart_and_rewind(void)
         CHECK_EQ_U64(rb.enters[0], round == 0 ? 1 : 12);
         CHECK_EQ_U64(rb.on_off, round == 0 ? 2 : 0);
         CHECK_EQ_U64(rb.order_errors, 0);
+        ctest_remove_tree(dir);
     }
     char err[64];
     CHECK(sp_measurement_finalize(0, NULL, err, sizeof err) != 0); /* nothing running */
@@ -343,6 +314,13 @@ static OTF2_CallbackCode on_metric_leave(OTF2_LocationRef loc, OTF2_TimeStamp t,
     return OTF2_CALLBACK_SUCCESS;
 }
 
+static void metric_event_callbacks(OTF2_GlobalEvtReaderCallbacks *callbacks)
+{
+    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(callbacks, on_metric_enter);
+    OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(callbacks, on_metric_leave);
+    OTF2_GlobalEvtReaderCallbacks_SetMetricCallback(callbacks, on_metric);
+}
+
 static void test_metrics_end_to_end(void)
 {
     char dir[] = "/tmp/scorep-ctest-XXXXXX";
@@ -374,28 +352,10 @@ static void test_metrics_end_to_end(void)
 
     metric_read m;
     memset(&m, 0, sizeof m);
-    char path[256];
-    snprintf(path, sizeof path, "%s/traces.otf2", dir);
-    OTF2_Reader *reader = OTF2_Reader_Open(path);
-    CHECK(reader != NULL);
+    OTF2_Reader *reader = ctest_trace_open(dir, NULL, NULL);
     if (!reader)
         return;
-    OTF2_Reader_SetSerialCollectiveCallbacks(reader);
-    uint64_t n;
-    OTF2_Reader_SelectLocation(reader, 0);
-    CHECK(OTF2_Reader_OpenEvtFiles(reader) == OTF2_SUCCESS);
-    OTF2_Reader_GetEvtReader(reader, 0);
-    OTF2_GlobalEvtReader *ger = OTF2_Reader_GetGlobalEvtReader(reader);
-    OTF2_GlobalEvtReaderCallbacks *ecb = OTF2_GlobalEvtReaderCallbacks_New();
-    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(ecb, on_metric_enter);
-    OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(ecb, on_metric_leave);
-    OTF2_GlobalEvtReaderCallbacks_SetMetricCallback(ecb, on_metric);
-    OTF2_Reader_RegisterGlobalEvtCallbacks(reader, ger, ecb, &m);
-    CHECK(OTF2_Reader_ReadAllGlobalEvents(reader, ger, &n) == OTF2_SUCCESS);
-    OTF2_GlobalEvtReaderCallbacks_Delete(ecb);
-    OTF2_Reader_CloseGlobalEvtReader(reader, ger);
-    OTF2_Reader_CloseEvtFiles(reader);
-    OTF2_Reader_Close(reader);
+    ctest_trace_read_events(reader, (const uint64_t[]){0}, 1, metric_event_callbacks, &m);
     /* A Metric event (class 0, both metrics) with each Enter's and Leave's time, the
      * python_allocated difference of every visit of f the 100 bytes it "allocated". */
     CHECK_EQ_U64(m.enters, (uint64_t)calls);
@@ -406,6 +366,7 @@ static void test_metrics_end_to_end(void)
     CHECK_EQ_U64(m.ref, 0);
     CHECK_EQ_U64(m.f_visits, (uint64_t)calls);
     CHECK_EQ_U64(m.f_deltas_wrong, 0);
+    ctest_remove_tree(dir);
 }
 
 CTEST_MAIN(test_trace_end_to_end, test_restart_and_rewind, test_metrics_end_to_end)

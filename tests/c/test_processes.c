@@ -13,6 +13,7 @@
 #include "adapters/process/process.h"
 #include "core/measurement.h"
 #include "ctest.h"
+#include "ctest_support.h"
 
 enum { CALLS = 300, MAX_GROUPS = 8 };
 
@@ -60,62 +61,23 @@ static OTF2_CallbackCode on_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, void *
     return OTF2_CALLBACK_SUCCESS;
 }
 
-static void read_archive(const char *dir, read_back *rb)
+static void definition_callbacks(OTF2_GlobalDefReaderCallbacks *callbacks)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/traces.otf2", dir);
-    memset(rb, 0, sizeof *rb);
-    OTF2_Reader *reader = OTF2_Reader_Open(path);
-    CHECK(reader != NULL);
-    if (!reader)
-        return;
-    OTF2_Reader_SetSerialCollectiveCallbacks(reader);
-    OTF2_GlobalDefReader *gdr = OTF2_Reader_GetGlobalDefReader(reader);
-    OTF2_GlobalDefReaderCallbacks *dcb = OTF2_GlobalDefReaderCallbacks_New();
-    OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(dcb, on_group);
-    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(dcb, on_location);
-    OTF2_Reader_RegisterGlobalDefCallbacks(reader, gdr, dcb, rb);
-    uint64_t n;
-    CHECK(OTF2_Reader_ReadAllGlobalDefinitions(reader, gdr, &n) == OTF2_SUCCESS);
-    OTF2_GlobalDefReaderCallbacks_Delete(dcb);
-    for (uint32_t i = 0; i < rb->nlocations; i++)
-        OTF2_Reader_SelectLocation(reader, rb->location_ids[i]);
-    CHECK(OTF2_Reader_OpenEvtFiles(reader) == OTF2_SUCCESS);
-    CHECK(OTF2_Reader_OpenDefFiles(reader) == OTF2_SUCCESS);
-    for (uint32_t i = 0; i < rb->nlocations; i++) {
-        OTF2_DefReader *dr = OTF2_Reader_GetDefReader(reader, rb->location_ids[i]);
-        CHECK(dr != NULL);
-        if (dr) {
-            OTF2_Reader_ReadAllLocalDefinitions(reader, dr, &n);
-            OTF2_Reader_CloseDefReader(reader, dr);
-        }
-        OTF2_Reader_GetEvtReader(reader, rb->location_ids[i]);
-    }
-    OTF2_Reader_CloseDefFiles(reader);
-    OTF2_GlobalEvtReader *ger = OTF2_Reader_GetGlobalEvtReader(reader);
-    OTF2_GlobalEvtReaderCallbacks *ecb = OTF2_GlobalEvtReaderCallbacks_New();
-    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(ecb, on_enter);
-    OTF2_Reader_RegisterGlobalEvtCallbacks(reader, ger, ecb, rb);
-    CHECK(OTF2_Reader_ReadAllGlobalEvents(reader, ger, &n) == OTF2_SUCCESS);
-    OTF2_GlobalEvtReaderCallbacks_Delete(ecb);
-    OTF2_Reader_CloseGlobalEvtReader(reader, ger);
-    OTF2_Reader_CloseEvtFiles(reader);
-    OTF2_Reader_Close(reader);
+    OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(callbacks, on_group);
+    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(callbacks, on_location);
 }
 
-static sp_config config_for(const char *dir)
+static void event_callbacks(OTF2_GlobalEvtReaderCallbacks *callbacks)
 {
-    sp_config c = {
-        .tracing = true,
-        .profiling = true,
-        .all_threads = false,
-        .experiment_dir = dir,
-        .total_memory = 4 << 20,
-        .timer = SP_TIMER_CLOCK_GETTIME,
-        .max_callpath_depth = 30,
-        .program_name = "prog",
-    };
-    return c;
+    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(callbacks, on_enter);
+}
+
+static void read_archive(const char *dir, read_back *rb)
+{
+    memset(rb, 0, sizeof *rb);
+    OTF2_Reader *reader = ctest_trace_open(dir, definition_callbacks, rb);
+    if (reader)
+        ctest_trace_read_events(reader, rb->location_ids, rb->nlocations, event_callbacks, rb);
 }
 
 static void record_calls(const char *region_name, int calls)
@@ -134,7 +96,7 @@ static void child(const char *dir, int calls, bool killed)
     sp_process_lineage lineage;
     if (!sp_process_forked_lineage(&lineage))
         _exit(10);
-    sp_config config = config_for(dir);
+    sp_config config = ctest_config(dir, 4 << 20);
     char err[256];
     if (sp_measurement_start(&config, err, sizeof err) != 0 ||
         sp_process_member(&lineage, "fork", 10.0, SP_PROCESS_NONE, err, sizeof err) != 0)
@@ -153,7 +115,7 @@ static void test_children_in_one_archive(void)
 {
     char dir[] = "/tmp/scorep-ctest-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    sp_config config = config_for(dir);
+    sp_config config = ctest_config(dir, 4 << 20);
     char err[256] = "";
     CHECK(sp_measurement_start(&config, err, sizeof err) == 0);
     CHECK(sp_process_root(10.0, err, sizeof err) == 0);
@@ -202,8 +164,7 @@ static void test_children_in_one_archive(void)
     char path[600];
     snprintf(path, sizeof path, "%s/.scorep-processes", dir);
     CHECK(access(path, F_OK) != 0);
-    snprintf(path, sizeof path, "rm -rf %s", dir);
-    CHECK(system(path) == 0);
+    ctest_remove_tree(dir);
 }
 
 CTEST_MAIN(test_children_in_one_archive)

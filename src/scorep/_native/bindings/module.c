@@ -921,31 +921,30 @@ static PyObject *py_process_unreserve(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-static PyObject *lineage_dict(const sp_process_lineage *l)
+/* The lineage that `get` gives (the core decides whether there is one), as a dict; None
+ * when there is none. */
+static PyObject *lineage_or_none(bool (*get)(sp_process_lineage *out))
 {
-    return Py_BuildValue("{s:N,s:I,s:I,s:I,s:K}", "dir", PyUnicode_DecodeFSDefault(l->dir),
-                         "root", l->root, "parent", l->parent, "base", l->base, "parent_pid",
-                         (unsigned long long)l->parent_pid);
+    sp_process_lineage l;
+    if (!get(&l))
+        Py_RETURN_NONE;
+    return Py_BuildValue("{s:N,s:I,s:I,s:I,s:K}", "dir", PyUnicode_DecodeFSDefault(l.dir),
+                         "root", l.root, "parent", l.parent, "base", l.base, "parent_pid",
+                         (unsigned long long)l.parent_pid);
 }
 
 static PyObject *py_process_lineage(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    sp_process_lineage l;
-    if (!sp_process_lineage_for_child(&l))
-        Py_RETURN_NONE;
-    return lineage_dict(&l);
+    return lineage_or_none(sp_process_lineage_for_child);
 }
 
 static PyObject *py_process_forked_lineage(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    sp_process_lineage l;
-    if (!sp_process_forked_lineage(&l))
-        Py_RETURN_NONE;
-    return lineage_dict(&l);
+    return lineage_or_none(sp_process_forked_lineage);
 }
 
 static PyObject *py_process_set_name(PyObject *self, PyObject *name)

@@ -52,6 +52,16 @@ static uint64_t hash_processes(uint64_t h, const uint64_t *ids, uint32_t n)
     return h;
 }
 
+uint32_t spmpi_count_occurrence(sp_u64map *counts, uint64_t key)
+{
+    if (!counts->capacity)
+        sp_u64map_init(counts, 16);
+    uint32_t before = sp_u64map_get(counts, key);
+    before = before == SP_NO_ID ? 0 : before + 1;
+    sp_u64map_put(counts, key, before);
+    return before;
+}
+
 /* The registry holds the ids of the running measurement only. Called with the lock. */
 static void registry_reset_if_stale(void)
 {
@@ -316,11 +326,7 @@ uint32_t spmpi_comm_created(MPI_Comm comm, MPI_Comm parent, bool remote_measured
         uint32_t na = swap ? nr : n, nb = swap ? n : nr;
         uint64_t content = hash_processes(hash_processes(0xc0ffee, a, na), b, nb);
         pthread_mutex_lock(&registry_lock);
-        if (!creations.capacity)
-            sp_u64map_init(&creations, 64);
-        uint32_t before = sp_u64map_get(&creations, content);
-        before = before == SP_NO_ID ? 0 : before + 1;
-        sp_u64map_put(&creations, content, before);
+        uint32_t before = spmpi_count_occurrence(&creations, content);
         pthread_mutex_unlock(&registry_lock);
         uint64_t key = KEY_CREATED | (sp_hash_mix(content + before) & KEY_BITS);
         sp_comm_spec spec = {.key = key, .kind = inter ? SP_COMM_INTER : SP_COMM_OTHER,

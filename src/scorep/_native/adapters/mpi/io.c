@@ -185,31 +185,28 @@ void spmpi_io_request_tested(sp_location *loc, const request_info *info)
         return s_;                                                                             \
     } while (0)
 
-/* A non-blocking one (fh, count, datatype, request). */
-#define IO_NONBLOCKING(FN, MODE, FLAGS, CALL)                                                  \
+/* An operation issued now (fh, count, datatype) and completed by whatever completes `KEY`,
+ * which is read after the call. */
+#define IO_ISSUED(FN, MODE, FLAGS, KIND, KEY, CALL)                                            \
     do {                                                                                       \
         spmpi_enter(FN);                                                                       \
         io_op op_ = op_begin(fh, MODE, (FLAGS) | SP_IO_OPERATION_NON_BLOCKING, count, datatype); \
         int s_ = (CALL);                                                                       \
         sp_location *loc_ = spmpi_after(FN);                                                   \
-        op_issued(loc_, &op_, MODE, s_, REQ_IO, (uint64_t)(uintptr_t)*request, datatype);      \
+        op_issued(loc_, &op_, MODE, s_, KIND, KEY, datatype);                                  \
         if (loc_)                                                                              \
             spmpi_leave(loc_, FN);                                                             \
         return s_;                                                                             \
     } while (0)
 
-/* The begin of a split collective (fh, count, datatype): one per file at a time. */
+/* A non-blocking one (fh, count, datatype, request): its request completes it. */
+#define IO_NONBLOCKING(FN, MODE, FLAGS, CALL)                                                  \
+    IO_ISSUED(FN, MODE, FLAGS, REQ_IO, (uint64_t)(uintptr_t)*request, CALL)
+
+/* The begin of a split collective (fh, count, datatype): one per file at a time, so the
+ * file's end completes it. */
 #define IO_SPLIT_BEGIN(FN, MODE, FLAGS, CALL)                                                  \
-    do {                                                                                       \
-        spmpi_enter(FN);                                                                       \
-        io_op op_ = op_begin(fh, MODE, (FLAGS) | SP_IO_OPERATION_NON_BLOCKING, count, datatype); \
-        int s_ = (CALL);                                                                       \
-        sp_location *loc_ = spmpi_after(FN);                                                   \
-        op_issued(loc_, &op_, MODE, s_, REQ_IO_SPLIT, native(fh), datatype);                   \
-        if (loc_)                                                                              \
-            spmpi_leave(loc_, FN);                                                             \
-        return s_;                                                                             \
-    } while (0)
+    IO_ISSUED(FN, MODE, FLAGS, REQ_IO_SPLIT, native(fh), CALL)
 
 /* Its end (fh, status). */
 #define IO_SPLIT_END(FN, MODE, CALL)                                                           \

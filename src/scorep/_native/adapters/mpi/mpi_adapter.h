@@ -19,6 +19,7 @@
 
 #include "adapters/mpi/functions.h"
 #include "core/measurement.h"
+#include "core/tables.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -87,6 +88,11 @@ void spmpi_define_world(void);
 uint32_t spmpi_comm_file_key(MPI_Comm comm);
 /* The key that names the communicator on every member (defining it when needed). */
 uint64_t spmpi_comm_key(MPI_Comm comm);
+/* How many times `key` was counted in `counts` before (0 the first time), counting it once
+ * more: what tells apart, alike on every member, the objects created collectively from the
+ * same thing (communicators of the same members, windows on one communicator). The caller
+ * holds the lock that guards `counts`. */
+uint32_t spmpi_count_occurrence(sp_u64map *counts, uint64_t key);
 
 /* Records a communicator's creation: the collective's end (CREATE_HANDLE, as Score-P) and
  * CommCreate for `created` (SP_NO_ID: none), on `loc` (the call's section). */

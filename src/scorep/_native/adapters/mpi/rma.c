@@ -63,11 +63,7 @@ static uint64_t next_window_key(MPI_Comm comm)
      * processes, and windows are made on it collectively, in the same order. */
     uint64_t base = spmpi_comm_key(comm);
     pthread_mutex_lock(&windows_lock);
-    if (!windows_per_comm.capacity)
-        sp_u64map_init(&windows_per_comm, 16);
-    uint32_t before = sp_u64map_get(&windows_per_comm, base);
-    before = before == SP_NO_ID ? 0 : before + 1;
-    sp_u64map_put(&windows_per_comm, base, before);
+    uint32_t before = spmpi_count_occurrence(&windows_per_comm, base);
     pthread_mutex_unlock(&windows_lock);
     return sp_hash_mix(base ^ (0x5157ULL << 40) ^ before);
 }

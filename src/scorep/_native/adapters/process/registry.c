@@ -156,10 +156,14 @@ static void write_info(void)
         unlink(tmp);
 }
 
-static bool read_info(uint32_t number, sp_member *m, uint32_t *root)
+/* A member's file in the registry: "info" (write_info) once it joined, "reserved"
+ * (sp_process_reserve) before. Both are lines "key value"; what is found goes into `m`,
+ * and its root into `root`. False when the file is not there or names no root (then the
+ * member belongs to no group we can tell). */
+static bool read_member_file(uint32_t number, const char *file, sp_member *m, uint32_t *root)
 {
     char path[4400], line[512];
-    sp_process_member_path(number, "info", path, sizeof path);
+    sp_process_member_path(number, file, path, sizeof path);
     FILE *f = fopen(path, "re");
     if (!f)
         return false;
@@ -168,20 +172,26 @@ static bool read_info(uint32_t number, sp_member *m, uint32_t *root)
     bool has_root = false;
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
+        char *value = strchr(line, ' ');
+        if (!value)
+            continue;
+        *value++ = '\0';
+        const char *key = line;
         unsigned long long v;
-        if (sscanf(line, "pid %llu", &v) == 1)
+        bool numeric = sscanf(value, "%llu", &v) == 1;
+        if (strcmp(key, "pid") == 0 && numeric)
             m->pid = v;
-        else if (sscanf(line, "parent %llu", &v) == 1)
+        else if (strcmp(key, "parent") == 0 && numeric)
             m->parent = (uint32_t)v;
-        else if (sscanf(line, "root %llu", &v) == 1) {
+        else if (strcmp(key, "root") == 0 && numeric) {
             *root = (uint32_t)v;
             has_root = true;
-        } else if (sscanf(line, "started %llu", &v) == 1)
+        } else if (strcmp(key, "started") == 0 && numeric)
             m->started_ns = v;
-        else if (strncmp(line, "method ", 7) == 0)
-            copy_text(m->method, sizeof m->method, line + 7);
-        else if (strncmp(line, "name ", 5) == 0)
-            copy_text(m->name, sizeof m->name, line + 5);
+        else if (strcmp(key, "method") == 0)
+            copy_text(m->method, sizeof m->method, value);
+        else if (strcmp(key, "name") == 0)
+            copy_text(m->name, sizeof m->name, value);
     }
     fclose(f);
     return has_root;
@@ -212,28 +222,13 @@ static bool process_running(uint64_t pid)
  * for it) while its process runs and it is young enough to join still. */
 static bool read_reservation(uint32_t number, sp_member *m, uint32_t *root)
 {
-    char path[4400], line[256];
-    sp_process_member_path(number, "reserved", path, sizeof path);
-    FILE *f = fopen(path, "re");
-    if (!f)
+    if (!read_member_file(number, "reserved", m, root))
         return false;
-    memset(m, 0, sizeof *m);
-    m->number = number;
     m->reserved = true;
-    bool has_root = false;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long v;
-        if (sscanf(line, "parent %llu", &v) == 1)
-            m->parent = (uint32_t)v;
-        else if (sscanf(line, "root %llu", &v) == 1) {
-            *root = (uint32_t)v;
-            has_root = true;
-        } else if (sscanf(line, "started %llu", &v) == 1)
-            m->started_ns = v;
-    }
-    fclose(f);
+    /* The child's pid comes in a file of its own: known only once it was started. */
+    char path[4400];
     sp_process_member_path(number, "pid", path, sizeof path);
-    f = fopen(path, "re");
+    FILE *f = fopen(path, "re");
     if (f) {
         unsigned long long pid;
         if (fscanf(f, "%llu", &pid) == 1)
@@ -243,7 +238,7 @@ static bool read_reservation(uint32_t number, sp_member *m, uint32_t *root)
     uint64_t now = realtime_ns();
     double age = now > m->started_ns ? (double)(now - m->started_ns) * 1e-9 : 0.0;
     m->alive = age < JOIN_GRACE_SECONDS && (m->pid == 0 || process_running(m->pid));
-    return has_root;
+    return true;
 }
 
 static int by_number(const void *a, const void *b)
@@ -268,27 +263,16 @@ sp_member *sp_process_scan_members(uint32_t *count)
             continue;
         sp_member m;
         uint32_t root = 0;
-        if (!read_info((uint32_t)number, &m, &root)) {
-            if (!read_reservation((uint32_t)number, &m, &root) || root != sp_proc.root)
-                continue;
-        } else if (root != sp_proc.root) {
+        bool known = read_member_file((uint32_t)number, "info", &m, &root) ||
+                     read_reservation((uint32_t)number, &m, &root);
+        if (!known || root != sp_proc.root)
             continue;
+        if (!m.reserved) {
+            char path[4400];
+            sp_process_member_path(m.number, "arrived", path, sizeof path);
+            m.arrived = exists(path);
+            m.alive = sp_process_member_alive(m.number);
         }
-        if (m.reserved) {
-            if (*count == capacity) {
-                capacity *= 2;
-                sp_member *more = realloc(list, capacity * sizeof *list);
-                if (!more)
-                    break;
-                list = more;
-            }
-            list[(*count)++] = m;
-            continue;
-        }
-        char path[4400];
-        sp_process_member_path(m.number, "arrived", path, sizeof path);
-        m.arrived = exists(path);
-        m.alive = sp_process_member_alive(m.number);
         if (*count == capacity) {
             capacity *= 2;
             sp_member *more = realloc(list, capacity * sizeof *list);
@@ -370,7 +354,9 @@ static int ensure_root_ready(void)
     return 0;
 }
 
-int sp_process_root(double timeout, char *err, size_t errlen)
+/* What joining as root and as member begin with: a running measurement, forks followed,
+ * and no state left of an earlier group. */
+SP_MUST_CHECK static int start_joining(char *err, size_t errlen)
 {
     if (!sp_measurement_running())
         return sp_error(err, errlen, "no measurement is running");
@@ -378,6 +364,13 @@ int sp_process_root(double timeout, char *err, size_t errlen)
     free(sp_proc.outcomes);
     memset(&sp_proc, 0, sizeof sp_proc);
     sp_proc.lock_fd = -1;
+    return 0;
+}
+
+int sp_process_root(double timeout, char *err, size_t errlen)
+{
+    if (start_joining(err, errlen) != 0)
+        return -1;
     sp_proc.joined = true;
     sp_proc.timeout = timeout;
     sp_proc.pid = (uint64_t)getpid();
@@ -476,12 +469,8 @@ void sp_process_unreserve(uint32_t number)
 int sp_process_member(const sp_process_lineage *lineage, const char *method, double timeout,
                       uint32_t reserved, char *err, size_t errlen)
 {
-    if (!sp_measurement_running())
-        return sp_error(err, errlen, "no measurement is running");
-    register_fork_handlers();
-    free(sp_proc.outcomes);
-    memset(&sp_proc, 0, sizeof sp_proc);
-    sp_proc.lock_fd = -1;
+    if (start_joining(err, errlen) != 0)
+        return -1;
     set_registry(lineage->dir);
     sp_proc.root = lineage->root;
     sp_proc.parent = lineage->parent;
@@ -490,9 +479,7 @@ int sp_process_member(const sp_process_lineage *lineage, const char *method, dou
     sp_proc.pid = (uint64_t)getpid();
     sp_proc.timeout = timeout;
     snprintf(sp_proc.method, sizeof sp_proc.method, "%s", method);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    sp_proc.started_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    sp_proc.started_ns = realtime_ns();
     if (mkdir(sp_proc.registry, 0777) != 0 && errno != EEXIST)
         return sp_error(err, errlen, "cannot join the measurement in %s: %s", lineage->dir,
                         strerror(errno));
@@ -665,9 +652,7 @@ void sp_process_add_outcome(const sp_member *m, sp_process_fate fate)
     o->fate = fate;
     snprintf(o->method, sizeof o->method, "%s", m->method);
     snprintf(o->name, sizeof o->name, "%s", m->name);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    uint64_t now_ns = realtime_ns();
     o->seconds = m->started_ns && now_ns > m->started_ns ? (double)(now_ns - m->started_ns) * 1e-9
                                                          : 0.0;
     if (fate == SP_PROCESS_LOST)
