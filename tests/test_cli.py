@@ -104,11 +104,13 @@ def test_paths_that_are_not_utf8_are_refused_in_one_line(tmp_path):
     assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.startswith("scorep: SCOREP_EXPERIMENT_DIRECTORY=") and \
         out.stderr.endswith("is not valid UTF-8\n") and out.stderr.count("\n") == 1
+    # The default experiment directory goes into the working directory: refused before
+    # anything is created there.
     work = os.fsdecode(bytes(tmp_path) + b"/d\xfe")
     os.mkdir(work)
     out = run_scorep("python3", [program("calls.py")], cwd=work)
     assert out.returncode == 1 and out.stdout == ""
-    assert out.stderr.startswith("scorep: the working directory ") and \
+    assert out.stderr.startswith("scorep: the experiment directory ") and \
         "is not valid UTF-8" in out.stderr and out.stderr.count("\n") == 1
     assert not os.listdir(work)
 

@@ -21,11 +21,19 @@ from conftest import MEASURED_PYTHONS, run_scorep, scorep_env
 from scorep import cube
 
 QUICK = ["test_generators", "test_coroutines", "test_asyncgen", "test_contextlib",
-         "test_sys_settrace", "test_exceptions", "test_descr"]
+         "test_sys_settrace", "test_exceptions", "test_descr",
+         # a program running cProfile itself (3.12+: both are sys.monitoring tools)
+         "test_cprofile"]
 # (module, interpreter version, mode): each long module once, on a different interpreter.
 LONG = [("test_itertools", (3, 10), "trace"), ("test_threading", (3, 11), "profile"),
         ("test_asyncio.test_tasks", (3, 12), "trace"), ("test_threading", (3, 13), "trace"),
-        ("test_asyncio.test_tasks", (3, 9), "profile"), ("test_os", (3, 12), "io")]
+        ("test_asyncio.test_tasks", (3, 9), "profile"), ("test_os", (3, 12), "io"),
+        # signal dispositions the program reads and restores; children in the C locale
+        # under a directory named with UTF-8 bytes; frames a garbage collection sees while
+        # a function is being called (3.11+ makes frame objects only when asked).
+        ("test_signal", (3, 12), "profile"), ("test_sys", (3, 10), "profile"),
+        ("test_sys", (3, 13), "profile"), ("test_frame", (3, 11), "profile"),
+        ("test_frame", (3, 12), "profile"), ("test_frame", (3, 13), "profile")]
 # With I/O recording (mode "io": tracing and SCOREP_IO_POSIX=true): the file object tests,
 # which open, read, write, seek and close files and bad descriptors in every way.
 QUICK_IO = ["test_fileio"]

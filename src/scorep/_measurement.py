@@ -10,6 +10,7 @@ import _signal
 import _thread
 import atexit
 import datetime
+import functools
 import os
 import platform
 import signal
@@ -49,6 +50,27 @@ def default_experiment_dir(cwd):
     stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M")
     unique = "%d%d" % (time.time_ns() // 1000 % 10**9, os.getpid())
     return os.path.join(cwd, "scorep-%s_%s" % (stamp, unique))
+
+
+def native_text(text):
+    """`text` for the native side, which takes UTF-8: a name or argument that Python decoded
+    with surrogateescape (bytes that are not valid in the locale's encoding, e.g. UTF-8 file
+    names under LC_ALL=C) is its original bytes read as UTF-8, invalid bytes replaced."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "replace")
+
+
+def native_path(path, what):
+    """A path the native side writes to: its own bytes, which must be UTF-8."""
+    try:
+        return os.fsencode(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise MeasurementError("%s %r is not valid UTF-8: the measurement's paths must be; "
+                               "set SCOREP_EXPERIMENT_DIRECTORY to one whose path is"
+                               % (what, path)) from None
 
 
 def lock_experiment_dir(path):
@@ -167,6 +189,37 @@ def _is_measurement_handler(handler):
     return getattr(handler, "__func__", None) is Measurement._on_terminating_signal
 
 
+def _hide_measurement_handlers():
+    """The program sees the signal dispositions it would have without the measurement: its
+    handler for SIGTERM, SIGHUP and SIGQUIT writes the results and then ends the process by
+    the signal as the default action would, so `signal.getsignal` and the previous handler
+    `signal.signal` returns say SIG_DFL, and setting SIG_DFL (e.g. restoring what it saved)
+    keeps it. Once per process; a forked child keeps its parent's wrappers."""
+    if getattr(signal.signal, "_scorep_original", None) is not None:
+        return
+    original_signal, original_getsignal = signal.signal, signal.getsignal
+
+    def getsignal(signalnum):
+        handler = original_getsignal(signalnum)
+        return signal.SIG_DFL if _is_measurement_handler(handler) else handler
+
+    def set_signal(signalnum, handler):
+        measurement = Measurement.current
+        if handler == signal.SIG_DFL and signalnum in TERMINATING_SIGNALS and \
+                measurement is not None and measurement.pid == os.getpid() and \
+                measurement._handles_terminating_signals:
+            previous = original_signal(signalnum, measurement._on_terminating_signal)
+            measurement._watch_signal(signalnum)
+        else:
+            previous = original_signal(signalnum, handler)
+        return signal.SIG_DFL if _is_measurement_handler(previous) else previous
+
+    for wrapper, original in ((getsignal, original_getsignal), (set_signal, original_signal)):
+        functools.update_wrapper(wrapper, original)  # module, name, doc as the program knows
+        wrapper._scorep_original = original
+    signal.getsignal, signal.signal = getsignal, set_signal
+
+
 class Measurement:
     """One measurement: start() once, finalize() once (explicitly, at exit, or on SIGTERM)."""
 
@@ -210,6 +263,7 @@ class Measurement:
         self._main_thread_ident = threading.main_thread().ident
         self._finalizing = False
         self._deferred_signal = None  # a terminating signal that arrived during finalize
+        self._handles_terminating_signals = False
         # Child processes (scorep._processes): this process follows the Python processes
         # it starts into its experiment; as a member (a child itself) it hands its part
         # over to its root: {"lineage": group, "method": how it was started}.
@@ -231,14 +285,10 @@ class Measurement:
             raise MeasurementError("a measurement is already running in this process")
         native = _native.load()
         cwd = os.getcwd()
-        try:
-            cwd.encode("utf-8")
-        except UnicodeEncodeError:
-            raise MeasurementError("the working directory %r is not valid UTF-8: the "
-                                   "measurement's paths must be; run from a directory whose "
-                                   "path is" % cwd) from None
         path = self.config["SCOREP_EXPERIMENT_DIRECTORY"] or default_experiment_dir(cwd)
         path = os.path.abspath(path)
+        if not self.member:
+            native_path(path, "the experiment directory")  # before anything is created
         real, real_cwd = os.path.realpath(path), os.path.realpath(cwd)
         if not self.member and (real_cwd == real or real_cwd.startswith(real.rstrip("/") + "/")):
             # An existing experiment directory is moved aside: never the user's own
@@ -275,7 +325,7 @@ class Measurement:
         from scorep import _mpi
         try:
             native.start(
-                path,
+                native_path(path, "the experiment directory"),
                 tracing=self.config.tracing,
                 profiling=self.config.profiling,
                 verbose=self.config.verbose,
@@ -284,16 +334,16 @@ class Measurement:
                 timer=self.config["SCOREP_TIMER"],
                 max_callpath_depth=self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"],
                 profile_base_name=self.config["SCOREP_PROFILING_BASE_NAME"],
-                program_name=self.program_name,
-                program_path=self.program_path,
-                program_args=self.program_args,
+                program_name=native_text(self.program_name),
+                program_path=native_text(self.program_path),
+                program_args=[native_text(a) for a in self.program_args],
                 machine_name=self.config["SCOREP_MACHINE_NAME"],
                 node_name=_config.node_name(),
                 creator="scorep (Python measurement tool)",
-                exclude_dirs=self.exclude_dirs,
-                cwd=cwd,
+                exclude_dirs=[native_text(d) for d in self.exclude_dirs],
+                cwd=native_text(cwd),
                 instrumenter=self.instrumenter,
-                thread_name=threading.current_thread().name,
+                thread_name=native_text(threading.current_thread().name),
                 register=register,
                 filter_file=self.config["SCOREP_FILTERING_FILE"] or None,
                 mpi=self.mpi,
@@ -326,7 +376,7 @@ class Measurement:
                                       lineage["base"], lineage["parent_pid"],
                                       self.member["method"], timeout,
                                       -1 if reserved is None else reserved)
-                native.process_set_name(self.process_name())
+                native.process_set_name(native_text(self.process_name()))
             elif self.follows_children:
                 native.process_root(timeout)
         except RuntimeError as error:
@@ -376,7 +426,7 @@ class Measurement:
         self.moved_aside, self._lock = prepare_experiment_dir(
             path, self.config["SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"])
         self.experiment_dir = path
-        self._native.set_experiment_dir(path)
+        self._native.set_experiment_dir(native_path(path, "the experiment directory"))
 
     def process_name(self):
         """This process's name in the experiment: multiprocessing's name of the process in
@@ -402,11 +452,11 @@ class Measurement:
         # _bootstrap is the thread's outermost Python frame: after it returns no event of
         # the thread follows, so its buffers can go back to the budget for good.
         def _bootstrap(thread):
-            native.thread_begin(thread._name)
+            native.thread_begin(native_text(thread._name))
             try:
                 original(thread)
             finally:
-                native.thread_rename(thread._name)
+                native.thread_rename(native_text(thread._name))
                 native.thread_ended()
 
         self._original_bootstrap = original
@@ -461,13 +511,18 @@ class Measurement:
             # itself stay; it may set its own later too.
             # (A forked child has its parent's measurement's handler: now this one's.)
             for signum in TERMINATING_SIGNALS:
-                handler = signal.getsignal(signum)
+                handler = _signal.getsignal(signum)
                 if handler == signal.SIG_DFL or _is_measurement_handler(handler):
-                    signal.signal(signum, self._on_terminating_signal)
-                    try:
-                        self._native.watch_signal(signum)
-                    except OSError:
-                        pass  # the Python handler alone then, as before
+                    _signal.signal(signum, self._on_terminating_signal)
+                    self._watch_signal(signum)
+            self._handles_terminating_signals = True
+            _hide_measurement_handlers()
+
+    def _watch_signal(self, signum):
+        try:
+            self._native.watch_signal(signum)
+        except OSError:
+            pass  # the Python handler alone then, as before
 
     def _finalize_at_exit(self):
         if Measurement.current is self:
@@ -510,7 +565,7 @@ class Measurement:
     def _die_by(signum):
         # No flush of sys.stdout: plain python dying by this signal does not flush either,
         # and a forked child (a pool worker) would write its parent's buffered output again.
-        signal.signal(signum, signal.SIG_DFL)
+        _signal.signal(signum, _signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
     def _after_mpi_abort(self):
@@ -540,7 +595,7 @@ class Measurement:
         Measurement.current = None
         self._unhook_threads()
         if self.member and self._native is not None and self.process_name() != self.program_name:
-            self._native.process_set_name(self.process_name())
+            self._native.process_set_name(native_text(self.process_name()))
         _processes.uninstall(self)
         self._unhook_gc()
         started = time.perf_counter()

@@ -19,6 +19,7 @@ workers end that way) and before ``os.exec*``: it hands its part over to the roo
 (adapters/process in the C core), which waits for its children at its own end.
 """
 
+import _thread
 import json
 import os
 import signal
@@ -195,6 +196,9 @@ def _will_join(executables, argv):
     return True
 
 
+_threads_in_fork_exec = set()
+
+
 def _fork_exec(*args, **kwargs):
     with _ToolCode():
         executables = args[1] if len(args) > 1 else ()
@@ -207,6 +211,8 @@ def _fork_exec(*args, **kwargs):
             env = [e for e in env if not e.startswith(ENV.encode() + b"=")]
             env.append(ENV.encode() + b"=" + os.environ[ENV].encode())
             args = args[:5] + (env,) + args[6:]
+    # Threads running fork_exec: a child forked there runs only preexec_fn before its exec.
+    _threads_in_fork_exec.add(_thread.get_ident())
     try:
         pid = _originals["fork_exec"](*args, **kwargs)
     except BaseException:
@@ -214,6 +220,7 @@ def _fork_exec(*args, **kwargs):
             _unreserve(number)
         raise
     finally:
+        _threads_in_fork_exec.discard(_thread.get_ident())
         if number is not None:
             refresh_environ()  # the number is this child's only
     with _ToolCode():
@@ -568,6 +575,15 @@ def _continue_in_child(frame):
     parent = _measurement()
     if native is None or (parent is None and _carrier is None):
         return
+    if _thread.get_ident() in _threads_in_fork_exec:
+        # subprocess's child running the program's preexec_fn before it execs (at-fork
+        # handlers run only then): no process of the program's own, nothing to hand over.
+        # What it execs is followed, or not, as any other command.
+        _threads_in_fork_exec.clear()
+        if parent is not None:
+            parent.forget_in_child()
+        _default_signal_handlers()
+        return
     if parent is not None:
         lineage = native.process_forked_lineage()
         register, recording = bool(native.registered()), bool(native.recording())
@@ -591,9 +607,10 @@ def _continue_in_child(frame):
 def _default_signal_handlers():
     """A forked child that measures nothing ends by these signals as plain python does."""
     from scorep._measurement import _is_measurement_handler
+    import _signal
     for signum in TERMINATING:
-        if _is_measurement_handler(signal.getsignal(signum)):
-            signal.signal(signum, signal.SIG_DFL)
+        if _is_measurement_handler(_signal.getsignal(signum)):
+            _signal.signal(signum, _signal.SIG_DFL)
 
 
 # ---- a new interpreter (sitecustomize) ---------------------------------------------------

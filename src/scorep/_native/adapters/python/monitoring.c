@@ -184,8 +184,10 @@ static int monitoring_acquire_tool(void)
 {
     if (sp_py.tool_id >= 0)
         return 0;
-    /* PROFILER_ID first; cProfile holds it when it runs too, then take a free one. */
-    static const int candidates[] = {2, 3, 4};
+    /* Ids 3 and 4 are the ones CPython leaves to tools of no standard kind. Not
+     * PROFILER_ID (2) first: cProfile.enable() refuses to run while another tool holds it
+     * ("Another profiling tool is already active"), and programs run cProfile themselves. */
+    static const int candidates[] = {3, 4, 2};
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
         PyObject *r = PyObject_CallMethod(sp_py.monitoring, "use_tool_id", "is", candidates[i],
                                           "scorep");
@@ -198,7 +200,7 @@ static int monitoring_acquire_tool(void)
     }
     if (sp_py.tool_id < 0) {
         PyErr_SetString(PyExc_RuntimeError,
-                        "no free sys.monitoring tool id (ids 2-4 are taken by other tools)");
+                        "no free sys.monitoring tool id (ids 3, 4 and 2 are taken by other tools)");
         return -1;
     }
     for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {

@@ -185,6 +185,31 @@ static bool is_worker_main(const char *module)
     return worker;
 }
 
+/* A code object's file name as UTF-8. A name Python decoded with surrogateescape (bytes
+ * not valid in the locale's encoding, e.g. UTF-8 paths under LC_ALL=C) is its original
+ * bytes read as UTF-8, invalid ones replaced: the Python side converts paths the same way,
+ * so excluded directories still match. `*decoded` keeps the text alive. */
+static const char *filename_utf8(PyObject *filename, PyObject **decoded)
+{
+    *decoded = NULL;
+    if (!PyUnicode_Check(filename))
+        return "";
+    const char *text = PyUnicode_AsUTF8(filename);
+    if (text)
+        return text;
+    PyErr_Clear();
+    PyObject *bytes = PyUnicode_EncodeFSDefault(filename);
+    if (bytes) {
+        *decoded = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes),
+                                        "replace");
+        Py_DECREF(bytes);
+        if (*decoded && (text = PyUnicode_AsUTF8(*decoded)))
+            return text;
+    }
+    PyErr_Clear();
+    return "";
+}
+
 /* `frame` (when known) is the frame about to run or running `code`; `globals` those of the
  * function when there is no frame object yet (frame evaluation on 3.11). */
 int sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
@@ -194,13 +219,11 @@ int sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObj
     int known = CODE_FILTERED;
     PyObject *own_module = NULL, *own_qualname = NULL;
     char path[4096];
-    const char *filename = PyUnicode_Check(code->co_filename) ? PyUnicode_AsUTF8(code->co_filename) : NULL;
-    if (!filename) {
-        PyErr_Clear();
-        filename = "";
-    }
+    PyObject *decoded_filename = NULL;
+    const char *filename = filename_utf8(code->co_filename, &decoded_filename);
     if (!sp_path_absolute(sp_py.cwd, filename, path, sizeof path))
         snprintf(path, sizeof path, "%s", filename);
+    Py_XDECREF(decoded_filename);
     for (size_t i = 0; i < sp_py.exclude_count; i++)
         if (sp_path_is_within(path, sp_py.exclude_dirs[i]))
             goto done; /* the measurement's own code, or code its host excluded */
@@ -208,9 +231,20 @@ int sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObj
     if (!module && globals) {
         module = own_module = globals_module_name(globals);
     } else if (!module) {
+#if PY_VERSION_HEX >= 0x030B0000
+        /* The running function's globals, not a frame object made for them: making one
+         * allocates, so it may run the garbage collector inside the program's call, whose
+         * callbacks then see a frame the program would not have (test_frame's
+         * test_sneaky_frame_object). */
         if (!frame)
-            frame = PyEval_GetFrame();
-        module = own_module = frame_module_name(frame);
+            module = own_module = globals_module_name(PyEval_GetGlobals());
+        else
+#endif
+        {
+            if (!frame)
+                frame = PyEval_GetFrame();
+            module = own_module = frame_module_name(frame);
+        }
     }
     if (!qualname) {
 #if PY_VERSION_HEX >= 0x030B0000
