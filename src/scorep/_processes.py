@@ -249,7 +249,6 @@ def _posix_spawn_wrapper(name):
         with _ToolCode():
             _reserved_pid(number, pid)
         return pid
-    spawn.__name__ = name
     return spawn
 
 
@@ -349,19 +348,31 @@ def _install_wrappers():
         return
     import _posixsubprocess
     _originals["fork_exec"] = _posixsubprocess.fork_exec
-    _posixsubprocess.fork_exec = _fork_exec
+    _posixsubprocess.fork_exec = _looking_like(_fork_exec, _originals["fork_exec"])
     subprocess = sys.modules.get("subprocess")
     if subprocess is not None and getattr(subprocess, "_fork_exec", None) is \
             _originals["fork_exec"]:
-        subprocess._fork_exec = _fork_exec  # bound by name when it was imported
+        subprocess._fork_exec = _posixsubprocess.fork_exec  # bound by name at its import
     for name in ("posix_spawn", "posix_spawnp"):
         if hasattr(os, name):
             _originals[name] = getattr(os, name)
-            setattr(os, name, _posix_spawn_wrapper(name))
+            setattr(os, name, _looking_like(_posix_spawn_wrapper(name), _originals[name]))
     for name, wrapper in (("system", _system), ("execv", _execv), ("execve", _execve),
                           ("fork", _fork)):
         _originals[name] = getattr(os, name)
-        setattr(os, name, wrapper)
+        setattr(os, name, _looking_like(wrapper, _originals[name]))
+
+
+def _looking_like(wrapper, builtin):
+    """A wrapper of an os function that introspection takes for the function it wraps: name,
+    module, documentation, signature (inspect follows __wrapped__; test_inspect checks that
+    the os module's functions have text signatures)."""
+    import functools
+    functools.update_wrapper(wrapper, builtin)
+    signature = getattr(builtin, "__text_signature__", None)
+    if signature is not None:
+        wrapper.__text_signature__ = signature
+    return wrapper
 
 
 _fork_hook_registered = False
@@ -405,7 +416,7 @@ def install_fork_hook():
         # os._exit ends a process without atexit: the results are written first (pool
         # workers end that way; so may the program).
         _originals["_exit"] = os._exit
-        os._exit = _exit
+        os._exit = _looking_like(_exit, os._exit)
         _fork_hook_registered = True
 
 

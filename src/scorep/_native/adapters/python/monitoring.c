@@ -255,12 +255,10 @@ void sp_python_monitoring_release(void)
         return;
     line_events_off();
     sp_python_monitoring_set_events(0);
-    for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {
-        long bit = event_bit(monitoring_events[i].event);
-        PyObject *r = PyObject_CallMethod(sp_py.monitoring, "register_callback", "ilO",
-                                          sp_py.tool_id, bit, Py_None);
-        Py_XDECREF(r);
-    }
+    /* The callbacks stay registered: register_callback is an audit event, and the program's
+     * audit hooks, installed after the measurement started, would see its end (test_audit).
+     * With no event on they are never called; a tool that takes this id later registers
+     * its own, and one that does not finds ours doing nothing outside a measurement. */
     PyObject *r = PyObject_CallMethod(sp_py.monitoring, "free_tool_id", "i", sp_py.tool_id);
     Py_XDECREF(r);
     PyErr_Clear();
