@@ -7,17 +7,40 @@ the time.
 For every interpreter and workload it profiles the same program twice with scorep, once
 instrumented (every call recorded) and once sampled (--sampling=HZ, wall-clock time), and
 compares per function (region, summed over call paths and threads) its exclusive time as a
-share of the program's total. It prints the instrumented profile's top N functions with both
-shares and the difference in percentage points, and per workload the largest difference.
+share of the program's total. It prints the instrumented profile's top N functions with
+their shares and the differences in percentage points, and per workload the largest
+differences.
 
 The instrumented profile is no ground truth either: its own cost per call lands in the
-functions that make many short calls (their share grows), while a sample costs the same
-wherever it hits. Longer runs (--scale) give the samples' statistics room: with S samples a
-share p is known to about sqrt(p (1 - p) / S).
+functions that make many short calls, and in short functions called often (their shares
+grow), while a sample costs the same wherever it hits. So each function is also given an
+overhead-corrected instrumented share: its exclusive time minus its visits times the part
+of scorep's cost per call+return that lands in the callee, minus the calls it makes times
+the part that lands in the caller, as a share of the corrected total. The cost is measured
+on each interpreter in the same run (workloads/empty_calls.py: a loop calling an empty
+function, timed plain and under scorep; the empty function's exclusive time per visit in
+scorep's profile is the callee's part, the rest of the difference the caller's). The
+correction is an estimate (the cost per call varies with the program: caches, call-tree
+depth), printed next to the uncorrected share, never instead of it:
+
+    instr      the instrumented profile's share, as recorded
+    corrected  the same with scorep's estimated cost per call taken out
+    sampled    the sampled profile's share
+    s-i, s-c   sampled minus instr, sampled minus corrected (percentage points)
+
+and then the inclusive shares (the function and what it calls; recursion counted once) of
+the top N functions below the program's top level, instrumented/sampled, with the largest
+difference: from 3.10 on a function with neither a loop nor a call counts in its caller
+when sampled (see the README's Sampling section), which moves exclusive time but leaves
+the callers' inclusive time where it was.
+
+Longer runs (--scale) give the samples' statistics room: with S samples a share p is known
+to about sqrt(p (1 - p) / S).
 """
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -44,17 +67,75 @@ def profile_of(python, script, experiment, sampling_hz=None):
     return cube.read(os.path.join(experiment, "profile.cubex"))
 
 
-def shares(profile):
-    """region name -> exclusive time / total time; and the number of samples (hits)."""
+def shares(profile, cost=None):
+    """region name -> exclusive time / total time; and the number of samples (hits). With
+    `cost` (seconds per call landing in the callee, in the caller), each call path's
+    exclusive time is first reduced by its visits times the callee's part and by its
+    children's visits times the caller's part."""
     excl = profile.values(profile.metric("time"), inclusive=False)
+    visits = profile.values(profile.metric("visits"), inclusive=False) if cost else None
     by_region = {}
     for node in profile.cnodes:
-        by_region[node.region.name] = by_region.get(node.region.name, 0.0) + sum(excl[node.id])
+        time = sum(excl[node.id])
+        if cost:
+            time -= cost[0] * sum(visits[node.id])
+            time -= cost[1] * sum(sum(visits[child.id]) for child in node.children)
+        by_region[node.region.name] = by_region.get(node.region.name, 0.0) + time
+    by_region = {name: max(t, 0.0) for name, t in by_region.items()}
     total = sum(by_region.values()) or 1.0
     hits = 0
     if any(m.uniq_name == "hits" for m in profile.metrics):
         hits = sum(sum(row) for row in profile.values(profile.metric("hits"), inclusive=False))
     return {name: t / total for name, t in by_region.items()}, hits
+
+
+def inclusive_shares(profile):
+    """region name -> inclusive time / total time: the time of the call paths of the region
+    that have no caller of the same region (recursion counted once)."""
+    incl = profile.values(profile.metric("time"), inclusive=True)
+    by_region, total = {}, 0.0
+    for node in profile.cnodes:
+        time = sum(incl[node.id])
+        if node.parent is None:
+            total += time
+        outer, above = True, node.parent
+        while above is not None:
+            if above.region.name == node.region.name:
+                outer = False
+                break
+            above = above.parent
+        if outer:
+            by_region[node.region.name] = by_region.get(node.region.name, 0.0) + time
+    return {name: t / (total or 1.0) for name, t in by_region.items()}
+
+
+def call_cost(python, experiment, repeat=3):
+    """scorep's cost of one call+return of an empty function on this interpreter, in
+    seconds: (the part in the callee's exclusive time, the part in the caller's). Plain and
+    measured runs alternate, the best of each counts (a busy machine only adds time)."""
+    script = os.path.join(HERE, "workloads", "empty_calls.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCOREP_")}
+    env.update(PYTHONPATH=SRC, SCOREP_EXPERIMENT_DIRECTORY=experiment)
+
+    def call_ns(out):
+        return float(re.search(r"CALL_NS ([0-9.]+)", out).group(1))
+
+    plain, measured, callee = [], [], []
+    for _ in range(repeat):
+        out = subprocess.run([python, script], capture_output=True, text=True, check=True)
+        plain.append(call_ns(out.stdout))
+        out = subprocess.run([python, "-m", "scorep", script], env=env, capture_output=True,
+                             text=True, check=True)
+        measured.append(call_ns(out.stdout))
+        profile = cube.read(os.path.join(experiment, "profile.cubex"))
+        excl = profile.values(profile.metric("time"), inclusive=False)
+        visits = profile.values(profile.metric("visits"), inclusive=False)
+        (empty,) = [n for n in profile.cnodes if n.region.name == "__main__:empty"]
+        callee.append(sum(excl[empty.id]) / sum(visits[empty.id]))
+        subprocess.run(["rm", "-rf", experiment])
+    total = max(min(measured) - min(plain), 0.0) * 1e-9
+    in_callee = min(min(callee), total)
+    return in_callee, total - in_callee
 
 
 def main():
@@ -71,25 +152,51 @@ def main():
     tmp = tempfile.mkdtemp(prefix="scorep-accuracy-")
     for python in args.python or default_pythons():
         version = version_of(python)
+        cost = call_cost(python, os.path.join(tmp, "c"))
+        print("%s: scorep's cost per call+return %.0f ns, %.0f ns of it in the callee's "
+              "exclusive time, %.0f ns in the caller's (workloads/empty_calls.py)"
+              % (version, 1e9 * sum(cost), 1e9 * cost[0], 1e9 * cost[1]))
         for name in args.workload or OO:
             script_name, size = WORKLOADS[name][0], int(WORKLOADS[name][1])
             size = max(1, int(round(size * args.scale))) if name != "fib" else size
             script = [os.path.join(HERE, "workloads", script_name), str(size)]
-            instrumented, _ = shares(profile_of(python, script, os.path.join(tmp, "i")))
-            sampled, samples = shares(profile_of(python, script, os.path.join(tmp, "s"),
-                                                 args.hz))
+            profile = profile_of(python, script, os.path.join(tmp, "i"))
+            instrumented, _ = shares(profile)
+            corrected, _ = shares(profile, cost)
+            instrumented_incl = inclusive_shares(profile)
+            sampled_profile = profile_of(python, script, os.path.join(tmp, "s"), args.hz)
+            sampled, samples = shares(sampled_profile)
+            sampled_incl = inclusive_shares(sampled_profile)
             subprocess.run(["rm", "-rf", os.path.join(tmp, "i"), os.path.join(tmp, "s")])
             top = sorted(instrumented, key=instrumented.get, reverse=True)[:args.top]
-            print("%s %s(%d), %d samples at %g Hz: exclusive time shares, instrumented / "
-                  "sampled / difference (points)" % (version, name, size, samples, args.hz))
-            worst = 0.0
+            print("%s %s(%d), %d samples at %g Hz: exclusive time shares" % (
+                version, name, size, samples, args.hz))
+            print("  %-50s %6s %9s %7s %6s %6s" % ("", "instr", "corrected", "sampled",
+                                                   "s-i", "s-c"))
+            worst = worst_corrected = 0.0
             for region in top:
-                a, b = instrumented[region], sampled.get(region, 0.0)
+                a, c = instrumented[region], corrected.get(region, 0.0)
+                b = sampled.get(region, 0.0)
                 worst = max(worst, abs(a - b))
-                print("  %-50s %6.1f%% %6.1f%% %+6.1f" % (region[:50], 100 * a, 100 * b,
-                                                         100 * (b - a)))
-            print("%s %s: largest difference over the top %d: %.1f points" % (
-                version, name, len(top), 100 * worst))
+                worst_corrected = max(worst_corrected, abs(c - b))
+                print("  %-50s %5.1f%% %8.1f%% %6.1f%% %+6.1f %+6.1f" % (
+                    region[:50], 100 * a, 100 * c, 100 * b, 100 * (b - a), 100 * (b - c)))
+            print("%s %s: largest difference over the top %d: %.1f points against the "
+                  "instrumented shares, %.1f against the corrected ones" % (
+                      version, name, len(top), 100 * worst, 100 * worst_corrected))
+            # Inclusive time (the function and what it calls) of the functions below the
+            # program's top level: where a sampled call path's time comes from.
+            deep = [r for r in sorted(instrumented_incl, key=instrumented_incl.get,
+                                      reverse=True) if instrumented_incl[r] < 0.95]
+            worst_incl = max([abs(instrumented_incl[r] - sampled_incl.get(r, 0.0))
+                              for r in deep[:args.top]] or [0.0])
+            print("%s %s: inclusive time shares of the top %d below 95%%: largest difference "
+                  "%.1f points (%s)" % (
+                      version, name, len(deep[:args.top]), 100 * worst_incl, ", ".join(
+                          "%s %.1f/%.1f" % (r.replace("__main__.", "").replace("__main__:", ""),
+                                            100 * instrumented_incl[r],
+                                            100 * sampled_incl.get(r, 0.0))
+                          for r in deep[:args.top])))
             sys.stdout.flush()
     subprocess.run(["rm", "-rf", tmp])
 

@@ -69,6 +69,50 @@ def test_a_function_taking_70_percent_gets_60_to_80_percent_of_the_samples(pytho
     assert 0.55 <= time_share <= 0.85, (time_share, samples)
 
 
+def safe_point_shares(python, tmp_path, mode):
+    """Runs sampling_safe_points.py in `mode` (tail or leaf): the time the program measured
+    for its straight-line part and, of the samples in that part and in the loop beside it,
+    the shares of each region's own samples."""
+    out, exp = sampled(python, tmp_path, ["--sampling", program("sampling_safe_points.py"),
+                                          mode, "1500"])
+    measured = float(re.search(r"WORK_SHARE ([0-9.]+)", out.stdout).group(1))
+    assert 0.6 < measured < 0.8  # the program is what it claims to be
+    profile = Sampled(exp)
+    # The two parts' samples, leaving out the timing code around them (a busy machine
+    # preempts the program in its clock's system call, and wall-clock samples see that).
+    block = "__main__:%s_block" % mode
+    total = profile.sum(profile.hits_incl, block) + profile.sum(profile.hits_incl,
+                                                                 "__main__:rest_block")
+    assert total >= 100, "too few samples to judge: %d" % total
+    return measured, {name: profile.sum(profile.hits, "__main__:" + name) / total
+                      for name in ("work", "leaf", "cheap", mode + "_block", "rest")}
+
+
+def test_a_straight_line_function_ending_in_a_call_gets_its_own_samples(python, tmp_path):
+    # work() computes without a loop or a call (no safe point of its own from 3.10 on), then
+    # calls cheap(), whose start is the first safe point after the computation: the samples
+    # are work's, the frame that ran when the period elapsed, not cheap's, which had not
+    # started (cheap's own time is a few percent).
+    measured, shares = safe_point_shares(python, tmp_path, "tail")
+    assert 0.60 <= shares["work"] <= 0.80, (shares, measured)
+    assert shares["cheap"] < 0.10, (shares, measured)
+    assert 0.15 <= shares["rest"] <= 0.40, (shares, measured)
+
+
+def test_a_straight_line_function_returning_gives_no_samples_to_the_next_callee(python,
+                                                                               tmp_path):
+    # leaf() computes and returns; its caller then calls cheap(). From 3.10 on leaf has no
+    # safe point after its start, and its time is seen only at the next one: cheap's
+    # start (3.11+), or the caller's check after the call (3.10). That time counts in the
+    # frame that was running, leaf's caller (3.9 looks at nearly every instruction and
+    # sees leaf itself), never in cheap, which had not started.
+    measured, shares = safe_point_shares(python, tmp_path, "leaf")
+    assert 0.60 <= shares["leaf"] + shares["leaf_block"] <= 0.80, (shares, measured)
+    assert shares["cheap"] < 0.10, (shares, measured)
+    if python_version(python) < (3, 10):
+        assert shares["leaf"] >= 0.45, (shares, measured)
+
+
 def test_cpu_clock_samples_the_work_and_not_the_waiting(tmp_path):
     script = tmp_path / "wait.py"
     script.write_text(

@@ -47,6 +47,10 @@ PyAPI_FUNC(int) _PyEval_AddPendingCall(PyInterpreterState *interp, int (*func)(v
 #undef Py_BUILD_CORE
 #endif
 
+/* The opcodes of the instructions a frame can stand at when it has run nothing of its own
+ * yet (see frame_not_started). */
+#include <opcode.h>
+
 /* One frame of a thread's stack as the walk finds it, innermost first. */
 typedef struct {
     const void *frame;      /* its identity: the frame's address */
@@ -194,6 +198,60 @@ static void walk_frames(PyThreadState *ts, raw_stack *s)
     }
 }
 
+/* Whether a frame of a sampled thread stands where it has run nothing of its own code since
+ * it was called or resumed: the time since the thread's previous safe point was its
+ * caller's (or the resumer's), which the sample is then given to.
+ *
+ * Samples are taken at the interpreter's safe points, where it looks at its eval breaker.
+ * 3.9 looks after nearly every instruction, 3.10 only at a frame's start (before its first
+ * instruction, also when a generator resumes) and after calls and backward jumps, 3.11+
+ * at the RESUME instruction (a function's start and a generator's resumption after a
+ * `yield`), at backward jumps and after calls of C functions. Code that neither loops nor
+ * calls has no safe point of its own, and from 3.10 on the time of, say, a method that
+ * computes and then calls a constructor lands at the start of the constructor's __init__,
+ * which has not run yet: the sample is its caller's, the frame that was running when the
+ * period elapsed (every frame left in the sample was then on the stack). The frame stands
+ * at its start: 3.11+ at the code's first RESUME (its first instructions before that only
+ * copy free variables or make a generator), or at a RESUME after a `yield`; before 3.11
+ * before its first instruction (f_lasti -1) or, resumed, still at its YIELD_VALUE. */
+static bool frame_not_started(const raw_frame *f)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    const _PyInterpreterFrame *frame = f->frame;
+    const _Py_CODEUNIT *at =
+#if PY_VERSION_HEX >= 0x030D0000
+        frame->instr_ptr; /* the instruction executing */
+#else
+        frame->prev_instr; /* the same, despite its name, while an instruction executes */
+#endif
+    const _Py_CODEUNIT *first = _PyCode_CODE(f->code);
+    if (at == first + f->code->_co_firsttraceable)
+        return true;
+    if (at < first || at >= first + Py_SIZE(f->code))
+        return false;
+    int op = _Py_OPCODE(*at);
+#if PY_VERSION_HEX >= 0x030D0000
+    return op == RESUME || op == RESUME_CHECK || op == INSTRUMENTED_RESUME;
+#elif PY_VERSION_HEX >= 0x030C0000
+    return op == RESUME || op == INSTRUMENTED_RESUME;
+#else
+    return op == RESUME || op == RESUME_QUICK;
+#endif
+#else
+    int lasti = f->object->f_lasti;
+    if (lasti < 0)
+        return true;
+#if PY_VERSION_HEX >= 0x030A0000
+    Py_ssize_t offset = (Py_ssize_t)lasti * 2; /* 3.10 counts instructions */
+#else
+    Py_ssize_t offset = lasti; /* 3.9 counts bytes */
+#endif
+    PyObject *bytes = f->code->co_code;
+    return offset < PyBytes_GET_SIZE(bytes) &&
+           (unsigned char)PyBytes_AS_STRING(bytes)[offset] == YIELD_VALUE;
+#endif
+}
+
 static const old_frames *old_frames_of(uint64_t thread)
 {
     for (uint32_t i = 0; i < S.old_count; i++)
@@ -228,16 +286,17 @@ static int frame_region(const raw_frame *f, bool may_define, uint32_t *region)
     return known;
 }
 
-/* The frames of `raw` that ran since the measurement started, outermost first and without
- * filtered ones, into `out` (at most `capacity`, returning how many there are). With
- * `may_define` false (no GIL) a frame whose code is not named yet ends the walk: its
- * callers are the known part of the context. */
-static uint32_t context_frames(const raw_stack *raw, uint32_t old, bool may_define,
-                               sp_context_frame *out, uint32_t capacity, bool *unknown)
+/* The frames of `raw` that ran since the measurement started, outermost first, without
+ * filtered ones and without the `inner` innermost ones, into `out` (at most `capacity`,
+ * returning how many there are). With `may_define` false (no GIL) a frame whose code is not
+ * named yet ends the walk: its callers are the known part of the context. */
+static uint32_t context_frames(const raw_stack *raw, uint32_t old, uint32_t inner,
+                               bool may_define, sp_context_frame *out, uint32_t capacity,
+                               bool *unknown)
 {
     uint32_t n = 0;
     *unknown = false;
-    for (uint32_t i = raw->count - old; i-- > 0;) {
+    for (uint32_t i = raw->count - old; i-- > inner;) {
         const raw_frame *f = &raw->frames[i];
         uint32_t region;
         int known = frame_region(f, may_define, &region);
@@ -275,8 +334,8 @@ static uint32_t unwind_own(sp_location *loc, sp_context_frame *frames, uint32_t 
     uint32_t old = old_frame_count(&own_raw, ts->id);
     bool unknown;
     if (PyGILState_Check())
-        return context_frames(&own_raw, old, true, frames, capacity, &unknown);
-    uint32_t n = context_frames(&own_raw, old, false, frames, capacity, &unknown);
+        return context_frames(&own_raw, old, 0, true, frames, capacity, &unknown);
+    uint32_t n = context_frames(&own_raw, old, 0, false, frames, capacity, &unknown);
     if (!unknown)
         return n;
     /* A code object seen for the first time: naming it takes the GIL. The end of the
@@ -286,7 +345,7 @@ static uint32_t unwind_own(sp_location *loc, sp_context_frame *frames, uint32_t 
     if (atomic_load(&S.unwinders_may_acquire) && !interpreter_finalizing()) {
         PyGILState_STATE gil = PyGILState_Ensure();
         if (atomic_load(&S.unwinders_may_acquire))
-            n = context_frames(&own_raw, old, true, frames, capacity, &unknown);
+            n = context_frames(&own_raw, old, 0, true, frames, capacity, &unknown);
         PyGILState_Release(gil);
     }
     atomic_fetch_sub(&S.unwinders_acquiring, 1);
@@ -384,16 +443,19 @@ static void sample_thread(PyThreadState *ts, uint64_t now, uint64_t pass_weight)
     uint32_t old = old_frame_count(&S.raw, ts->id);
     if (S.raw.count == old && !(e->loc && e->generation == sp_measurement_generation()))
         return; /* only frames from before the measurement: not a thread of the program */
+    /* A frame that has not started yet is not where the time went (frame_not_started). */
+    uint32_t inner = S.raw.count > old && frame_not_started(&S.raw.frames[0]) ? 1 : 0;
     bool unknown;
-    uint32_t count = context_frames(&S.raw, old, true, S.frames.frames, S.frames.capacity,
-                                    &unknown);
+    uint32_t count = context_frames(&S.raw, old, inner, true, S.frames.frames,
+                                    S.frames.capacity, &unknown);
     if (count > S.frames.capacity) {
         sp_context_frame *frames = realloc(S.frames.frames, count * sizeof *frames);
         if (!frames)
             return;
         S.frames.frames = frames;
         S.frames.capacity = count;
-        count = context_frames(&S.raw, old, true, S.frames.frames, S.frames.capacity, &unknown);
+        count = context_frames(&S.raw, old, inner, true, S.frames.frames, S.frames.capacity,
+                               &unknown);
     }
     sp_location *loc = location_of(ts, e);
     if (!loc || !sp_sample_begin(loc))
