@@ -89,28 +89,33 @@ def safe_point_shares(python, tmp_path, mode):
 
 
 def test_a_straight_line_function_ending_in_a_call_gets_its_own_samples(python, tmp_path):
-    # work() computes without a loop or a call (no safe point of its own from 3.10 on), then
-    # calls cheap(), whose start is the first safe point after the computation: the samples
-    # are work's, the frame that ran when the period elapsed, not cheap's, which had not
-    # started (cheap's own time is a few percent).
+    # work() computes without a loop or a call, then calls cheap() (cheap's own time is a
+    # few percent). 3.9 looks for pending calls after nearly every instruction: a sample
+    # that finds cheap at its start goes to work, which ran when the period elapsed. From
+    # 3.10 on work has no safe point of its own and the first one after its computation is
+    # cheap's start, which keeps the sample (README, "Where a sample goes": moving it to the
+    # caller measured worse overall there); the pair holds the time either way.
     measured, shares = safe_point_shares(python, tmp_path, "tail")
-    assert 0.60 <= shares["work"] <= 0.80, (shares, measured)
-    assert shares["cheap"] < 0.10, (shares, measured)
+    if python_version(python) < (3, 10):
+        assert 0.60 <= shares["work"] <= 0.80, (shares, measured)
+        assert shares["cheap"] < 0.10, (shares, measured)
+    else:
+        assert 0.60 <= shares["work"] + shares["cheap"] <= 0.80, (shares, measured)
     assert 0.15 <= shares["rest"] <= 0.40, (shares, measured)
 
 
-def test_a_straight_line_function_returning_gives_no_samples_to_the_next_callee(python,
-                                                                               tmp_path):
-    # leaf() computes and returns; its caller then calls cheap(). From 3.10 on leaf has no
-    # safe point after its start, and its time is seen only at the next one: cheap's
-    # start (3.11+), or the caller's check after the call (3.10). That time counts in the
-    # frame that was running, leaf's caller (3.9 looks at nearly every instruction and
-    # sees leaf itself), never in cheap, which had not started.
+def test_a_straight_line_function_returning_its_time_stays_near_it(python, tmp_path):
+    # leaf() computes and returns; its caller then calls cheap(). 3.9 sees leaf itself and
+    # never gives cheap a sample it had not started. From 3.10 on leaf's time is seen at the
+    # next safe point: the caller's check after the call (3.10) or cheap's start (3.11+).
     measured, shares = safe_point_shares(python, tmp_path, "leaf")
-    assert 0.60 <= shares["leaf"] + shares["leaf_block"] <= 0.80, (shares, measured)
-    assert shares["cheap"] < 0.10, (shares, measured)
+    near = shares["leaf"] + shares["leaf_block"]
     if python_version(python) < (3, 10):
+        assert 0.60 <= near <= 0.80, (shares, measured)
         assert shares["leaf"] >= 0.45, (shares, measured)
+        assert shares["cheap"] < 0.10, (shares, measured)
+    else:
+        assert 0.60 <= near + shares["cheap"] <= 0.80, (shares, measured)
 
 
 def test_cpu_clock_samples_the_work_and_not_the_waiting(tmp_path):

@@ -47,9 +47,9 @@ PyAPI_FUNC(int) _PyEval_AddPendingCall(PyInterpreterState *interp, int (*func)(v
 #undef Py_BUILD_CORE
 #endif
 
-/* The opcodes of the instructions a frame can stand at when it has run nothing of its own
- * yet (see frame_not_started). */
-#include <opcode.h>
+#if PY_VERSION_HEX < 0x030A0000
+#include <opcode.h> /* YIELD_VALUE, for frame_not_started */
+#endif
 
 /* One frame of a thread's stack as the walk finds it, innermost first. */
 typedef struct {
@@ -198,59 +198,32 @@ static void walk_frames(PyThreadState *ts, raw_stack *s)
     }
 }
 
-/* Whether a frame of a sampled thread stands where it has run nothing of its own code since
- * it was called or resumed: the time since the thread's previous safe point was its
- * caller's (or the resumer's), which the sample is then given to.
+#if PY_VERSION_HEX < 0x030A0000
+/* Whether a frame of a sampled thread has run nothing of its own code since it was called
+ * or resumed (before its first instruction, f_lasti -1, or resumed and still at its
+ * YIELD_VALUE): the time since the previous safe point was its caller's (or the resumer's),
+ * which the sample is then given to.
  *
- * Samples are taken at the interpreter's safe points, where it looks at its eval breaker.
- * 3.9 looks after nearly every instruction, 3.10 only at a frame's start (before its first
- * instruction, also when a generator resumes) and after calls and backward jumps, 3.11+
- * at the RESUME instruction (a function's start and a generator's resumption after a
- * `yield`), at backward jumps and after calls of C functions. Code that neither loops nor
- * calls has no safe point of its own, and from 3.10 on the time of, say, a method that
- * computes and then calls a constructor lands at the start of the constructor's __init__,
- * which has not run yet: the sample is its caller's, the frame that was running when the
- * period elapsed (every frame left in the sample was then on the stack). The frame stands
- * at its start: 3.11+ at the code's first RESUME (its first instructions before that only
- * copy free variables or make a generator), or at a RESUME after a `yield`; before 3.11
- * before its first instruction (f_lasti -1) or, resumed, still at its YIELD_VALUE. */
+ * Only on 3.9, which looks at its eval breaker after nearly every instruction, so that the
+ * frame running when the period elapsed is still on the stack. From 3.10 on the safe points
+ * are a frame's start, backward jumps and the ends of calls (3.11+: of C functions): code
+ * with neither a loop nor a call has none of its own, and moving a sample from a callee at
+ * its start to the caller gives the caller also the time of a leaf that returned just
+ * before. Measured on the four object-oriented benchmark programs
+ * (benchmarks/sampling_accuracy.py --scale 4), that made the largest top-10 difference
+ * worse on 3.10-3.13 (3.12 oo_scheduler: 7.7 to 36 points) and better only on 3.9 (at most
+ * 5.6-10.2 points before, 3.0-5.0 after). */
 static bool frame_not_started(const raw_frame *f)
 {
-#if PY_VERSION_HEX >= 0x030B0000
-    const _PyInterpreterFrame *frame = f->frame;
-    const _Py_CODEUNIT *at =
-#if PY_VERSION_HEX >= 0x030D0000
-        frame->instr_ptr; /* the instruction executing */
-#else
-        frame->prev_instr; /* the same, despite its name, while an instruction executes */
-#endif
-    const _Py_CODEUNIT *first = _PyCode_CODE(f->code);
-    if (at == first + f->code->_co_firsttraceable)
-        return true;
-    if (at < first || at >= first + Py_SIZE(f->code))
-        return false;
-    int op = _Py_OPCODE(*at);
-#if PY_VERSION_HEX >= 0x030D0000
-    return op == RESUME || op == RESUME_CHECK || op == INSTRUMENTED_RESUME;
-#elif PY_VERSION_HEX >= 0x030C0000
-    return op == RESUME || op == INSTRUMENTED_RESUME;
-#else
-    return op == RESUME || op == RESUME_QUICK;
-#endif
-#else
     int lasti = f->object->f_lasti;
     if (lasti < 0)
         return true;
-#if PY_VERSION_HEX >= 0x030A0000
-    Py_ssize_t offset = (Py_ssize_t)lasti * 2; /* 3.10 counts instructions */
-#else
     Py_ssize_t offset = lasti; /* 3.9 counts bytes */
-#endif
     PyObject *bytes = f->code->co_code;
     return offset < PyBytes_GET_SIZE(bytes) &&
            (unsigned char)PyBytes_AS_STRING(bytes)[offset] == YIELD_VALUE;
-#endif
 }
+#endif
 
 static const old_frames *old_frames_of(uint64_t thread)
 {
@@ -443,8 +416,12 @@ static void sample_thread(PyThreadState *ts, uint64_t now, uint64_t pass_weight)
     uint32_t old = old_frame_count(&S.raw, ts->id);
     if (S.raw.count == old && !(e->loc && e->generation == sp_measurement_generation()))
         return; /* only frames from before the measurement: not a thread of the program */
+#if PY_VERSION_HEX < 0x030A0000
     /* A frame that has not started yet is not where the time went (frame_not_started). */
     uint32_t inner = S.raw.count > old && frame_not_started(&S.raw.frames[0]) ? 1 : 0;
+#else
+    uint32_t inner = 0;
+#endif
     bool unknown;
     uint32_t count = context_frames(&S.raw, old, inner, true, S.frames.frames,
                                     S.frames.capacity, &unknown);
