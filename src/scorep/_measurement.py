@@ -206,7 +206,10 @@ def _hide_measurement_handlers():
 
     def set_signal(signalnum, handler):
         measurement = Measurement.current
-        if handler == signal.SIG_DFL and signalnum in TERMINATING_SIGNALS and \
+        # SIG_DFL as the enum member or the int 0; a handler object is never compared
+        # with == (it may define equality in its own way)
+        if isinstance(handler, int) and handler == signal.SIG_DFL and \
+                signalnum in TERMINATING_SIGNALS and \
                 measurement is not None and measurement.pid == os.getpid() and \
                 measurement._handles_terminating_signals:
             previous = original_signal(signalnum, measurement._on_terminating_signal)
