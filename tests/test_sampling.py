@@ -76,7 +76,8 @@ def safe_point_shares(python, tmp_path, mode):
     out, exp = sampled(python, tmp_path, ["--sampling", program("sampling_safe_points.py"),
                                           mode, "1500"])
     measured = float(re.search(r"WORK_SHARE ([0-9.]+)", out.stdout).group(1))
-    assert 0.6 < measured < 0.8  # the program is what it claims to be
+    # The program is what it claims to be (it sizes itself for ~70 %; a loaded machine moves it).
+    assert 0.5 < measured < 0.85, measured
     profile = Sampled(exp)
     # The two parts' samples, leaving out the timing code around them (a busy machine
     # preempts the program in its clock's system call, and wall-clock samples see that).
@@ -92,30 +93,34 @@ def test_a_straight_line_function_ending_in_a_call_gets_its_own_samples(python, 
     # work() computes without a loop or a call, then calls cheap() (cheap's own time is a
     # few percent). 3.9 looks for pending calls after nearly every instruction: a sample
     # that finds cheap at its start goes to work, which ran when the period elapsed. From
-    # 3.10 on work has no safe point of its own and the first one after its computation is
+    # 3.10 on work has no safe point of its own: the first one after its computation is
     # cheap's start, which keeps the sample (README, "Where a sample goes": moving it to the
-    # caller measured worse overall there); the pair holds the time either way.
+    # caller measured worse overall there), or, when the period elapsed late in cheap, the
+    # back-edge of the loop in tail_block that calls work. Together they hold work's time.
     measured, shares = safe_point_shares(python, tmp_path, "tail")
     if python_version(python) < (3, 10):
-        assert 0.60 <= shares["work"] <= 0.80, (shares, measured)
+        assert abs(shares["work"] - measured) <= 0.12, (shares, measured)
         assert shares["cheap"] < 0.10, (shares, measured)
     else:
-        assert 0.60 <= shares["work"] + shares["cheap"] <= 0.80, (shares, measured)
-    assert 0.15 <= shares["rest"] <= 0.40, (shares, measured)
+        work = shares["work"] + shares["cheap"] + shares["tail_block"]
+        assert abs(work - measured) <= 0.12, (shares, measured)
+    assert abs(shares["rest"] - (1 - measured)) <= 0.12, (shares, measured)
 
 
 def test_a_straight_line_function_returning_its_time_stays_near_it(python, tmp_path):
+    # The shares are compared with the straight-line part's share the program measured
+    # itself (about 70 %), within 12 points (statistics and the safe points' shifts).
     # leaf() computes and returns; its caller then calls cheap(). 3.9 sees leaf itself and
     # never gives cheap a sample it had not started. From 3.10 on leaf's time is seen at the
     # next safe point: the caller's check after the call (3.10) or cheap's start (3.11+).
     measured, shares = safe_point_shares(python, tmp_path, "leaf")
     near = shares["leaf"] + shares["leaf_block"]
     if python_version(python) < (3, 10):
-        assert 0.60 <= near <= 0.80, (shares, measured)
-        assert shares["leaf"] >= 0.45, (shares, measured)
+        assert abs(near - measured) <= 0.12, (shares, measured)
+        assert shares["leaf"] >= measured - 0.2, (shares, measured)
         assert shares["cheap"] < 0.10, (shares, measured)
     else:
-        assert 0.60 <= near + shares["cheap"] <= 0.80, (shares, measured)
+        assert abs(near + shares["cheap"] - measured) <= 0.12, (shares, measured)
 
 
 def test_cpu_clock_samples_the_work_and_not_the_waiting(tmp_path):
