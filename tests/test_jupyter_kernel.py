@@ -263,12 +263,18 @@ def test_generated_experiment_directory_is_per_cell_and_printed_absolute(kernel)
     where the front end does not name the notebook), not into the working directory."""
     kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=true\nSCOREP_EXPERIMENT_DIRECTORY=")
     before = sorted(p.name for p in kernel.cwd.iterdir())
-    folder = kernel.cwd / "scorep-notebook" / Path(kernel.manager.connection_file).stem
+    # The connection file as the kernel itself knows it (the manager's attribute named
+    # another temporary file once in a full run, while the kernel used its own).
+    own = kernel.ok("import os\nprint(os.path.basename(get_ipython().kernel.parent"
+                    ".connection_file))").stdout.strip()
+    assert own.endswith(".json"), own
+    folder = kernel.cwd / "scorep-notebook" / own[:-len(".json")]
     cells_before = cell_dirs(folder)
     cell = kernel.ok("%%execute_with_scorep\ndef g():\n    return 1\ng()")
     count = cell.reply["execution_count"]
     new = sorted(set(cell_dirs(folder)) - set(cells_before))
-    assert len(new) == 1, (cell.stdout, cells_before, cell_dirs(folder),
+    assert len(new) == 1, (cell.stdout, own, kernel.manager.connection_file, cells_before,
+                           cell_dirs(folder),
                            sorted(str(p.relative_to(kernel.cwd)) for p in kernel.cwd.rglob("cell-*")))
     assert re.fullmatch(r"cell-%d-\d{8}_\d{6}" % count, new[0])
     assert cell.stdout == RESULTS % (folder / new[0])
