@@ -68,7 +68,7 @@ DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3
 # Wheels of setuptools and wheel that pip may use for a build environment (never PyPI).
 DEB_WHEELS := /usr/share/python-wheels
 
-.PHONY: all deps build native build-all install demo test ctest ctest-sanitize pytest clean ext js \
+.PHONY: all deps build native build-all install install-system demo test ctest ctest-sanitize pytest clean ext js \
   check-layers
 
 all: build
@@ -198,17 +198,23 @@ check-layers:
 
 test: check-layers build-all ctest ctest-sanitize pytest
 
-# pip installs this checkout for $(PYTHON): as root system-wide (Debian: /usr/local/lib/python3*/
-# and /usr/local/bin), else for the user (~/.local); with VENV=DIR into a virtual environment
-# DIR (created with --system-site-packages when missing). Then the Jupyter kernelspec for that
-# interpreter. tools/install.py says which pip command it runs; `pip uninstall scorep` undoes it.
-VENV ?=
-INSTALLED_PYTHON = $(if $(VENV),$(VENV)/bin/python,$(PYTHON))
+# pip installs this checkout for $(PYTHON) into the project's own virtual environment VENV
+# (.venv/ in the checkout, created with --system-site-packages for Debian's numpy, mpi4py, OTF2
+# reader and Jupyter when missing), then the Jupyter kernelspec into that environment. Nothing
+# is written into any interpreter's own site-packages. tools/install.py says which pip command
+# it runs; `rm -rf .venv` (or `.venv/bin/pip uninstall scorep`) undoes it.
+VENV ?= .venv
 install: deps
-	@$(PYTHON) tools/install.py $(if $(VENV),--venv $(VENV)) --wheels $(DEB_WHEELS)
+	@$(PYTHON) tools/install.py --venv $(VENV) --wheels $(DEB_WHEELS)
+
+# The explicit system-wide installation, never part of `demo` or `test`: as root into
+# /usr/local (Debian: /usr/local/lib/python3*/dist-packages and /usr/local/bin), else for the
+# user (~/.local), with the kernelspec for that interpreter. `pip uninstall scorep` undoes it.
+install-system: deps
+	@$(PYTHON) tools/install.py --wheels $(DEB_WHEELS)
 
 demo: install
-	@$(INSTALLED_PYTHON) tools/demo.py
+	@$(VENV)/bin/python tools/demo.py
 
 clean:
 	rm -rf build dist src/scorep.egg-info src/scorep/_bindings*.so src/scorep/_reader*.so src/scorep/libscorep_*.so

@@ -127,7 +127,7 @@ def venv_files(venv):
 def copy_checkout(destination):
     """The checkout as a fresh clone has it: sources only, nothing built or fetched."""
     def ignore(directory, names):
-        skipped = {n for n in names if n in (".git", "build", "dist", "node_modules",
+        skipped = {n for n in names if n in (".git", ".venv", "build", "dist", "node_modules",
                                               "__pycache__", ".pytest_cache")
                    or n.endswith((".so", ".egg-info")) or n.startswith("scorep-")}
         return skipped
@@ -150,8 +150,10 @@ class Venv:
         self.before = venv_files(self.path)
 
     def pip_install(self, *arguments):
+        # --ignore-installed: a scorep installed system-wide (`make install-system`) is visible
+        # through --system-site-packages and would make pip skip the installation under test.
         return check([self.python, "-m", "pip", "install", "--no-index", "--no-cache-dir",
-                      *arguments], cwd=self.path.parent)
+                      "--ignore-installed", *arguments], cwd=self.path.parent)
 
     def script(self, name):
         return self.path / "bin" / name
@@ -420,6 +422,28 @@ def test_make_install_runs_pip_for_the_interpreter(tmp_path):
                      "--wheels", DEBIAN_WHEELS], cwd=tmp_path)
         assert out.stdout.splitlines()[0].startswith(
             "$ %s -m pip install --no-index --find-links %s " % (pyenv, DEBIAN_WHEELS))
+
+
+def make_dry_run(target, **variables):
+    """The commands `make -n TARGET` would run (the Makefile's recipes, nothing executed)."""
+    out = check(["make", "-n", "--no-print-directory", target] +
+                ["%s=%s" % item for item in variables.items()], cwd=REPO)
+    return out.stdout.splitlines()
+
+
+def test_the_readme_commands_install_into_the_project_venv_only():
+    """`make demo` (and so `make install`) installs into the checkout's own .venv, never into
+    an interpreter's site-packages: a system-wide scorep would shadow the venvs the packaging
+    tests and a user's own venvs make with --system-site-packages. System-wide is the separate
+    target `install-system`."""
+    install = [line for line in make_dry_run("demo") if "tools/install.py" in line]
+    assert install == ["/usr/bin/python3 tools/install.py --venv .venv --wheels %s"
+                       % DEBIAN_WHEELS]
+    assert make_dry_run("demo")[-1] == ".venv/bin/python tools/demo.py"
+    assert not [line for line in make_dry_run("test") if "install.py" in line or "pip install" in line]
+    system = [line for line in make_dry_run("install-system") if "tools/install.py" in line]
+    assert system == ["/usr/bin/python3 tools/install.py --wheels %s" % DEBIAN_WHEELS]
+    assert "/.venv/" in (REPO / ".gitignore").read_text().splitlines()
 
 
 def test_editable_install_and_uninstall(installs):

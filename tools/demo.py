@@ -1,5 +1,8 @@
 """The demo of `make demo`: measures examples/demo_app.py with profiling and tracing, then
-shows what came out: the score, the terminal report, an HTML report and the trace."""
+shows what came out: the score, the terminal report, an HTML report and the trace.
+
+Run by the interpreter of the project's virtual environment (.venv/bin/python, where `make
+install` put scorep): the commands it shows are the ones a user types next."""
 
 import os
 import subprocess
@@ -22,23 +25,27 @@ def show(command, display, lines=None):
 
 
 def main():
+    bin_dir = os.path.dirname(sys.executable)
+    shown_bin = os.path.relpath(bin_dir, REPO) if bin_dir.startswith(REPO + os.sep) else bin_dir
+    shown_python = os.path.join(shown_bin, "python")
     experiment = os.path.join(REPO, "scorep-demo")
     env = dict(os.environ, SCOREP_EXPERIMENT_DIRECTORY=experiment, SCOREP_ENABLE_TRACING="true",
                SCOREP_ENABLE_PROFILING="true")
     command = [sys.executable, "-m", "scorep", os.path.join(REPO, "examples", "demo_app.py"), "30"]
     print("$ SCOREP_ENABLE_TRACING=true SCOREP_EXPERIMENT_DIRECTORY=scorep-demo "
-          "python -m scorep examples/demo_app.py 30")
+          "%s -m scorep examples/demo_app.py 30" % shown_python)
     sys.stdout.flush()
     status = subprocess.call(command, env=env, cwd=REPO)
     if status != 0:
         sys.exit(status)
     print("\n$ ls scorep-demo")
     print("  ".join(sorted(os.listdir(experiment))))
-    show([sys.executable, "-m", "scorep.score", experiment], "scorep-score scorep-demo")
-    show([sys.executable, "-m", "scorep.report", experiment], "scorep-report scorep-demo")
+    score, report = (os.path.join(bin_dir, name) for name in ("scorep-score", "scorep-report"))
+    show([score, experiment], "%s scorep-demo" % os.path.join(shown_bin, "scorep-score"))
+    show([report, experiment], "%s scorep-demo" % os.path.join(shown_bin, "scorep-report"))
     html = os.path.join(experiment, "report.html")
-    show([sys.executable, "-m", "scorep.report", experiment, "-o", html],
-         "scorep-report scorep-demo -o scorep-demo/report.html")
+    show([report, experiment, "-o", html],
+         "%s scorep-demo -o scorep-demo/report.html" % os.path.join(shown_bin, "scorep-report"))
     show(["otf2-print", os.path.join(experiment, "traces.otf2")],
          "otf2-print scorep-demo/traces.otf2 | head -12", lines=12)
     print("\nOpen %s in a browser (it works offline), or scorep-demo/traces.otf2 in Vampir."
