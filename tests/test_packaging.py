@@ -407,6 +407,12 @@ def test_make_install_runs_pip_for_the_interpreter(tmp_path):
         "$ %s -m pip install --no-index --no-build-isolation %s" % (python, REPO),
         "$ %s -m scorep.jupyter install --sys-prefix" % python]
     assert not venv.exists()
+    # a relative DIR (make's default .venv) is the one below the current directory, even
+    # though the commands run in /
+    out = check([DEBIAN_PYTHON, REPO / "tools" / "install.py", "--dry-run", "--venv", "v"],
+                cwd=tmp_path)
+    assert out.stdout.splitlines()[0] == "$ %s -m venv --system-site-packages %s" % (
+        DEBIAN_PYTHON, venv)
 
     out = check([DEBIAN_PYTHON, REPO / "tools" / "install.py", "--dry-run"], cwd=tmp_path)
     # Debian's python3 is externally managed: system-wide (root) or ~/.local, never its own

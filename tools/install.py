@@ -100,13 +100,19 @@ def main():
 
     python = probed = sys.executable
     if args.venv:
-        python = probed = os.path.join(os.path.abspath(args.venv), "bin", "python")
+        # Absolute before anything runs: the commands run in / (so that pip never picks up
+        # the checkout as the current directory), where a relative .venv would land.
+        args.venv = os.path.abspath(args.venv)
+        python = probed = os.path.join(args.venv, "bin", "python")
         if not os.path.exists(python):
             run([sys.executable, "-m", "venv", "--system-site-packages", args.venv],
                 args.dry_run)
             if args.dry_run:  # the new venv's facts are this interpreter's
                 probed = sys.executable
-    probe = subprocess.run([probed, "-c", PROBE], capture_output=True, text=True)
+    try:
+        probe = subprocess.run([probed, "-c", PROBE], capture_output=True, text=True)
+    except OSError as error:
+        fail("cannot run %s: %s" % (probed, error.strerror))
     if probe.returncode != 0:
         fail("cannot run %s: %s" % (probed, " ".join(probe.stderr.strip().splitlines()[-1:])))
     facts = json.loads(probe.stdout)
