@@ -43,7 +43,6 @@ def test_no_script_exits_1_as_the_original(tmp_path, args, message):
     (["--instrumenter-type=fast", "x.py"], None),
     (["/nonexistent/x.py"], "scorep: can't open file '/nonexistent/x.py': "
                             "[Errno 2] No such file or directory\n"),
-    (["-m", "no_such_module_here"], "scorep: No module named no_such_module_here\n"),
     (["--mpp=shmem", "x.py"], "scorep: unknown --mpp=shmem; valid: mpi, none\n"),
 ])
 def test_usage_errors(tmp_path, args, message):
@@ -58,6 +57,26 @@ def test_usage_errors(tmp_path, args, message):
         assert "--noinstrumenter" in out.stderr and "--mpp=mpi|none" in out.stderr
     if args and args[0].startswith("--instrumenter-type"):
         assert "valid types: monitoring, eval, cProfile, profile, cTrace, trace, dummy" in out.stderr
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("args,message", [
+    (["/nonexistent/x.py"], "scorep: can't open file '/nonexistent/x.py': "
+                            "[Errno 2] No such file or directory\n"),
+    (["-m", "no_such_module_here"], "scorep: No module named no_such_module_here\n"),
+    (["-m", "json.no_such_submodule"], "scorep: No module named json.no_such_submodule\n"),
+    (["-m", ".relative"], None),
+])
+def test_a_missing_program_exits_as_python_does(tmp_path, args, message):
+    """The exit status python itself gives (2 for a script it cannot open, 1 for a module it
+    cannot find); job scripts test for it."""
+    plain = run(["python3"] + args, cwd=tmp_path)
+    out = run_scorep("python3", args, cwd=tmp_path)
+    assert out.returncode == plain.returncode != 0
+    assert out.stdout == ""
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("scorep: ")
+    if message:
+        assert out.stderr == message
     assert not list(tmp_path.iterdir())
 
 

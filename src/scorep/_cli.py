@@ -334,13 +334,14 @@ def exit_code_of(system_exit):
 
 
 def find_module(name):
+    # Exit status 1, as python's -m (runpy) has for a module it cannot find; 2 is for usage.
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError) as error:
         fail("Error while finding module specification for %r (%s: %s)" % (
-            name, type(error).__name__, error), 2)
+            name, type(error).__name__, error), 1)
     if spec is None:
-        fail("No module named %s" % name, 2)
+        fail("No module named %s" % name, 1)
 
 
 def prepare_main(opts, parents_later=False):
