@@ -648,3 +648,42 @@ def test_load_balance_compares_only_the_threads_that_run_a_region(tmp_path):
     main_only = rows["__main__:<module>"]
     assert [lb["names"][u] for u in main_only["ran"]] == ["MainThread"]
     assert main_only["stats"][3] == 0.0  # one thread: nothing to compare
+
+
+def test_the_readme_idiom_after_several_runs_reports_the_newest(tmp_path):
+    """`scorep-report scorep-*` after two runs (the shell passes both) reports the newer one
+    and says so; without an experiment the newest of the current directory; `diff` without
+    experiments compares the two newest, the older as A."""
+    older = measure(tmp_path, "scorep-b-older", "regression.py", ["old"])
+    newer = measure(tmp_path, "scorep-a-newer", "regression.py", ["new"])
+    # modification times decide, not names: the older run sorts first by name here
+    os.utime(older / "profile.cubex", (1_000_000_000, 1_000_000_000))
+    out = report(older, newer, "--top", "3", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == "scorep-report: 2 experiments given, reporting the newest: %s\n" % newer
+    assert out.stdout.splitlines()[0] == "scorep report: %s" % newer
+    assert "__main__:validate" in out.stdout  # only the new version calls it
+
+    out = report("--top", "3", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (0, "")
+    assert out.stdout.splitlines()[0] == "scorep report: %s" % newer
+
+    out = report("diff", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (0, "")
+    assert [line.split()[:2] for line in out.stdout.splitlines()[1:3]] == [
+        ["A", str(older)], ["B", str(newer)]]
+
+
+@pytest.mark.parametrize("args,message", [
+    ([], "scorep-report: no experiment given, and the current directory has no scorep-*/ "
+         "experiment (a directory with profile.cubex or traces.otf2) (see scorep-report --help)\n"),
+    (["diff", "x"], "scorep-report: diff compares two experiments (got 1) "
+                    "(see scorep-report --help)\n"),
+    (["nothing-a", "nothing-b"], "scorep-report: none of the 2 paths given is an experiment (a "
+                                 "directory with profile.cubex or traces.otf2, or one of those "
+                                 "files)\n"),
+])
+def test_no_experiment_to_choose_is_one_line(tmp_path, args, message):
+    out = report(*args, cwd=tmp_path)
+    assert (out.returncode, out.stdout, out.stderr) == (2 if "--help" in message else 1, "",
+                                                        message)

@@ -88,7 +88,10 @@ def build_parser():
         ".lprof (line profiles: python -m line_profiler). "
         "{rank} in a .prof/.collapsed/.speedscope.json/.dot/.png/.svg name writes one "
         "file per rank. `%s diff A B` compares two runs." % PROG))
-    p.add_argument("experiment", help="experiment directory, profile.cubex or traces.otf2")
+    p.add_argument("experiment", nargs="*",
+                   help="experiment directory, profile.cubex or traces.otf2; none: the newest "
+                        "scorep-*/ experiment of the current directory; several (scorep-*): "
+                        "the newest of them")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help="write FILE (format from its extension); repeatable")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
@@ -136,8 +139,9 @@ def build_diff_parser():
         "Compares two experiments: the regions whose time or visits changed most, side "
         "by side. Without -o in the terminal; -o FILE.html writes an HTML report with a "
         "differential flame graph."))
-    p.add_argument("a", help="the first (baseline) experiment")
-    p.add_argument("b", help="the second experiment")
+    p.add_argument("experiments", nargs="*", metavar="A B",
+                   help="the first (baseline) and the second experiment; none: the two newest "
+                        "scorep-*/ experiments of the current directory, the older one as A")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE.html")
     p.add_argument("--top", type=_positive, default=20, metavar="N",
                    help="regions listed (default 20)")
@@ -145,6 +149,47 @@ def build_diff_parser():
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour on a terminal (auto, the default, honours NO_COLOR)")
     return p
+
+
+def _result_files(path):
+    """The measurement files of an experiment directory (or the file itself)."""
+    if os.path.isdir(path):
+        return [os.path.join(path, name) for name in ("profile.cubex", "traces.otf2")
+                if os.path.isfile(os.path.join(path, name))]
+    return [path] if os.path.isfile(path) else []
+
+
+def _newest_first(paths):
+    """The experiments among paths, the most recently written first (by their result files'
+    modification time, so a renamed or moved-aside directory sorts by when it was written)."""
+    found = [(max(os.path.getmtime(f) for f in files), path)
+             for path, files in ((p, _result_files(p)) for p in paths) if files]
+    return [path for _, path in sorted(found, reverse=True)]
+
+
+def _experiments_here():
+    newest = _newest_first(sorted(name for name in os.listdir(".") if name.startswith("scorep-")))
+    if not newest:
+        raise UsageError("no experiment given, and the current directory has no scorep-*/ "
+                         "experiment (a directory with profile.cubex or traces.otf2)")
+    return newest
+
+
+def choose_experiment(given):
+    """The experiment to report: the one named; without a name the newest experiment of the
+    current directory; of several (the README's `scorep-report scorep-*` after a few runs)
+    the newest, and a line saying so."""
+    if len(given) == 1:
+        return given[0]
+    if not given:
+        return _experiments_here()[0]
+    newest = _newest_first(given)
+    if not newest:
+        raise ReportError("none of the %d paths given is an experiment (a directory with "
+                          "profile.cubex or traces.otf2, or one of those files)" % len(given))
+    sys.stderr.write("%s: %d experiments given, reporting the newest: %s\n"
+                     % (PROG, len(given), newest[0]))
+    return newest[0]
 
 
 def _say(text):
@@ -181,7 +226,7 @@ def run_report(args):
     outputs = _outputs(args)
     if args.by_location and not args.lines:
         raise UsageError("--by-location goes with --lines")
-    exp = Experiment(args.experiment, args.source)
+    exp = Experiment(choose_experiment(args.experiment), args.source)
     formats = {fmt for _, fmt in outputs}
     if args.lines or formats == {"lprof"}:
         return run_lines(exp, args, outputs)
@@ -381,9 +426,18 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] == "diff":
-            args = build_diff_parser().parse_args(argv[1:])
+            args = build_diff_parser().parse_intermixed_args(argv[1:])
+            if not args.experiments:
+                newest = _experiments_here()
+                if len(newest) < 2:
+                    raise UsageError("diff needs two experiments, and the current directory "
+                                     "has one: %s" % newest[0])
+                args.experiments = [newest[1], newest[0]]
+            if len(args.experiments) != 2:
+                raise UsageError("diff compares two experiments (got %d)" % len(args.experiments))
+            args.a, args.b = args.experiments
             return run_diff(args)
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_intermixed_args(argv)
         return run_report(args)
     except UsageError as error:
         sys.stderr.write("%s: %s (see %s --help)\n" % (PROG, error, PROG))
