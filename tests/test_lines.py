@@ -224,3 +224,31 @@ def test_html_source_view_has_a_heat_column(measured, tmp_path):
     body = source_line("total += i * i")
     assert heat[str(body)] == "1050" and heat[str(body - 1)] == "1052"
     assert str(body - 3) not in heat  # the def line ran no line event
+
+
+def test_dotted_spelling_and_a_pattern_that_matches_nothing(tmp_path):
+    """cProfile's and line_profiler's users write pkg.mod.func: `__main__.loop` chooses
+    `__main__:loop` (and a wildcard `__main__.numb*` chooses `__main__:numbers`), and the same
+    functions get the same hits as with the colon spelling. A pattern that chose no function
+    is said in one line (stderr and MANIFEST.md), never an empty result without a word."""
+    exp = tmp_path / "exp"
+    out = run_scorep(sys.executable, ["--lines=__main__.loop,__main__.numb*,nosuch.mod.f",
+                                      PROGRAM], exp, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "4950 332833500 28 3\n"
+    note = ("--lines: 'nosuch.mod.f' matched no function that ran (patterns match region "
+            "names, module[.Class]:function or pkg.mod.func, with * ? [...])")
+    assert out.stderr == "scorep: " + note + "\n"
+    assert "- " + note in (exp / "MANIFEST.md").read_text()
+    dotted, _ = lines_of(exp)
+    assert sorted({name for _, name in dotted}) == ["__main__:decorated", "__main__:loop",
+                                                     "__main__:numbers"]
+    exp2 = tmp_path / "exp2"
+    out = run_scorep(sys.executable, ["--lines=__main__:loop,__main__:numbers", PROGRAM], exp2,
+                     cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (0, "")
+    colon, _ = lines_of(exp2)
+    assert {key: {line: hits for line, (hits, _) in per_line.items()}
+            for key, per_line in dotted.items()} == \
+        {key: {line: hits for line, (hits, _) in per_line.items()}
+         for key, per_line in colon.items()}

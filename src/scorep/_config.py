@@ -109,6 +109,28 @@ def parse_line_patterns(name, text):
     return ",".join(patterns)
 
 
+def line_pattern_spellings(pattern):
+    """The patterns that stand for one --lines pattern. Region names are module[.Class]:function;
+    a pattern without ':' is also taken in the dotted spelling of cProfile and line_profiler
+    users (pkg.mod.func, pkg.mod.Class.method): each of its dots in turn may be the ':'. A
+    variant with a literal ':' matches only where the region's ':' is, so it matches exactly
+    the regions whose dotted name the pattern matches (wildcards match ':' as they match '.')."""
+    if ":" in pattern:
+        return [pattern]
+    parts = pattern.split(".")
+    return [pattern] + [".".join(parts[:i]) + ":" + ".".join(parts[i:])
+                        for i in range(1, len(parts))]
+
+
+def line_patterns_matching_nothing(patterns, region_names):
+    """The patterns (as given) that match none of region_names, with the spellings above
+    and fnmatch's rules (the C side matches with fnmatch(3) and no flags: the same)."""
+    import fnmatch
+    return [p for p in patterns
+            if not any(fnmatch.fnmatchcase(name, spelling)
+                       for spelling in line_pattern_spellings(p) for name in region_names)]
+
+
 # Sampling events (SCOREP_SAMPLING_EVENTS): Score-P's interval timer ("timer", which counts
 # the process's CPU time), and wall-clock and CPU time by their own names. Periods are in
 # microseconds, as Score-P's timer period.

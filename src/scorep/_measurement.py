@@ -11,6 +11,7 @@ import _thread
 import atexit
 import datetime
 import functools
+import json
 import os
 import platform
 import signal
@@ -372,7 +373,8 @@ class Measurement:
                 # tool with this configuration (the MPI wrappers rewrite the spawn).
                 spawn_args=["--mpp=mpi", "--spawned=" + self.config.as_cfg()] if self.mpi else [],
                 spawned=self.spawned,
-                line_patterns=[p for p in self.config["SCOREP_PYTHON_LINES"].split(",") if p],
+                line_patterns=[spelling for pattern in self.line_patterns()
+                               for spelling in _config.line_pattern_spellings(pattern)],
                 io_posix=self.config["SCOREP_IO_POSIX"],
                 unwinding=self.config["SCOREP_ENABLE_UNWINDING"],
                 sampling_event=sampling.name if sampling else "",
@@ -742,7 +744,28 @@ class Measurement:
                          "complete" % (r["process_trace_failures"], r["process_trace_error"]))
         notes += child_process_notes(r.get("child_processes", ()),
                                      self.config["SCOREP_CHILDREN_TIMEOUT"])
+        notes += self._unmatched_line_patterns()
         return notes
+
+    def line_patterns(self):
+        return [p for p in self.config["SCOREP_PYTHON_LINES"].split(",") if p]
+
+    def _unmatched_line_patterns(self):
+        """A --lines pattern that chose no function of any process is said, not silently
+        empty: lines.json (all processes' line profiles) names the functions chosen."""
+        patterns = self.line_patterns()
+        if not patterns or not self.speaker:  # the process that wrote lines.json speaks
+            return []
+        try:
+            with open(os.path.join(self.experiment_dir, "lines.json"), encoding="utf-8") as f:
+                names = [function["name"] for function in json.load(f)["functions"].values()]
+        except FileNotFoundError:
+            names = []
+        except (OSError, ValueError, KeyError, TypeError):
+            return []  # unreadable: the report says so; no guess here
+        return ["--lines: %r matched no function that ran (patterns match region names, "
+                "module[.Class]:function or pkg.mod.func, with * ? [...])" % p
+                for p in _config.line_patterns_matching_nothing(patterns, names)]
 
     def _report(self, notes):
         r = self.results
