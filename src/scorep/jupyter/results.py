@@ -97,8 +97,11 @@ def kernel_notices(environ, said):
         if name in UPSTREAM_VARIABLES:
             inert.append(name)
             continue
-        known = list(KERNEL_VARIABLES) + list(UPSTREAM_VARIABLES)
-        near = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        # Compared without the prefix they share, which would make every name look near.
+        known = [k[len("SCOREP_JUPYTER_"):] for k in list(KERNEL_VARIABLES) +
+                 list(UPSTREAM_VARIABLES)]
+        near = ["SCOREP_JUPYTER_" + k for k in difflib.get_close_matches(
+            name[len("SCOREP_JUPYTER_"):], known, n=1, cutoff=0.75)]
         lines.append("%s is not a variable of the Score-P kernel, ignored (%s)" % (
             name, "did you mean %s?" % near[0] if near else
             "its variables: %s" % ", ".join(KERNEL_VARIABLES)))
