@@ -74,6 +74,10 @@ class Cell:
 
 def kernel_env(ipython_dir):
     env = scorep_env()
+    # Set where the tests run under Jupyter (a terminal of JupyterLab, a notebook calling
+    # pytest): it would name the kernel's notebook, and its cell folders, instead of the
+    # kernel's connection file. Tests that want a notebook name set it themselves.
+    env.pop("JPY_SESSION_NAME", None)
     # debugpy, which ipykernel imports, would otherwise note frozen modules on the kernel
     # process's own stderr.
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
@@ -287,6 +291,9 @@ def test_generated_experiment_directory_is_per_cell_and_printed_absolute(kernel)
     # ("tmp6_lwmr6_.json" -> tmp6_lwmr6, what made this test fail now and then).
     from scorep.jupyter.results import _safe_name
     folder = kernel.cwd / "scorep-notebook" / _safe_name(own[:-len(".json")])
+    # The name the kernel gives its notebook is that one (not a front end's notebook name).
+    assert kernel.ok("print(get_ipython().kernel.scorep_magics.notebook.id)").stdout == (
+        folder.name + "\n")
     cells_before = cell_dirs(folder)
     cell = kernel.ok("%%execute_with_scorep\ndef g():\n    return 1\ng()")
     count = cell.reply["execution_count"]
