@@ -863,7 +863,17 @@ def test_vampir_launch_magics(kernel, tmp_path):
         assert sorted(wait_for_lines(log, 3)) == ["ended %s" % first, "started %s" % first,
                                                   "started %s" % first]
         assert enters(Trace(first.parent)) == {"__main__:shown": 2}
-        # The magics act at once in multicell mode too (they are no cells of the block).
+        # The magics act at once in multicell mode too (they are no cells of the block), and
+        # a block is a measured cell.
+        kernel.ok("%%enable_multicellmode")
+        assert kernel.ok("%%enable_vampir_launch_on_scorep_instrumented").stdout == (
+            ENABLED + "\n")
+        kernel.ok("shown()")
+        cell = kernel.ok("%%finalize_multicellmode")
+        assert cell.stdout.endswith("\n\n\n" + RESULTS % "exp_vampir" +
+                                    "Launching Vampir: exp_vampir/traces.otf2\n")
+        assert sorted(wait_for_lines(log, 5)) == ["ended %s" % first] * 2 + \
+            ["started %s" % first] * 3
         kernel.ok("%%enable_multicellmode")
         assert kernel.ok("%%disable_vampir_launch").stdout == DISABLED + "\n"
         kernel.ok("shown()")
