@@ -41,24 +41,43 @@ class Cell:
         self.results = []   # execute_result text/plain
         self.displays = []  # display_data bundles
         self.errors = []    # error message contents
+        # Streams (both), results and tracebacks in the order they came; a stream's text
+        # that comes in several messages (the kernel sends what was written every so often,
+        # also in the middle of a line) as one.
+        self.texts = []
+        self._stream = None
 
     def hook(self, msg):
         kind, content = msg["msg_type"], msg["content"]
         if kind == "stream":
+            if self._stream == content["name"]:
+                self.texts[-1] += content["text"]
+            else:
+                self.texts.append(content["text"])
             if content["name"] == "stdout":
                 self.stdout += content["text"]
             else:
                 self.stderr += content["text"]
-        elif kind == "execute_result":
+        if kind == "stream":
+            self._stream = content["name"]
+        elif kind in ("execute_result", "display_data", "error"):
+            self._stream = None
+        if kind == "execute_result":
+            self.texts.append(content["data"]["text/plain"])
             self.results.append(content["data"]["text/plain"])
         elif kind == "display_data":
             self.displays.append(content["data"])
         elif kind == "error":
+            self.texts.append("\n".join(content["traceback"]))
             self.errors.append(content)
 
 
 def kernel_env(ipython_dir):
     env = scorep_env()
+    # Set where the tests run under Jupyter (a terminal of JupyterLab, a notebook calling
+    # pytest): it would name the kernel's notebook, and its cell folders, instead of the
+    # kernel's connection file. Tests that want a notebook name set it themselves.
+    env.pop("JPY_SESSION_NAME", None)
     # debugpy, which ipykernel imports, would otherwise note frozen modules on the kernel
     # process's own stderr.
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
@@ -272,6 +291,9 @@ def test_generated_experiment_directory_is_per_cell_and_printed_absolute(kernel)
     # ("tmp6_lwmr6_.json" -> tmp6_lwmr6, what made this test fail now and then).
     from scorep.jupyter.results import _safe_name
     folder = kernel.cwd / "scorep-notebook" / _safe_name(own[:-len(".json")])
+    # The name the kernel gives its notebook is that one (not a front end's notebook name).
+    assert kernel.ok("print(get_ipython().kernel.scorep_magics.notebook.id)").stdout == (
+        folder.name + "\n")
     cells_before = cell_dirs(folder)
     cell = kernel.ok("%%execute_with_scorep\ndef g():\n    return 1\ng()")
     count = cell.reply["execution_count"]
@@ -693,6 +715,174 @@ def test_readme_notebook_of_the_original_runs_unchanged(kernel_dirs, tmp_path):
     assert enters(Trace(experiment[2])) == {}
     assert enters(Trace(experiment[8])) == {"__main__:sleep_and_double": 2}
     assert enters(Trace(experiment[16])) == {"__main__:B": 1, "__main__.B:print_desc": 1}
+
+
+# ---- the original kernel's tests, variables and newest magics --------------------------------
+
+# The environment the original kernel's test suite starts its kernel with (its
+# tests/test_kernel.py), with our own experiment directory.
+UPSTREAM_ENV = {
+    "SCOREP_JUPYTER_DISABLE_PROCESSING_ANIMATIONS": "1",
+    "SCOREP_ENABLE_TRACING": "1",
+    "SCOREP_ENABLE_PROFILING": "0",
+    "SCOREP_TOTAL_MEMORY": "3g",
+    "SCOREP_EXPERIMENT_DIRECTORY": "upstream_tmp/traces",
+}
+UPSTREAM_NOTEBOOKS = ("upstream_exec", "upstream_persistence", "upstream_multicell",
+                      "upstream_writemode")
+
+
+def output_lines(texts, cwd):
+    """Outputs as the original kernel's tests compare them: line by line, each stripped
+    (its spinner pads lines with blanks), ${PWD} standing for the kernel's directory."""
+    return [line.strip().replace("${PWD}", str(cwd))
+            for text in texts for line in text.splitlines()]
+
+
+def test_notebooks_of_the_original_kernels_tests_give_its_outputs(kernel_dirs, tmp_path):
+    """Our notebooks modelled on the original kernel's test notebooks (binding arguments,
+    plain and measured cells under each marshalling setting, state crossing both ways,
+    multicell and write mode), run in one kernel started with its test suite's environment
+    (SCOREP_JUPYTER_DISABLE_PROCESSING_ANIMATIONS=1 stopped every measured cell once):
+    every cell's output is the one the original kernel prints, nothing else (no stderr)."""
+    cwd = tmp_path / "nb"
+    (cwd / "upstream_tmp" / "traces").mkdir(parents=True)
+    k = Kernel("scorep_jupyter", kernel_dirs, cwd, extra_env=UPSTREAM_ENV)
+    try:
+        cells = 0
+        for name in UPSTREAM_NOTEBOOKS:
+            nb = nbformat.read(str(NOTEBOOKS / (name + ".ipynb")), as_version=4)
+            for index, code in enumerate(nb.cells):
+                if code.cell_type != "code":
+                    continue
+                expected = []
+                for output in code.outputs:
+                    if output.output_type == "stream":
+                        expected.append(output.text)
+                    elif output.output_type == "execute_result":
+                        expected.append(output.data["text/plain"])
+                cell = k.run(code.source, stop_on_error=False, timeout=60)
+                assert (output_lines(cell.texts, cwd) == output_lines(expected, cwd)), (
+                    name, index, code.source, cell.texts)
+                assert cell.status == "ok", (name, index, cell.errors)
+                cells += 1
+        assert cells == 42
+        # The measured cells wrote where the environment said (the last one: the script's).
+        trace = Trace(cwd / "upstream_tmp" / "traces")
+        trace.check_nesting()
+    finally:
+        k.shutdown()
+
+
+def test_the_original_kernels_variables_are_accepted(kernel):
+    """SCOREP_JUPYTER_DISABLE_PROCESSING_ANIMATIONS means what it says here without a word
+    (there is no animation); the persistence variables get one line, once per kernel."""
+    kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=false\nSCOREP_EXPERIMENT_DIRECTORY=exp_upvars")
+    cell = kernel.ok("%env SCOREP_JUPYTER_DISABLE_PROCESSING_ANIMATIONS=1\n"
+                     "%env SCOREP_JUPYTER_PERSISTENCE_DIR=persisted\n"
+                     "%env SCOREP_JUPYTER_MARSHALLING_DETAILED_REPORT=1")
+    try:
+        cell = kernel.run("%%execute_with_scorep\nprint('measured')")
+        assert cell.status == "ok"
+        assert cell.stdout == "measured\n" + RESULTS % "exp_upvars"
+        assert cell.stderr == (
+            "scorep: SCOREP_JUPYTER_MARSHALLING_DETAILED_REPORT and "
+            "SCOREP_JUPYTER_PERSISTENCE_DIR: no effect, measured cells run in the kernel "
+            "process (nothing is marshalled and nothing is persisted)\n")
+        for code in ("%%execute_with_scorep\nprint('again')",
+                     "%%scorep_env\nSCOREP_JUPYTER_PERSISTENCE_DIR=elsewhere"):
+            kernel.ok(code)  # said once: nothing on stderr
+        assert not (kernel.cwd / "persisted").exists()
+    finally:
+        kernel.ok("import os\nfor name in ('DISABLE_PROCESSING_ANIMATIONS', 'PERSISTENCE_DIR',\n"
+                  "             'MARSHALLING_DETAILED_REPORT'):\n"
+                  "    os.environ.pop('SCOREP_JUPYTER_' + name)")
+
+
+FAKE_VAMPIR = """#!/bin/sh
+# Stands in for Vampir: records its arguments, then runs until the test is done (or until
+# the kernel ends it to show a newer trace, which it records too).
+PATH=/usr/bin:/bin
+trap 'echo "ended $*" >> {log}; exit 0' TERM
+echo "started $*" >> {log}
+while [ ! -e {stop} ]; do sleep 0.05; done
+"""
+
+
+def wait_for_lines(path, count, timeout=20):
+    """The first `count` lines of a file another process writes (no timing is checked: the
+    timeout only bounds a failure)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while True:
+        lines = path.read_text().splitlines() if path.exists() else []
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.02)
+
+
+def test_vampir_launch_magics(kernel, tmp_path):
+    from scorep.jupyter.vampir import DISABLED, ENABLED, NOT_FOUND
+    empty, fake = tmp_path / "empty", tmp_path / "bin"
+    empty.mkdir()
+    fake.mkdir()
+    log, stop = tmp_path / "vampir.log", tmp_path / "stop"
+    (fake / "vampir").write_text(FAKE_VAMPIR.format(log=log, stop=stop))
+    (fake / "vampir").chmod(0o755)
+    kernel.ok("import os\n_path_before_vampir = os.environ['PATH']\n"
+              "os.environ['PATH'] = %r" % str(empty))
+    kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=false\nSCOREP_EXPERIMENT_DIRECTORY=exp_vampir")
+    try:
+        # Not on PATH: said when asked and after each measured cell; nothing fails.
+        cell = kernel.run("%%enable_vampir_launch_on_scorep_instrumented")
+        assert (cell.status, cell.stdout, cell.stderr) == ("ok", "", NOT_FOUND + "\n")
+        cell = kernel.run("%%execute_with_scorep\n1")
+        assert cell.status == "ok" and cell.stdout == RESULTS % "exp_vampir"
+        assert cell.stderr == ("KernelError: Vampir not launched: the cell was not traced "
+                               "(SCOREP_ENABLE_TRACING=true traces the next ones)\n")
+        kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=true")
+        cell = kernel.run("%%execute_with_scorep\n1")
+        assert cell.status == "ok" and cell.stdout == RESULTS % "exp_vampir"
+        assert cell.stderr == NOT_FOUND + "\n"
+
+        # On PATH: started on the cell's trace, after the results line.
+        kernel.ok("os.environ['PATH'] = %r" % str(fake))
+        assert kernel.ok("%%enable_vampir_launch_on_scorep_instrumented").stdout == ENABLED + "\n"
+        cell = kernel.ok("%%execute_with_scorep\ndef shown():\n    return 7\nshown()")
+        assert cell.stdout == (RESULTS % "exp_vampir" +
+                               "Launching Vampir: exp_vampir/traces.otf2\n")
+        first = kernel.cwd / "exp_vampir" / "traces.otf2"
+        assert wait_for_lines(log, 1) == ["started %s" % first]
+        assert enters(Trace(first.parent)) == {"__main__:shown": 1}
+        # The next measured cell (here %%scorep) replaces that Vampir by one on its trace;
+        # the first experiment was moved aside, the new one has the path the first had.
+        cell = kernel.ok("%%scorep\nshown()\nshown()")
+        assert cell.stdout == (RESULTS % "exp_vampir" +
+                               "Launching Vampir: exp_vampir/traces.otf2\n")
+        # (The new one may start before the old one has said that it ended.)
+        assert sorted(wait_for_lines(log, 3)) == ["ended %s" % first, "started %s" % first,
+                                                  "started %s" % first]
+        assert enters(Trace(first.parent)) == {"__main__:shown": 2}
+        # The magics act at once in multicell mode too (they are no cells of the block), and
+        # a block is a measured cell.
+        kernel.ok("%%enable_multicellmode")
+        assert kernel.ok("%%enable_vampir_launch_on_scorep_instrumented").stdout == (
+            ENABLED + "\n")
+        kernel.ok("shown()")
+        cell = kernel.ok("%%finalize_multicellmode")
+        assert cell.stdout.endswith("\n\n\n" + RESULTS % "exp_vampir" +
+                                    "Launching Vampir: exp_vampir/traces.otf2\n")
+        assert sorted(wait_for_lines(log, 5)) == ["ended %s" % first] * 2 + \
+            ["started %s" % first] * 3
+        kernel.ok("%%enable_multicellmode")
+        assert kernel.ok("%%disable_vampir_launch").stdout == DISABLED + "\n"
+        kernel.ok("shown()")
+        cell = kernel.ok("%%finalize_multicellmode")
+        assert cell.stdout.endswith("\n\n\n" + RESULTS % "exp_vampir")  # no Launching line
+    finally:
+        stop.touch()  # the fake Vampir still running ends
+        kernel.ok("%%disable_vampir_launch")
+        kernel.ok("os.environ['PATH'] = _path_before_vampir")
 
 
 class TestMessagingProtocol(jupyter_kernel_test.KernelTests):

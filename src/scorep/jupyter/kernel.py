@@ -7,6 +7,8 @@ The cell magics of the original Score-P Jupyter kernel keep their meaning and ou
     %%execute_with_scorep [ARGS]        measure this cell (ARGS: binding arguments for it)
     %%enable_multicellmode / %%finalize_multicellmode / %%abort_multicellmode
     %%marshalling_settings              accepted; nothing is marshalled in-process
+    %%enable_vampir_launch_on_scorep_instrumented / %%disable_vampir_launch
+                                        Vampir on each measured cell's trace
     %%start_writefile [name] / %%end_writefile / %%abort_writefile
 
 Unlike the original, a measured cell runs in the kernel process and namespace like any other
@@ -36,6 +38,7 @@ KERNEL_MAGICS = (
     "scorep_python_binding_arguments", "scorep_env", "execute_with_scorep",
     "enable_multicellmode", "abort_multicellmode", "finalize_multicellmode",
     "marshalling_settings", "start_writefile", "end_writefile", "abort_writefile",
+    "enable_vampir_launch_on_scorep_instrumented", "disable_vampir_launch",
 )
 # First lines that mark a cell as measured.
 MEASURED_MAGICS = ("execute_with_scorep", "scorep")
@@ -277,6 +280,13 @@ class ScorePKernel(IPythonKernel):
         magic, line, body = split_cell_magic(code)
         if magic not in KERNEL_MAGICS and magic not in MEASURED_MAGICS:
             magic = None
+        if magic == "enable_vampir_launch_on_scorep_instrumented":
+            # In every mode, as the original: a setting of the kernel, not a cell.
+            self.scorep_magics.vampir.enable()
+            return self._reply(code, store_history)
+        if magic == "disable_vampir_launch":
+            self.scorep_magics.vampir.disable()
+            return self._reply(code, store_history)
         if self.mode == WRITEFILE:
             return self._writefile_cell(code, magic, line, body, store_history)
         if magic in ("scorep_python_binding_arguments", "scorep_env", "marshalling_settings",
@@ -341,13 +351,14 @@ class ScorePKernel(IPythonKernel):
         except (_magics.SettingsError, _config.ConfigError) as error:
             return self._error_reply(code, store_history, "UsageError", str(error))
         self.scorep_settings.set_env(pairs)
+        self.scorep_settings.tell_notices(dict(pairs))
         self._out("Score-P environment set successfully: %r" % (self.scorep_settings.env,))
         return self._reply(code, store_history)
 
     def _magic_marshalling_settings(self, code, line, body, store_history):
         text = line + "\n" + body
-        marshaller = re.search(r"MARSHALLER\s*=\s*(\w+)", text)
-        mode = re.search(r"MODE\s*=\s*(\w+)", text)
+        marshaller = re.search(r"MARSHALLER\s*=\s*([\w-]+)", text)
+        mode = re.search(r"MODE\s*=\s*([\w-]+)", text)
         if marshaller:
             self.marshaller = marshaller.group(1)
         if mode:
@@ -415,7 +426,7 @@ class ScorePKernel(IPythonKernel):
                 cleanup.remove(comment_out_measured_magic)
             ok = reply is not None and reply.get("status") == "ok"
             run.finalize(0 if ok else 1)
-            _magics.finish(run, ok, notebook)
+            _magics.finish(run, ok, notebook, self.scorep_magics.vampir)
         if single:
             return reply
         result = dict(reply) if reply is not None else {"status": "ok"}

@@ -124,6 +124,7 @@ class Settings:
     def __init__(self):
         self.binding_args = []
         self._env = {}  # key -> (value, os.environ's value when it was set)
+        self.said = set()  # SCOREP_JUPYTER_ names told about (results.kernel_notices)
 
     def set_binding_args(self, args):
         parse_binding_args(args)
@@ -143,6 +144,14 @@ class Settings:
         environ = {k: v for k, v in os.environ.items() if k.startswith("SCOREP_")}
         environ.update(self.env)
         return environ
+
+    def tell_notices(self, environ=None):
+        """One stderr line for each SCOREP_JUPYTER_ name without effect in `environ` (the
+        settings in force by default), the first time it is seen in this shell."""
+        from scorep.jupyter.results import kernel_notices
+        for line in kernel_notices(self.environ() if environ is None else environ, self.said):
+            sys.stderr.write("scorep: %s\n" % line)
+        sys.stderr.flush()
 
 
 class _Output:
@@ -196,6 +205,7 @@ class CellMeasurement:
             overrides["SCOREP_CHILDREN_TIMEOUT"] = str(CELL_CHILDREN_TIMEOUT)
         self.config = _config.from_environ(self.environ, overrides)  # ConfigError if bad
         self.kernel_options = kernel_options(self.environ)  # ConfigError if bad
+        settings.tell_notices(self.environ)
         self.execution_count = shell.execution_count if execution_count is None \
             else execution_count
         # Without SCOREP_EXPERIMENT_DIRECTORY a cell's experiment goes into the notebook's
@@ -483,12 +493,15 @@ def results_line(run):
     return "Instrumentation results can be found in %s" % run.display_dir
 
 
-def finish(run, ok, notebook):
-    """After a measurement: the results line (as the original kernel prints it), then the
-    cell's result in the notebook (scorep.jupyter.results). A result that cannot be shown
-    is one line on stderr; the experiment is written either way."""
+def finish(run, ok, notebook, vampir=None):
+    """After a measurement: the results line (as the original kernel prints it), Vampir
+    on the trace when asked (scorep.jupyter.vampir), then the cell's result in the notebook
+    (scorep.jupyter.results). A result that cannot be shown is one line on stderr; the
+    experiment is written either way."""
     sys.stdout.write(results_line(run) + "\n")
     sys.stdout.flush()
+    if vampir is not None:
+        vampir.after(run)
     if run.measurement.experiment_dir is None:
         return None
     try:
@@ -565,7 +578,7 @@ def _build_magics_class():
     from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
     from scorep import _config, _measurement
-    from scorep.jupyter import results
+    from scorep.jupyter import results, vampir
 
     @magics_class
     class ScorepMagics(Magics):
@@ -576,6 +589,8 @@ def _build_magics_class():
             super().__init__(shell)
             self.settings = settings if settings is not None else Settings()
             self.notebook = results.Notebook(shell, self.settings)
+            # The Score-P kernel's Vampir magics switch it on; off elsewhere.
+            self.vampir = vampir.VampirLaunch()
 
         @line_magic
         def scorep_report(self, line):
@@ -670,7 +685,7 @@ def _build_magics_class():
                 status = 0
             finally:
                 run.finalize(status)
-                finish(run, status == 0, self.notebook)
+                finish(run, status == 0, self.notebook, self.vampir)
             return value
 
         def _run(self, run, block, value_code):

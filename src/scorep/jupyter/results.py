@@ -17,7 +17,8 @@ import sys
 from scorep import _config
 from scorep._errors import ConfigError, UsageError
 
-__all__ = ["KERNEL_VARIABLES", "kernel_options", "Notebook", "CellResult", "RESULT_NAME"]
+__all__ = ["KERNEL_VARIABLES", "UPSTREAM_VARIABLES", "kernel_options", "kernel_notices",
+           "Notebook", "CellResult", "RESULT_NAME"]
 
 RESULT_NAME = "_scorep"  # the notebook variable that holds the last measured cell's result
 INLINE_TIMELINE_CALLS = 20000      # calls the inline timeline keeps (the longest)
@@ -58,17 +59,56 @@ KERNEL_VARIABLES = {
 }
 
 
+# The original kernel's variables (score-p/scorep_jupyter_kernel_python): notebooks and
+# environments made for it set them, so they are accepted, whatever their value. Its
+# processing animation is a spinner shown while the measured subprocess runs; this kernel
+# shows none (a measured cell's output comes as it is printed), so disabling it is what
+# happens anyway. The other two tune the pickling of the notebook's state into that
+# subprocess, which does not exist here: said once, as nothing is done with them.
+UPSTREAM_VARIABLES = {
+    "SCOREP_JUPYTER_DISABLE_PROCESSING_ANIMATIONS": None,
+    "SCOREP_JUPYTER_PERSISTENCE_DIR": "nothing is persisted",
+    "SCOREP_JUPYTER_MARSHALLING_DETAILED_REPORT": "nothing is marshalled",
+}
+
+
 def kernel_options(environ):
     """{variable: value} of KERNEL_VARIABLES from SCOREP_* settings; ConfigError for a bad
-    value or a SCOREP_JUPYTER_ name that is none of them (a misspelling)."""
+    value. Other SCOREP_JUPYTER_ names are kernel_notices' business, never an error: a
+    notebook's cell must not fail over a name another version of the kernel knows."""
     out = {}
     for name, (default, parse, _doc) in KERNEL_VARIABLES.items():
         out[name] = parse(name, environ.get(name, default))
-    for name in sorted(environ):
-        if name.startswith("SCOREP_JUPYTER_") and name not in KERNEL_VARIABLES:
-            raise ConfigError("%s is not a variable of the Score-P kernel (those are %s)"
-                              % (name, ", ".join(KERNEL_VARIABLES)))
     return out
+
+
+def kernel_notices(environ, said):
+    """Lines (without the "scorep: " prefix) about the SCOREP_JUPYTER_ names in `environ`
+    that have no effect: the original kernel's persistence variables (one line for those
+    set) and names no kernel knows (a line each, with the nearest known name). `said`
+    holds the names told before and gets these added: each is told once per kernel."""
+    import difflib
+    inert, lines = [], []
+    for name in sorted(environ):
+        if not name.startswith("SCOREP_JUPYTER_") or name in KERNEL_VARIABLES or \
+                name in said or UPSTREAM_VARIABLES.get(name, "") is None:
+            continue
+        said.add(name)
+        if name in UPSTREAM_VARIABLES:
+            inert.append(name)
+            continue
+        # Compared without the prefix they share, which would make every name look near.
+        known = [k[len("SCOREP_JUPYTER_"):] for k in list(KERNEL_VARIABLES) +
+                 list(UPSTREAM_VARIABLES)]
+        near = ["SCOREP_JUPYTER_" + k for k in difflib.get_close_matches(
+            name[len("SCOREP_JUPYTER_"):], known, n=1, cutoff=0.75)]
+        lines.append("%s is not a variable of the Score-P kernel, ignored (%s)" % (
+            name, "did you mean %s?" % near[0] if near else
+            "its variables: %s" % ", ".join(KERNEL_VARIABLES)))
+    if inert:
+        lines.insert(0, "%s: no effect, measured cells run in the kernel process (%s)" % (
+            " and ".join(inert), " and ".join(UPSTREAM_VARIABLES[n] for n in inert)))
+    return lines
 
 
 # ---- where the cells' experiments go ---------------------------------------------------
