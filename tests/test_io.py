@@ -369,3 +369,42 @@ def test_mpi_ranks_record_their_own_io(tmp_path):
     per_call = profile_bytes(exp)
     assert caller_bytes(per_call, "__main__:save") == (0, 3000)
     otf2_print(str(exp / "traces.otf2"))
+
+
+SQLITE_APP = '''\
+import os, socket, sqlite3
+db = sqlite3.connect("app.db")
+db.execute("create table t (x)")
+for i in range(20):
+    db.execute("insert into t values (?)", (i,))
+    db.commit()
+db.close()
+a, b = socket.socketpair()
+os.write(a.fileno(), b"ping")
+print(os.read(b.fileno(), 4).decode(), os.path.getsize("app.db"))
+'''
+
+
+def test_sqlite_lock_calls_are_not_taken_for_unknown_descriptors(tmp_path):
+    """sqlite locks its database file with fcntl (F_SETLK) at every transaction: calls on a
+    descriptor the measurement knows, which have no I/O event by design (as in Score-P, fcntl
+    is a region; only F_DUPFD has an event). The report names the file's I/O and counts as
+    unknown only the socket's two calls."""
+    (tmp_path / "app.py").write_text(SQLITE_APP)
+    exp = tmp_path / "exp"
+    out = run_scorep(PYTHON, ["--io=runtime:posix", "app.py"], exp, cwd=tmp_path,
+                     SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "ping"
+    trace = IoTrace(exp)
+    assert "fcntl64" in trace.regions or "fcntl" in trace.regions
+    report = run([PYTHON, "-m", "scorep.report", exp], env=scorep_env(), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    section = report.stdout.split("I/O (POSIX and ISO C calls)", 1)[1].split("\nMeasurement")[0]
+    fcntl_calls = int(re.search(r"^\s+([\d,]+) .* fcntl(?:64)?$", section, re.M)
+                      .group(1).replace(",", ""))
+    assert fcntl_calls >= 40  # at least a lock and an unlock per transaction
+    unknown = re.search(r"([\d,]+) call\(s\) on descriptors the measurement does not know",
+                        " ".join(section.split()))
+    assert unknown is not None and int(unknown.group(1)) == 2, section  # the socket's write, read
+    assert str(tmp_path / "app.db") in section

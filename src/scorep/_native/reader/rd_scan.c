@@ -364,6 +364,21 @@ static inline void seen(scan_ctx *c, uint64_t t)
         ls->last = t;
 }
 
+/* I/O calls that have no I/O event on a known descriptor either, so their lack of events says
+ * nothing about the descriptor: MPI-IO calls that query or delete files (MPI_File_get_size),
+ * and fcntl other than F_DUPFD (flags, locks: a region only, as Score-P records it; a
+ * duplication has its event). sqlite's lock calls on its database file are such calls. */
+static bool io_call_without_events_by_design(const rd_trace *trace, uint32_t region)
+{
+    if (region >= trace->defs.nregions)
+        return false;
+    const rd_region *r = &trace->defs.regions[region];
+    if (r->paradigm == OTF2_PARADIGM_MPI)
+        return true;
+    const char *name = rd_string(&trace->defs, r->name);
+    return strcmp(name, "fcntl") == 0 || strcmp(name, "fcntl64") == 0;
+}
+
 static void close_frame(scan_ctx *c, uint64_t t)
 {
     frame *f = &c->stack[--c->depth];
@@ -372,10 +387,7 @@ static void close_frame(scan_ctx *c, uint64_t t)
     s->calls++;
     if (f->io_call) {
         s->io_calls++;
-        /* MPI-IO calls without events query or delete files (MPI_File_get_size): known */
-        bool mpi = f->region < c->trace->defs.nregions &&
-                   c->trace->defs.regions[f->region].paradigm == OTF2_PARADIGM_MPI;
-        if (!f->io_events && !mpi)
+        if (!f->io_events && !io_call_without_events_by_design(c->trace, f->region))
             s->io_calls_unknown++;
     }
     if (c->opts->tree && f->node != RD_NONE) {
