@@ -426,9 +426,10 @@ def summary_html(tree, total, top, index):
     def table(key, title):
         rows = []
         for st in top_regions(tree, key, top):
-            rows.append("<tr data-rid=\"%d\"><td class=\"name\">%s</td><td>%s</td><td>%s</td>"
-                        "<td>%s</td></tr>"
+            rows.append("<tr data-rid=\"%d\"><td class=\"name\" title=\"%s\">%s</td><td>%s</td>"
+                        "<td>%s</td><td>%s</td></tr>"
                         % (index.of_tree[st.region.id], esc(st.region.display),
+                           esc(st.region.display),
                            format_seconds(getattr(st, key)),
                            "%.1f%%" % (100 * getattr(st, key) / total) if total else "-",
                            format_count(st.visits)))
