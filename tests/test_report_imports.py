@@ -282,3 +282,24 @@ def test_real_mpi_run_ranks_the_program_first(tmp_path):
     assert "MPI_Init_thread" in names[lb["own"]:] and "(import system)" in names[lb["own"]:]
     shown = report(tmp_path / "exp", "--show-imports").stdout
     assert "importlib._bootstrap" in shown
+
+
+def test_html_has_both_trees(trace_exp, tmp_path):
+    import json
+    import re
+    page = tmp_path / "r.html"
+    out = report(trace_exp, "-o", page)
+    assert out.returncode == 0, out.stderr
+    text = page.read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>',
+                                text, re.S).group(1).replace("<\\/", "</"))
+    regions = data["regions"]
+
+    def names(flame):
+        return {regions[r]["full"] for r in flame["region"]}
+    assert "import shapes" in names(data["flame"])
+    assert not any("importlib" in n for n in names(data["flame"]))
+    assert "importlib._bootstrap:_handle_fromlist" in names(data["flame"]["recorded"])
+    assert data["flame"]["incl"][0] == data["flame"]["recorded"]["incl"][0] == 2 * 200200 * US  # both ranks
+    assert 'id="flame-imports"' in text
+    assert [r["name"] for r in data["balance"]["regions"]][0] == "__main__:compute"
