@@ -340,6 +340,10 @@ VARIABLES = {
                                        "PAPI events recorded by the first thread"),
     "SCOREP_METRIC_PAPI_SEP": (",", parse_separator,
                                "separator of the names in SCOREP_METRIC_PAPI*"),
+    # Not Score-P's: --no-c-calls sets it to false.
+    "SCOREP_PYTHON_C_CALLS": ("true", parse_bool,
+                              "C functions called from Python (builtins, methods of C types, "
+                              "numpy ufuncs) are regions of their own, as cProfile shows them"),
     # Not Score-P's: --memory sets both.
     "SCOREP_PYTHON_MEMORY": ("false", parse_bool,
                              "bytes allocated and freed by the Python allocators per region "

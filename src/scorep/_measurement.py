@@ -393,6 +393,7 @@ class Measurement:
                 sampling_cpu=bool(sampling and sampling.cpu),
                 metrics=_config.metric_requests(self.config),
                 memory=self.config["SCOREP_PYTHON_MEMORY"],
+                c_calls=self.config["SCOREP_PYTHON_C_CALLS"],
                 # Under a launcher rank 0 says for the job what every rank would say.
                 quiet=_mpi.launcher_rank() not in (None, 0),
             )

@@ -121,7 +121,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "line_patterns", "mpi_groups", "spawn_args", "spawned",
                                "io_posix", "program_path", "unwinding", "sampling_event",
                                "sampling_period_us", "sampling_cpu", "metrics", "memory",
-                               "quiet", NULL};
+                               "quiet", "c_calls", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     int mpi = 0, overwrite = 1, io_posix = 0, unwinding = 0, sampling_cpu = 0;
@@ -136,8 +136,8 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *line_patterns = NULL, *spawn_args = NULL;
     int spawned = 0;
     PyObject *metrics = NULL;
-    int memory = 0, quiet = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppzpzKpOpp",
+    int memory = 0, quiet = 0, c_calls = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppzpzKpOppp",
                                      keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
@@ -149,7 +149,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &config.mpi_groups, &spawn_args, &spawned, &io_posix,
                                      &config.program_path, &unwinding, &config.sampling_event,
                                      &sampling_period_us, &sampling_cpu, &metrics, &memory,
-                                     &quiet))
+                                     &quiet, &c_calls))
         return NULL;
     config.quiet_warnings = quiet;
     sp_metric_request requests[SP_MAX_METRICS * 2];
@@ -183,6 +183,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     config.unwinding = unwinding;
     config.sampling_period_us = sampling_period_us;
     config.sampling_cpu = sampling_cpu;
+    config.c_calls = c_calls;
     if (!config.program_name)
         config.program_name = "python";
 

@@ -15,6 +15,7 @@ typedef enum {
     SP_PARADIGM_MEASUREMENT = 1, /* the program root and artificial regions */
     SP_PARADIGM_MPI = 2,
     SP_PARADIGM_IO = 3,
+    SP_PARADIGM_COMPILER = 4, /* C functions called from Python (Score-P's compiled functions) */
 } sp_paradigm;
 
 typedef enum {
@@ -41,6 +42,7 @@ typedef enum {
     SP_REGION_PROGRAM,    /* the root of every call path */
     SP_REGION_IO,         /* an I/O function (open64, write, fread, ...) */
     SP_REGION_ARTIFICIAL, /* the measurement's own: MEASUREMENT OFF, TRACE BUFFER FLUSH, COLLAPSE */
+    SP_REGION_C,          /* a C function called from Python (builtins, methods of C types) */
 } sp_region_kind;
 
 typedef struct {

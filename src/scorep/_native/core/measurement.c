@@ -331,6 +331,20 @@ uint32_t sp_region_define_code(const char *name, const char *canonical, const ch
     return region;
 }
 
+uint32_t sp_region_define_c(const char *name, const char *canonical)
+{
+    /* File rules do not apply: a C function has no source file of its own. */
+    if (sp_filter_excludes(sp_meas.filter, name, canonical, NULL))
+        return SP_NO_ID;
+    uint32_t region = sp_defs_new_region(&sp_meas.defs, name, canonical, "", -1, -1,
+                                         SP_PARADIGM_COMPILER, SP_ROLE_FUNCTION, SP_REGION_C);
+    char group[256];
+    module_group(name, group);
+    if (region != SP_NO_ID && group[0])
+        (void)sp_defs_set_group(&sp_meas.defs, region, group);
+    return region;
+}
+
 uint32_t sp_region_define_named(const char *name, const char *file, int32_t line,
                                 sp_region_kind kind, bool *excluded)
 {

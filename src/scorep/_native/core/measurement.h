@@ -61,6 +61,7 @@ typedef struct sp_config {
     const char *sampling_event;
     uint64_t sampling_period_us;
     bool sampling_cpu;
+    bool c_calls; /* C functions called from Python are regions (SCOREP_PYTHON_C_CALLS) */
     /* The metrics asked for (SCOREP_METRIC_*, --memory); read at the start only. */
     const sp_metric_request *metric_requests;
     uint32_t metric_request_count;
@@ -426,6 +427,12 @@ void sp_measurement_layout(sp_layout *layout);
  * it out (or out of memory). */
 uint32_t sp_region_define_code(const char *name, const char *canonical, const char *file,
                                int32_t line);
+
+/* A C function called from Python (`name`: module[.Type]:function; `canonical`: how cProfile
+ * spells it, the region's mangled name): a new region of paradigm compiler, in its module's
+ * group. SP_NO_ID when the filter's region rules leave it out (file rules never do: it has
+ * no source file) or out of memory. */
+uint32_t sp_region_define_c(const char *name, const char *canonical);
 
 /* A named region of `kind` (user regions), made on first use; *excluded tells whether the
  * filter leaves it out. SP_NO_ID when out of memory. */

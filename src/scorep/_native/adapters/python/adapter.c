@@ -171,6 +171,7 @@ int sp_python_adapter_start(const char *const *exclude_dirs, size_t exclude_coun
     /* With unwinding, Python functions are seen through calling contexts and samples (when
      * there is a sampling event), never as events of their own. */
     sp_py.sampling = config->unwinding;
+    sp_python_c_calls_start(config->c_calls && !config->unwinding);
     if (sp_python_lines_start(line_patterns, line_pattern_count) != 0)
         return -1;
     return sp_python_sampling_start(config->unwinding, config->sampling_period_us,
@@ -182,6 +183,7 @@ void sp_python_adapter_stop(void)
     sp_python_unregister();
     sp_python_sampling_stop();
     sp_python_lines_stop();
+    sp_python_c_calls_stop();
 #if SP_HAVE_MONITORING
     sp_python_monitoring_release();
 #endif

@@ -43,6 +43,14 @@ typedef struct sp_python_adapter {
     size_t line_pattern_count;
     PyObject *line_codes;  /* code objects chosen by scorep.user.lines (a set; kept) */
     bool sampling;         /* unwinding: Python functions are sampled, not instrumented */
+    bool c_calls;          /* C functions called from Python are regions */
+    /* C callables -> regions (see "C functions as regions" below): an open-addressing
+     * table, emptied at every measurement's start, grown on the slow path only. */
+    struct sp_c_slot *c_slots;
+    size_t c_mask; /* capacity - 1 (a power of two), 0 while there is no table */
+    size_t c_count;
+    PyObject *c_kept;          /* callables whose address is their key, kept alive (a list) */
+    PyTypeObject *ufunc_type;  /* numpy.ufunc, once a call of one was seen */
 #if SP_HAVE_MONITORING
     int tool_id; /* -1 until we hold a sys.monitoring tool id */
     PyObject *monitoring;
@@ -165,6 +173,73 @@ static inline int code_region(PyCodeObject *code, PyFrameObject *frame, PyObject
 {
     return lookup_code_region(code, frame, globals, NULL, NULL, region);
 }
+
+/* ---- C functions as regions (ccalls.c) ---------------------------------------------------
+ * What cProfile records as C calls: builtin functions and methods of C types (one region per
+ * PyMethodDef, however many bound method objects call it), and numpy ufuncs (one per ufunc
+ * object). Calls of classes, of Python functions and of other callables are no C regions. */
+
+struct sp_c_slot {
+    uintptr_t key;  /* 0: empty */
+    uint32_t value; /* the region, or C_SLOT_FILTERED */
+};
+#define C_SLOT_FILTERED UINT32_MAX
+
+/* The key of `callable` when it is a C function we record, else 0. `self` is the first
+ * argument (sys.monitoring passes a method descriptor and its object). */
+static inline uintptr_t c_callable_key(PyObject *callable)
+{
+    PyTypeObject *t = Py_TYPE(callable);
+    if (t == &PyFunction_Type || t == &PyMethod_Type)
+        return 0;
+    if (t == &PyCFunction_Type || t == &PyCMethod_Type)
+        return (uintptr_t)((PyCFunctionObject *)callable)->m_ml;
+    if (t == &PyMethodDescr_Type)
+        return (uintptr_t)((PyMethodDescrObject *)callable)->d_method;
+    if (t == sp_py.ufunc_type)
+        return (uintptr_t)callable;
+    if (PyType_HasFeature(t, Py_TPFLAGS_TYPE_SUBCLASS))
+        return 0; /* calling a class: its __init__ is recorded as a Python function */
+    /* Subclasses of builtin functions (Cython's functions), as cProfile records them. */
+    if (PyType_IsSubtype(t, &PyCFunction_Type))
+        return (uintptr_t)((PyCFunctionObject *)callable)->m_ml;
+    if (!sp_py.ufunc_type && t->tp_name[0] == 'n' && strcmp(t->tp_name, "numpy.ufunc") == 0) {
+        sp_py.ufunc_type = t;
+        return (uintptr_t)callable;
+    }
+    return 0;
+}
+
+/* Defines the region of the C callable `callable` with `key` (the slow path). */
+int sp_python_define_c_region(uintptr_t key, PyObject *callable, uint32_t *region);
+
+/* CODE_FILTERED or CODE_RECORDED, with *region. */
+static inline int c_region(uintptr_t key, PyObject *callable, uint32_t *region)
+{
+    if (__builtin_expect(sp_py.c_mask != 0, 1)) {
+        size_t mask = sp_py.c_mask;
+        for (size_t i = (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;;
+             i = (i + 1) & mask) {
+            const struct sp_c_slot *slot = &sp_py.c_slots[i];
+            if (slot->key == key) {
+                if (slot->value == C_SLOT_FILTERED)
+                    return CODE_FILTERED;
+                *region = slot->value;
+                return CODE_RECORDED;
+            }
+            if (!slot->key)
+                break;
+        }
+    }
+    sp_thread.busy++;
+    int known = sp_python_define_c_region(key, callable, region);
+    sp_thread.busy--;
+    return known;
+}
+
+/* Per measurement. */
+int sp_python_c_calls_start(bool on);
+void sp_python_c_calls_stop(void);
 
 /* ---- line-level profiles (lines.c) ------------------------------------------------------
  * Each thread keeps a stack of the frames of chosen functions that run: the line each

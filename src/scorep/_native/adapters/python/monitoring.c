@@ -1,5 +1,6 @@
 /* sys.monitoring (3.12+): PY_START/RESUME/THROW are enters, PY_RETURN/YIELD/UNWIND leaves;
- * a filtered function's events are switched off for good (DISABLE). */
+ * a filtered function's events are switched off for good (DISABLE). With C calls recorded,
+ * CALL of a C function is an enter and its C_RETURN/C_RAISE the leave. */
 #include "adapters/python/internal.h"
 
 #if SP_HAVE_MONITORING
@@ -122,6 +123,50 @@ static PyObject *on_py_unwind(PyObject *self, PyObject *const *args, size_t narg
     return leave_event(args, nargsf, false);
 }
 
+/* CALL: a C function called from a recorded function starts. A call site whose callee is a
+ * filtered C function, or whose caller is filtered out (the tool's own code among them), is
+ * switched off for good (DISABLE), like a filtered function's PY_START: a filtered call costs
+ * nothing after its first. A site that calls Python functions stays on (it may call a C
+ * function next time). */
+static PyObject *on_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    (void)kwnames;
+    if (PyVectorcall_NARGS(nargsf) < 3)
+        Py_RETURN_NONE;
+    uintptr_t key = c_callable_key(args[2]);
+    if (!key)
+        Py_RETURN_NONE;
+    sp_location *loc = event_location();
+    if (!loc)
+        Py_RETURN_NONE;
+    uint32_t region;
+    if (!code_region((PyCodeObject *)args[0], NULL, NULL, &region) ||
+        !c_region(key, args[2], &region))
+        return switch_off();
+    sp_enter(loc, region, key, sp_clock_now());
+    Py_RETURN_NONE;
+}
+
+/* C_RETURN, C_RAISE: the C function's region ends when it is the innermost one (a callable
+ * that is not recorded never is). */
+static PyObject *on_c_leave(PyObject *self, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames)
+{
+    (void)self;
+    (void)kwnames;
+    uint64_t time = sp_clock_now();
+    if (PyVectorcall_NARGS(nargsf) < 3)
+        Py_RETURN_NONE;
+    sp_location *loc = event_location();
+    if (!loc || !loc->depth)
+        Py_RETURN_NONE;
+    uintptr_t key = c_callable_key(args[2]);
+    if (key && loc->stack[loc->depth - 1].key == key)
+        sp_leave(loc, key, time);
+    Py_RETURN_NONE;
+}
+
 /* The callbacks are objects of a minimal type of our own whose vectorcall is the
  * function itself: sys.monitoring calls it directly, without the recursion checks and
  * thread-state lookups of a builtin function's call path (which cost a __tls_get_addr
@@ -141,7 +186,8 @@ static PyTypeObject monitoring_callback_type = {
 };
 
 static const vectorcallfunc monitoring_callbacks[] = {on_py_start, on_py_resume, on_py_throw,
-                                                      on_py_leave, on_py_unwind, on_line};
+                                                      on_py_leave, on_py_unwind, on_line,
+                                                      on_call, on_c_leave};
 
 static PyObject *new_callback(vectorcallfunc call)
 {
@@ -157,10 +203,12 @@ static const struct {
     const char *event;
     int callback;
     bool global; /* on for every code object; else switched on per code object */
+    bool c_call; /* only while C functions are recorded */
 } monitoring_events[] = {
-    {"PY_START", 0, true}, {"PY_RESUME", 1, true}, {"PY_THROW", 2, true},
-    {"PY_RETURN", 3, true}, {"PY_YIELD", 3, true}, {"PY_UNWIND", 4, true},
-    {"LINE", 5, false},
+    {"PY_START", 0, true, false}, {"PY_RESUME", 1, true, false}, {"PY_THROW", 2, true, false},
+    {"PY_RETURN", 3, true, false}, {"PY_YIELD", 3, true, false}, {"PY_UNWIND", 4, true, false},
+    {"LINE", 5, false, false},
+    {"CALL", 6, true, true}, {"C_RETURN", 7, true, true}, {"C_RAISE", 7, true, true},
 };
 
 static long event_bit(const char *name)
@@ -284,7 +332,7 @@ int sp_python_monitoring_register(void)
         long bit = event_bit(monitoring_events[i].event);
         if (bit < 0)
             return -1;
-        if (monitoring_events[i].global)
+        if (monitoring_events[i].global && (!monitoring_events[i].c_call || sp_py.c_calls))
             mask |= bit;
     }
     return sp_python_monitoring_set_events(mask);

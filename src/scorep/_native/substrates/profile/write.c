@@ -338,6 +338,7 @@ static const char *paradigm_name(uint8_t paradigm)
     case SP_PARADIGM_MEASUREMENT: return "measurement";
     case SP_PARADIGM_MPI: return "mpi";
     case SP_PARADIGM_IO: return "io";
+    case SP_PARADIGM_COMPILER: return "compiler";
     }
     return "unknown";
 }

@@ -36,6 +36,7 @@ static OTF2_Paradigm otf2_paradigm(uint8_t paradigm)
     case SP_PARADIGM_MEASUREMENT: return OTF2_PARADIGM_MEASUREMENT_SYSTEM;
     case SP_PARADIGM_MPI: return OTF2_PARADIGM_MPI;
     case SP_PARADIGM_IO: return OTF2_PARADIGM_NONE; /* as Score-P writes its I/O regions */
+    case SP_PARADIGM_COMPILER: return OTF2_PARADIGM_COMPILER;
     }
     return OTF2_PARADIGM_UNKNOWN;
 }
