@@ -15,6 +15,10 @@ __all__ = ["stats_dict", "write"]
 
 
 def _key(region):
+    if region.paradigm == "compiler" and region.canonical.startswith("<"):
+        # A C function, spelled as cProfile spells it ("<built-in method time.sleep>",
+        # "<method 'dot' of 'numpy.ndarray' objects>"), which pstats shows in braces.
+        return ("~", 0, region.canonical)
     if region.file:
         return (region.file, region.line, region.name)
     # No source file (user regions, MPI functions, the program root): pstats' convention

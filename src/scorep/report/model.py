@@ -50,10 +50,15 @@ class Region:
     """A region definition. ``display`` is the name the reports show: ``name``, with
     ``:line`` added when several regions share the name (two ``<genexpr>`` of one module),
     so that they stay apart in tables, stacks and diffs (see disambiguate)."""
-    __slots__ = ("id", "name", "file", "line", "paradigm", "role", "display", "end")
+    __slots__ = ("id", "name", "file", "line", "paradigm", "role", "display", "end",
+                 "canonical")
 
-    def __init__(self, id, name, file="", line=0, paradigm="user", role="function", end=0):
+    def __init__(self, id, name, file="", line=0, paradigm="user", role="function", end=0,
+                 canonical=""):
         self.id = id
+        # The mangled name: for C functions (paradigm compiler) cProfile's spelling of them,
+        # "<built-in method time.sleep>".
+        self.canonical = canonical
         self.name = name
         self.file = file
         self.line = line if line and line > 0 else 0

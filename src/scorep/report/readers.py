@@ -135,7 +135,7 @@ class TraceScan:
                 name, canonical, file, begin, end, role, paradigm = r
                 self.regions.append(Region(ref, name, file, begin,
                                            PARADIGMS.get(paradigm, "unknown"),
-                                           ROLES.get(role, "unknown"), end))
+                                           ROLES.get(role, "unknown"), end, canonical))
         groups = defs["location_groups"]
         group_order = sorted({loc[4] for loc in defs["locations"]})
         rank_of_group = {g: i for i, g in enumerate(group_order)}
@@ -312,7 +312,8 @@ def tree_from_profile(profile):
     # paradigm alone.
     regions = [Region(r.id, r.name, r.file, r.begin_line,
                       (r.paradigm or "user").split(":", 1)[0],
-                      r.role or "function", r.end_line) for r in profile.regions]
+                      r.role or "function", r.end_line, r.mangled_name or "")
+               for r in profile.regions]
     ranks = [Rank(g.id, g.name, []) for g in profile.location_groups]
     locations = []
     for loc in profile.locations:

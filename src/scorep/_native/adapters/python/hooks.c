@@ -20,10 +20,38 @@ static inline PyCodeObject *frame_code(PyFrameObject *frame)
 #endif
 }
 
+/* A C function called from Python (the profile hook's c_call, c_return and c_exception;
+ * `callable` is a builtin function object, a method descriptor already bound): its region,
+ * when its caller is recorded. */
+static int c_event(PyFrameObject *frame, int what, PyObject *callable)
+{
+    uint64_t time = what == PyTrace_C_CALL ? 0 : sp_clock_now();
+    uintptr_t key = c_callable_key(callable);
+    sp_location *loc = key ? event_location() : NULL;
+    if (!loc)
+        return 0;
+    if (what != PyTrace_C_CALL) {
+        if (loc->depth && loc->stack[loc->depth - 1].key == key)
+            sp_leave(loc, key, time);
+        return 0;
+    }
+    PyCodeObject *code = frame_code(frame);
+    uint32_t region;
+    int caller = code_region(code, frame, NULL, &region);
+    Py_DECREF(code);
+    if (caller && c_region(key, callable, &region))
+        sp_enter(loc, region, key, sp_clock_now());
+    return 0;
+}
+
 static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
     (void)obj;
-    (void)arg;
+    if (what == PyTrace_C_CALL || what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION)
+        return sp_py.c_calls ? c_event(frame, what, arg) : 0;
+    /* With frame evaluation, this hook is there for the C calls only. */
+    if (sp_py.kind == SP_INSTRUMENTER_EVAL)
+        return 0;
     if (what != PyTrace_CALL && what != PyTrace_RETURN && what != PyTrace_LINE)
         return 0;
     /* A call's clock is read once the function is known to be recorded (the lookup, at its
@@ -151,11 +179,13 @@ void sp_python_hooks_lines_off(void)
 }
 #endif
 
+/* The trace hook (cTrace) sees no C calls; the profile hook sees them, and with frame
+ * evaluation it is there for them alone. */
 void sp_python_hooks_set_all_threads(bool on)
 {
     Py_tracefunc func = on ? hook : NULL;
 #if PY_VERSION_HEX >= 0x030C0000
-    if (sp_py.kind == SP_INSTRUMENTER_PROFILE)
+    if (sp_py.kind != SP_INSTRUMENTER_TRACE)
         PyEval_SetProfileAllThreads(func, NULL);
     else
         PyEval_SetTraceAllThreads(func, NULL);
@@ -163,7 +193,7 @@ void sp_python_hooks_set_all_threads(bool on)
     PyThreadState *self = PyThreadState_Get();
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(self->interp); ts;
          ts = PyThreadState_Next(ts)) {
-        if (sp_py.kind == SP_INSTRUMENTER_PROFILE)
+        if (sp_py.kind != SP_INSTRUMENTER_TRACE)
             _PyEval_SetProfile(ts, func, NULL);
         else
             _PyEval_SetTrace(ts, func, NULL);
@@ -177,7 +207,8 @@ void sp_python_thread_started(void)
 #if PY_VERSION_HEX < 0x030C0000
     if (!sp_py.registered)
         return;
-    if (sp_py.kind == SP_INSTRUMENTER_PROFILE)
+    if (sp_py.kind == SP_INSTRUMENTER_PROFILE ||
+        (sp_py.kind == SP_INSTRUMENTER_EVAL && sp_py.c_calls))
         PyEval_SetProfile(hook, NULL);
     else if (sp_py.kind == SP_INSTRUMENTER_TRACE)
         PyEval_SetTrace(hook, NULL);
