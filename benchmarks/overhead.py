@@ -8,7 +8,9 @@ For every interpreter and workload it runs, alternating, R times each:
   cProfile         python -m cProfile -o /dev/null workload.py
   scorep:hooks     python -m scorep, profiling and tracing off: the instrumentation and the
                    core's call stack, nothing recorded
-  scorep:profile   python -m scorep (profiling, the default)
+  scorep:profile   python -m scorep (profiling, the default; C functions called from
+                   Python recorded too)
+  scorep:profile-c scorep:profile with --no-c-calls: Python functions only
   scorep:trace     python -m scorep with SCOREP_ENABLE_TRACING=true, profiling off
   scorep:sampling  python -m scorep --sampling (1 kHz, wall-clock time; profile)
   scorep:sampling+trace   the same with tracing too (CallingContextSample records)
@@ -51,7 +53,7 @@ WORKLOADS = {
 # The realistic object-oriented set: its geometric means are the summary line.
 OO_WORKLOADS = ("oo_scheduler", "oo_raytrace", "oo_go", "oo_constraints")
 
-MODES = ["plain", "cProfile", "scorep:hooks", "scorep:profile", "scorep:trace",
+MODES = ["plain", "cProfile", "scorep:hooks", "scorep:profile", "scorep:profile-c", "scorep:trace",
          "scorep:sampling", "scorep:sampling+trace", "scorep:profile+eval",
          "scorep:profile+cProfile"]
 
@@ -82,6 +84,9 @@ def command(python, mode, workload, experiment, timer=None):
         env.update(SCOREP_ENABLE_PROFILING="false", SCOREP_ENABLE_TRACING="false")
     elif mode == "scorep:profile":
         env.update(SCOREP_ENABLE_PROFILING="true", SCOREP_ENABLE_TRACING="false")
+    elif mode == "scorep:profile-c":
+        env.update(SCOREP_ENABLE_PROFILING="true", SCOREP_ENABLE_TRACING="false",
+                   SCOREP_PYTHON_C_CALLS="false")
     elif mode == "scorep:trace":
         env.update(SCOREP_ENABLE_PROFILING="false", SCOREP_ENABLE_TRACING="true",
                    SCOREP_TOTAL_MEMORY="1G")

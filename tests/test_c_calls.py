@@ -67,6 +67,7 @@ def c_calls_by_caller(exp, script=SCRIPT):
 
 
 def measure(python, tmp_path, *options, **env):
+    tmp_path.mkdir(exist_ok=True)
     exp = tmp_path / "exp"
     out = run_scorep(python, list(options) + [SCRIPT, N], exp, cwd=tmp_path, **env)
     assert out.returncode == 0, out.stderr
@@ -81,6 +82,9 @@ def test_c_calls_equal_cprofile(python, tmp_path):
     p, ours = c_calls_by_caller(exp)
     expected = cprofile_c_calls(python, tmp_path)
     assert ours == expected
+    # The profile hook as the instrumenter (its c_call events) records the same.
+    exp_hook = measure(python, tmp_path / "hook", "--instrumenter-type=cProfile")
+    assert c_calls_by_caller(exp_hook)[1] == expected
     # What the program does, spelled out (N iterations; 100 elements sorted with a key).
     assert ours["10 key <built-in method builtins.abs>"] == N * 105
     assert ours["27 work <built-in method builtins.sorted>"] == N
@@ -155,7 +159,6 @@ def test_filter_applies_to_c_regions(python, tmp_path):
 def test_no_c_calls(python, tmp_path):
     for how, options, env in (("option", ["--no-c-calls"], {}),
                               ("variable", [], {"SCOREP_PYTHON_C_CALLS": "false"})):
-        (tmp_path / how).mkdir()
         exp = measure(python, tmp_path / how, *options, **env)
         p = cube.read(str(exp / "profile.cubex"))
         assert [r.name for r in p.regions if r.paradigm.startswith("compiler")] == [], how
