@@ -78,12 +78,12 @@ def measure(python, tmp_path, *options, **env):
 
 
 def test_c_calls_equal_cprofile(python, tmp_path):
-    exp = measure(python, tmp_path)
+    exp = measure(python, tmp_path, "--c-calls")
     p, ours = c_calls_by_caller(exp)
     expected = cprofile_c_calls(python, tmp_path)
     assert ours == expected
     # The profile hook as the instrumenter (its c_call events) records the same.
-    exp_hook = measure(python, tmp_path / "hook", "--instrumenter-type=cProfile")
+    exp_hook = measure(python, tmp_path / "hook", "--c-calls", "--instrumenter-type=cProfile")
     assert c_calls_by_caller(exp_hook)[1] == expected
     # What the program does, spelled out (N iterations; 100 elements sorted with a key).
     assert ours["10 key <built-in method builtins.abs>"] == N * 105
@@ -110,7 +110,7 @@ def test_c_calls_equal_cprofile(python, tmp_path):
 
 
 def test_callbacks_nest_and_raising_c_function_leaves(python, tmp_path):
-    exp = measure(python, tmp_path, SCOREP_ENABLE_TRACING="true")
+    exp = measure(python, tmp_path, "--c-calls", SCOREP_ENABLE_TRACING="true")
     p = cube.read(str(exp / "profile.cubex"))
     paths = {tuple(n.path()) for n in p.cnodes}
     work = ("c_calls.py", "__main__:<module>", "__main__:work")
@@ -144,7 +144,7 @@ def test_filter_applies_to_c_regions(python, tmp_path):
     filter_file.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE builtins:sorted time:*\n"
                            "  EXCLUDE MANGLED <method?'sort'?of?'list'?objects>\n"
                            "SCOREP_REGION_NAMES_END\n")
-    exp = measure(python, tmp_path, "--filter=%s" % filter_file)
+    exp = measure(python, tmp_path, "--filter=%s" % filter_file, SCOREP_PYTHON_C_CALLS="true")
     p, ours = c_calls_by_caller(exp)
     names = {r.name for r in p.regions}
     assert not {"builtins:sorted", "time:sleep", "builtins.list:sort"} & names
@@ -154,6 +154,18 @@ def test_filter_applies_to_c_regions(python, tmp_path):
             "builtins:abs") in paths
     assert ours["27 work <built-in method zlib.compress>"] == N
     assert ours["10 key <built-in method builtins.abs>"] == N * 105
+
+
+def test_on_by_default_from_312(python, tmp_path):
+    """On by default where sys.monitoring reports C calls; before 3.12 only the profile hook
+    does, at about cProfile's cost (README, Benchmarks), so there it is asked for."""
+    exp = measure(python, tmp_path)
+    p = cube.read(str(exp / "profile.cubex"))
+    c_regions = {r.name for r in p.regions if r.paradigm.startswith("compiler")}
+    if python_version(python) >= (3, 12):
+        assert {"builtins:sorted", "time:sleep", "zlib:decompress"} <= c_regions
+    else:
+        assert c_regions == set()
 
 
 def test_no_c_calls(python, tmp_path):
@@ -166,7 +178,7 @@ def test_no_c_calls(python, tmp_path):
 
 
 def test_pstats_export_spells_c_functions_as_cprofile(python, tmp_path):
-    exp = measure(python, tmp_path)
+    exp = measure(python, tmp_path, "--c-calls")
     prof = tmp_path / "out.prof"
     out = run([python, "-m", "scorep.report", exp, "-o", prof], env=scorep_env())
     assert out.returncode == 0, out.stderr
@@ -205,7 +217,7 @@ def test_numpy_ufuncs_and_ndarray_methods(tmp_path):
     script = tmp_path / "np_prog.py"
     script.write_text(NUMPY_PROGRAM)
     exp = tmp_path / "exp"
-    out = run_scorep(python, [script], exp, cwd=tmp_path)
+    out = run_scorep(python, ["--c-calls", script], exp, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     p = cube.read(str(exp / "profile.cubex"))
     visits = p.values(p.metric("visits"), inclusive=False)

@@ -63,10 +63,10 @@ options:
                              waiting counts) or the thread's CPU time (implies --sampling)
   --summary                  print the end-of-run summary even when stderr is not a
                              terminal (it is printed when it is one)
-  --no-c-calls               C functions called from Python (sorted, time.sleep,
-                             ndarray.dot, numpy ufuncs) are not regions of their own:
-                             their time is their Python caller's (sets
-                             SCOREP_PYTHON_C_CALLS=false)
+  --c-calls, --no-c-calls    C functions called from Python (sorted, time.sleep,
+                             ndarray.dot, numpy ufuncs) are regions of their own, or not
+                             (their time is then their Python caller's); the default is
+                             on for Python 3.12+, off before (sets SCOREP_PYTHON_C_CALLS)
   --no-children              do not measure the Python processes the program starts
                              (multiprocessing, subprocess, os.fork); sets
                              SCOREP_CHILDREN=false
@@ -111,7 +111,7 @@ SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
              "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE", "--lines=PATTERNS",
              "--sampling[=HZ]", "--sampling-clock=wall|cpu",
-             "--summary", "--no-c-calls", "--no-children", "--mpp=mpi|none", "--version", "-m", "-c", "--")
+             "--summary", "--c-calls", "--no-c-calls", "--no-children", "--mpp=mpi|none", "--version", "-m", "-c", "--")
 
 MAX_SAMPLING_HZ = 100000
 
@@ -146,7 +146,7 @@ class Options:
         self.sampling_clock = None  # "wall" or "cpu"
         self.summary = False
         self.children = True
-        self.c_calls = True
+        self.c_calls = None  # SCOREP_PYTHON_C_CALLS decides
         self.mpp = None  # None: decided by the launcher environment
         self.spawned = None  # the parent's configuration (scorep.cfg text) in a spawned process
         self.mode = None  # "script", "module" or "code"
@@ -190,8 +190,8 @@ def parse_args(argv):
             opts.summary = True
         elif arg == "--no-children":
             opts.children = False
-        elif arg == "--no-c-calls":
-            opts.c_calls = False
+        elif arg in ("--c-calls", "--no-c-calls"):
+            opts.c_calls = arg == "--c-calls"
         elif name == "--sampling":
             opts.sampling = parse_sampling_rate(value) if has_value else opts.sampling or 0
         elif name == "--sampling-clock":
@@ -298,8 +298,8 @@ def config_overrides(opts):
         overrides["SCOREP_PYTHON_LINES"] = opts.lines
     if not opts.children:
         overrides["SCOREP_CHILDREN"] = "false"
-    if not opts.c_calls:
-        overrides["SCOREP_PYTHON_C_CALLS"] = "false"
+    if opts.c_calls is not None:
+        overrides["SCOREP_PYTHON_C_CALLS"] = "true" if opts.c_calls else "false"
     overrides.update(sampling_overrides(opts))
     return overrides
 

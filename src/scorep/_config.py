@@ -7,6 +7,7 @@ Every variable is read once, when a measurement starts. An invalid value is a
 import os
 import re
 import socket
+import sys
 
 from scorep._errors import ConfigError, FilterError, MeasurementError
 
@@ -340,10 +341,13 @@ VARIABLES = {
                                        "PAPI events recorded by the first thread"),
     "SCOREP_METRIC_PAPI_SEP": (",", parse_separator,
                                "separator of the names in SCOREP_METRIC_PAPI*"),
-    # Not Score-P's: --no-c-calls sets it to false.
-    "SCOREP_PYTHON_C_CALLS": ("true", parse_bool,
+    # Not Score-P's: --c-calls / --no-c-calls set it. On by default where sys.monitoring
+    # reports C calls (3.12+); before 3.12 only the profile hook does, which costs about as
+    # much as cProfile (README, Benchmarks).
+    "SCOREP_PYTHON_C_CALLS": ("true" if sys.version_info >= (3, 12) else "false", parse_bool,
                               "C functions called from Python (builtins, methods of C types, "
-                              "numpy ufuncs) are regions of their own, as cProfile shows them"),
+                              "numpy ufuncs on 3.12+) are regions of their own, as cProfile "
+                              "shows them (default: true on 3.12+, false before)"),
     # Not Score-P's: --memory sets both.
     "SCOREP_PYTHON_MEMORY": ("false", parse_bool,
                              "bytes allocated and freed by the Python allocators per region "
