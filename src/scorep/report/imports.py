@@ -21,6 +21,8 @@ crowd out the program's own functions in every ranking. Folding them:
 - A finder or loader that is not importlib's (``find_spec``, ``exec_module``, ... of
   setuptools' ``_distutils_hack``, six, pytest's assertion rewriter), with the Python
   functions it calls, is part of the group.
+- C functions called inside a group (``posix:stat``, ``marshal:loads``, ``builtins:exec``
+  running a module body) are part of it.
 - Whatever else runs inside a group (MPI or I/O calls, a function of the program called by
   a module's ``__getattr__``) stays, under the node that holds the group's time.
 
@@ -182,7 +184,9 @@ def fold_imports(tree):
                         # initialisation, `import a.b` importing a first): its own group,
                         # below this one.
                         others.append(c)
-                    elif machinery[c.id] or c.params:
+                    elif machinery[c.id] or c.params or c.region.paradigm == "compiler":
+                        # C functions the import system calls (stat, marshal.loads, the
+                        # locks, exec of the module's code) are part of it.
                         todo.append((c, loading or _is_find_and_load(c.region), hook))
                     elif _is_protocol(c.region) or (hook and c.region.kind == "code" and
                                                     _module_body(c.region) is None):
