@@ -160,7 +160,9 @@ int sp_python_define_c_region(uintptr_t key, PyObject *callable, uint32_t *regio
     uint32_t id = SP_NO_ID;
     const char *name_text = named == 0 ? PyUnicode_AsUTF8(name) : NULL;
     const char *spelling_text = name_text ? PyUnicode_AsUTF8(spelling) : NULL;
-    if (spelling_text)
+    /* The measurement's own C functions (scorep._bindings: user regions, parameters) are
+     * never regions: one that opens a user region would hold it inside its own frame. */
+    if (spelling_text && strncmp(name_text, "scorep.", strlen("scorep.")) != 0)
         id = sp_region_define_c(name_text, spelling_text);
     /* A callable that cannot be named, or out of memory, counts as filtered. */
     if (table_room()) {
