@@ -425,8 +425,8 @@ def _exec_would_start(path, args, env=None):
 
 def _end_before_exec(path, args, env=None):
     """The process image ends: its measurement too (a child hands its part over); a Python
-    that follows joins the group with the number reserved for it.    Returns the environment for the new image when it differs from `env` as given (None:
-    this process's own)."""
+    that follows joins the group with the number reserved for it. Returns the environment
+    for the new image when it differs from `env` as given (None: this process's own)."""
     m = _measurement()
     if m is None or m.pid != os.getpid() or not _exec_would_start(path, args, env):
         return None
