@@ -102,6 +102,9 @@ def test_pool_with_each_start_method(python, tmp_path, method):
     # A child's start-up is not its program: the interpreter's own sitecustomize (Debian's
     # python3 has one) ran before its measurement started, as in the program's process.
     assert not visits_per_group(profile, "sitecustomize:<module>")
+    # nor is the tool's own work around forks and a child's start: the workers' programs call
+    # no signal function
+    assert set(visits_per_group(profile, "signal:pthread_sigmask")) <= {root}
     no_group_files_left(exp)
     # One clock: every child's events lie within the program's own.
     program_events = [e.time for e in trace.events if e.group == root]

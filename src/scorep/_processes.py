@@ -25,6 +25,10 @@ workers end that way) and before ``os.exec*``: it hands its part over to the roo
 (adapters/process in the C core), which waits for its children at its own end.
 """
 
+# _signal's pthread_sigmask, not signal's: signal.pthread_sigmask is a Python function, and
+# the tool's own calls of it (around every fork, at a child's start) were recorded as the
+# program's.
+import _signal
 import _thread
 import json
 import os
@@ -517,14 +521,14 @@ def _before_fork():
     the kernel until the child can handle it."""
     global _mask_before_fork
     if _measurement() is not None or _carrier is not None:
-        _mask_before_fork = signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
+        _mask_before_fork = _signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
 
 
 def _restore_mask():
     global _mask_before_fork
     if _mask_before_fork is not None:
         mask, _mask_before_fork = _mask_before_fork, None
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        _signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def install_fork_hook():
@@ -586,16 +590,22 @@ def start_member(info, lineage, method, program_name, program_args, register, re
     # A terminating signal (pool.terminate()) that arrives while the measurement starts
     # waits until it can write: the member is registered by then.
     signals = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT")]
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    blocked = _signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     try:
-        return _start_member(info, lineage, method, program_name, program_args, register,
-                             recording, name, reserved)
+        m = _start_member(info, lineage, method, program_name, program_args, recording, name,
+                          reserved)
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        _signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    # Instrumentation last: the tool's own calls above (the mask's restoration among them,
+    # a Python function of the signal module) are not the child's program.
+    if m is not None:
+        if register:
+            _native.native().register()
+        program_starts()
+    return m
 
 
-def _start_member(info, lineage, method, program_name, program_args, register, recording,
-                  name, reserved):
+def _start_member(info, lineage, method, program_name, program_args, recording, name, reserved):
     from scorep import _config
     from scorep._errors import ScorepError
     from scorep._measurement import INSTRUMENTERS, Measurement
@@ -624,9 +634,6 @@ def _start_member(info, lineage, method, program_name, program_args, register, r
         native.set_recording(False)
     m.finalize_at_exit()
     _name_multiprocessing_processes()
-    if register:
-        native.register()
-    program_starts()
     return m
 
 
