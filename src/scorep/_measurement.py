@@ -177,6 +177,11 @@ def child_process_notes(processes, timeout):
                     p["lost_bytes"]
             notes.append("%s ended without handing its results over (killed by SIGKILL or "
                          "crashed): %s" % (_describe(p), lost))
+        elif p["fate"] == "late" and p["idle"]:
+            notes.append("%s was still running, idle (waiting, not working: a resource "
+                         "tracker, a server, a daemon), when the program ended: not waited "
+                         "for; its results are not in this experiment; it writes them into "
+                         "process-%d/ here when it ends" % (_describe(p), p["number"]))
         elif p["fate"] == "late":
             notes.append("%s was still running %g s (SCOREP_CHILDREN_TIMEOUT) after the "
                          "program ended: its results are not in this experiment; it writes "

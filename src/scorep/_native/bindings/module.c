@@ -278,11 +278,11 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
     for (uint32_t i = 0; i < noutcomes; i++) {
         const sp_process_outcome *o = &outcomes[i];
         PyObject *item = Py_BuildValue(
-            "{s:I,s:I,s:K,s:s,s:N,s:s,s:d,s:K}", "number", o->number, "parent", o->parent,
-            "pid", (unsigned long long)o->pid, "method", o->method, "name",
+            "{s:I,s:I,s:K,s:s,s:N,s:s,s:d,s:K,s:O}", "number", o->number, "parent",
+            o->parent, "pid", (unsigned long long)o->pid, "method", o->method, "name",
             PyUnicode_DecodeUTF8(o->name, (Py_ssize_t)strlen(o->name), "replace"), "fate",
             fates[o->fate], "seconds", o->seconds, "lost_bytes",
-            (unsigned long long)o->lost_bytes);
+            (unsigned long long)o->lost_bytes, "idle", o->idle ? Py_True : Py_False);
         if (!item || PyList_Append(processes, item) != 0) {
             Py_XDECREF(item);
             Py_DECREF(d);
