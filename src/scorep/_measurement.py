@@ -681,6 +681,11 @@ class Measurement:
             write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"],
                            notes + facts, r["mpi_size"] > 1 and r["mpi_collective"],
                            r.get("child_processes", ()))
+        if r.get("process_named") and not self.config.verbose:
+            # A child that outlived the program, which named it on stderr with where its
+            # results go: its notes are in its MANIFEST.md, not printed after the program's
+            # end.
+            notes = []
         self._report(notes)
         if self.summary and self.speaker:
             from scorep import _summary

@@ -312,6 +312,7 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "processes", PyLong_FromUnsignedLong(r.processes)) ||
         set_item(d, "process_member", PyBool_FromLong(r.process_member)) ||
         set_item(d, "process_alone", PyBool_FromLong(r.process_alone)) ||
+        set_item(d, "process_named", PyBool_FromLong(r.process_named)) ||
         set_item(d, "process_number", PyLong_FromUnsignedLong(r.process_number)) ||
         set_item(d, "process_trace_failures", PyLong_FromUnsignedLong(r.process_trace_failures)) ||
         set_item(d, "process_trace_error",

@@ -63,6 +63,11 @@ static int member_agree(void)
         return -1;
     bool closed = sp_process_root_closed();
     char path[4400];
+    if (closed) {
+        sp_process_member_path(sp_proc.number, "named", path, sizeof path);
+        if (access(path, F_OK) == 0)
+            sp_processes_named_by_root();
+    }
     sp_process_member_path(sp_proc.number, "arrived", path, sizeof path);
     int status = -1;
     if (!closed) {
@@ -167,6 +172,17 @@ static sp_member *wait_for_members(double until, bool close_group, uint32_t *cou
                 int closed = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
                 if (closed >= 0)
                     close(closed);
+                /* The root names the members still running on stderr with where their
+                 * results go (root_agree: late): they need not say it again, after the
+                 * program's end. */
+                for (uint32_t i = 0; i < *count; i++) {
+                    if (!members[i].alive || members[i].arrived)
+                        continue;
+                    sp_process_member_path(members[i].number, "named", path, sizeof path);
+                    int named = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+                    if (named >= 0)
+                        close(named);
+                }
             }
             sp_process_unlock_registry(fd);
             if (sp_proc.idle_end)

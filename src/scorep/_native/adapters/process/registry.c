@@ -524,7 +524,7 @@ void sp_process_unreserve(uint32_t number)
     sp_process_member_path(number, "info", path, sizeof path);
     if (access(path, F_OK) == 0)
         return; /* the child joined after all */
-    const char *files[] = {"reserved", "pid", NULL};
+    const char *files[] = {"reserved", "pid", "named", NULL};
     for (int i = 0; files[i]; i++) {
         sp_process_member_path(number, files[i], path, sizeof path);
         unlink(path);
