@@ -189,6 +189,11 @@ def child_process_notes(processes, timeout):
                     p["lost_bytes"]
             notes.append("%s ended without handing its results over (killed by SIGKILL or "
                          "crashed): %s" % (_describe(p), lost))
+        elif p["fate"] == "late" and p["idle"]:
+            notes.append("%s was still running, idle (waiting, not working: a resource "
+                         "tracker, a server, a daemon), when the program ended: not waited "
+                         "for; its results are not in this experiment; it writes them into "
+                         "process-%d/ here when it ends" % (_describe(p), p["number"]))
         elif p["fate"] == "late":
             notes.append("%s was still running %g s (SCOREP_CHILDREN_TIMEOUT) after the "
                          "program ended: its results are not in this experiment; it writes "
@@ -692,6 +697,11 @@ class Measurement:
             write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"],
                            notes + facts, r["mpi_size"] > 1 and r["mpi_collective"],
                            r.get("child_processes", ()))
+        if r.get("process_named") and not self.config.verbose:
+            # A child that outlived the program, which named it on stderr with where its
+            # results go: its notes are in its MANIFEST.md, not printed after the program's
+            # end.
+            notes = []
         self._report(notes)
         if self.summary and self.speaker:
             from scorep import _summary

@@ -279,11 +279,11 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
     for (uint32_t i = 0; i < noutcomes; i++) {
         const sp_process_outcome *o = &outcomes[i];
         PyObject *item = Py_BuildValue(
-            "{s:I,s:I,s:K,s:s,s:N,s:s,s:d,s:K}", "number", o->number, "parent", o->parent,
-            "pid", (unsigned long long)o->pid, "method", o->method, "name",
+            "{s:I,s:I,s:K,s:s,s:N,s:s,s:d,s:K,s:O}", "number", o->number, "parent",
+            o->parent, "pid", (unsigned long long)o->pid, "method", o->method, "name",
             PyUnicode_DecodeUTF8(o->name, (Py_ssize_t)strlen(o->name), "replace"), "fate",
             fates[o->fate], "seconds", o->seconds, "lost_bytes",
-            (unsigned long long)o->lost_bytes);
+            (unsigned long long)o->lost_bytes, "idle", o->idle ? Py_True : Py_False);
         if (!item || PyList_Append(processes, item) != 0) {
             Py_XDECREF(item);
             Py_DECREF(d);
@@ -313,6 +313,7 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "processes", PyLong_FromUnsignedLong(r.processes)) ||
         set_item(d, "process_member", PyBool_FromLong(r.process_member)) ||
         set_item(d, "process_alone", PyBool_FromLong(r.process_alone)) ||
+        set_item(d, "process_named", PyBool_FromLong(r.process_named)) ||
         set_item(d, "process_number", PyLong_FromUnsignedLong(r.process_number)) ||
         set_item(d, "process_trace_failures", PyLong_FromUnsignedLong(r.process_trace_failures)) ||
         set_item(d, "process_trace_error",

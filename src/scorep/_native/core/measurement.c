@@ -585,11 +585,13 @@ static char *choose_alone_dir(sp_measurement *m)
     char why[512];
     if (sp_make_directories(dir, why, sizeof why) != 0)
         fprintf(stderr, "scorep: process %u: %s\n", m->processes.info.number, why);
-    fprintf(stderr,
-            "scorep: process %u (pid %ld): the measured program's process ended before this "
-            "one; its results are in %s\n",
-            m->processes.info.number, (long)getpid(), dir);
-    fflush(stderr);
+    if (!m->processes.named) {
+        fprintf(stderr,
+                "scorep: process %u (pid %ld): the measured program's process ended before "
+                "this one; its results are in %s\n",
+                m->processes.info.number, (long)getpid(), dir);
+        fflush(stderr);
+    }
     return dir;
 }
 
@@ -748,6 +750,7 @@ void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_res
     sp_processes_add_counters(m, r);
     r->processes = 1 + m->processes.part_count;
     r->process_alone = m->processes.alone;
+    r->process_named = m->processes.alone && m->processes.named;
     r->process_number = m->processes.info.member ? m->processes.info.number
                         : m->grouped             ? m->ipc.rank
                                                  : 0;
