@@ -36,7 +36,7 @@ def own_view(stdout):
 def reads_cost_us(experiment):
     """The reads' CPU time MANIFEST.md states (all threads), in microseconds."""
     text = (experiment / "MANIFEST.md").read_text()
-    found = re.search(r"reading the metrics at enters and leaves cost this process's threads "
+    found = re.search(r"reading the metrics at enters and leaves took this process's threads "
                       r"([0-9.]+) ms of CPU time \(calibrated at the start: (\d+) ns per read", text)
     assert found, text
     assert int(found.group(2)) > 0

@@ -678,7 +678,7 @@ class Measurement:
             if r.get("metric_reads_ns"):
                 # Measured, not a problem: the manifest says it, stderr does not.
                 facts.append(
-                    "reading the metrics at enters and leaves cost this process's threads "
+                    "reading the metrics at enters and leaves took this process's threads "
                     "%.1f ms of CPU time (calibrated at the start: %d ns per read of all "
                     "metrics); ru_utime, ru_stime, task-clock and cpu-clock do not count it"
                     % (r["metric_reads_ns"] / 1e6, r["metric_read_cost_ns"]))
