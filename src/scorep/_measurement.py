@@ -694,6 +694,13 @@ class Measurement:
                 facts.append("%d process(es) started with MPI_Comm_spawn are part of this "
                              "experiment (location groups \"MPI Rank r (spawned k)\")"
                              % r["spawned_ranks"])
+            if r.get("metric_reads_ns"):
+                # Measured, not a problem: the manifest says it, stderr does not.
+                facts.append(
+                    "reading the metrics at enters and leaves took this process's threads "
+                    "%.1f ms of CPU time (calibrated at the start: %d ns per read of all "
+                    "metrics); ru_utime, ru_stime, task-clock and cpu-clock do not count it"
+                    % (r["metric_reads_ns"] / 1e6, r["metric_read_cost_ns"]))
             write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"],
                            notes + facts, r["mpi_size"] > 1 and r["mpi_collective"],
                            r.get("child_processes", ()))

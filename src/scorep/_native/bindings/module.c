@@ -305,6 +305,8 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "memory_peak_bytes", PyLong_FromUnsignedLongLong(r.memory_peak_bytes)) ||
         set_item(d, "memory_over_budget_bytes",
                  PyLong_FromUnsignedLongLong(r.memory_over_budget_bytes)) ||
+        set_item(d, "metric_reads_ns", PyLong_FromUnsignedLongLong(r.metric_reads_ns)) ||
+        set_item(d, "metric_read_cost_ns", PyLong_FromUnsignedLongLong(r.metric_read_cost_ns)) ||
         set_item(d, "max_depth", PyLong_FromUnsignedLong(r.max_depth)) ||
         set_item(d, "experiment_dir", PyUnicode_DecodeFSDefault(r.output_dir)) ||
         set_item(d, "mpi_rank", PyLong_FromLong(r.mpi_rank)) ||

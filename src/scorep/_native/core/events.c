@@ -103,7 +103,7 @@ __attribute__((noinline)) static void metrics_enter(sp_location *loc, uint64_t t
                                                     bool record)
 {
     sp_location_metrics *lm = loc->metrics;
-    sp_metrics_read(loc);
+    sp_metrics_read(loc, time);
     memcpy(metric_start(loc, loc->depth - 1), lm->now, lm->count * sizeof lm->now[0]);
     if (record)
         sp_substrates_metrics_enter(loc, time);
@@ -281,7 +281,7 @@ static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t
 __attribute__((noinline)) static void leave_frames_with_metrics(sp_location *loc,
                                                                 uint32_t target, uint64_t time)
 {
-    sp_metrics_read(loc);
+    sp_metrics_read(loc, time);
     while (loc->depth > target) {
         loc->depth--;
         leave_frame_as(loc, &loc->stack[loc->depth], time, true);
@@ -330,7 +330,7 @@ void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status)
         recording_changed(loc, time, true);
     /* Another thread's frames close with the values its own thread read last. */
     if (metrics_on(loc) && sp_metrics_own(loc))
-        sp_metrics_read(loc);
+        sp_metrics_read(loc, SP_METRICS_READ_ALL);
     while (loc->depth > 0) {
         loc->depth--;
         leave_frame(loc, &loc->stack[loc->depth], time);
@@ -451,7 +451,7 @@ bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t tim
     /* The substrates that can forgot every event since the rewind point; the frames opened
      * since then are closed in the others (which cannot take visits back). */
     if (metrics_on(loc))
-        sp_metrics_read(loc);
+        sp_metrics_read(loc, time);
     while (loc->depth > depth) {
         loc->depth--;
         if (loc->stack[loc->depth].flags & SP_FRAME_RECORDED) {

@@ -731,9 +731,13 @@ void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_res
         r->enters += loc->enters;
         r->samples += loc->samples;
         r->unmatched_leaves += loc->unmatched_leaves;
+        if (loc->metrics)
+            r->metric_reads_ns += loc->metrics->own_ns;
         if (loc->max_depth > r->max_depth)
             r->max_depth = loc->max_depth;
     }
+    for (unsigned s = 0; s < SP_METRIC_SOURCE_COUNT; s++)
+        r->metric_read_cost_ns += m->metrics.read_cost_ns[s][0];
     sp_substrates_results(m, r);
     r->memory_peak_bytes = (uint64_t)m->pool.peak_chunks * m->pool.chunk_size;
     /* How far beyond the budget the measurement's memory went at its peak (chunks handed

@@ -97,6 +97,10 @@ typedef struct sp_results {
     uint64_t profile_folded_parameters; /* values beyond the per-call-path limit */
     uint64_t memory_peak_bytes;
     uint64_t memory_over_budget_bytes;
+    /* Metrics: the CPU time this process's threads spent reading them (estimated from the
+     * calibrated cost per read; not in the CPU-time metrics) and that cost per event. */
+    uint64_t metric_reads_ns;
+    uint64_t metric_read_cost_ns;
     uint32_t max_depth;
     int32_t mpi_rank, mpi_size; /* -1, 0 without MPI */
     bool mpi_collective;        /* all ranks wrote one experiment together */
