@@ -12,6 +12,8 @@ For every interpreter and workload it runs, alternating, R times each:
   scorep:trace     python -m scorep with SCOREP_ENABLE_TRACING=true, profiling off
   scorep:sampling  python -m scorep --sampling (1 kHz, wall-clock time; profile)
   scorep:sampling+trace   the same with tracing too (CallingContextSample records)
+  scorep:profile+eval, scorep:profile+cProfile   scorep:profile with that instrumenter
+                   (--instrumenter-type; eval only before 3.12): the instrumenters compared
 and prints the best time of the work (measured inside the program, without interpreter
 start-up and without writing results: by default the process's CPU time, all threads
 counted, --clock=wall for the elapsed time), the ratio to plain and to cProfile, the extra ns per
@@ -50,7 +52,8 @@ WORKLOADS = {
 OO_WORKLOADS = ("oo_scheduler", "oo_raytrace", "oo_go", "oo_constraints")
 
 MODES = ["plain", "cProfile", "scorep:hooks", "scorep:profile", "scorep:trace",
-         "scorep:sampling", "scorep:sampling+trace"]
+         "scorep:sampling", "scorep:sampling+trace", "scorep:profile+eval",
+         "scorep:profile+cProfile"]
 
 
 def default_pythons():
@@ -86,6 +89,10 @@ def command(python, mode, workload, experiment, timer=None):
         env.update(SCOREP_ENABLE_TRACING="true" if mode.endswith("+trace") else "false",
                    SCOREP_TOTAL_MEMORY="1G")
         return [python, "-m", "scorep", "--verbose", "--sampling"] + script, env
+    elif mode.startswith("scorep:profile+"):
+        env.update(SCOREP_ENABLE_PROFILING="true", SCOREP_ENABLE_TRACING="false")
+        return [python, "-m", "scorep", "--verbose",
+                "--instrumenter-type=" + mode.split("+", 1)[1]] + script, env
     return [python, "-m", "scorep", "--verbose"] + script, env
 
 
@@ -150,19 +157,23 @@ def main():
         "ovh/cProf"))
     for python in pythons:
         version = version_of(python)
+        # The frame evaluation instrumenter exists before 3.12 only.
+        modes_here = [m for m in modes if m != "scorep:profile+eval"
+                      or tuple(int(x) for x in version.split(".")[:2]) < (3, 12)]
         fractions = {}  # mode -> [extra / cProfile's extra] over the oo_* workloads
         overheads = {}  # mode -> [time / plain] over the oo_* workloads
         for name in workloads:
-            best = {mode: float("inf") for mode in modes}
+            best = {mode: float("inf") for mode in modes_here}
             calls = None
             for _ in range(args.repeat):
-                for mode in modes:  # alternating, so that drift hits all modes alike
+                for mode in modes_here:  # alternating, so that drift hits all modes alike
                     seconds, counted = run_once(python, mode, WORKLOADS[name], tmp, args.clock,
                                                 args.timer)
                     best[mode] = min(best[mode], seconds)
-                    if counted and mode in ("scorep:trace", "scorep:profile"):
+                    if counted and mode in ("scorep:trace", "scorep:profile",
+                                            "scorep:profile+cProfile"):
                         calls = counted
-            for mode in modes:
+            for mode in modes_here:
                 ratio = best[mode] / best["plain"]
                 vs_cprofile = best[mode] / best["cProfile"]
                 extra = best[mode] - best["plain"]
@@ -184,7 +195,7 @@ def main():
                 w for w in workloads if w in OO_WORKLOADS), "; ".join(
                 "%s %.2f of cProfile's extra time, %.3fx plain" % (
                     mode, geometric_mean(fractions[mode]), geometric_mean(overheads[mode]))
-                for mode in modes if mode in fractions)))
+                for mode in modes_here if mode in fractions)))
             sys.stdout.flush()
     subprocess.run(["rm", "-rf", tmp])
 

@@ -55,6 +55,18 @@ async function main() {
     }
     const settle = (ms) => new Promise((r) => setTimeout(r, ms || 350));
     await settle(400);
+    if (plan.tops) {
+      // The summary's two tables: every column inside its box, none behind a scrollbar.
+      out.steps.tops = await page.evaluate(() => Array.from(document.querySelectorAll(".top")).map((box) => {
+        const right = box.getBoundingClientRect().right;
+        const cells = Array.from(box.querySelectorAll("th"));
+        return {
+          overflow: box.scrollWidth - box.clientWidth,
+          hidden_columns: cells.filter((c) => c.getBoundingClientRect().right > right + 0.5).map((c) => c.textContent),
+          names_cut: Array.from(box.querySelectorAll("td.name")).filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.getAttribute("title")),
+        };
+      }));
+    }
     if (plan.search) {
       // Flame graph search: our text in nanoseconds, gone once the field is cleared.
       await page.type("#flame-search", plan.search);

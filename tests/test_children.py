@@ -99,6 +99,9 @@ def test_pool_with_each_start_method(python, tmp_path, method):
     profile = cube.read(str(exp / "profile.cubex"))
     assert sum(visits_per_group(profile, "__main__:square").values()) == 40
     assert [g.name for g in profile.location_groups] == groups.names
+    # A child's start-up is not its program: the interpreter's own sitecustomize (Debian's
+    # python3 has one) ran before its measurement started, as in the program's process.
+    assert not visits_per_group(profile, "sitecustomize:<module>")
     no_group_files_left(exp)
     # One clock: every child's events lie within the program's own.
     program_events = [e.time for e in trace.events if e.group == root]
@@ -147,6 +150,31 @@ def test_subprocess_and_os_system_of_python(python, tmp_path):
     assert len(profile.location_groups) == 3
     # One call tree: the children's programs hang from the program's root.
     assert [c.region.name for c in profile.roots] == ["run_child.py"]
+
+
+def test_the_programs_environment_never_changes(python, tmp_path):
+    """Issue 29: children inherit the user API's state of the moment they start (subprocess
+    and os.system, recording switched off and on again) through an environment of their
+    own; the program's os.environ and the C library's environment stay as they were when
+    the program began, and what the program put there with os.putenv reaches every child."""
+    exp = tmp_path / "exp"
+    out = run_scorep(python, [child_program("env_stable.py")], exp,
+                     SCOREP_ENABLE_TRACING="true", timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    # os.posix_spawn with os.environ: what os.environ holds (no SET_BY_PUTENV), as plain
+    # python does
+    assert out.stdout == (
+        "child recorded 499500\nputenv kept\nchild off 499500\nputenv kept\n"
+        "child off-dict 499500\nputenv dict\nchild off-spawn 499500\n"
+        "child off-system 499500\nputenv kept\nchild recorded-system 499500\nputenv kept\n"
+        "environ unchanged True True\n")
+    assert out.stderr == ""
+    groups = Groups(exp)
+    assert len(groups.children()) == 6
+    trace = Trace(exp)
+    trace.check_nesting()
+    # The children started while recording was off recorded nothing of their program.
+    assert sorted(enters_per_group(trace, "__main__:child_work").values()) == [1, 1]
 
 
 def test_fork_both_sides_recorded(python, tmp_path):

@@ -227,3 +227,42 @@ def test_flame_graph_and_table_by_a_recorded_metric(tmp_path):
     assert "ru_minflt excl" in got["table"]["visible"]
     assert "ru_utime excl" not in got["table"]["visible"]
     assert got["table"]["first"] == "__main__:touch"
+
+
+LONG_NAMES = {
+    "networkx/__init__.py": "",
+    "networkx/algorithms/__init__.py": "",
+    "networkx/algorithms/shortest_paths/__init__.py": "",
+    "networkx/algorithms/shortest_paths/weighted.py": (
+        "class MultiDiGraphAdjacencyView:\n"
+        "    def single_source_dijkstra_path_length_with_cutoff(self, n):\n"
+        "        return sum(self._weight_function_of_an_edge_of_the_graph(i) for i in range(n))\n"
+        "\n"
+        "    def _weight_function_of_an_edge_of_the_graph(self, i):\n"
+        "        return i * 2\n"),
+    "app.py": (
+        "from networkx.algorithms.shortest_paths.weighted import MultiDiGraphAdjacencyView\n"
+        "view = MultiDiGraphAdjacencyView()\n"
+        "for _ in range(20):\n"
+        "    view.single_source_dijkstra_path_length_with_cutoff(1000)\n"),
+}
+
+
+def test_long_region_names_leave_every_summary_column_visible(tmp_path):
+    """A library's qualified names (networkx's are 90 characters) at 1 400 px: the summary's
+    time, % and visits columns stay inside their boxes; the names are cut, whole on hover."""
+    for name, text in LONG_NAMES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    exp = tmp_path / "exp"
+    out = run_scorep(sys.executable, ["app.py"], exp, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    html = tmp_path / "report.html"
+    assert report(exp, "-o", html).returncode == 0
+    tops = drive(html, tmp_path, width=1400, tops=True)["steps"]["tops"]
+    assert len(tops) == 2
+    for box in tops:
+        assert box["overflow"] <= 0 and box["hidden_columns"] == [], box
+    long_name = ("networkx.algorithms.shortest_paths.weighted.MultiDiGraphAdjacencyView:"
+                 "_weight_function_of_an_edge_of_the_graph")
+    assert long_name in tops[0]["names_cut"]

@@ -13,7 +13,7 @@ import signal
 import sys
 import types
 
-from scorep import _config, _measurement
+from scorep import _config, _measurement, _processes
 from scorep._errors import ConfigError, HelpRequested, MeasurementError, UsageError
 from scorep._version import __version__
 
@@ -489,6 +489,9 @@ def main(argv=None):
             run_instrumenter_file(opts.instrumenter_file)
         if opts.instrument:
             instrumenter.register()
+        # What the children inherit, with the state the program starts in: os.environ
+        # changes no more once the program runs.
+        _processes.program_starts()
         if code is not None:
             exec(code, module.__dict__)
         else:

@@ -43,6 +43,17 @@ INSTRUMENTERS = {
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
+def eval_keeps_subscripts_generic(version=None):
+    """Whether the frame evaluation instrumenter keeps the measured code's subscripts
+    unspecialised on this interpreter: CPython 3.11.0-3.11.3 run a subscript whose class has a
+    Python __getitem__, once specialised (BINARY_SUBSCR_GETITEM), by pushing the frame past
+    the PEP 523 hook, which would miss the call; 3.11.4 fixed it (gh-104405). Every other
+    route into a Python frame on 3.11 goes through the hook (the native side decides the same
+    from the running version: adapters/python/eval_frame.c)."""
+    version = tuple(sys.version_info[:3] if version is None else version[:3])
+    return (3, 11, 0) <= version < (3, 11, 4)
+
+
 def default_instrumenter():
     return "monitoring" if sys.version_info >= (3, 12) else "eval"
 
@@ -421,6 +432,9 @@ class Measurement:
             how = "instrumenter %s, calling contexts of recorded regions" % self.instrumenter
         else:
             how = "instrumenter %s" % self.instrumenter
+            if self.instrumenter == "eval" and eval_keeps_subscripts_generic():
+                how += (", subscripts left unspecialised (Python %d.%d.%d would run a Python "
+                        "__getitem__ past the hook)" % sys.version_info[:3])
         self.log("measuring into %s (tracing %s, profiling %s, timer %s, %s%s)" % (
             path, "on" if self.config.tracing else "off",
             "on" if self.config.profiling else "off", self.config["SCOREP_TIMER"],

@@ -2,8 +2,8 @@
 # os.exec*, multiprocessing's spawn start method) as part of the program's experiment.
 # Measured programs have this directory first in PYTHONPATH; every interpreter they start
 # imports this file at start-up. Written in syntax any Python accepts (a Python 2 child
-# must not fail here); it does nothing without scorep's environment variable, then runs
-# the interpreter's own sitecustomize, if there is one.
+# must not fail here); it runs the interpreter's own sitecustomize, if there is one, then,
+# with scorep's environment variable, starts the measurement.
 import os
 import sys
 
@@ -49,8 +49,11 @@ def _scorep_chain():
     spec.loader.exec_module(module)
 
 
+# The interpreter's own sitecustomize first: it is start-up, as in the measured program's own
+# process, where it ran before `python -m scorep` started; a child's profile showed Debian's
+# sitecustomize import as the program's.
+_scorep_chain()
 try:
     _scorep_start()
 except Exception as _scorep_error:  # a measurement problem never stops the child's program
     sys.stderr.write("scorep: process %d is not measured: %s\n" % (os.getpid(), _scorep_error))
-_scorep_chain()

@@ -10,6 +10,8 @@ of its region's visit, never a visit of its own)."""
 
 import math
 
+from scorep.report.imports import (IMPORT_PREFIX, SYSTEM_NAME, is_program_region,
+                                   program_directories)
 from scorep.report.model import IO_ROLES
 
 __all__ = ["experiment_tree", "top_regions", "location_rows", "load_balance",
@@ -80,8 +82,10 @@ def region_balance(stat, groups):
     excl = [sum(stat.per_loc_excl[l] for l in locs) for locs in groups]
     ran = [u for u, locs in enumerate(groups)
            if any(stat.per_loc_visits[l] for l in locs) or incl[u] > 0]
+    _lo, own_mean, own_max, _sd = balance_stats([excl[u] for u in ran])
     return {"stat": stat, "incl": incl, "excl": excl, "ran": ran,
-            "stats": balance_stats([incl[u] for u in ran])}
+            "stats": balance_stats([incl[u] for u in ran]),
+            "imbalance": own_max - own_mean}
 
 
 def load_balance(tree, top=20):
@@ -90,9 +94,15 @@ def load_balance(tree, top=20):
     Returns a dict: "unit" ("rank" or "thread"), "names" (one per unit), "work" (the
     exclusive time of program code per unit), "mpi" (exclusive time in MPI), "other"
     (the measurement's root and artificial regions), "idle" (indexes of units doing less
-    than IDLE_FRACTION of the busiest one's work), and "regions": the top regions by
-    inclusive time with per-unit values, the units that run them ("ran") and
-    (min, mean, max, stddev) over those units."""
+    than IDLE_FRACTION of the busiest one's work), and "regions": per region its per-unit
+    inclusive and exclusive times, the units that run it ("ran"), (min, mean, max,
+    stddev) of the inclusive times over those units and its "imbalance" (max - mean of its
+    exclusive time over them), and "own": how many of the regions are the program's own.
+
+    The program's own functions (imports.is_program_region) come first, the most
+    imbalanced first: an imbalance shows in the exclusive time of the function where it
+    is, while its callers only inherit it in their inclusive time. Then the other regions
+    by inclusive time (the program root, MPI, imports, libraries)."""
     unit, names, groups = units(tree)
     excl = tree.excl
     work = [0.0] * len(groups)
@@ -107,9 +117,16 @@ def load_balance(tree, top=20):
     busiest = max(work) if work else 0.0
     idle = [u for u, w in enumerate(work)
             if len(groups) > 1 and busiest > 0 and w < IDLE_FRACTION * busiest]
-    regions = [region_balance(st, groups) for st in top_regions(tree, "incl", top)]
+    dirs = program_directories(tree)
+    own, others = [], []
+    for st in top_regions(tree, "incl", None):
+        (own if is_program_region(st.region, dirs) else others).append(st)
+    own = sorted((region_balance(st, groups) for st in own),
+                 key=lambda r: -r["imbalance"])
+    others = [region_balance(st, groups) for st in others[:top]]
+    regions = (own + others)[:top]
     return {"unit": unit, "names": names, "work": work, "mpi": mpi, "other": other,
-            "idle": idle, "regions": regions}
+            "idle": idle, "regions": regions, "own": min(len(own), len(regions))}
 
 
 # ---- cProfile's view -------------------------------------------------------------------
@@ -204,7 +221,8 @@ _IMPORT_MODULES = ("importlib.", "importlib:", "zipimport.", "zipimport:", "<fro
 
 
 def _is_import_machinery(name):
-    return name.startswith(_IMPORT_MODULES)
+    # The folded tree's import nodes (scorep.report.imports) read modules as well.
+    return name.startswith(_IMPORT_MODULES + (IMPORT_PREFIX, SYSTEM_NAME))
 
 
 def _io_row(name, region=None):

@@ -120,6 +120,10 @@ def build_parser():
                    help="the HTML report leaves out the source of the program's files "
                         "(embedded by default, up to 2 MB; never the standard library's "
                         "or installed packages')")
+    p.add_argument("--show-imports", action="store_true",
+                   help="show Python's import system (importlib's frames) as recorded; by "
+                        "default each imported module is one node, 'import NAME', holding "
+                        "the import's time")
     p.add_argument("--lines", action="store_true",
                    help="the line-level profiles (lines.json: functions measured with "
                         "--lines or @scorep.user.lines) in line_profiler's layout, instead "
@@ -148,6 +152,9 @@ def build_diff_parser():
     p.add_argument("--source", choices=("auto", "profile", "trace"), default="auto")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour on a terminal (auto, the default, honours NO_COLOR)")
+    p.add_argument("--show-imports", action="store_true",
+                   help="compare importlib's frames as recorded instead of one 'import "
+                        "NAME' node per imported module")
     return p
 
 
@@ -226,7 +233,8 @@ def run_report(args):
     outputs = _outputs(args)
     if args.by_location and not args.lines:
         raise UsageError("--by-location goes with --lines")
-    exp = Experiment(choose_experiment(args.experiment), args.source)
+    exp = Experiment(choose_experiment(args.experiment), args.source,
+                     show_imports=args.show_imports)
     formats = {fmt for _, fmt in outputs}
     if args.lines or formats == {"lprof"}:
         return run_lines(exp, args, outputs)
@@ -407,8 +415,8 @@ def run_diff(args):
         if format_of(path) != "html":
             raise UsageError("diff writes .html only, not %s" % path)
         outputs.append(path)
-    a = Experiment(args.a, args.source)
-    b = Experiment(args.b, args.source)
+    a = Experiment(args.a, args.source, show_imports=args.show_imports)
+    b = Experiment(args.b, args.source, show_imports=args.show_imports)
     result = diff.compare(a, b)
     if not outputs:
         from scorep.report.terminal import use_color

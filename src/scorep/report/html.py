@@ -430,9 +430,10 @@ def summary_html(tree, total, top, index):
     def table(key, title):
         rows = []
         for st in top_regions(tree, key, top):
-            rows.append("<tr data-rid=\"%d\"><td class=\"name\">%s</td><td>%s</td><td>%s</td>"
-                        "<td>%s</td></tr>"
+            rows.append("<tr data-rid=\"%d\"><td class=\"name\" title=\"%s\">%s</td><td>%s</td>"
+                        "<td>%s</td><td>%s</td></tr>"
                         % (index.of_tree[st.region.id], esc(st.region.display),
+                           esc(st.region.display),
                            format_seconds(getattr(st, key)),
                            "%.1f%%" % (100 * getattr(st, key) / total) if total else "-",
                            format_count(st.visits)))
@@ -639,6 +640,10 @@ def report_data(exp, top=15, embed_source=True, layout="report",
     index = RegionIndex(tree)
     balance, lb = balance_data(tree)
     flame = flame_data(tree, index)
+    if getattr(tree, "imports_folded", False):
+        # The flame graph's "importlib" switch: the call tree as recorded (the folded
+        # tree's regions include all of its regions, so one index serves both).
+        flame["recorded"] = flame_data(exp.recorded_tree, index)
     timeline = timeline_data(exp, index)
     mpi = mpi_data(exp, tree)
     show_mpi = has_mpi(exp, tree, mpi)
@@ -688,6 +693,8 @@ SECTIONS = {
 <div class="controls"><label><input type="checkbox" id="flame-icicle"> icicle</label>
 <label title="merge a function's recursive calls into its outermost call"><input
 type="checkbox" id="flame-fold"> fold recursion</label>
+<label title="Python's import system as recorded (importlib's frames) instead of one 'import NAME' frame per imported module" hidden><input
+type="checkbox" id="flame-imports"> importlib's frames</label>
 <select id="flame-location"></select>
 <select id="flame-metric" title="what the frames' widths show" hidden></select>
 <input id="flame-search" type="search" placeholder="highlight functions containing...">

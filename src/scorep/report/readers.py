@@ -383,9 +383,11 @@ def _unfinished_experiment(directory):
 
 class Experiment:
     """An experiment directory (or a single profile or trace file). ``source`` picks the
-    call tree: "auto" (profile when there is one), "profile" or "trace"."""
+    call tree: "auto" (profile when there is one), "profile" or "trace". ``tree`` has the
+    import system's frames folded into ``import X`` nodes (scorep.report.imports) unless
+    ``show_imports``; ``recorded_tree`` is the call tree as recorded."""
 
-    def __init__(self, path, source="auto", base_name=None):
+    def __init__(self, path, source="auto", base_name=None, show_imports=False):
         self.path = os.path.abspath(os.fspath(path))
         self.directory, self.profile_path, self.trace_path = _resolve(path, base_name)
         if self.profile_path is None and self.trace_path is None:
@@ -421,6 +423,8 @@ class Experiment:
         self._defs = None
         self.scan = None
         self._tree = None
+        self._recorded_tree = None
+        self.show_imports = show_imports
         self.trace_error = None  # why the trace could not be read, when it could not
 
     # -- sources --
@@ -468,15 +472,27 @@ class Experiment:
         return self.scan
 
     @property
-    def tree(self):
-        if self._tree is None:
+    def recorded_tree(self):
+        """The call tree as recorded, importlib's frames and all."""
+        if self._recorded_tree is None:
             if self.tree_from_trace:
                 if self.scan is None:
                     self.run_scan()
-                self._tree = self.scan.tree()
+                self._recorded_tree = self.scan.tree()
             else:
-                self._tree = tree_from_profile(self.profile)
-                self._mark_sampled(self._tree)
+                self._recorded_tree = tree_from_profile(self.profile)
+                self._mark_sampled(self._recorded_tree)
+        return self._recorded_tree
+
+    @property
+    def tree(self):
+        """The call tree the reports show: folded imports unless show_imports."""
+        if self._tree is None:
+            tree = self.recorded_tree
+            if not self.show_imports:
+                from scorep.report.imports import fold_imports
+                tree = fold_imports(tree)
+            self._tree = tree
         return self._tree
 
     def sampling_event(self):
@@ -623,6 +639,13 @@ class Experiment:
                 facts.append(("info", "%s (%.1f%%) of the run is outside any recorded function: "
                               "interpreter start-up and shut-down, uninstrumented or filtered "
                               "code" % (format_seconds(outside), 100.0 * outside / total)))
+        if tree is not None and getattr(tree, "imports_folded", False):
+            folded = self.recorded_tree
+            from scorep.report.imports import is_import_machinery
+            paths = sum(1 for n in folded.nodes if is_import_machinery(n.region))
+            facts.append(("info", "imports folded: %d call paths of importlib's frames are in "
+                          "'import NAME' nodes (one per imported module) and '(import "
+                          "system)'; --show-imports shows them as recorded" % paths))
         limit = self.depth_limit()
         if self.profile is not None:
             collapsed = any(c.region.name == "COLLAPSE" for c in self.profile.cnodes)

@@ -204,8 +204,9 @@ def _balance(tree, top, width, style):
     unit = "rank" if all(n.startswith("MPI Rank ") for n in lb["names"]) else "process"
     units = "ranks" if unit == "rank" else "processes"
     lines = [style.title(line) for line in wrap(
-        "%s: load balance of the top regions (inclusive time per %s, over the %s that run "
-        "the region)" % (units.capitalize(), unit, units), width, "", "  ")]
+        "%s: load balance (inclusive time per %s, over the %s that run the region): the "
+        "program's own functions, the most imbalanced first, then the top regions"
+        % (units.capitalize(), unit, units), width, "", "  ")]
     count = "ranks" if unit == "rank" else "procs"
     cols = [("min", 8), ("mean", 8), ("max", 8), ("stddev", 8), ("max/mean", 8), (count, 9)]
     cols = _fit_columns([(h, w, None) for h, w in cols], width, keep=4)

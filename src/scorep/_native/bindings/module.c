@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "adapters/process/process.h"
 #include "adapters/python/python.h"
@@ -947,6 +948,29 @@ static PyObject *py_process_forked_lineage(PyObject *self, PyObject *unused)
     return lineage_or_none(sp_process_forked_lineage);
 }
 
+/* The process's own environment, as the C library holds it: what execv, system() and a
+ * child started without an environment of its own get. os.environ is a copy that
+ * os.putenv, os.unsetenv and C code's setenv leave behind; a child's environment built from
+ * os.environ would lose what they set. A list of b"NAME=value". */
+static PyObject *py_environ(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    PyObject *list = PyList_New(0);
+    if (!list)
+        return NULL;
+    for (char **entry = environ; entry && *entry; entry++) {
+        PyObject *item = PyBytes_FromString(*entry);
+        if (!item || PyList_Append(list, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(list);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    return list;
+}
+
 static PyObject *py_process_set_name(PyObject *self, PyObject *name)
 {
     (void)self;
@@ -1204,6 +1228,8 @@ static PyMethodDef methods[] = {
     {"process_forked_lineage", py_process_forked_lineage, METH_NOARGS,
      "In a forked child: what the parent handed down (dict), or None."},
     {"process_set_name", py_process_set_name, METH_O, "The child process's name."},
+    {"environ", py_environ, METH_NOARGS,
+     "The C environment (list of b\"NAME=value\"), which os.environ does not follow."},
     {"recording", py_recording, METH_NOARGS, "Whether recording is on."},
     {"watch_signal", py_watch_signal, METH_O,
      "watch_signal(signum): the signal is sent to the main thread again until its Python "

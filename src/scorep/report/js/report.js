@@ -316,6 +316,17 @@
       chart.inverted(icicle.checked);
       chart.update();
     });
+    // Folded imports (the default) or importlib's frames as recorded: the same regions,
+    // another call tree.
+    var importsBox = $("#flame-imports"), folded = flame;
+    if (importsBox && flame.recorded && !opts.delta) {
+      importsBox.parentNode.hidden = false;
+      importsBox.addEventListener("change", function () {
+        flame = importsBox.checked ? folded.recorded : folded;
+        if (location >= 0 && !flame.by_loc) { location = -1; if (selectBox) selectBox.value = "-1"; }
+        redraw();
+      });
+    }
     var foldBox = $("#flame-fold");
     if (foldBox) {
       if (!flame.param) foldBox.parentNode.hidden = true;

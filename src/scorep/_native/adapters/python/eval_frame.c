@@ -128,12 +128,68 @@ static PyObject *eval_default(PyThreadState *tstate, sp_eval_frame *frame, int t
     return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
 }
 
+/* ---- subscripts past the hook (CPython 3.11.0-3.11.3) ------------------------------------
+ * Once a code object is quickened, a subscript whose container's class has a Python
+ * __getitem__ specialises (at its first execution) into BINARY_SUBSCR_GETITEM, which pushes
+ * the __getitem__ frame itself instead of evaluating it through the hook: the call would not be
+ * seen and its time would land in the caller. 3.11.4 made the specialiser respect PEP 523
+ * (gh-104405). On the releases before, the code objects the hook sees never specialise their
+ * subscripts: at first sight, code with a subscript that is not yet quickened is marked as
+ * quickened (co_warmup 0) so that it never is, and stays in its generic instructions; code
+ * quickened before (it ran before the measurement or while instrumentation was off) gets its
+ * subscripts back to the generic BINARY_SUBSCR, which no later execution specialises again.
+ * Code without subscripts keeps its specialisations; calls are not specialised under the hook
+ * anyway (3.11 checks for PEP 523 there). Measured (benchmarks/overhead.py, 3.11.2, oo_*):
+ * 0.23 of cProfile's extra time, where the profile hook, which sees these calls too, costs
+ * 0.73 (it puts 3.11 into its tracing mode, which runs no specialised instruction at all). */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+#define SP_EVAL_SUBSCRIPT_GUARD 1
+/* 3.11's opcode tables (which instruction each specialised one stands for, how many inline
+ * cache words follow it), our own copy: the interpreter does not export its own. Its
+ * bytecode does not change within 3.11.x. */
+#define NEED_OPCODE_TABLES
+#define Py_BUILD_CORE
+#include <internal/pycore_opcode.h>
+#undef Py_BUILD_CORE
+#undef NEED_OPCODE_TABLES
+
+/* Set at registration from the running interpreter's version (an extension built with one
+ * 3.11.x runs on any other): one flag for the one interpreter hook. */
+static bool subscripts_stay_generic;
+
+static void keep_subscripts_generic(PyCodeObject *code)
+{
+    _Py_CODEUNIT *instructions = _PyCode_CODE(code);
+    Py_ssize_t count = Py_SIZE(code);
+    bool quickened = code->co_warmup == 0, subscripts = false;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int generic = _PyOpcode_Deopt[_Py_OPCODE(instructions[i])];
+        if (generic == BINARY_SUBSCR) {
+            subscripts = true;
+            if (!quickened)
+                break;
+            _Py_SET_OPCODE(instructions[i], BINARY_SUBSCR);
+        }
+        i += _PyOpcode_Caches[generic]; /* the instruction's inline cache is no instruction */
+    }
+    /* Code without subscripts keeps all its specialisations. */
+    if (subscripts && !quickened)
+        code->co_warmup = 0;
+}
+#else
+#define SP_EVAL_SUBSCRIPT_GUARD 0
+#endif
+
 static PyObject *eval_frame(PyThreadState *tstate, sp_eval_frame *frame, int throwflag)
 {
     sp_location *loc = event_location();
     PyCodeObject *code = EVAL_FRAME_CODE(frame);
     uint32_t region;
     int known = CODE_FILTERED;
+#if SP_EVAL_SUBSCRIPT_GUARD
+    if (subscripts_stay_generic && loc && cached_region(code, &region) == CODE_UNKNOWN)
+        keep_subscripts_generic(code);
+#endif
     if (!loc || EVAL_FRAME_CREATES_GENERATOR(frame) ||
         !(known = code_region(code, EVAL_FRAME_OBJECT(frame), EVAL_FRAME_GLOBALS(frame), &region)))
         return eval_default(tstate, frame, throwflag);
@@ -172,6 +228,9 @@ int sp_python_eval_register(void)
         return 0;
     }
     previous_eval_frame = current;
+#if SP_EVAL_SUBSCRIPT_GUARD
+    subscripts_stay_generic = Py_Version < 0x030B0400;
+#endif
     _PyInterpreterState_SetEvalFrameFunc(interp, (_PyFrameEvalFunction)eval_frame);
     return 0;
 }
