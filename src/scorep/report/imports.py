@@ -132,6 +132,7 @@ def fold_imports(tree):
     top_kids = {}
     merged_metric = [[] for _ in tree.metrics]
     io_bytes = {} if tree.io_bytes is not None else None
+    hits = [] if tree.hits is not None else None  # samples, in a sampled tree
 
     def child(parent, region, params=()):
         table = top_kids if parent is None else kids[parent.id]
@@ -147,6 +148,8 @@ def fold_imports(tree):
             kids.append({})
             for m in merged_metric:
                 m.append(0.0)
+            if hits is not None:
+                hits.append([0] * nloc)
         return node
 
     def assign(old, new, count_visits=True):
@@ -159,6 +162,10 @@ def fold_imports(tree):
                 vrow[i] += ovrow[i]
         for m, metric in zip(merged_metric, tree.metrics):
             m[new.id] += metric.excl[old.id]
+        if hits is not None:
+            hrow, ohrow = hits[new.id], tree.hits[old.id]
+            for i in range(nloc):
+                hrow[i] += ohrow[i]
         if io_bytes is not None and old.id in tree.io_bytes:
             r, w = io_bytes.get(new.id, (0, 0))
             r2, w2 = tree.io_bytes[old.id]
@@ -236,6 +243,8 @@ def fold_imports(tree):
     folded.io_bytes = io_bytes
     folded.metrics = [MetricValues(m.name, m.display, m.unit, m.description, mi, me)
                       for m, mi, me in zip(tree.metrics, metric_incl, merged_metric)]
+    folded.hits = hits
+    folded.sampling = tree.sampling
     folded.imports_folded = True
     return folded
 

@@ -7,7 +7,7 @@ import math
 from scorep._errors import ScorepError
 
 __all__ = ["ReportError", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
-           "MetricValues",
+           "MetricValues", "Sampling",
            "disambiguate", "PARADIGMS", "ROLES", "IO_ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
            "format_bytes", "parse_duration", "parse_size", "format_duration_option"]
 
@@ -247,6 +247,26 @@ class MetricValues:
         return out
 
 
+class Sampling:
+    """How a sampled experiment (--sampling, SCOREP_ENABLE_UNWINDING) was measured: its
+    rate, clock ("wall" or "cpu") and sample count. Its times are estimates and the visits
+    of Python frames are not counted (a frame's visits are the activations samples saw),
+    so the reports show samples instead. With the CPU clock ``idle`` is per location the
+    wall time no sample and no recorded region covers (the thread was not on a CPU, or ran
+    no sampled code), taken out of the program root: the CPU shares add up to 100%."""
+    __slots__ = ("rate_hz", "clock", "samples", "idle")
+
+    def __init__(self, rate_hz, clock, samples):
+        self.rate_hz = rate_hz
+        self.clock = clock
+        self.samples = samples
+        self.idle = None
+
+    def describe(self):
+        return "sampled: %s samples at %g Hz (%s clock), times are estimates" % (
+            format_count(self.samples), self.rate_hz, self.clock)
+
+
 class CallTree:
     """``visits[n][l]`` and ``incl[n][l]`` (seconds) per node id and location index;
     ``mins``/``maxs`` (seconds per visit, 0 where never visited) when the source has them.
@@ -269,6 +289,10 @@ class CallTree:
         self.io_bytes = None
         # The metrics recorded at enters and leaves (MetricValues), from the profile.
         self.metrics = []
+        # Sampled experiments: samples per node and location (Score-P's hits) and how
+        # they were taken (Sampling); None otherwise.
+        self.hits = None
+        self.sampling = None
         self._excl = None
         # Only the regions that ran: a defined but unused twin changes no name.
         disambiguate(list({n.region.id: n.region for n in nodes}.values()))
@@ -303,10 +327,32 @@ class CallTree:
                     crow = self.incl[child.id]
                     for i in range(nloc):
                         row[i] -= crow[i]
-                # Rounding of stored doubles can leave -1e-18 where the truth is 0.
-                out.append([v if v > 0.0 else 0.0 for v in row])
+                # Rounding of stored doubles can leave +-1e-18 where the truth is 0 (no
+                # clock resolves a picosecond).
+                out.append([v if v > 1e-12 else 0.0 for v in row])
             self._excl = out
         return self._excl
+
+    def samples_by_region(self, locations=None):
+        """{region id: samples whose innermost frame was the region} (sampled trees)."""
+        cols = range(len(self.locations)) if locations is None else locations
+        out = {}
+        for n in self.nodes:
+            out[n.region.id] = out.get(n.region.id, 0) + sum(self.hits[n.id][l] for l in cols)
+        return out
+
+    def take_out_idle(self):
+        """CPU-clock sampling: the program root's exclusive time per location is time no
+        CPU sample stands for; it moves into ``sampling.idle`` and out of the root."""
+        excl = self.excl
+        idle = [0.0] * len(self.locations)
+        for root in self.roots:
+            if root.region.is_program:
+                for l, v in enumerate(excl[root.id]):
+                    idle[l] += v
+                    self.incl[root.id][l] -= v
+        self.sampling.idle = idle
+        self._excl = None
 
     def preorder(self):
         order = []
@@ -389,6 +435,13 @@ class CallTree:
         tree.mins = cols(self.mins)
         tree.maxs = cols(self.maxs)
         tree.source = self.source
+        tree.hits = cols(self.hits)
+        tree.sampling = None
+        if self.sampling is not None:
+            tree.sampling = Sampling(self.sampling.rate_hz, self.sampling.clock,
+                                     sum(sum(row) for row in tree.hits) if tree.hits else 0)
+            if self.sampling.idle is not None:
+                tree.sampling.idle = [self.sampling.idle[l] for l in locations]
         tree._excl = None
         return tree
 

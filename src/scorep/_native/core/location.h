@@ -119,6 +119,16 @@ typedef struct sp_location {
     sp_context_stack context, scratch;
     _Atomic int sampling;
     uint64_t samples; /* samples recorded */
+    /* What the next sample may stand for: the time since `sample_since` (the last sample,
+     * or the location's start) without the measured time of recorded frames that ended
+     * since. `covered[k]` is that time for the frames that returned to stack depth k (the
+     * callees of the frame at depth k - 1; 0: of the program root), clipped at
+     * `sample_since`: a region's time is measured, and a sample taken after it ended (no
+     * sample could be taken meanwhile: C code held the GIL, MPI_Init) must not count it
+     * again in the Python frames that called it. Grown on the unwinding enter path. */
+    uint64_t sample_since;
+    uint64_t *covered;
+    uint32_t covered_capacity;
 } sp_location;
 
 /* Grows the stack; the caller has checked depth == capacity. Returns false when out of
