@@ -4,7 +4,7 @@ allocations and frees per step, one call per step).
 
     python3 benchmarks/native_memory.py [--python P] [--steps N] [--repeat R]
 
-Prints the loop's time (best of R, the program's own measurement, so start-up and the end
+Prints the loop's time (glibc's heap trimming fixed, see run_once) (best of R, the program's own measurement, so start-up and the end
 of the measurement are not in it) plain, under tracemalloc, and under scorep without
 metrics, with the Python allocators' metrics only, with the native ones only and with
 --memory (both, and gc:collect regions), and the extra time per step against plain.
@@ -34,6 +34,12 @@ CONFIGS = [
 def run_once(python, scorep_args, args, env_vars, steps, workdir):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCOREP_")}
     env["PYTHONPATH"] = SRC
+    # glibc gives the top of the heap back to the kernel when a free leaves more than 128 kB
+    # there, and the next step faults the pages in again: whether that happens each step
+    # depends on where the tool's own blocks lie, which changed the loop's time by 3x
+    # between configurations. A fixed heap keeps page faults out of the comparison.
+    env["MALLOC_TRIM_THRESHOLD_"] = str(1 << 30)
+    env["MALLOC_TOP_PAD_"] = str(64 << 20)
     env.update(env_vars)
     env["SCOREP_EXPERIMENT_DIRECTORY"] = os.path.join(workdir, "exp")
     command = [python] + (["-m", "scorep"] + scorep_args if scorep_args is not None else [])
