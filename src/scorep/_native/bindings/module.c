@@ -69,13 +69,14 @@ static int string_list_from(string_list *list, PyObject *seq, const char *what)
 }
 
 /* The metrics asked for: a sequence of (source, name, per_process) with source one of
- * "rusage", "perf", "papi", "python". The names stay owned by the tuples (valid during the
- * start). Returns 0, or -1 with a Python exception. */
+ * "rusage", "perf", "papi", "python", "native". The names stay owned by the tuples (valid
+ * during the start). Returns 0, or -1 with a Python exception. */
 static int metric_requests_from(PyObject *metrics, sp_metric_request *out, uint32_t *count)
 {
     static const char *const source_names[SP_METRIC_SOURCE_COUNT] = {
         [SP_METRIC_SOURCE_RUSAGE] = "rusage", [SP_METRIC_SOURCE_PERF] = "perf",
-        [SP_METRIC_SOURCE_PAPI] = "papi", [SP_METRIC_SOURCE_PYTHON] = "python"};
+        [SP_METRIC_SOURCE_PAPI] = "papi", [SP_METRIC_SOURCE_PYTHON] = "python",
+        [SP_METRIC_SOURCE_NATIVE] = "native"};
     *count = 0;
     if (!metrics || metrics == Py_None)
         return 0;

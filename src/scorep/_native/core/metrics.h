@@ -45,6 +45,7 @@ typedef enum {
     SP_METRIC_SOURCE_PERF,
     SP_METRIC_SOURCE_PAPI,
     SP_METRIC_SOURCE_PYTHON,
+    SP_METRIC_SOURCE_NATIVE, /* malloc & co. of extension modules (adapters/memory) */
     SP_METRIC_SOURCE_COUNT,
 } sp_metric_source_id;
 
