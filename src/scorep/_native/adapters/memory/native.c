@@ -402,9 +402,10 @@ static int native_begin(const sp_metric_request *requests, size_t count, char *e
     return 0;
 }
 
-static void native_read(void *state, bool per_process, uint64_t *values)
+static void native_read(void *state, bool per_process, uint64_t own_ns, uint64_t *values)
 {
     (void)state;
+    (void)own_ns; /* bytes, not CPU time */
     const sp_metric_set *set = &sp_meas.metrics;
     uint32_t first = set->first[SP_METRIC_SOURCE_NATIVE][per_process];
     uint32_t n = set->n[SP_METRIC_SOURCE_NATIVE][per_process];
