@@ -171,6 +171,7 @@ def fold_imports(tree):
             r2, w2 = tree.io_bytes[old.id]
             io_bytes[new.id] = (r + r2, w + w2)
 
+    folded_calls = {}  # new COLLAPSE node id: the calls beyond the depth limit it holds
     stack = [(root, None) for root in reversed(tree.roots)]
     while stack:
         old, parent = stack.pop()
@@ -226,6 +227,11 @@ def fold_imports(tree):
         else:
             new = child(parent, old.region, old.params)
             assign(old, new)
+            calls = tree.folded_at(old)
+            if calls is not None:  # COLLAPSE: the calls it folds go with it
+                functions, pairs = folded_calls.setdefault(new.id, ([], []))
+                functions.extend(calls[0])
+                pairs.extend(calls[1])
         stack.extend((c, new) for c in reversed(old.children))
 
     # Inclusive = own + the children's, children after their parents in new_nodes.
@@ -239,7 +245,7 @@ def fold_imports(tree):
             for m in metric_incl:
                 m[node.parent.id] += m[node.id]
     folded = CallTree(regions, tree.ranks, tree.locations, new_nodes, visits, incl,
-                      None, None, source=tree.source)
+                      None, None, source=tree.source, folded=folded_calls)
     folded.io_bytes = io_bytes
     folded.metrics = [MetricValues(m.name, m.display, m.unit, m.description, mi, me)
                       for m, mi, me in zip(tree.metrics, metric_incl, merged_metric)]

@@ -270,10 +270,16 @@ class Sampling:
 class CallTree:
     """``visits[n][l]`` and ``incl[n][l]`` (seconds) per node id and location index;
     ``mins``/``maxs`` (seconds per visit, 0 where never visited) when the source has them.
-    ``source`` says where it came from: "profile" or "trace"."""
+    ``source`` says where it came from: "profile" or "trace".
+
+    ``folded`` (cube.Profile.folded, location ids being location indexes): the calls each
+    COLLAPSE node holds, per function and per caller -> callee pair. The call-tree views
+    keep COLLAPSE, as Score-P; the per-function views (``flat``, analysis.call_stats) put
+    the folded calls where they belong, so that their totals do not depend on the depth
+    limit."""
 
     def __init__(self, regions, ranks, locations, nodes, visits, incl, mins=None, maxs=None,
-                 source="profile"):
+                 source="profile", folded=None):
         self.regions = regions
         self.ranks = ranks
         self.locations = locations
@@ -284,6 +290,7 @@ class CallTree:
         self.mins = mins
         self.maxs = maxs
         self.source = source
+        self.folded = folded or None
         # {node id: (bytes read, bytes written)} of I/O calls, when the profile holds
         # Score-P's io_bytes metrics (the trace gives bytes per file instead)
         self.io_bytes = None
@@ -295,8 +302,29 @@ class CallTree:
         self.sampling = None
         self._excl = None
         # Only the regions that ran: a defined but unused twin changes no name.
-        disambiguate(list({n.region.id: n.region for n in nodes}.values()))
+        disambiguate(list(self.regions_that_ran().values()))
         self._mark_recursion()
+
+    def regions_that_ran(self):
+        """{region id: Region} of the call paths and of the folded calls."""
+        ran = {n.region.id: n.region for n in self.nodes}
+        by_id = None
+        for functions, pairs in (self.folded or {}).values():
+            if by_id is None:
+                by_id = {r.id: r for r in self.regions}
+            for f in functions:
+                ran.setdefault(f[1], by_id[f[1]])
+            for e in pairs:
+                ran.setdefault(e[1], by_id[e[1]])
+                ran.setdefault(e[2], by_id[e[2]])
+        return ran
+
+    def folded_at(self, node):
+        """(functions, pairs) the COLLAPSE node holds, or None (not COLLAPSE, or a profile
+        without folded calls: then COLLAPSE counts as a function of its own)."""
+        if self.folded is None or node.region.name != "COLLAPSE":
+            return None
+        return self.folded.get(node.id)
 
     def _mark_recursion(self):
         # Iterative DFS with a count of each region on the current path.
@@ -373,14 +401,28 @@ class CallTree:
 
     def total_visits(self, locations=None):
         cols = range(len(self.locations)) if locations is None else locations
-        return sum(self.visits[n.id][l] for n in self.nodes if not n.params for l in cols)
+        total = 0
+        for n in self.nodes:
+            folded = self.folded_at(n)
+            if folded is not None:  # the calls it holds instead of its visits
+                wanted = set(cols)
+                total += sum(e[3] for e in folded[1] if e[0] in wanted)
+            elif not n.params:
+                total += sum(self.visits[n.id][l] for l in cols)
+        return total
 
     def flat(self):
         """RegionStat per region that was visited, in region id order."""
         nloc = len(self.locations)
         excl = self.excl
         stats = {}
+        regions = None
         for node in self.nodes:
+            folded = self.folded_at(node)
+            if folded is not None:
+                regions = regions or self.regions_that_ran()
+                self._add_folded(stats, regions, node, folded, nloc)
+                continue
             rid = node.region.id
             st = stats.get(rid)
             if st is None:
@@ -407,6 +449,26 @@ class CallTree:
             st.excl = sum(st.per_loc_excl)
             st.incl = sum(st.per_loc_incl)
         return [stats[k] for k in sorted(stats)]
+
+    @staticmethod
+    def _add_folded(stats, regions, node, folded, nloc):
+        """The calls a COLLAPSE node holds, added to their functions' RegionStats: visits
+        and exclusive time of every call, inclusive time of a function not active on the
+        node's call path (its outermost folded activations)."""
+        functions, pairs = folded
+        on_path = {n.region.id for n in node.path()}
+        for l, caller, callee, calls, _, _, _, excl in pairs:
+            st = stats.get(callee)
+            if st is None:
+                st = stats[callee] = RegionStat(regions[callee], nloc)
+            st.per_loc_visits[l] += calls
+            st.per_loc_excl[l] += excl
+        for l, rid, _, once, lo, hi in functions:
+            st = stats[rid]
+            if rid not in on_path:
+                st.per_loc_incl[l] += once
+            st.min = lo if st.min is None else min(st.min, lo)
+            st.max = hi if st.max is None else max(st.max, hi)
 
     def restrict(self, locations):
         """The same tree with only these location columns (e.g. one rank)."""
@@ -442,6 +504,13 @@ class CallTree:
                                      sum(sum(row) for row in tree.hits) if tree.hits else 0)
             if self.sampling.idle is not None:
                 tree.sampling.idle = [self.sampling.idle[l] for l in locations]
+        tree.folded = None
+        if self.folded is not None:
+            new = {l: i for i, l in enumerate(locations)}
+            tree.folded = {
+                c: ([(new[f[0]],) + tuple(f[1:]) for f in fs if f[0] in new],
+                    [(new[e[0]],) + tuple(e[1:]) for e in es if e[0] in new])
+                for c, (fs, es) in self.folded.items()}
         tree._excl = None
         return tree
 

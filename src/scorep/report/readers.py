@@ -337,8 +337,13 @@ def tree_from_profile(profile):
     if "min_time" in names and "max_time" in names:
         mins = profile.values("min_time", inclusive=False)
         maxs = profile.values("max_time", inclusive=False)
+    from scorep import cube
+    try:
+        folded = profile.folded()
+    except cube.CubeError as error:
+        raise ReportError(str(error))
     tree = CallTree(regions, ranks, locations, nodes, visits, incl, mins, maxs,
-                    source="profile")
+                    source="profile", folded=folded)
     if "hits" in names:
         tree.hits = profile.values("hits", inclusive=False)
     # The metrics recorded at every enter and leave (SCOREP_METRIC_*, --memory): per call

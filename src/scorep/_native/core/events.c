@@ -429,6 +429,7 @@ static void record_parameter(sp_location *loc, uint32_t parameter, sp_parameter_
     frame->flags = SP_FRAME_RECORDED | SP_FRAME_CALLPATH_ONLY;
     frame->enter_time = time;
     frame->callpath = node;
+    frame->folded = SP_PROFILE_NO_NODE;
     if (sp_meas.unwinder)
         covered_open(loc);
     /* The parameter's node gets the metrics of the rest of the visit, as its time. */

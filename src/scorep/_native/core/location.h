@@ -36,6 +36,8 @@ typedef struct sp_frame {
     uint32_t flags;
     uint64_t enter_time;
     uint32_t callpath; /* owned by the call-path substrate (its node of this frame) */
+    uint32_t folded;   /* owned by the call-path substrate (beyond its depth limit: the
+                        * frame's entry in its table of folded calls) */
     /* While calling contexts are recorded (sampling): how many frames of the program's own
      * call stack were below this frame when it was entered; they are part of its path. */
     uint32_t unwound;
