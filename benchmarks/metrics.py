@@ -2,9 +2,10 @@
 
     python3 benchmarks/metrics.py [--python P ...] [--size N] [--repeat R]
 
-For every interpreter, fib(N) under scorep (profiling) without metrics and with each metric
-configuration below; prints the workload's time (best of R) and the extra ns per call+return
-against the run without metrics, and per metric. The time is the program's own measurement
+For every interpreter, fib(N) plain, under cProfile, and under scorep (profiling) without
+metrics and with each metric configuration below; prints the workload's time (best of R), the
+extra ns per call+return against the run without metrics, and per metric, and the ratios to
+the plain run and to cProfile. The time is the program's own measurement
 of fib (WORK_SECONDS), so start-up and the end of the measurement are not in it.
 """
 
@@ -48,8 +49,8 @@ def default_pythons():
     return pythons
 
 
-def work_seconds(python, env, size):
-    out = subprocess.run([python, "-m", "scorep", FIB, str(size)], env=env,
+def work_seconds(python, env, size, runner=("-m", "scorep")):
+    out = subprocess.run([python, *runner, FIB, str(size)], env=env,
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit("run failed: %s" % out.stderr[-2000:])
@@ -70,6 +71,14 @@ def main():
         version = subprocess.run([python, "-c", "import platform;print(platform.python_version())"],
                                  capture_output=True, text=True).stdout.strip()
         base = None
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("SCOREP_")}
+        plain = min(work_seconds(python, clean, args.size, ()) for _ in range(args.repeat))
+        cprofile = min(work_seconds(python, clean, args.size,
+                                    ("-m", "cProfile", "-o", os.path.join(tmp, "prof")))
+                       for _ in range(args.repeat))
+        print("%-7s %-44s %7.3f s" % (version, "plain", plain))
+        print("%-7s %-44s %7.3f s  x%.1f plain" % (version, "cProfile", cprofile,
+                                                    cprofile / plain))
         for label, variables, count in CONFIGS:
             env = {k: v for k, v in os.environ.items() if not k.startswith("SCOREP_")}
             env.update(PYTHONPATH=SRC, SCOREP_EXPERIMENT_DIRECTORY=os.path.join(tmp, "exp"),
@@ -77,11 +86,13 @@ def main():
             best = min(work_seconds(python, env, args.size) for _ in range(args.repeat))
             if base is None:
                 base = best
-                print("%-7s %-44s %7.3f s" % (version, label, best))
+                print("%-7s %-44s %7.3f s  x%.1f plain  x%.2f cProfile"
+                      % (version, label, best, best / plain, best / cprofile))
                 continue
             extra = (best - base) * 1e9 / calls
-            print("%-7s %-44s %7.3f s  %+7.0f ns  (%+.0f ns per metric)"
-                  % (version, label, best, extra, extra / count))
+            print("%-7s %-44s %7.3f s  x%.1f plain  x%.2f cProfile  %+7.0f ns  (%+.0f ns per "
+                  "metric)" % (version, label, best, best / plain, best / cprofile, extra,
+                               extra / count))
             sys.stdout.flush()
 
 

@@ -71,7 +71,8 @@ def test_cube_metric_definitions_as_scorep_writes_them(rusage_run):
     # Score-P's scorep_metric_rusage.c: ru_utime in 10^-6 s, ru_maxrss in 2^10 Bytes; the
     # CUBE writer puts the exponent into the unit; all inclusive UINT64 without URL.
     assert [m.uniq_name for m in p.metrics][4:] == [
-        "ru_utime", "ru_stime", "ru_minflt", "python_allocated", "python_freed", "ru_maxrss"]
+        "ru_utime", "ru_stime", "ru_minflt", "python_allocated", "python_freed",
+        "native_allocated", "native_freed", "native_peak", "ru_maxrss"]
     for name, uom, descr in [("ru_utime", "10^-6 s", "user CPU time used"),
                              ("ru_stime", "10^-6 s", "system CPU time used"),
                              ("ru_minflt", "#", "page reclaims (soft page faults)"),
@@ -168,14 +169,15 @@ def test_trace_metric_records_read_with_otf2(rusage_run):
         defs = reader.definitions
         members = [m.name for m in defs.metric_members]
         assert members == ["ru_utime", "ru_stime", "ru_minflt", "python_allocated",
-                           "python_freed", "ru_maxrss"]
+                           "python_freed", "native_allocated", "native_freed", "native_peak",
+                           "ru_maxrss"]
         utime = defs.metric_members[0]
         assert (str(utime.metric_type), str(utime.metric_mode), utime.exponent, utime.unit) \
             == ("MetricType.RUSAGE", "MetricMode.ACCUMULATED_START", -6, "s")
         classes = list(defs.metric_classes)
         assert str(classes[0].occurrence) == "MetricOccurrence.SYNCHRONOUS_STRICT"
         assert str(classes[0].recorder_kind) == "RecorderKind.CPU"
-        assert [m.name for m in classes[0].members] == members[:5]
+        assert [m.name for m in classes[0].members] == members[:8]
         assert str(classes[1].occurrence) == "MetricOccurrence.SYNCHRONOUS"
         instances = list(defs.metric_instances)
         assert len(instances) == 1 and instances[0].recorder.name == "MainThread"

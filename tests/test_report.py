@@ -31,9 +31,11 @@ def measure(tmp_path, name, script="report_work.py", args=(), **env):
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
-    """report_work.py with profile and trace."""
+    """report_work.py with profile and trace; nap sleeps 0.2 s, by construction more than
+    the interpreter's start-up and shut-down on a loaded machine (the program root's own
+    time, which passed 20 ms there and took nap's first row)."""
     tmp = tmp_path_factory.mktemp("both")
-    return measure(tmp, "exp", SCOREP_ENABLE_TRACING="true")
+    return measure(tmp, "exp", args=["4", "0.2"], SCOREP_ENABLE_TRACING="true")
 
 
 ROW = re.compile(r"^\s+(\S+ \S+)\s+(\S+%)\s+(\S+ \S+)\s+(\S+%)\s+([\d,]+)\s+(\S+ \S+|-)"
@@ -59,7 +61,7 @@ def test_terminal_report_known_counts(both):
     assert "1 process, 1 thread;" in text
     for region, visits in KNOWN.items():
         assert visits_in(text, region) == visits, region
-    # nap sleeps 20 ms: the largest exclusive time, first row of the first table
+    # nap sleeps 0.2 s: the largest exclusive time, first row of the first table
     first = text.split("Top 15 regions by exclusive time")[1].splitlines()[2]
     assert first.endswith("__main__:nap")
     assert "Threads" in text and "MainThread" in text

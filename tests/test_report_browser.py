@@ -214,7 +214,8 @@ def test_flame_graph_and_table_by_a_recorded_metric(tmp_path):
     got = drive(html, tmp_path, metric="ru_minflt")["steps"]["metric"]
     assert not got["hidden"]
     assert got["options"] == ["time", "ru_utime", "ru_minflt", "python_allocated",
-                              "python_freed"]
+                              "python_freed", "native_allocated", "native_freed",
+                              "native_peak"]
 
     def width(frames, prefix):
         return max(f["width"] for f in frames if f["name"].startswith(prefix))

@@ -9,6 +9,7 @@ overhead is measured in benchmarks/overhead.py."""
 
 import os
 import re
+import shutil
 import sys
 
 import pytest
@@ -149,6 +150,42 @@ def test_cpu_clock_samples_the_work_and_not_the_waiting(tmp_path):
     # on an idle machine); CPU time: almost none of it.
     assert abs(shares["wall"] - measured["wall"]) < 0.1, (shares, measured)
     assert shares["cpu"] < 0.15, shares
+
+
+def test_cpu_clock_shows_cpu_shares_with_idle_apart(tmp_path):
+    # 45 ms of computing, then 0.5 s of sleeping: the CPU samples cover the computing only,
+    # and the sleep is idle, apart, not exclusive time of the program root (93% of it).
+    script = tmp_path / "compute_then_sleep.py"
+    script.write_text(
+        "import time\n"
+        "def compute():\n"
+        "    end = time.thread_time() + 0.045\n"
+        "    while time.thread_time() < end:\n"
+        "        pass\n"
+        "compute()\n"
+        "time.sleep(0.5)\n")
+    out, exp = sampled(python_default(), tmp_path, ["--sampling", "--sampling-clock=cpu",
+                                                    str(script)])
+    from scorep.report.readers import Experiment
+    tree = Experiment(str(exp)).tree
+    assert (tree.sampling.rate_hz, tree.sampling.clock) == (1000, "cpu")
+    assert tree.sampling.samples == Sampled(exp).total_hits() > 0
+    total = tree.total_time()
+    flat = {st.region.display: st for st in tree.flat()}
+    root = flat[os.path.basename(str(script))]
+    assert root.excl == 0.0 and root.incl == total
+    assert abs(sum(st.excl for st in flat.values()) - total) <= 1e-9 * total
+    assert flat["__main__:compute"].excl / total > 0.5
+    # The sleep is there, as idle: at least the 0.5 s the program slept.
+    assert sum(tree.sampling.idle) >= 0.5 - 0.01
+    report = run([python_default(), "-m", "scorep.report", str(exp)],
+                 env=scorep_env(COLUMNS="200")).stdout
+    assert ("sampled: %s samples at 1000 Hz (cpu clock), times are estimates"
+            % format(tree.sampling.samples, ",")) in report
+    assert re.search(r"idle apart: .* of the wall time", report)
+    shares = re.findall(r"^\s+\S+ \S+\s+([0-9.]+)%\s+\S+ \S+\s+[0-9.]+%\s+[0-9,]+\s+\S",
+                        report.split("Top 15 regions by inclusive")[0], re.M)
+    assert abs(sum(float(x) for x in shares) - 100.0) < 0.3, shares
 
 
 def python_default():
@@ -369,6 +406,14 @@ def test_the_report_and_score_read_a_sampled_experiment(tmp_path):
     report = run([python_default(), "-m", "scorep.report", str(exp)], env=env)
     assert report.returncode == 0, report.stderr
     assert "__main__:hot" in report.stdout
+    # Samples, not visits (which sampling does not count), and what the times are.
+    samples = Sampled(exp).total_hits()
+    assert ("sampled: %s samples at 1000 Hz (wall clock), times are estimates"
+            % format(samples, ",")) in report.stdout
+    assert "visits" not in report.stdout and "per visit" not in report.stdout
+    assert re.search(r"^\s+excl\s+excl%\s+incl\s+incl%\s+samples\s+region$", report.stdout, re.M)
+    hot = re.search(r"^.*\s(\d+)\s+__main__:hot$", report.stdout, re.M)
+    assert int(hot.group(1)) == Sampled(exp).sum(Sampled(exp).hits, "__main__:hot")
     score = run([python_default(), "-m", "scorep.score", str(exp)], env=env)
     assert score.returncode == 0, score.stderr
 
@@ -429,6 +474,41 @@ def test_mpi_calls_in_their_python_calling_context(tmp_path):
     enters = re.findall(r'^CALLING_CONTEXT_ENTER\s+(\d+)\s.*"MPI_Send" <(\d+)>', text, re.M)
     # One calling context for both ranks' sends (unified definitions).
     assert len(enters) == 6 and len({context for _location, context in enters}) == 1
+
+
+def assert_no_call_path_exceeds_its_thread(profile):
+    """Every call path's inclusive time is at most its thread's (the program root's)."""
+    roots = [c for c in profile.profile.cnodes if c.parent is None]
+    for loc in range(len(roots and profile.incl[roots[0].id])):
+        thread = sum(profile.incl[r.id][loc] for r in roots)
+        worst = max(profile.profile.cnodes, key=lambda c: profile.incl[c.id][loc])
+        assert profile.incl[worst.id][loc] <= thread * 1.0001, (
+            loc, worst.region.name, profile.incl[worst.id][loc], thread)
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/mpirun"), reason="mpirun is not installed")
+def test_mpi_init_is_counted_once_not_again_in_the_sampled_frames_that_called_it(tmp_path):
+    # mpi4py calls MPI_Init_thread while it imports (under _find_and_load), holding the GIL:
+    # no sample can be taken meanwhile, and the first one after it stood for that time as
+    # well, which MPI_Init_thread has measured (inclusive times of 141-198% of the thread).
+    (tmp_path / "prog.py").write_text(
+        "import time\n"
+        "from mpi4py import MPI\n"
+        "def work():\n"
+        "    end = time.perf_counter() + 0.05\n"
+        "    while time.perf_counter() < end:\n"
+        "        pass\n"
+        "work()\n"
+        "MPI.COMM_WORLD.Barrier()\n")
+    from test_mpi import mpirun
+    for attempt in range(2):
+        out = mpirun(2, ["--mpp=mpi", "--sampling", "prog.py"], tmp_path)
+        assert out.returncode == 0, out.stderr
+        profile = Sampled(tmp_path / "exp")
+        assert profile.sum(profile.visits, "MPI_Init_thread") == 2
+        assert profile.sum(profile.hits_incl, "__main__:work") > 0
+        assert_no_call_path_exceeds_its_thread(profile)
+        shutil.rmtree(tmp_path / "exp")
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/mpirun"), reason="mpirun is not installed")

@@ -13,7 +13,7 @@ import signal
 import sys
 import types
 
-from scorep import _config, _measurement
+from scorep import _config, _measurement, _processes
 from scorep._errors import ConfigError, HelpRequested, MeasurementError, UsageError
 from scorep._version import __version__
 
@@ -78,9 +78,11 @@ options:
                              open/read/write/lseek/close/dup/fsync, fopen/fread/fwrite/...
                              of Python and of C libraries, with bytes per file and region
   --memory                   bytes allocated and freed by the Python allocators per region
-                             (metrics python_allocated, python_freed) and garbage
-                             collections as gc:collect regions (sets SCOREP_PYTHON_MEMORY
-                             and SCOREP_PYTHON_GC)
+                             (metrics python_allocated, python_freed), by malloc & co. of
+                             extension modules and C libraries (native_allocated,
+                             native_freed, native_peak) and garbage collections as
+                             gc:collect regions (sets SCOREP_PYTHON_MEMORY,
+                             SCOREP_NATIVE_MEMORY and SCOREP_PYTHON_GC)
   --thread=..., --io=..., --compiler, --nocompiler, --user, --nouser, ...
                              Score-P instrumenter flags, accepted for compatibility
   --                         end of options: the next argument is the script
@@ -287,6 +289,7 @@ def config_overrides(opts):
         overrides["SCOREP_IO_POSIX"] = "true"
     if memory_requested(opts.scorep_flags):
         overrides["SCOREP_PYTHON_MEMORY"] = "true"
+        overrides["SCOREP_NATIVE_MEMORY"] = "true"
         overrides["SCOREP_PYTHON_GC"] = "true"
     if opts.verbose:
         overrides["SCOREP_VERBOSE"] = "true"
@@ -498,6 +501,9 @@ def main(argv=None):
             run_instrumenter_file(opts.instrumenter_file)
         if opts.instrument:
             instrumenter.register()
+        # What the children inherit, with the state the program starts in: os.environ
+        # changes no more once the program runs.
+        _processes.program_starts()
         if code is not None:
             exec(code, module.__dict__)
         else:

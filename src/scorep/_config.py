@@ -252,6 +252,9 @@ def metric_requests(config):
                                  per_process))
     if config["SCOREP_PYTHON_MEMORY"]:
         requests += [("python", "python_allocated", False), ("python", "python_freed", False)]
+    if config["SCOREP_NATIVE_MEMORY"]:
+        requests += [("native", name, False)
+                     for name in ("native_allocated", "native_freed", "native_peak")]
     return requests
 
 
@@ -348,10 +351,15 @@ VARIABLES = {
                               "C functions called from Python (builtins, methods of C types, "
                               "numpy ufuncs on 3.12+) are regions of their own, as cProfile "
                               "shows them (default: true on 3.12+, false before)"),
-    # Not Score-P's: --memory sets both.
+    # Not Score-P's: --memory sets the three.
     "SCOREP_PYTHON_MEMORY": ("false", parse_bool,
                              "bytes allocated and freed by the Python allocators per region "
                              "(metrics python_allocated, python_freed)"),
+    "SCOREP_NATIVE_MEMORY": ("false", parse_bool,
+                             "bytes allocated and freed by malloc & co. in extension modules "
+                             "and C libraries per region, and the rise of the peak of live "
+                             "native bytes (metrics native_allocated, native_freed, "
+                             "native_peak)"),
     "SCOREP_PYTHON_GC": ("false", parse_bool,
                          "garbage collections as gc:collect regions with their generation"),
     # Score-P's sampling: --sampling sets both.

@@ -189,6 +189,11 @@ def child_process_notes(processes, timeout):
                     p["lost_bytes"]
             notes.append("%s ended without handing its results over (killed by SIGKILL or "
                          "crashed): %s" % (_describe(p), lost))
+        elif p["fate"] == "late" and p["idle"]:
+            notes.append("%s was still running, idle (waiting, not working: a resource "
+                         "tracker, a server, a daemon), when the program ended: not waited "
+                         "for; its results are not in this experiment; it writes them into "
+                         "process-%d/ here when it ends" % (_describe(p), p["number"]))
         elif p["fate"] == "late":
             notes.append("%s was still running %g s (SCOREP_CHILDREN_TIMEOUT) after the "
                          "program ended: its results are not in this experiment; it writes "
@@ -690,9 +695,21 @@ class Measurement:
                 facts.append("%d process(es) started with MPI_Comm_spawn are part of this "
                              "experiment (location groups \"MPI Rank r (spawned k)\")"
                              % r["spawned_ranks"])
+            if r.get("metric_reads_ns"):
+                # Measured, not a problem: the manifest says it, stderr does not.
+                facts.append(
+                    "reading the metrics at enters and leaves took this process's threads "
+                    "%.1f ms of CPU time (calibrated at the start: %d ns per read of all "
+                    "metrics); ru_utime, ru_stime, task-clock and cpu-clock do not count it"
+                    % (r["metric_reads_ns"] / 1e6, r["metric_read_cost_ns"]))
             write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"],
                            notes + facts, r["mpi_size"] > 1 and r["mpi_collective"],
                            r.get("child_processes", ()))
+        if r.get("process_named") and not self.config.verbose:
+            # A child that outlived the program, which named it on stderr with where its
+            # results go: its notes are in its MANIFEST.md, not printed after the program's
+            # end.
+            notes = []
         self._report(notes)
         if self.summary and self.speaker:
             from scorep import _summary

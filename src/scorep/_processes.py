@@ -11,6 +11,12 @@ How a child gets measured:
   ``sitecustomize`` starts the measurement before the child's program runs (and then runs
   the interpreter's own ``sitecustomize``). Interpreters that are no Python, or one this
   scorep is not built for, are left alone (the latter says so in one line).
+  The value in os.environ is set once, before the program's code runs, and never changed
+  afterwards (a program that compares its environment before and after, as CPython's test
+  runner does, sees no change: issue 29). What differs at the moment a child starts (the
+  number reserved for it, how it was started, the user API's switches, the group once MPI
+  agreed on it) goes into the environment the wrappers below give that child; os.system,
+  whose shell reads the C library's environment, gets it there for the call only.
 - multiprocessing's own helpers that outlive the program are not measured: the resource
   tracker, and the fork server itself (the processes it forks are).
 
@@ -19,6 +25,10 @@ workers end that way) and before ``os.exec*``: it hands its part over to the roo
 (adapters/process in the C core), which waits for its children at its own end.
 """
 
+# _signal's pthread_sigmask, not signal's: signal.pthread_sigmask is a Python function, and
+# the tool's own calls of it (around every fork, at a child's start) were recorded as the
+# program's.
+import _signal
 import _thread
 import json
 import os
@@ -49,11 +59,13 @@ def _measurement():
 
 
 def child_info(measurement, method="subprocess", reserved=None):
-    """The environment value for a child started now (None: no child is followed)."""
+    """The environment value for a child started now (None: no child is followed). Its
+    lineage is None while the group is not known yet (MPI, before the ranks agreed on the
+    experiment directory): such a child is not measured."""
     native = measurement._native
-    lineage = native.process_lineage() if native is not None else None
-    if lineage is None:
+    if native is None:
         return None
+    lineage = native.process_lineage()
     config, reparse = {}, []
     for name, value in measurement.config.values.items():
         if value is None or isinstance(value, (bool, int, float, str)):
@@ -139,25 +151,94 @@ def _is_python(path):
         return False
 
 
-def refresh_environ(method="subprocess", reserved=None):
-    """Puts what a child started now inherits into os.environ (the group may have changed:
-    MPI agreed on the experiment directory, the program switched recording off). The
-    standard library code this runs (json, os.environ) is the tool's, not the program's:
-    it is not recorded."""
-    m = _measurement()
-    if m is None or m.pid != os.getpid() or not m.follows_children or m._native is None:
-        return
-    native = m._native
+def _follows(m):
+    return m is not None and m.pid == os.getpid() and m.follows_children and \
+        m._native is not None
+
+
+def _forked(measurement):
+    """A member forked from its parent: the program's code (the parent's copy) ran before
+    its measurement started, so its os.environ stays as the parent left it."""
+    return bool(measurement.member) and \
+        measurement.member.get("method") in ("fork", "os.fork", "forkserver")
+
+
+def _publish(measurement):
+    """Puts what the children of this process inherit into os.environ: only before the
+    program's code runs. The standard library code this runs (json, os.environ) is the
+    tool's, not the program's: it is not recorded."""
+    native = measurement._native
     native.hold_events()
     try:
-        info = child_info(m, method, reserved)
-        if info is None:
-            os.environ.pop(ENV, None)
-        else:
+        info = child_info(measurement)
+        if info is not None:
             os.environ[ENV] = info
             os.environ["PYTHONPATH"] = _pythonpath(os.environ.get("PYTHONPATH"))
     finally:
         native.release_events()
+
+
+def program_starts():
+    """The program's code runs next (after the instrumenter was registered, or not, and
+    recording switched off, or not): children inherit that state, published a last time."""
+    m = _measurement()
+    if _follows(m) and not _forked(m):
+        _publish(m)
+
+
+def _c_environ():
+    """This process's C environment (b"NAME=value" entries): what a child started without an
+    environment of its own gets (os.putenv changes it, not os.environ)."""
+    return _native.native().environ()
+
+
+def _with_state(env, method="subprocess", reserved=None, own=False):
+    """`env` (a list of b"NAME=value" as _posixsubprocess takes it, or a mapping) for a child
+    started now: ENV holds this moment's state, and, in this process's own environment
+    (`own`), PYTHONPATH starts with _child_site (the program may have set PYTHONPATH). A new
+    list or dict; None when nothing differs or the environment does not carry ENV (the
+    program decided what its child sees)."""
+    m = _measurement()
+    if not _follows(m) or not _carries_us(env):
+        return None
+    info = child_info(m, method, reserved)
+    if info is None:
+        return None
+    if isinstance(env, (list, tuple)):
+        prefix, path_prefix = ENV.encode() + b"=", b"PYTHONPATH="
+        wanted = prefix + info.encode()
+        path_entries = [e for e in env if isinstance(e, bytes) and e.startswith(path_prefix)]
+        path = os.fsdecode(path_entries[-1][len(path_prefix):]) if path_entries else None
+        new_path = _pythonpath(path) if own else path
+        if [e for e in env if isinstance(e, bytes) and e.startswith(prefix)] == [wanted] \
+                and new_path == path:
+            return None
+        result = [e for e in env if not (isinstance(e, bytes) and (
+            e.startswith(prefix) or (new_path != path and e.startswith(path_prefix))))]
+        result.append(wanted)
+        if new_path != path:
+            result.append(path_prefix + os.fsencode(new_path))
+        return result
+    path = env.get("PYTHONPATH")
+    new_path = _pythonpath(path) if own else path
+    if env.get(ENV) == info and new_path == path:
+        return None
+    result = dict(env)
+    result[ENV] = info
+    if new_path != path:
+        result["PYTHONPATH"] = new_path
+    return result
+
+
+def _as_mapping(entries):
+    """b"NAME=value" entries as the mapping os.execve and os.posix_spawn take (a name may
+    begin with "=")."""
+    mapping = {}
+    for entry in entries:
+        equals = entry.find(b"=", 1)
+        if equals > 0:
+            mapping[entry[:equals]] = entry[equals + 1:]
+    return mapping
 
 
 def _carries_us(env):
@@ -199,18 +280,26 @@ def _will_join(executables, argv):
 _threads_in_fork_exec = set()
 
 
+def _given_environment(env):
+    """The environment a child gets: `env` as the program gave it, or this process's own
+    (None: the C environment; os.environ is what the program passes when it means its own).
+    Returns (environment, own)."""
+    if env is None:
+        return (_c_environ() if _follows(_measurement()) else None), True
+    return env, env is os.environ
+
+
 def _fork_exec(*args, **kwargs):
+    number = None
     with _ToolCode():
-        executables = args[1] if len(args) > 1 else ()
-        env = args[5] if len(args) > 5 else None
-        number = _reserve() if _will_join(executables, args[0] if args else ()) and \
-            _carries_us(env) else None
-        refresh_environ(reserved=number)
-        if number is not None and env is not None:
-            # The reservation is this child's: in its explicit environment too.
-            env = [e for e in env if not e.startswith(ENV.encode() + b"=")]
-            env.append(ENV.encode() + b"=" + os.environ[ENV].encode())
-            args = args[:5] + (env,) + args[6:]
+        if len(args) > 5:
+            executables = args[1]
+            env, own = _given_environment(args[5])
+            number = _reserve() if _will_join(executables, args[0]) and \
+                _carries_us(env) else None
+            env = _with_state(env, reserved=number, own=own)
+            if env is not None:  # None: the child's environment as given carries this moment
+                args = args[:5] + (env,) + args[6:]
     # Threads running fork_exec: a child forked there runs only preexec_fn before its exec.
     _threads_in_fork_exec.add(_thread.get_ident())
     try:
@@ -221,8 +310,6 @@ def _fork_exec(*args, **kwargs):
         raise
     finally:
         _threads_in_fork_exec.discard(_thread.get_ident())
-        if number is not None:
-            refresh_environ()  # the number is this child's only
     with _ToolCode():
         _reserved_pid(number, pid)
     return pid
@@ -231,21 +318,18 @@ def _fork_exec(*args, **kwargs):
 def _posix_spawn_wrapper(name):
     def spawn(path, argv, env, *args, **kwargs):
         with _ToolCode():
-            number = _reserve() if _will_join([path], argv) and _carries_us(env) else None
-            refresh_environ(reserved=number)
-            # None (Python 3.13: this process's environment) carries the reservation now.
-            if number is not None and env is not None and env is not os.environ:
-                env = dict(env)  # the reservation is this child's
-                env[ENV] = os.environ[ENV]
+            # None (Python 3.13): this process's environment.
+            given, own = _given_environment(env)
+            number = _reserve() if _will_join([path], argv) and _carries_us(given) else None
+            new = _with_state(given, reserved=number, own=own)
+            if new is not None:
+                env = _as_mapping(new) if isinstance(new, list) else new
         try:
             pid = _originals[name](path, argv, env, *args, **kwargs)
         except BaseException:
             with _ToolCode():
                 _unreserve(number)
             raise
-        finally:
-            if number is not None:
-                refresh_environ()
         with _ToolCode():
             _reserved_pid(number, pid)
         return pid
@@ -273,9 +357,46 @@ def _fork():
     return pid
 
 
+# os.system calls running now, and the C environment's values they replaced (see _system).
+_system_lock = _thread.allocate_lock()
+_system_calls = {"running": 0, "replaced": {}}
+
+
 def _system(command):
-    refresh_environ()
-    return _originals["system"](command)
+    """os.system's shell gets the C library's environment, not one of the child's own: when
+    this moment's state differs from what is there, it is put there for the call only
+    (os.putenv: os.environ never changes) and put back when the last concurrent call
+    returns."""
+    with _ToolCode():
+        wanted = {}
+        if _follows(_measurement()):
+            entries = _c_environ()
+            new = _with_state(entries, own=True)
+            if new is not None:
+                before = _as_mapping(entries)
+                for name, value in _as_mapping(new).items():
+                    if before.get(name) != value and name in (ENV.encode(), b"PYTHONPATH"):
+                        wanted[name] = (before.get(name), value)
+        if wanted:
+            with _system_lock:
+                if not _system_calls["running"]:
+                    _system_calls["replaced"] = {n: old for n, (old, _) in wanted.items()}
+                _system_calls["running"] += 1
+                for name, (_, value) in wanted.items():
+                    os.putenv(name, value)
+    try:
+        return _originals["system"](command)
+    finally:
+        if wanted:
+            with _ToolCode(), _system_lock:
+                _system_calls["running"] -= 1
+                if not _system_calls["running"]:
+                    for name, old in _system_calls["replaced"].items():
+                        if old is None:
+                            os.unsetenv(name)
+                        else:
+                            os.putenv(name, old)
+                    _system_calls["replaced"] = {}
 
 
 def _has_nul(text):
@@ -308,27 +429,32 @@ def _exec_would_start(path, args, env=None):
 
 def _end_before_exec(path, args, env=None):
     """The process image ends: its measurement too (a child hands its part over); a Python
-    that follows joins the group with the number reserved for it."""
+    that follows joins the group with the number reserved for it. Returns the environment
+    for the new image when it differs from `env` as given (None: this process's own)."""
     m = _measurement()
-    if m is not None and m.pid == os.getpid() and _exec_would_start(path, args, env):
-        with _ToolCode():
-            number = _reserve() if _is_python(path) and _carries_us(env) else None
-            _reserved_pid(number, os.getpid())
-        refresh_environ("exec", reserved=number)
-        m.finalize(0, report_errors=True)
+    if m is None or m.pid != os.getpid() or not _exec_would_start(path, args, env):
+        return None
+    with _ToolCode():
+        given, own = _given_environment(env)
+        number = _reserve() if _is_python(path) and _carries_us(given) else None
+        _reserved_pid(number, os.getpid())
+        new = _with_state(given, "exec", number, own)  # while the group is still known
+    m.finalize(0, report_errors=True)
+    if isinstance(new, list):
+        new = _as_mapping(new)
+    return new
 
 
 def _execv(path, args):
-    _end_before_exec(path, args)
+    env = _end_before_exec(path, args)
+    if env is not None:
+        return _originals["execve"](path, args, env)
     return _originals["execv"](path, args)
 
 
 def _execve(path, args, env):
-    _end_before_exec(path, args, env)
-    if ENV in os.environ and env is not os.environ and _carries_us(env):
-        env = dict(env)  # the reservation is this process image's
-        env[ENV] = os.environ[ENV]
-    return _originals["execve"](path, args, env)
+    new = _end_before_exec(path, args, env)
+    return _originals["execve"](path, args, env if new is None else new)
 
 
 def _exit(status):
@@ -395,14 +521,14 @@ def _before_fork():
     the kernel until the child can handle it."""
     global _mask_before_fork
     if _measurement() is not None or _carrier is not None:
-        _mask_before_fork = signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
+        _mask_before_fork = _signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
 
 
 def _restore_mask():
     global _mask_before_fork
     if _mask_before_fork is not None:
         mask, _mask_before_fork = _mask_before_fork, None
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        _signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def install_fork_hook():
@@ -427,7 +553,8 @@ def install(measurement):
     _install_wrappers()
     if not measurement.member and _saved_environ is None:
         _saved_environ = (os.environ.get(ENV), os.environ.get("PYTHONPATH"))
-    refresh_environ()
+    if not _forked(measurement):
+        _publish(measurement)
 
 
 def uninstall(measurement):
@@ -463,16 +590,22 @@ def start_member(info, lineage, method, program_name, program_args, register, re
     # A terminating signal (pool.terminate()) that arrives while the measurement starts
     # waits until it can write: the member is registered by then.
     signals = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT")]
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    blocked = _signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     try:
-        return _start_member(info, lineage, method, program_name, program_args, register,
-                             recording, name, reserved)
+        m = _start_member(info, lineage, method, program_name, program_args, recording, name,
+                          reserved)
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        _signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    # Instrumentation last: the tool's own calls above (the mask's restoration among them,
+    # a Python function of the signal module) are not the child's program.
+    if m is not None:
+        if register:
+            _native.native().register()
+        program_starts()
+    return m
 
 
-def _start_member(info, lineage, method, program_name, program_args, register, recording,
-                  name, reserved):
+def _start_member(info, lineage, method, program_name, program_args, recording, name, reserved):
     from scorep import _config
     from scorep._errors import ScorepError
     from scorep._measurement import INSTRUMENTERS, Measurement
@@ -501,8 +634,6 @@ def _start_member(info, lineage, method, program_name, program_args, register, r
         native.set_recording(False)
     m.finalize_at_exit()
     _name_multiprocessing_processes()
-    if register:
-        native.register()
     return m
 
 
@@ -662,6 +793,10 @@ def start_from_environment():
     try:
         info = json.loads(text)
     except ValueError:
+        return
+    if not info.get("lineage"):
+        # Started before the group was known (an MPI rank whose ranks had not agreed on
+        # the experiment directory yet): not measured.
         return
     reserved = info.pop("reserved", None)
     if reserved is not None:  # this process's number only: not its children's

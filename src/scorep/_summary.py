@@ -5,12 +5,12 @@ import os
 
 
 def top_regions(experiment_dir, base_name, top):
-    """(regions by exclusive time, total time) from the profile the measurement just
-    wrote: the shared aggregates of scorep.report.analysis, as the report and the
+    """(regions by exclusive time, total time, call tree) from the profile the measurement
+    just wrote: the shared aggregates of scorep.report.analysis, as the report and the
     Jupyter kernel rank them."""
     from scorep.report.analysis import experiment_tree, top_regions as rank
     tree = experiment_tree(experiment_dir, base_name)
-    return rank(tree, "excl", top, include_measurement=False), tree.total_time()
+    return rank(tree, "excl", top, include_measurement=False), tree.total_time(), tree
 
 
 def format_summary(measurement, finalize_seconds, top=8):
@@ -25,14 +25,24 @@ def format_summary(measurement, finalize_seconds, top=8):
              "scorep: results in %s" % exp]
     profile_path = os.path.join(exp, measurement.config["SCOREP_PROFILING_BASE_NAME"] + ".cubex")
     if measurement.config.profiling and os.path.exists(profile_path):
-        ranked, total = top_regions(exp, measurement.config["SCOREP_PROFILING_BASE_NAME"],
-                                    top)
+        ranked, total, tree = top_regions(
+            exp, measurement.config["SCOREP_PROFILING_BASE_NAME"], top)
+        samples = None
+        if tree.sampling is not None:
+            samples = tree.samples_by_region()
+            lines.append("scorep: " + tree.sampling.describe())
+            if tree.sampling.idle is not None:
+                lines.append("scorep: shares of the %.3f s on a CPU; idle apart: %.3f s"
+                             % (total, sum(tree.sampling.idle)))
         lines.append("scorep: top regions by exclusive time:")
-        lines.append("    %12s %8s %14s  %s" % ("time[s]", "time[%]", "visits", "region"))
+        lines.append("    %12s %8s %14s  %s" % ("time[s]", "time[%]",
+                                                "visits" if samples is None else "samples",
+                                                "region"))
         for st in ranked:
             lines.append("    %12.6f %8.1f %14s  %s" % (
                 st.excl, 100.0 * st.excl / total if total else 0.0,
-                "{:,}".format(st.visits), st.region.display))
+                "{:,}".format(st.visits if samples is None else samples.get(st.region.id, 0)),
+                st.region.display))
     else:
         lines.append("scorep: profiling was off (SCOREP_ENABLE_PROFILING=false): no region "
                      "summary")

@@ -610,6 +610,44 @@ class Profile:
             out.append(row)
         return out
 
+    # ---- folded_calls.json ----------------------------------------------------------------
+
+    def folded(self):
+        """The calls a COLLAPSE call path holds, per function, as scorep writes them beside
+        the tree (``folded_calls.json``; None when the archive has none, e.g. Score-P's own
+        profiles or a run within the depth limit): {COLLAPSE cnode id: (functions, pairs)}
+        with functions [(location id, region id, primitive calls, inclusive s of the
+        outermost activations within the folded calls, min s, max s)] and pairs
+        [(location id, caller region id, callee region id, calls, primitive calls,
+        inclusive s, inclusive s of the pair's outermost activations within the folded
+        calls, exclusive s)]. Whether a function (or pair) is active further out is the
+        COLLAPSE node's call path, which the caller walks."""
+        if hasattr(self, "_folded"):
+            return self._folded
+        text = self._members.get("folded_calls.json")
+        self._folded = None
+        if text is None:
+            return None
+        import json
+        try:
+            doc = json.loads(text.decode("utf-8"))
+            out = {}
+            nloc, nreg, ncn = len(self.locations), len(self.regions), len(self.cnodes)
+            for c, l, r, prim, once, lo, hi in doc["functions"]:
+                if not (0 <= c < ncn and 0 <= l < nloc and 0 <= r < nreg):
+                    raise ValueError("an id out of range")
+                out.setdefault(c, ([], []))[0].append(
+                    (l, r, int(prim), float(once), float(lo), float(hi)))
+            for c, l, a, b, nc, cc, incl, once, excl in doc["pairs"]:
+                if not (0 <= c < ncn and 0 <= l < nloc and 0 <= a < nreg and 0 <= b < nreg):
+                    raise ValueError("an id out of range")
+                out.setdefault(c, ([], []))[1].append(
+                    (l, a, b, int(nc), int(cc), float(incl), float(once), float(excl)))
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            raise self._err("folded_calls.json is damaged: %s" % _one_line(exc))
+        self._folded = out
+        return out
+
     def __repr__(self):
         return "Profile(%r, %d metrics, %d cnodes, %d locations)" % (
             self.path, len(self.metrics), len(self.cnodes), len(self.locations))

@@ -1,6 +1,6 @@
-"""Known calls and times for the report tests. With argv[1] = n (default 4): trunk once,
-branch n times, leaf 3n times (all under trunk), recurse 6 times of which 1 is not
-recursive, nap once for 20 ms. No comprehensions: each call here is one region."""
+"""Known calls and times for the report tests. argv: n (default 4), s (default 0.02): trunk
+once, branch n times, leaf 3n times (all under trunk), recurse 6 times of which 1 is not
+recursive, nap once for s seconds. No comprehensions: each call here is one region."""
 import sys
 import time
 
@@ -25,11 +25,11 @@ def recurse(depth):
     return 0 if depth == 0 else recurse(depth - 1) + 1
 
 
-def nap():
-    time.sleep(0.02)
+def nap(seconds):
+    time.sleep(seconds)
 
 
 if __name__ == "__main__":
     trunk(int(sys.argv[1]) if len(sys.argv) > 1 else 4)
     recurse(5)
-    nap()
+    nap(float(sys.argv[2]) if len(sys.argv) > 2 else 0.02)

@@ -206,10 +206,19 @@ _ROW_KEYS = ("region", "kind", "file", "line", "visits", "inclusive_s", "exclusi
 
 
 def region_rows(tree):
+    """Per region its visits, or for a sampled tree (whose visits are not counted) None
+    and its own samples under "samples"."""
     from scorep.report.analysis import top_regions
-    return [dict(zip(_ROW_KEYS, (st.region.display, st.region.kind, st.region.file or "",
-                                 st.region.line, st.visits, st.incl, st.excl)))
-            for st in top_regions(tree, "incl", None, include_measurement=False)]
+    samples = tree.samples_by_region() if tree.sampling is not None else None
+    rows = []
+    for st in top_regions(tree, "incl", None, include_measurement=False):
+        row = dict(zip(_ROW_KEYS, (st.region.display, st.region.kind, st.region.file or "",
+                                   st.region.line, st.visits if samples is None else None,
+                                   st.incl, st.excl)))
+        if samples is not None:
+            row["samples"] = samples.get(st.region.id, 0)
+        rows.append(row)
+    return rows
 
 
 def _fmt_seconds(s):
@@ -238,9 +247,13 @@ def summarize(result, tree):
     if tree is not None:
         result.rows = region_rows(tree)
         threads = len(tree.locations)
-        calls = sum(r["visits"] for r in result.rows)
-        parts.append("%s call%s%s" % (format_count(calls), "" if calls == 1 else "s",
-                                      " in %d threads" % threads if threads > 1 else ""))
+        if tree.sampling is not None:
+            parts.append(tree.sampling.describe() +
+                         (" in %d threads" % threads if threads > 1 else ""))
+        else:
+            calls = sum(r["visits"] for r in result.rows)
+            parts.append("%s call%s%s" % (format_count(calls), "" if calls == 1 else "s",
+                                          " in %d threads" % threads if threads > 1 else ""))
         hottest = top_regions(tree, "excl", 1, include_measurement=False)
         total = tree.total_time()
         if hottest and hottest[0].excl > 0:
@@ -270,11 +283,12 @@ def _static_table(rows):
     """The top regions as a plain table: what shows where an output's scripts do not run."""
     if not rows:
         return ""
+    count = "visits" if rows[0]["visits"] is not None else "samples"
     out = ['<table style="font-size:12px"><thead><tr><th style="text-align:left">region</th>'
-           '<th>visits</th><th>inclusive</th><th>exclusive</th></tr></thead><tbody>']
+           '<th>%s</th><th>inclusive</th><th>exclusive</th></tr></thead><tbody>' % count]
     for r in rows[:SUMMARY_TOP]:
         out.append('<tr><td style="text-align:left"><code>%s</code></td><td>%d</td><td>%s</td>'
-                   '<td>%s</td></tr>' % (htmlmod.escape(r["region"]), r["visits"],
+                   '<td>%s</td></tr>' % (htmlmod.escape(r["region"]), r[count],
                                          _fmt_seconds(r["inclusive_s"]),
                                          _fmt_seconds(r["exclusive_s"])))
     out.append("</tbody></table>")

@@ -142,8 +142,11 @@ def call_stats(tree, locations=None):
     the outermost activation of the pair.
 
     A parameter's node is part of its region's call: its time is that call's, its visits
-    are not calls, its children are the call's callees."""
+    are not calls, its children are the call's callees. A COLLAPSE node with the calls it
+    holds (CallTree.folded) is those calls, not a function of its own: the functions and
+    pairs active on its call path are the ones further out."""
     cols = list(range(len(tree.locations))) if locations is None else list(locations)
+    colset = set(cols)
     excl = tree.excl
     visits, incl = tree.visits, tree.incl
     funcs = {}
@@ -160,6 +163,10 @@ def call_stats(tree, locations=None):
             active[rid] -= 1
             if caller is not None:
                 active_pair[(caller, rid)] -= 1
+            continue
+        folded = tree.folded_at(node)
+        if folded is not None:
+            _add_folded_calls(funcs, edges, active, active_pair, folded, colset)
             continue
         tt = sum(excl[node.id][l] for l in cols)
         if node.params and call is not None:
@@ -199,12 +206,38 @@ def call_stats(tree, locations=None):
     return funcs, edges
 
 
+def _add_folded_calls(funcs, edges, active, active_pair, folded, cols):
+    functions, pairs = folded
+    for l, caller, callee, calls, primitive, _, once, excl in pairs:
+        if l not in cols:
+            continue
+        f = funcs.get(callee)
+        if f is None:
+            f = funcs[callee] = [0, 0, 0.0, 0.0]
+        f[1] += calls
+        f[2] += excl
+        pair = (caller, callee)
+        e = edges.get(pair)
+        if e is None:
+            e = edges[pair] = [0, 0, 0.0, 0.0]
+        e[0] += calls
+        e[2] += excl
+        if not active_pair.get(pair):
+            e[1] += primitive
+            e[3] += once
+    for l, rid, primitive, once, _, _ in functions:
+        if l in cols and not active.get(rid):
+            f = funcs[rid]
+            f[0] += primitive
+            f[3] += once
+
+
 def callers_and_callees(tree, region_id, locations=None, stats=None):
     """What the sandwich view shows for a function: its totals (calls, primitive calls,
     exclusive, inclusive seconds), its callers and its callees, each
     [(region, calls, exclusive s, inclusive s)] heaviest first (cProfile's pairs)."""
     funcs, edges = stats or call_stats(tree, locations)
-    regions = {n.region.id: n.region for n in tree.nodes}
+    regions = tree.regions_that_ran()
     callers = [(regions[a], e[0], e[2], e[3]) for (a, b), e in edges.items() if b == region_id]
     callees = [(regions[b], e[0], e[2], e[3]) for (a, b), e in edges.items() if a == region_id]
     callers.sort(key=lambda c: (-c[3], c[0].display))

@@ -30,7 +30,7 @@ def stats_dict(tree, locations=None):
     """cProfile's numbers (analysis.call_stats): recursion counted as cProfile counts it,
     so that cumulative times never exceed the run and gprof2dot's ratios stay <= 1."""
     funcs, edges = call_stats(tree, locations)
-    regions = {n.region.id: n.region for n in tree.nodes}
+    regions = tree.regions_that_ran()
     callers = {rid: {} for rid in funcs}
     for (caller, callee), (nc, cc, tt, ct) in edges.items():
         key = _key(regions[caller])

@@ -340,18 +340,21 @@ def region_table_html(tree, total, lb, index):
                    else [[l.index] for l in tree.locations])
     nunits = len(unit_groups)
     rows = []
+    # Sampled: a region's own samples instead of visits, which are not counted.
+    samples = tree.samples_by_region() if tree.sampling is not None else None
     for st in top_regions(tree, "excl", None):
         bal = region_balance(st, unit_groups)
         lo, mean, hi, sd = bal["stats"]
         imb = hi / mean if mean > 0 and len(bal["ran"]) > 1 else None
-        per_visit = st.incl / st.visits if st.visits else None
+        per_visit = st.incl / st.visits if st.visits and samples is None else None
         r = st.region
         where = r.where
         cells = [
             ('class="name" title="%s"' % esc(r.display), esc(r.display), r.display),
             ('class="opt"', esc(r.kind if r.kind != "code" else r.paradigm), r.kind),
             ('class="file opt" title="%s"' % esc(where), esc(where), where),
-            ("", format_count(st.visits), st.visits),
+            ("", format_count(st.visits), st.visits) if samples is None else
+            ("", format_count(samples.get(r.id, 0)), samples.get(r.id, 0)),
             ("", format_seconds(st.excl), st.excl),
             ("", "%.1f%%" % (100 * st.excl / total) if total else "-", st.excl),
             ("", format_seconds(st.incl), st.incl),
@@ -368,7 +371,8 @@ def region_table_html(tree, total, lb, index):
             '<td %s data-sort="%s">%s</td>' % (attr, esc(key), text)
             for attr, text, key in cells)))
     unit = lb["unit"]
-    head = [("region", 0, ""), ("kind", 0, "opt"), ("file:line", 0, "opt"), ("visits", 1, ""),
+    head = [("region", 0, ""), ("kind", 0, "opt"), ("file:line", 0, "opt"),
+            ("visits" if samples is None else "samples", 1, ""),
             ("exclusive", 1, ""), ("excl %", 1, ""), ("inclusive", 1, ""), ("incl %", 1, "opt"),
             ("per visit", 1, "opt"), ("min", 1, "opt"), ("max", 1, "opt"),
             ("%ss" % unit, 1, "opt"), ("max/mean %s" % unit, 1, "opt")]
@@ -617,6 +621,16 @@ def has_mpi(exp, tree, mpi):
                     {n.region.id for n in tree.nodes}))
 
 
+def sampling_note(sampling, total):
+    """The header's words for a sampled experiment (in place of the call count)."""
+    text = sampling.describe()
+    if sampling.idle is not None:
+        idle = sum(sampling.idle)
+        text += "; CPU time, idle apart: %s (%.1f%% of the wall time)" % (
+            format_seconds(idle), 100.0 * idle / (total + idle) if total + idle else 0.0)
+    return text
+
+
 def report_data(exp, top=15, embed_source=True, layout="report",
                 source_limit=SOURCE_TOTAL_LIMIT):
     """(data, body HTML) of the report of an experiment whose scan (if it has a trace) was
@@ -661,7 +675,8 @@ def report_data(exp, top=15, embed_source=True, layout="report",
         "<h1>scorep report: %s</h1>" % esc(exp.program),
         "path": esc(exp.path), "ranks": len(tree.ranks),
         "threads": len(tree.locations), "total": esc(format_seconds(total)),
-        "calls": format_count(tree.total_visits()), "source": tree.source,
+        "calls": format_count(tree.total_visits()) + " calls" if tree.sampling is None
+        else esc(sampling_note(tree.sampling, total)), "source": tree.source,
         "generated": generated, "facts": facts_html(exp),
         "tops": summary_html(tree, total, top, index),
         "table": region_table_html(tree, total, lb, index),
@@ -729,7 +744,7 @@ LAYOUTS = {
 
 HEADER = """
 <header>%(title)s<p class="sub">%(path)s &middot; %(ranks)d process(es), %(threads)d thread(s) &middot;
-%(total)s of thread time &middot; %(calls)s calls &middot; call tree from the %(source)s
+%(total)s of thread time &middot; %(calls)s &middot; call tree from the %(source)s
 &middot; written %(generated)s</p></header>"""
 
 

@@ -134,6 +134,7 @@ def fold_imports(tree):
     top_kids = {}
     merged_metric = [[] for _ in tree.metrics]
     io_bytes = {} if tree.io_bytes is not None else None
+    hits = [] if tree.hits is not None else None  # samples, in a sampled tree
 
     def child(parent, region, params=()):
         table = top_kids if parent is None else kids[parent.id]
@@ -149,6 +150,8 @@ def fold_imports(tree):
             kids.append({})
             for m in merged_metric:
                 m.append(0.0)
+            if hits is not None:
+                hits.append([0] * nloc)
         return node
 
     def assign(old, new, count_visits=True):
@@ -161,11 +164,16 @@ def fold_imports(tree):
                 vrow[i] += ovrow[i]
         for m, metric in zip(merged_metric, tree.metrics):
             m[new.id] += metric.excl[old.id]
+        if hits is not None:
+            hrow, ohrow = hits[new.id], tree.hits[old.id]
+            for i in range(nloc):
+                hrow[i] += ohrow[i]
         if io_bytes is not None and old.id in tree.io_bytes:
             r, w = io_bytes.get(new.id, (0, 0))
             r2, w2 = tree.io_bytes[old.id]
             io_bytes[new.id] = (r + r2, w + w2)
 
+    folded_calls = {}  # new COLLAPSE node id: the calls beyond the depth limit it holds
     stack = [(root, None) for root in reversed(tree.roots)]
     while stack:
         old, parent = stack.pop()
@@ -223,6 +231,11 @@ def fold_imports(tree):
         else:
             new = child(parent, old.region, old.params)
             assign(old, new)
+            calls = tree.folded_at(old)
+            if calls is not None:  # COLLAPSE: the calls it folds go with it
+                functions, pairs = folded_calls.setdefault(new.id, ([], []))
+                functions.extend(calls[0])
+                pairs.extend(calls[1])
         stack.extend((c, new) for c in reversed(old.children))
 
     # Inclusive = own + the children's, children after their parents in new_nodes.
@@ -236,10 +249,12 @@ def fold_imports(tree):
             for m in metric_incl:
                 m[node.parent.id] += m[node.id]
     folded = CallTree(regions, tree.ranks, tree.locations, new_nodes, visits, incl,
-                      None, None, source=tree.source)
+                      None, None, source=tree.source, folded=folded_calls)
     folded.io_bytes = io_bytes
     folded.metrics = [MetricValues(m.name, m.display, m.unit, m.description, mi, me)
                       for m, mi, me in zip(tree.metrics, metric_incl, merged_metric)]
+    folded.hits = hits
+    folded.sampling = tree.sampling
     folded.imports_folded = True
     return folded
 

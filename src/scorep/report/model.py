@@ -7,7 +7,7 @@ import math
 from scorep._errors import ScorepError
 
 __all__ = ["ReportError", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
-           "MetricValues",
+           "MetricValues", "Sampling",
            "disambiguate", "PARADIGMS", "ROLES", "IO_ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
            "format_bytes", "parse_duration", "parse_size", "format_duration_option"]
 
@@ -252,13 +252,39 @@ class MetricValues:
         return out
 
 
+class Sampling:
+    """How a sampled experiment (--sampling, SCOREP_ENABLE_UNWINDING) was measured: its
+    rate, clock ("wall" or "cpu") and sample count. Its times are estimates and the visits
+    of Python frames are not counted (a frame's visits are the activations samples saw),
+    so the reports show samples instead. With the CPU clock ``idle`` is per location the
+    wall time no sample and no recorded region covers (the thread was not on a CPU, or ran
+    no sampled code), taken out of the program root: the CPU shares add up to 100%."""
+    __slots__ = ("rate_hz", "clock", "samples", "idle")
+
+    def __init__(self, rate_hz, clock, samples):
+        self.rate_hz = rate_hz
+        self.clock = clock
+        self.samples = samples
+        self.idle = None
+
+    def describe(self):
+        return "sampled: %s samples at %g Hz (%s clock), times are estimates" % (
+            format_count(self.samples), self.rate_hz, self.clock)
+
+
 class CallTree:
     """``visits[n][l]`` and ``incl[n][l]`` (seconds) per node id and location index;
     ``mins``/``maxs`` (seconds per visit, 0 where never visited) when the source has them.
-    ``source`` says where it came from: "profile" or "trace"."""
+    ``source`` says where it came from: "profile" or "trace".
+
+    ``folded`` (cube.Profile.folded, location ids being location indexes): the calls each
+    COLLAPSE node holds, per function and per caller -> callee pair. The call-tree views
+    keep COLLAPSE, as Score-P; the per-function views (``flat``, analysis.call_stats) put
+    the folded calls where they belong, so that their totals do not depend on the depth
+    limit."""
 
     def __init__(self, regions, ranks, locations, nodes, visits, incl, mins=None, maxs=None,
-                 source="profile"):
+                 source="profile", folded=None):
         self.regions = regions
         self.ranks = ranks
         self.locations = locations
@@ -269,15 +295,41 @@ class CallTree:
         self.mins = mins
         self.maxs = maxs
         self.source = source
+        self.folded = folded or None
         # {node id: (bytes read, bytes written)} of I/O calls, when the profile holds
         # Score-P's io_bytes metrics (the trace gives bytes per file instead)
         self.io_bytes = None
         # The metrics recorded at enters and leaves (MetricValues), from the profile.
         self.metrics = []
+        # Sampled experiments: samples per node and location (Score-P's hits) and how
+        # they were taken (Sampling); None otherwise.
+        self.hits = None
+        self.sampling = None
         self._excl = None
         # Only the regions that ran: a defined but unused twin changes no name.
-        disambiguate(list({n.region.id: n.region for n in nodes}.values()))
+        disambiguate(list(self.regions_that_ran().values()))
         self._mark_recursion()
+
+    def regions_that_ran(self):
+        """{region id: Region} of the call paths and of the folded calls."""
+        ran = {n.region.id: n.region for n in self.nodes}
+        by_id = None
+        for functions, pairs in (self.folded or {}).values():
+            if by_id is None:
+                by_id = {r.id: r for r in self.regions}
+            for f in functions:
+                ran.setdefault(f[1], by_id[f[1]])
+            for e in pairs:
+                ran.setdefault(e[1], by_id[e[1]])
+                ran.setdefault(e[2], by_id[e[2]])
+        return ran
+
+    def folded_at(self, node):
+        """(functions, pairs) the COLLAPSE node holds, or None (not COLLAPSE, or a profile
+        without folded calls: then COLLAPSE counts as a function of its own)."""
+        if self.folded is None or node.region.name != "COLLAPSE":
+            return None
+        return self.folded.get(node.id)
 
     def _mark_recursion(self):
         # Iterative DFS with a count of each region on the current path.
@@ -308,10 +360,32 @@ class CallTree:
                     crow = self.incl[child.id]
                     for i in range(nloc):
                         row[i] -= crow[i]
-                # Rounding of stored doubles can leave -1e-18 where the truth is 0.
-                out.append([v if v > 0.0 else 0.0 for v in row])
+                # Rounding of stored doubles can leave +-1e-18 where the truth is 0 (no
+                # clock resolves a picosecond).
+                out.append([v if v > 1e-12 else 0.0 for v in row])
             self._excl = out
         return self._excl
+
+    def samples_by_region(self, locations=None):
+        """{region id: samples whose innermost frame was the region} (sampled trees)."""
+        cols = range(len(self.locations)) if locations is None else locations
+        out = {}
+        for n in self.nodes:
+            out[n.region.id] = out.get(n.region.id, 0) + sum(self.hits[n.id][l] for l in cols)
+        return out
+
+    def take_out_idle(self):
+        """CPU-clock sampling: the program root's exclusive time per location is time no
+        CPU sample stands for; it moves into ``sampling.idle`` and out of the root."""
+        excl = self.excl
+        idle = [0.0] * len(self.locations)
+        for root in self.roots:
+            if root.region.is_program:
+                for l, v in enumerate(excl[root.id]):
+                    idle[l] += v
+                    self.incl[root.id][l] -= v
+        self.sampling.idle = idle
+        self._excl = None
 
     def preorder(self):
         order = []
@@ -332,14 +406,28 @@ class CallTree:
 
     def total_visits(self, locations=None):
         cols = range(len(self.locations)) if locations is None else locations
-        return sum(self.visits[n.id][l] for n in self.nodes if not n.params for l in cols)
+        total = 0
+        for n in self.nodes:
+            folded = self.folded_at(n)
+            if folded is not None:  # the calls it holds instead of its visits
+                wanted = set(cols)
+                total += sum(e[3] for e in folded[1] if e[0] in wanted)
+            elif not n.params:
+                total += sum(self.visits[n.id][l] for l in cols)
+        return total
 
     def flat(self):
         """RegionStat per region that was visited, in region id order."""
         nloc = len(self.locations)
         excl = self.excl
         stats = {}
+        regions = None
         for node in self.nodes:
+            folded = self.folded_at(node)
+            if folded is not None:
+                regions = regions or self.regions_that_ran()
+                self._add_folded(stats, regions, node, folded, nloc)
+                continue
             rid = node.region.id
             st = stats.get(rid)
             if st is None:
@@ -366,6 +454,26 @@ class CallTree:
             st.excl = sum(st.per_loc_excl)
             st.incl = sum(st.per_loc_incl)
         return [stats[k] for k in sorted(stats)]
+
+    @staticmethod
+    def _add_folded(stats, regions, node, folded, nloc):
+        """The calls a COLLAPSE node holds, added to their functions' RegionStats: visits
+        and exclusive time of every call, inclusive time of a function not active on the
+        node's call path (its outermost folded activations)."""
+        functions, pairs = folded
+        on_path = {n.region.id for n in node.path()}
+        for l, caller, callee, calls, _, _, _, excl in pairs:
+            st = stats.get(callee)
+            if st is None:
+                st = stats[callee] = RegionStat(regions[callee], nloc)
+            st.per_loc_visits[l] += calls
+            st.per_loc_excl[l] += excl
+        for l, rid, _, once, lo, hi in functions:
+            st = stats[rid]
+            if rid not in on_path:
+                st.per_loc_incl[l] += once
+            st.min = lo if st.min is None else min(st.min, lo)
+            st.max = hi if st.max is None else max(st.max, hi)
 
     def restrict(self, locations):
         """The same tree with only these location columns (e.g. one rank)."""
@@ -394,6 +502,20 @@ class CallTree:
         tree.mins = cols(self.mins)
         tree.maxs = cols(self.maxs)
         tree.source = self.source
+        tree.hits = cols(self.hits)
+        tree.sampling = None
+        if self.sampling is not None:
+            tree.sampling = Sampling(self.sampling.rate_hz, self.sampling.clock,
+                                     sum(sum(row) for row in tree.hits) if tree.hits else 0)
+            if self.sampling.idle is not None:
+                tree.sampling.idle = [self.sampling.idle[l] for l in locations]
+        tree.folded = None
+        if self.folded is not None:
+            new = {l: i for i, l in enumerate(locations)}
+            tree.folded = {
+                c: ([(new[f[0]],) + tuple(f[1:]) for f in fs if f[0] in new],
+                    [(new[e[0]],) + tuple(e[1:]) for e in es if e[0] in new])
+                for c, (fs, es) in self.folded.items()}
         tree._excl = None
         return tree
 

@@ -10,7 +10,7 @@ import os
 import re
 
 from scorep.report.model import (CallTree, Location, MetricValues, Node, Rank, Region, ReportError,
-                                 PARADIGMS, ROLES)
+                                 Sampling, PARADIGMS, ROLES)
 
 __all__ = ["Experiment", "TraceScan", "open_trace"]
 
@@ -338,8 +338,15 @@ def tree_from_profile(profile):
     if "min_time" in names and "max_time" in names:
         mins = profile.values("min_time", inclusive=False)
         maxs = profile.values("max_time", inclusive=False)
+    from scorep import cube
+    try:
+        folded = profile.folded()
+    except cube.CubeError as error:
+        raise ReportError(str(error))
     tree = CallTree(regions, ranks, locations, nodes, visits, incl, mins, maxs,
-                    source="profile")
+                    source="profile", folded=folded)
+    if "hits" in names:
+        tree.hits = profile.values("hits", inclusive=False)
     # The metrics recorded at every enter and leave (SCOREP_METRIC_*, --memory): per call
     # path, summed over locations.
     from scorep.score.model import recorded_metrics
@@ -480,6 +487,7 @@ class Experiment:
                 self._recorded_tree = self.scan.tree()
             else:
                 self._recorded_tree = tree_from_profile(self.profile)
+                self._mark_sampled(self._recorded_tree)
         return self._recorded_tree
 
     @property
@@ -492,6 +500,32 @@ class Experiment:
                 tree = fold_imports(tree)
             self._tree = tree
         return self._tree
+
+    def sampling_event(self):
+        """(rate in Hz, "wall" or "cpu") of a sampled run (SCOREP_ENABLE_UNWINDING with a
+        sampling event in scorep.cfg), else None."""
+        if self.cfg("SCOREP_ENABLE_UNWINDING", "").lower() not in ("true", "1", "yes", "on"):
+            return None
+        event = self.cfg("SCOREP_SAMPLING_EVENTS", "wall@1000").strip()
+        if not event:
+            return None  # calling contexts only, no samples
+        name, _at, period = event.partition("@")
+        try:
+            period_us = float(period) if period else 1000.0
+        except ValueError:
+            period_us = 1000.0
+        clock = "cpu" if name.strip().lower() in ("cpu", "timer") else "wall"
+        return (1e6 / period_us if period_us > 0 else 0.0), clock
+
+    def _mark_sampled(self, tree):
+        # A sampled profile (its samples in `hits`): samples and estimated times instead of
+        # visits; with the CPU clock the root's uncovered time is idle, shown apart.
+        event = self.sampling_event()
+        if tree.hits is None or event is None:
+            return
+        tree.sampling = Sampling(event[0], event[1], sum(sum(row) for row in tree.hits))
+        if event[1] == "cpu":
+            tree.take_out_idle()
 
     # -- what the run was --
 

@@ -109,12 +109,17 @@ def _pct(part, whole):
 NAME_ROOM = 22
 
 
-def _region_columns(total):
-    return [
+def _region_columns(total, samples=None):
+    columns = [
         ("excl", 8, lambda st: format_seconds(st.excl)),
         ("excl%", 6, lambda st: _pct(st.excl, total)),
         ("incl", 8, lambda st: format_seconds(st.incl)),
         ("incl%", 6, lambda st: _pct(st.incl, total)),
+    ]
+    if samples is not None:
+        # Sampled: visits are not counted, a region's own samples are.
+        return columns + [("samples", 10, lambda st: format_count(samples.get(st.region.id, 0)))]
+    return columns + [
         ("visits", 10, lambda st: format_count(st.visits)),
         ("per visit", 9, lambda st: format_seconds(st.incl / st.visits) if st.visits else "-"),
     ]
@@ -129,8 +134,8 @@ def _fit_columns(columns, width, keep=2):
     return cols
 
 
-def _region_table(stats, total, width, style):
-    cols = _fit_columns(_region_columns(total), width)
+def _region_table(stats, total, width, style, samples=None):
+    cols = _fit_columns(_region_columns(total, samples), width)
     head = "  " + " ".join("%*s" % (w, h) for h, w, _ in cols)
     lines = [style.dim(head + "  region")]
     for st in stats:
@@ -163,7 +168,11 @@ def _threads(tree, total, width, style):
         return "%s / %s" % (tree.ranks[loc.rank].name, loc.name) if multi else loc.name
 
     label_w = min(max([6] + [len(label(l)) for l, *_ in rows]), max(12, width - 58))
-    head = "  %-*s %8s %6s %11s" % (label_w, "thread", "time", "time%", "calls")
+    if tree.sampling is not None:
+        rows = [(loc, secs, sum(tree.hits[n.id][loc.index] for n in tree.nodes), b, bs)
+                for loc, secs, _calls, b, bs in rows]
+    head = "  %-*s %8s %6s %11s" % (label_w, "thread", "time", "time%",
+                                    "calls" if tree.sampling is None else "samples")
     busiest_head = "busiest region (exclusive time)"
     if len(head) + 2 + len(busiest_head) > width:
         busiest_head = "busiest (excl)"
@@ -340,22 +349,34 @@ def render(exp, top=15, width=None, color=False):
     out.extend(wrap("program  %s" % exp.program, width, "  ", hang))
     out.extend(wrap("read     " + " + ".join(sources), width, "  ", hang))
     nthreads = len(tree.locations)
-    out.extend(wrap("ran      %d process%s, %d thread%s; %s of thread time, %s calls" % (
+    sampling = tree.sampling
+    out.extend(wrap("ran      %d process%s, %d thread%s; %s of thread time%s" % (
         len(tree.ranks), "" if len(tree.ranks) == 1 else "es", nthreads,
         "" if nthreads == 1 else "s", format_seconds(total),
-        format_count(tree.total_visits())), width, "  ", hang))
+        "" if sampling is not None else ", %s calls" % format_count(tree.total_visits())),
+        width, "  ", hang))
+    samples = None
+    if sampling is not None:
+        samples = tree.samples_by_region()
+        out.extend(wrap(sampling.describe(), width, "  ", hang))
+        if sampling.idle is not None:
+            idle = sum(sampling.idle)
+            out.extend(wrap("cpu      times and shares are of the %s the threads were on a CPU; "
+                            "idle apart: %s (%s of the wall time: waiting, sleeping, not "
+                            "sampled)" % (format_seconds(total), format_seconds(idle),
+                                          _pct(idle, total + idle)), width, "  ", hang))
     for note in exp.missing():
         out.extend(style.warn(line) for line in wrap("missing  " + note, width, "  ", hang))
     out.append("")
 
     out.extend(style.title(line) for line in wrap(
         "Top %d regions by exclusive time (own time, callees excluded)" % top, width, "", "  "))
-    out.extend(_region_table(top_regions(tree, "excl", top), total, width, style))
+    out.extend(_region_table(top_regions(tree, "excl", top), total, width, style, samples))
     out.append("")
     out.extend(style.title(line) for line in wrap(
         "Top %d regions by inclusive time (callees included, recursion once)" % top, width,
         "", "  "))
-    out.extend(_region_table(top_regions(tree, "incl", top), total, width, style))
+    out.extend(_region_table(top_regions(tree, "incl", top), total, width, style, samples))
     out.append("")
 
     out.append(style.title("Threads"))

@@ -217,8 +217,14 @@ class MeasuredModel:
         nloc = len(self.units)
         roots = set(id(r) for r in profile.roots)
         root_row = None
+        folded = profile.folded() or {}
         for cnode in profile.cnodes:
             region = cnode.region
+            if region.name == "COLLAPSE" and cnode.id in folded:
+                # The calls COLLAPSE holds are in the trace as what they are: counted in
+                # their own functions' rows.
+                self._fill_folded(est, folded[cnode.id][1])
+                continue
             row = rows[region.id]
             is_root = id(cnode) in roots
             if cnode.parameters:
@@ -267,6 +273,15 @@ class MeasuredModel:
                     chunks = -(-(events + EVT_FILE_BYTES) // self.chunk_bytes)
                     framing = EVT_FILE_BYTES + EVT_EXTRA_CHUNK_BYTES * (chunks - 1)
                     est.add(root_row.type, root_row, i, framing, 0, 0, 0.0)
+
+    def _fill_folded(self, est, pairs):
+        regions = est.profile.regions
+        for l, _, callee, calls, _, _, _, excl in pairs:
+            row = est.all_rows[callee]
+            per_visit, records = self._region_bytes(regions[callee])
+            est.add(row.type, row, l, calls * per_visit, calls, 0, excl)
+            row.records[l] += calls * records
+            row.nodes[l] += 1
 
     def _io_setup(self, est):
         """What the I/O model needs from the profile: bytes moved per call path and the

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "adapters/process/process.h"
 #include "adapters/python/python.h"
@@ -68,13 +69,14 @@ static int string_list_from(string_list *list, PyObject *seq, const char *what)
 }
 
 /* The metrics asked for: a sequence of (source, name, per_process) with source one of
- * "rusage", "perf", "papi", "python". The names stay owned by the tuples (valid during the
- * start). Returns 0, or -1 with a Python exception. */
+ * "rusage", "perf", "papi", "python", "native". The names stay owned by the tuples (valid
+ * during the start). Returns 0, or -1 with a Python exception. */
 static int metric_requests_from(PyObject *metrics, sp_metric_request *out, uint32_t *count)
 {
     static const char *const source_names[SP_METRIC_SOURCE_COUNT] = {
         [SP_METRIC_SOURCE_RUSAGE] = "rusage", [SP_METRIC_SOURCE_PERF] = "perf",
-        [SP_METRIC_SOURCE_PAPI] = "papi", [SP_METRIC_SOURCE_PYTHON] = "python"};
+        [SP_METRIC_SOURCE_PAPI] = "papi", [SP_METRIC_SOURCE_PYTHON] = "python",
+        [SP_METRIC_SOURCE_NATIVE] = "native"};
     *count = 0;
     if (!metrics || metrics == Py_None)
         return 0;
@@ -279,11 +281,11 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
     for (uint32_t i = 0; i < noutcomes; i++) {
         const sp_process_outcome *o = &outcomes[i];
         PyObject *item = Py_BuildValue(
-            "{s:I,s:I,s:K,s:s,s:N,s:s,s:d,s:K}", "number", o->number, "parent", o->parent,
-            "pid", (unsigned long long)o->pid, "method", o->method, "name",
+            "{s:I,s:I,s:K,s:s,s:N,s:s,s:d,s:K,s:O}", "number", o->number, "parent",
+            o->parent, "pid", (unsigned long long)o->pid, "method", o->method, "name",
             PyUnicode_DecodeUTF8(o->name, (Py_ssize_t)strlen(o->name), "replace"), "fate",
             fates[o->fate], "seconds", o->seconds, "lost_bytes",
-            (unsigned long long)o->lost_bytes);
+            (unsigned long long)o->lost_bytes, "idle", o->idle ? Py_True : Py_False);
         if (!item || PyList_Append(processes, item) != 0) {
             Py_XDECREF(item);
             Py_DECREF(d);
@@ -305,6 +307,8 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "memory_peak_bytes", PyLong_FromUnsignedLongLong(r.memory_peak_bytes)) ||
         set_item(d, "memory_over_budget_bytes",
                  PyLong_FromUnsignedLongLong(r.memory_over_budget_bytes)) ||
+        set_item(d, "metric_reads_ns", PyLong_FromUnsignedLongLong(r.metric_reads_ns)) ||
+        set_item(d, "metric_read_cost_ns", PyLong_FromUnsignedLongLong(r.metric_read_cost_ns)) ||
         set_item(d, "max_depth", PyLong_FromUnsignedLong(r.max_depth)) ||
         set_item(d, "experiment_dir", PyUnicode_DecodeFSDefault(r.output_dir)) ||
         set_item(d, "mpi_rank", PyLong_FromLong(r.mpi_rank)) ||
@@ -313,6 +317,7 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
         set_item(d, "processes", PyLong_FromUnsignedLong(r.processes)) ||
         set_item(d, "process_member", PyBool_FromLong(r.process_member)) ||
         set_item(d, "process_alone", PyBool_FromLong(r.process_alone)) ||
+        set_item(d, "process_named", PyBool_FromLong(r.process_named)) ||
         set_item(d, "process_number", PyLong_FromUnsignedLong(r.process_number)) ||
         set_item(d, "process_trace_failures", PyLong_FromUnsignedLong(r.process_trace_failures)) ||
         set_item(d, "process_trace_error",
@@ -948,6 +953,29 @@ static PyObject *py_process_forked_lineage(PyObject *self, PyObject *unused)
     return lineage_or_none(sp_process_forked_lineage);
 }
 
+/* The process's own environment, as the C library holds it: what execv, system() and a
+ * child started without an environment of its own get. os.environ is a copy that
+ * os.putenv, os.unsetenv and C code's setenv leave behind; a child's environment built from
+ * os.environ would lose what they set. A list of b"NAME=value". */
+static PyObject *py_environ(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    PyObject *list = PyList_New(0);
+    if (!list)
+        return NULL;
+    for (char **entry = environ; entry && *entry; entry++) {
+        PyObject *item = PyBytes_FromString(*entry);
+        if (!item || PyList_Append(list, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(list);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    return list;
+}
+
 static PyObject *py_process_set_name(PyObject *self, PyObject *name)
 {
     (void)self;
@@ -1205,6 +1233,8 @@ static PyMethodDef methods[] = {
     {"process_forked_lineage", py_process_forked_lineage, METH_NOARGS,
      "In a forked child: what the parent handed down (dict), or None."},
     {"process_set_name", py_process_set_name, METH_O, "The child process's name."},
+    {"environ", py_environ, METH_NOARGS,
+     "The C environment (list of b\"NAME=value\"), which os.environ does not follow."},
     {"recording", py_recording, METH_NOARGS, "Whether recording is on."},
     {"watch_signal", py_watch_signal, METH_O,
      "watch_signal(signum): the signal is sent to the main thread again until its Python "

@@ -59,7 +59,10 @@ void sp_metrics_location_free(sp_location *loc);
 void sp_metrics_location_retire(sp_location *loc);
 /* Whether the calling thread is the location's own (only it can read its metrics). */
 bool sp_metrics_own(const sp_location *loc);
-/* Reads every metric of the location into loc->metrics->now. */
-void sp_metrics_read(sp_location *loc);
+/* Reads every metric of the location into loc->metrics->now, at the event's time (a source
+ * read shortly before may keep its values: same_within_ns); SP_METRICS_READ_ALL reads every
+ * source whatever the time. */
+#define SP_METRICS_READ_ALL UINT64_MAX
+void sp_metrics_read(sp_location *loc, uint64_t time);
 
 #endif

@@ -103,10 +103,44 @@ __attribute__((noinline)) static void metrics_enter(sp_location *loc, uint64_t t
                                                     bool record)
 {
     sp_location_metrics *lm = loc->metrics;
-    sp_metrics_read(loc);
+    sp_metrics_read(loc, time);
     memcpy(metric_start(loc, loc->depth - 1), lm->now, lm->count * sizeof lm->now[0]);
     if (record)
         sp_substrates_metrics_enter(loc, time);
+}
+
+/* ---- what a sample stands for (see sp_location.covered) --------------------------------- */
+
+/* The frame just pushed (stack depth loc->depth) starts with no measured callees. Under
+ * unwinding only: enters there read the call stack already, and frames deeper than the
+ * room found here keep no account (a later sample is then only capped by its top frame). */
+static void covered_open(sp_location *loc)
+{
+    uint32_t depth = loc->depth;
+    if (depth >= loc->covered_capacity) {
+        uint32_t capacity = loc->covered_capacity ? loc->covered_capacity : 32;
+        while (capacity <= depth)
+            capacity *= 2;
+        uint64_t *covered = realloc(loc->covered, capacity * sizeof *covered);
+        if (!covered)
+            return;
+        memset(covered + loc->covered_capacity, 0,
+               (capacity - loc->covered_capacity) * sizeof *covered);
+        loc->covered = covered;
+        loc->covered_capacity = capacity;
+    }
+    loc->covered[depth] = 0;
+}
+
+/* A recorded frame ended at `time` (loc->depth is its caller's depth): its time since the
+ * last sample is measured, and no sample of its caller stands for it. */
+static inline void covered_close(sp_location *loc, const sp_frame *frame, uint64_t time)
+{
+    if (loc->depth >= loc->covered_capacity)
+        return;
+    uint64_t from = frame->enter_time > loc->sample_since ? frame->enter_time : loc->sample_since;
+    if (time > from)
+        loc->covered[loc->depth] += time - from;
 }
 
 void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
@@ -132,6 +166,7 @@ void sp_enter(sp_location *loc, uint32_t region, uintptr_t key, uint64_t time)
     if (metrics_on(loc))
         metrics_enter(loc, time, true);
     if (__builtin_expect(sp_meas.unwinder != NULL, 0)) {
+        covered_open(loc);
         enter_in_context(loc, frame, parent, time);
         return;
     }
@@ -237,8 +272,20 @@ void sp_sample(sp_location *loc, uint64_t time, const sp_context_frame *frames, 
     if (!stamp(loc, &time))
         return; /* recording is off: the profile has the time as MEASUREMENT OFF */
     const sp_frame *top = top_frame(loc);
-    if (top && weight > time - top->enter_time)
-        weight = time - top->enter_time;
+    /* At most the time since the last sample or since the innermost open frame was entered
+     * (the rest is its caller's), less what the frames that ended meanwhile measured: the
+     * samples of a thread never add up to more than its time. */
+    uint64_t start = top && top->enter_time > loc->sample_since ? top->enter_time
+                                                                : loc->sample_since;
+    uint64_t room = time > start ? time - start : 0;
+    uint64_t measured = loc->depth < loc->covered_capacity ? loc->covered[loc->depth] : 0;
+    room = room > measured ? room - measured : 0;
+    if (weight > room)
+        weight = room;
+    uint32_t open = loc->depth < loc->covered_capacity ? loc->depth + 1 : loc->covered_capacity;
+    for (uint32_t k = 0; k < open; k++)
+        loc->covered[k] = 0;
+    loc->sample_since = time;
     uint32_t from = context_start(top, frames, count);
     uint32_t same = unchanged_frames(loc, frames, count);
     loc->samples++;
@@ -263,6 +310,8 @@ __attribute__((always_inline)) static inline void leave_frame_as(sp_location *lo
     uint32_t flags = frame->flags;
     if (!(flags & SP_FRAME_RECORDED))
         return;
+    if (__builtin_expect(sp_meas.unwinder != NULL, 0))
+        covered_close(loc, frame, time);
     /* The values were read once for all frames this event closes. */
     if (metrics)
         sp_substrates_metrics_leave(loc, frame, metric_start(loc, loc->depth), time);
@@ -281,7 +330,7 @@ static inline void leave_frame(sp_location *loc, const sp_frame *frame, uint64_t
 __attribute__((noinline)) static void leave_frames_with_metrics(sp_location *loc,
                                                                 uint32_t target, uint64_t time)
 {
-    sp_metrics_read(loc);
+    sp_metrics_read(loc, time);
     while (loc->depth > target) {
         loc->depth--;
         leave_frame_as(loc, &loc->stack[loc->depth], time, true);
@@ -330,7 +379,7 @@ void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status)
         recording_changed(loc, time, true);
     /* Another thread's frames close with the values its own thread read last. */
     if (metrics_on(loc) && sp_metrics_own(loc))
-        sp_metrics_read(loc);
+        sp_metrics_read(loc, SP_METRICS_READ_ALL);
     while (loc->depth > 0) {
         loc->depth--;
         leave_frame(loc, &loc->stack[loc->depth], time);
@@ -380,6 +429,9 @@ static void record_parameter(sp_location *loc, uint32_t parameter, sp_parameter_
     frame->flags = SP_FRAME_RECORDED | SP_FRAME_CALLPATH_ONLY;
     frame->enter_time = time;
     frame->callpath = node;
+    frame->folded = SP_PROFILE_NO_NODE;
+    if (sp_meas.unwinder)
+        covered_open(loc);
     /* The parameter's node gets the metrics of the rest of the visit, as its time. */
     if (metrics_on(loc))
         metrics_enter(loc, time, false);
@@ -451,7 +503,7 @@ bool sp_rewind_end(sp_location *loc, uint32_t region, bool discard, uint64_t tim
     /* The substrates that can forgot every event since the rewind point; the frames opened
      * since then are closed in the others (which cannot take visits back). */
     if (metrics_on(loc))
-        sp_metrics_read(loc);
+        sp_metrics_read(loc, time);
     while (loc->depth > depth) {
         loc->depth--;
         if (loc->stack[loc->depth].flags & SP_FRAME_RECORDED) {

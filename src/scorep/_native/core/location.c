@@ -25,6 +25,7 @@ static void free_location(sp_location *loc)
     sp_substrates_location_free(loc);
     free(loc->context.frames);
     free(loc->scratch.frames);
+    free(loc->covered);
     sp_metrics_location_free(loc);
     free(loc->stack);
     free(loc->name);
@@ -53,6 +54,7 @@ static sp_location *create_location(uint64_t key, uint64_t thread_ident, const c
     loc->key = key;
     loc->thread_ident = thread_ident;
     loc->last_time = sp_meas.start.ticks;
+    loc->sample_since = sp_clock_now();
     loc->recording = true;
     loc->recording_epoch = 0;
     if (!loc->name || !sp_location_grow_stack(loc)) {

@@ -36,6 +36,8 @@ typedef struct sp_frame {
     uint32_t flags;
     uint64_t enter_time;
     uint32_t callpath; /* owned by the call-path substrate (its node of this frame) */
+    uint32_t folded;   /* owned by the call-path substrate (beyond its depth limit: the
+                        * frame's entry in its table of folded calls) */
     /* While calling contexts are recorded (sampling): how many frames of the program's own
      * call stack were below this frame when it was entered; they are part of its path. */
     uint32_t unwound;
@@ -119,6 +121,16 @@ typedef struct sp_location {
     sp_context_stack context, scratch;
     _Atomic int sampling;
     uint64_t samples; /* samples recorded */
+    /* What the next sample may stand for: the time since `sample_since` (the last sample,
+     * or the location's start) without the measured time of recorded frames that ended
+     * since. `covered[k]` is that time for the frames that returned to stack depth k (the
+     * callees of the frame at depth k - 1; 0: of the program root), clipped at
+     * `sample_since`: a region's time is measured, and a sample taken after it ended (no
+     * sample could be taken meanwhile: C code held the GIL, MPI_Init) must not count it
+     * again in the Python frames that called it. Grown on the unwinding enter path. */
+    uint64_t sample_since;
+    uint64_t *covered;
+    uint32_t covered_capacity;
 } sp_location;
 
 /* Grows the stack; the caller has checked depth == capacity. Returns false when out of

@@ -599,11 +599,13 @@ static char *choose_alone_dir(sp_measurement *m)
     char why[512];
     if (sp_make_directories(dir, why, sizeof why) != 0)
         fprintf(stderr, "scorep: process %u: %s\n", m->processes.info.number, why);
-    fprintf(stderr,
-            "scorep: process %u (pid %ld): the measured program's process ended before this "
-            "one; its results are in %s\n",
-            m->processes.info.number, (long)getpid(), dir);
-    fflush(stderr);
+    if (!m->processes.named) {
+        fprintf(stderr,
+                "scorep: process %u (pid %ld): the measured program's process ended before "
+                "this one; its results are in %s\n",
+                m->processes.info.number, (long)getpid(), dir);
+        fflush(stderr);
+    }
     return dir;
 }
 
@@ -743,9 +745,13 @@ void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_res
         r->enters += loc->enters;
         r->samples += loc->samples;
         r->unmatched_leaves += loc->unmatched_leaves;
+        if (loc->metrics)
+            r->metric_reads_ns += loc->metrics->own_ns;
         if (loc->max_depth > r->max_depth)
             r->max_depth = loc->max_depth;
     }
+    for (unsigned s = 0; s < SP_METRIC_SOURCE_COUNT; s++)
+        r->metric_read_cost_ns += m->metrics.read_cost_ns[s][0];
     sp_substrates_results(m, r);
     r->memory_peak_bytes = (uint64_t)m->pool.peak_chunks * m->pool.chunk_size;
     /* How far beyond the budget the measurement's memory went at its peak (chunks handed
@@ -762,6 +768,7 @@ void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_res
     sp_processes_add_counters(m, r);
     r->processes = 1 + m->processes.part_count;
     r->process_alone = m->processes.alone;
+    r->process_named = m->processes.alone && m->processes.named;
     r->process_number = m->processes.info.member ? m->processes.info.number
                         : m->grouped             ? m->ipc.rank
                                                  : 0;

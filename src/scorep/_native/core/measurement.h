@@ -98,6 +98,10 @@ typedef struct sp_results {
     uint64_t profile_folded_parameters; /* values beyond the per-call-path limit */
     uint64_t memory_peak_bytes;
     uint64_t memory_over_budget_bytes;
+    /* Metrics: the CPU time this process's threads spent reading them (estimated from the
+     * calibrated cost per read; not in the CPU-time metrics) and that cost per event. */
+    uint64_t metric_reads_ns;
+    uint64_t metric_read_cost_ns;
     uint32_t max_depth;
     int32_t mpi_rank, mpi_size; /* -1, 0 without MPI */
     bool mpi_collective;        /* all ranks wrote one experiment together */
@@ -105,6 +109,7 @@ typedef struct sp_results {
     uint32_t processes;            /* location groups written (this process and its members) */
     bool process_member;           /* this process handed its part over to its root */
     bool process_alone;            /* a member whose root had ended: it wrote alone */
+    bool process_named;            /* ... and the root named it on stderr: it stays quiet */
     uint32_t process_number;
     uint32_t process_trace_failures; /* child processes whose events could not be written */
     char process_trace_error[512];   /* why the first one's could not */
@@ -228,6 +233,7 @@ typedef struct sp_measurement {
         sp_process_info info;
         uint64_t begin_ns;   /* a member: when it started measuring (CLOCK_MONOTONIC) */
         bool alone;          /* a member whose root had ended: it wrote its own experiment */
+        bool named;          /* ... and the root said so (sp_processes_named_by_root) */
         void *received;      /* the root: the bytes its members handed over (owned) */
         sp_process_part *parts;
         uint32_t part_count;
@@ -323,6 +329,10 @@ void sp_processes_joined(const sp_ipc *ipc, const sp_process_info *info);
 
 /* A member's name, known late (multiprocessing names a process when it bootstraps). */
 void sp_processes_set_name(const char *name);
+
+/* A member whose root ended first, and named it on stderr as still running with where its
+ * results go: writing alone, it says nothing more (its notes are in its MANIFEST.md). */
+void sp_processes_named_by_root(void);
 
 /* This rank and the group's size while a larger group is joined (false: none). */
 bool sp_measurement_group(uint32_t *rank, uint32_t *size);

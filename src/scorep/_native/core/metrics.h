@@ -45,6 +45,7 @@ typedef enum {
     SP_METRIC_SOURCE_PERF,
     SP_METRIC_SOURCE_PAPI,
     SP_METRIC_SOURCE_PYTHON,
+    SP_METRIC_SOURCE_NATIVE, /* malloc & co. of extension modules (adapters/memory) */
     SP_METRIC_SOURCE_COUNT,
 } sp_metric_source_id;
 
@@ -97,6 +98,14 @@ typedef struct sp_metric_set {
     /* Per source: its first metric and how many it has (strict, then per-process). */
     uint32_t first[SP_METRIC_SOURCE_COUNT][2], n[SP_METRIC_SOURCE_COUNT][2];
     sp_metric_samples samples; /* sp_metric_samples_set; columns 0: none */
+    /* What one read of a source costs the reading thread, in nanoseconds of its CPU time
+     * ([source][per_process]): calibrated by the first location when it opens, before its
+     * first values, and not changed afterwards (the event path reads it without a lock).
+     * Sources of CPU-time metrics subtract the reads' cost from them (own_ns below). */
+    uint64_t read_cost_ns[SP_METRIC_SOURCE_COUNT][2];
+    /* Each source's same_within_ns in the measurement clock's ticks (set with the costs). */
+    uint64_t same_within_ticks[SP_METRIC_SOURCE_COUNT];
+    bool calibrated;
 } sp_metric_set;
 
 /* A location's metric state: its sources' per-thread handles and the value rows. */
@@ -106,6 +115,11 @@ typedef struct sp_location_metrics {
     uint64_t base[SP_MAX_METRICS]; /* at the location's start (its root's values) */
     uint64_t now[SP_MAX_METRICS];  /* the last values read */
     uint64_t *start;         /* per stack slot: the values at the frame's enter */
+    /* The measurement's own CPU time on this thread so far, estimated: the calibrated cost
+     * of every read made (sp_metric_set.read_cost_ns). */
+    uint64_t own_ns;
+    /* Per source and kind, when it was read last (the event's time in ticks; 0: never). */
+    uint64_t read_at[SP_METRIC_SOURCE_COUNT][2];
     uint32_t start_rows;
     /* The thread that reads them: per-thread sources (RUSAGE_THREAD, the allocation
      * counters) can only be read there. The end of the measurement closes the frames of
@@ -125,10 +139,16 @@ typedef struct sp_metric_source_ops {
     /* The calling thread's state (it is the location's own thread). NULL is allowed. */
     void *(*location_open)(bool first_location);
     /* Reads the source's metrics of one kind (per_process false: its strict ones) into
-     * values[0 .. n). */
-    void (*read)(void *state, bool per_process, uint64_t *values);
+     * values[0 .. n). own_ns: the measurement's own CPU time on this thread so far (the
+     * calibrated cost of its metric reads): a source of CPU-time metrics does not report it
+     * as the program's (rusage's ru_utime/ru_stime, perf's task-clock/cpu-clock). */
+    void (*read)(void *state, bool per_process, uint64_t own_ns, uint64_t *values);
     void (*location_close)(void *state);
     void (*end)(void);
+    /* A read within this many nanoseconds of the same thread's previous read of the source
+     * keeps that read's values instead (0: every event reads). For a source whose values
+     * change by less than their unit in that time: the event then costs no system call. */
+    uint32_t same_within_ns;
 } sp_metric_source_ops;
 
 /* Called from a constructor of the source's file. Returns 0, or -1 when the id is taken. */

@@ -36,6 +36,13 @@ void sp_processes_set_name(const char *name)
         snprintf(sp_meas.processes.info.name, sizeof sp_meas.processes.info.name, "%s", name);
 }
 
+void sp_processes_named_by_root(void)
+{
+    /* Called while the measurement ends (no longer "running"); the next start clears it. */
+    if (sp_meas.processes.ipc)
+        sp_meas.processes.named = true;
+}
+
 /* ---- a member --------------------------------------------------------------------------- */
 
 int sp_processes_hand_over(sp_measurement *m, uint64_t end_time, uint64_t ticks_per_second,

@@ -108,10 +108,18 @@ static inline void sp_substrates_location_free(sp_location *loc)
 static inline void sp_substrates_enter(sp_location *loc, sp_frame *frame, const sp_frame *parent,
                                        uint64_t time)
 {
-    if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
-        frame->callpath = sp_profile_enter(sp_profile_of(loc), parent ? parent->callpath
-                                                                      : SP_PROFILE_ROOT,
-                                           frame->region, loc->depth);
+    if (sp_substrate_on(SP_SUBSTRATE_PROFILE)) {
+        sp_profile_location *p = sp_profile_of(loc);
+        uint32_t node = parent ? parent->callpath : SP_PROFILE_ROOT;
+        frame->folded = SP_PROFILE_NO_NODE;
+        if (sp_profile_too_deep(p, loc->depth))
+            frame->callpath = sp_profile_enter_deep(
+                p, node, parent ? parent->folded : SP_PROFILE_NO_NODE,
+                parent ? parent->region : sp_meas.program_region, frame->region,
+                &frame->folded);
+        else
+            frame->callpath = sp_profile_enter(p, node, frame->region);
+    }
     if (sp_substrate_on(SP_SUBSTRATE_TRACE))
         sp_trace_enter(sp_trace_of(loc), time, frame->region);
 }
@@ -124,6 +132,9 @@ static inline void sp_substrates_enter_in_context(sp_location *loc, sp_frame *fr
                                                   const sp_context_frame *frames, uint32_t count,
                                                   uint32_t same, uint64_t time)
 {
+    /* Folded calls are not counted per function here: the tree's depth is not the stack's
+     * (README, "Sampling"). */
+    frame->folded = SP_PROFILE_NO_NODE;
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
         frame->callpath = sp_profile_enter_in_context(
             sp_profile_of(loc), parent ? parent->callpath : SP_PROFILE_ROOT, frames, count,
@@ -151,6 +162,20 @@ static inline void sp_substrates_sample(sp_location *loc, const sp_frame *top,
 static inline void sp_substrates_enter_unrecorded(sp_frame *frame, const sp_frame *parent)
 {
     frame->callpath = parent ? parent->callpath : SP_PROFILE_ROOT;
+    frame->folded = SP_PROFILE_NO_NODE;
+}
+
+/* The frame was taken off the stack (loc->depth no longer counts it): its caller's frame
+ * is the one below it. */
+static inline void sp_profile_leave_frame(sp_location *loc, const sp_frame *frame, uint64_t time)
+{
+    sp_profile_location *p = sp_profile_of(loc);
+    uint64_t duration = time - frame->enter_time;
+    if (__builtin_expect(frame->folded != SP_PROFILE_NO_NODE, 0))
+        sp_profile_leave_deep(p, frame->folded,
+                              loc->depth ? loc->stack[loc->depth - 1].folded : SP_PROFILE_NO_NODE,
+                              duration);
+    sp_profile_leave(p, frame->callpath, duration);
 }
 
 static inline void sp_substrates_leave(sp_location *loc, const sp_frame *frame, uint64_t time)
@@ -158,7 +183,7 @@ static inline void sp_substrates_leave(sp_location *loc, const sp_frame *frame, 
     if (sp_substrate_on(SP_SUBSTRATE_TRACE) && !(frame->flags & SP_FRAME_CALLPATH_ONLY))
         sp_trace_leave(sp_trace_of(loc), time, frame->region, loc->depth);
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
-        sp_profile_leave(sp_profile_of(loc), frame->callpath, time - frame->enter_time);
+        sp_profile_leave_frame(loc, frame, time);
 }
 
 /* A MeasurementOnOff marker in the trace only (a rewind's dropped span). */
@@ -282,7 +307,7 @@ static inline void sp_substrates_leave_rewound(sp_location *loc, const sp_frame 
                                                uint64_t time)
 {
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
-        sp_profile_leave(sp_profile_of(loc), frame->callpath, time - frame->enter_time);
+        sp_profile_leave_frame(loc, frame, time);
 }
 
 /* Rewind points (only the trace can go back; the profile keeps the visits). */

@@ -89,20 +89,36 @@ static void precreate_streams(void)
     spio_flush_all_handle = sp_io_handle_proxy(SP_IO_PARADIGM_ISOC, "all open output streams");
 }
 
-/* got.c */
-SPIO_HIDDEN void spio_after_fork_in_child(void);
+void *spio_real[SPIO_FN_COUNT];
+
+static const char *const symbols[SPIO_FN_COUNT] = {
+#define SPIO_SYMBOL(e, region, symbol, role) [SPIO_FN_##e] = symbol,
+    SPIO_FUNCTIONS(SPIO_SYMBOL)
+#undef SPIO_SYMBOL
+};
+
+/* What the core's GOT patcher puts in place for this adapter; filled once (the wrappers
+ * and symbols never change). */
+static sp_got_hook got_hooks[SPIO_FN_COUNT];
+static const sp_got_client got_client = {got_hooks, SPIO_FN_COUNT, false};
+
+static void fill_got_hooks(void)
+{
+    for (int fn = 0; fn < SPIO_FN_COUNT; fn++)
+        got_hooks[fn] = (sp_got_hook){
+            symbols[fn], spio_posix_wrappers[fn] ? spio_posix_wrappers[fn] : spio_isoc_wrappers[fn],
+            &spio_real[fn]};
+}
 
 static void after_fork_in_child(void)
 {
     /* The parent's measurement does not continue in the child (the core abandons it). */
     atomic_store(&spio_recording, false);
-    spio_after_fork_in_child();
 }
 
-static void register_fork_handler_once(void)
+static void register_once(void)
 {
-    /* Without it a child forked while another thread patched could wait for ever on the
-     * patch lock (only if it records I/O itself). */
+    fill_got_hooks();
     (void)pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
@@ -112,10 +128,16 @@ static int begin(const sp_config *config, char *err, size_t errlen)
         return 0;
     /* pthread_atfork handlers cannot be removed: registered once per process. */
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    (void)pthread_once(&once, register_fork_handler_once);
+    (void)pthread_once(&once, register_once);
     /* The real functions first: the handles open now are examined with them. */
-    if (spio_patch_all(err, errlen) != 0)
-        return -1;
+    char why[256];
+    if (sp_got_add(&got_client, why, sizeof why) != 0)
+        return sp_error(err, errlen, "I/O recording: %s", why);
+    if (!spio_real[SPIO_FN_READ] || !spio_real[SPIO_FN_FCNTL]) {
+        sp_got_remove(&got_client);
+        return sp_error(err, errlen, "I/O recording: the C library's I/O functions were not "
+                                     "found");
+    }
     precreate_descriptors();
     precreate_streams();
     atomic_store(&spio_recording, true);
@@ -126,7 +148,7 @@ static void end(void)
 {
     if (!atomic_exchange(&spio_recording, false))
         return;
-    spio_unpatch_all();
+    sp_got_remove(&got_client);
     spio_flush_all_handle = SP_NO_ID;
 }
 

@@ -6,9 +6,9 @@
  * How calls reach the wrappers: the core library is loaded with dlopen, so defining `write`
  * here would intercept nothing. Instead, while I/O is recorded, the global offset table
  * entries through which every loaded object (the interpreter, extension modules, C
- * libraries) calls these libc functions point at the wrappers (got.c); objects loaded later
- * are patched when they load (dlopen) or before their first use. When the measurement ends
- * every entry gets its original value back. With I/O recording off nothing is patched and
+ * libraries) calls these libc functions point at the wrappers (the core's core/got.h);
+ * objects loaded later are patched when they load (dlopen) or before their first use. When
+ * the measurement ends every entry gets its original value back. With I/O recording off nothing is patched and
  * nothing costs anything. The tool's own libraries and libc itself are never patched, so
  * the measurement's own files are never recorded. */
 #ifndef SCOREP_ADAPTERS_IO_H
@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "core/events.h"
+#include "core/got.h"
 #include "core/io.h"
 #include "core/measurement.h"
 
@@ -80,7 +81,7 @@ enum {
 };
 
 /* Each function's wrapper (posix.c and isoc.c fill in theirs) and the libc function it
- * calls (got.c resolves these before anything is patched). */
+ * calls (resolved by sp_got_add before anything is patched). */
 extern void *const spio_posix_wrappers[SPIO_FN_COUNT] SPIO_HIDDEN;
 extern void *const spio_isoc_wrappers[SPIO_FN_COUNT] SPIO_HIDDEN;
 extern void *spio_real[SPIO_FN_COUNT] SPIO_HIDDEN;
@@ -154,17 +155,5 @@ SPIO_HIDDEN sp_io_seek_whence spio_whence(int whence);
 
 /* The handle flushing all streams stands for (fflush(NULL)). */
 extern uint32_t spio_flush_all_handle SPIO_HIDDEN;
-
-/* ---- patching (got.c) --------------------------------------------------------------------- */
-
-/* Resolves the real functions and points every loaded object's calls at the wrappers.
- * Returns 0, or -1 with one line in err. */
-SPIO_HIDDEN int spio_patch_all(char *err, size_t errlen);
-/* Objects loaded since: patched now (cheap when none were). */
-SPIO_HIDDEN void spio_patch_new_objects(void);
-/* Every patched entry gets its original value back. */
-SPIO_HIDDEN void spio_unpatch_all(void);
-/* Set when an object was loaded whose entries are not patched yet. */
-extern atomic_bool spio_objects_pending SPIO_HIDDEN;
 
 #endif

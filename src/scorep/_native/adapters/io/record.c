@@ -37,8 +37,8 @@ bool spio_begin(spio_call *call, int fn)
     if (!atomic_load_explicit(&spio_recording, memory_order_relaxed) || sp_thread.busy)
         return false;
     int saved = errno;
-    if (atomic_load_explicit(&spio_objects_pending, memory_order_relaxed))
-        spio_patch_new_objects();
+    if (atomic_load_explicit(&sp_got_objects_pending, memory_order_relaxed))
+        sp_got_patch_new_objects();
     uint64_t time = spio_now();
     sp_location *loc = sp_event_section_begin();
     if (!loc) {

@@ -179,8 +179,9 @@ static void *papi_location_open(bool first_location)
     return st;
 }
 
-static void papi_read(void *state, bool per_process, uint64_t *values)
+static void papi_read(void *state, bool per_process, uint64_t own_ns, uint64_t *values)
 {
+    (void)own_ns; /* counters, not CPU time */
     papi_state *st = state;
     uint32_t n = sp_meas.metrics.n[SP_METRIC_SOURCE_PAPI][per_process];
     if (st && st->set[per_process] != PAPI_NULL &&

@@ -165,12 +165,44 @@ static int perf_begin(const sp_metric_request *requests, size_t count, char *err
     return 0;
 }
 
+/* task-clock and cpu-clock as the program spent them: the counter less the measurement's
+ * own reads (in nanoseconds, the counters' unit), reported only ever growing. */
+typedef struct {
+    uint64_t raw, value, own_seen_ns, debt_ns;
+    bool started;
+} perf_clock;
+
 typedef struct {
     int fd[2];     /* group leaders: strict, per-process (-1: none) */
     int members[2][SP_MAX_METRICS];
     uint32_t n[2];
     uint64_t buffer[1 + SP_MAX_METRICS];
+    perf_clock clock[2][SP_MAX_METRICS];
 } perf_state;
+
+static bool is_clock(const perf_name *p)
+{
+    return p->type == PERF_TYPE_SOFTWARE &&
+           (p->config == PERF_COUNT_SW_TASK_CLOCK || p->config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
+static uint64_t program_clock(perf_clock *c, uint64_t raw, uint64_t own_ns)
+{
+    if (!c->started) {
+        *c = (perf_clock){.raw = raw, .value = raw, .own_seen_ns = own_ns, .started = true};
+        return raw;
+    }
+    c->debt_ns += own_ns - c->own_seen_ns;
+    c->own_seen_ns = own_ns;
+    if (raw > c->raw) {
+        uint64_t increase = raw - c->raw;
+        uint64_t paid = c->debt_ns < increase ? c->debt_ns : increase;
+        c->debt_ns -= paid;
+        c->value += increase - paid;
+        c->raw = raw;
+    }
+    return c->value;
+}
 
 static void *perf_location_open(bool first_location)
 {
@@ -196,15 +228,20 @@ static void *perf_location_open(bool first_location)
     return st;
 }
 
-static void perf_read(void *state, bool per_process, uint64_t *values)
+static void perf_read(void *state, bool per_process, uint64_t own_ns, uint64_t *values)
 {
     perf_state *st = state;
-    uint32_t n = sp_meas.metrics.n[SP_METRIC_SOURCE_PERF][per_process];
+    const sp_metric_set *set = &sp_meas.metrics;
+    uint32_t first = set->first[SP_METRIC_SOURCE_PERF][per_process];
+    uint32_t n = set->n[SP_METRIC_SOURCE_PERF][per_process];
     /* PERF_FORMAT_GROUP: the number of counters, then their values in group order. */
     if (st && st->fd[per_process] >= 0 &&
         read(st->fd[per_process], st->buffer, (1 + st->n[per_process]) * sizeof(uint64_t)) > 0) {
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < n; i++) {
             values[i] = i < st->buffer[0] ? st->buffer[1 + i] : 0;
+            if (is_clock(&chosen[set->defs[first + i].code]))
+                values[i] = program_clock(&st->clock[per_process][i], values[i], own_ns);
+        }
         return;
     }
     memset(values, 0, n * sizeof *values);

@@ -7,6 +7,7 @@
 #include "core/measurement.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -95,23 +96,80 @@ static uint64_t field(const struct rusage *ru, uint32_t code)
     }
 }
 
-static void rusage_read(void *state, bool per_process, uint64_t *values)
+/* A thread's CPU times as the program spent them, per kind (RUSAGE_THREAD, RUSAGE_SELF): the
+ * kernel's values less the measurement's own reads. A read is a system call, so its cost is
+ * taken from the system time first and from the user time only beyond that: with tick-based
+ * accounting (no CONFIG_VIRT_CPU_ACCOUNTING) the kernel splits a thread's whole run time by
+ * the share of ticks that found it in the kernel, so the reads' part is in both. Computed on
+ * the totals since the location began (the split moves in lumps of ticks: an increment of
+ * one of the two alone says nothing about the reads), and reported only ever growing. */
+typedef struct {
+    bool started;
+    uint64_t utime0, stime0, own0; /* at the first read: µs, µs, ns */
+    uint64_t utime, stime;         /* reported, since the first read (µs) */
+} rusage_times;
+
+typedef struct {
+    rusage_times kind[2];
+} rusage_state;
+
+static void *rusage_location_open(bool first_location)
 {
-    (void)state;
+    (void)first_location;
+    return calloc(1, sizeof(rusage_state));
+}
+
+static void rusage_location_close(void *state)
+{
+    free(state);
+}
+
+static void program_times(rusage_times *t, const struct rusage *ru, uint64_t own_ns)
+{
+    uint64_t utime = field(ru, 0), stime = field(ru, 1);
+    if (!t->started) {
+        *t = (rusage_times){.started = true, .utime0 = utime, .stime0 = stime, .own0 = own_ns};
+        return;
+    }
+    uint64_t u = utime > t->utime0 ? utime - t->utime0 : 0;
+    uint64_t s = stime > t->stime0 ? stime - t->stime0 : 0;
+    uint64_t own = (own_ns - t->own0) / 1000u;
+    uint64_t program = u + s > own ? u + s - own : 0;
+    uint64_t program_s = s > own ? s - own : 0;
+    if (program_s > t->stime)
+        t->stime = program_s;
+    if (program > t->stime && program - t->stime > t->utime)
+        t->utime = program - t->stime;
+}
+
+static void rusage_read(void *state, bool per_process, uint64_t own_ns, uint64_t *values)
+{
     const sp_metric_set *set = &sp_meas.metrics;
     uint32_t first = set->first[SP_METRIC_SOURCE_RUSAGE][per_process];
     uint32_t n = set->n[SP_METRIC_SOURCE_RUSAGE][per_process];
     struct rusage ru;
     if (getrusage(per_process ? RUSAGE_SELF : RUSAGE_THREAD, &ru) != 0)
         memset(&ru, 0, sizeof ru);
-    for (uint32_t i = 0; i < n; i++)
-        values[i] = field(&ru, set->defs[first + i].code);
+    rusage_times *t = state ? &((rusage_state *)state)->kind[per_process] : NULL;
+    if (t)
+        program_times(t, &ru, own_ns);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t code = set->defs[first + i].code;
+        values[i] = t && code == 0   ? t->utime0 + t->utime
+                    : t && code == 1 ? t->stime0 + t->stime
+                                     : field(&ru, code);
+    }
 }
 
+/* ru_utime and ru_stime are in microseconds and change in ticks (1-10 ms) or at context
+ * switches; the counts (faults, switches) change by a few at most within a microsecond. */
 static const sp_metric_source_ops rusage_source = {
     .id = SP_METRIC_SOURCE_RUSAGE,
     .begin = rusage_begin,
+    .location_open = rusage_location_open,
     .read = rusage_read,
+    .location_close = rusage_location_close,
+    .same_within_ns = 1000,
 };
 
 __attribute__((constructor)) static void register_rusage(void)

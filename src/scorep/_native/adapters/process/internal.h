@@ -19,6 +19,7 @@ typedef struct {
     bool alive;   /* it still holds its lock */
     bool lost;    /* its part did not come (it died while writing, or took too long) */
     bool reserved; /* only reserved by its parent: it has not joined (yet) */
+    bool working;  /* when last looked at, it (or a child of its) ran or waited for a CPU */
 } sp_member;
 
 typedef struct {
@@ -45,6 +46,7 @@ typedef struct {
     double deadline;   /* the root: when it stops waiting for a member's files */
     double wait_until; /* the root: the end of its waiting for members (0: not begun) */
     bool told;         /* the root said on stderr that it waits */
+    bool idle_end;     /* the root stopped waiting because its running members were idle */
 
     sp_process_outcome *outcomes;
     uint32_t outcome_count;
@@ -62,6 +64,9 @@ bool sp_process_root_closed(void);  /* the member's root stopped waiting or died
 /* The members of this root, sorted by number (malloc'ed; *count set). */
 sp_member *sp_process_scan_members(uint32_t *count);
 bool sp_process_member_alive(uint32_t number);
+/* Whether a process, or one of its descendants, is running or runnable (/proc); true when
+ * it cannot be told. */
+bool sp_process_working(uint64_t pid);
 void sp_process_member_path(uint32_t number, const char *file, char *out, size_t size);
 void sp_process_sleep(double seconds);
 void sp_process_add_outcome(const sp_member *m, sp_process_fate fate);

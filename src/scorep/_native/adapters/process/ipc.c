@@ -63,6 +63,11 @@ static int member_agree(void)
         return -1;
     bool closed = sp_process_root_closed();
     char path[4400];
+    if (closed) {
+        sp_process_member_path(sp_proc.number, "named", path, sizeof path);
+        if (access(path, F_OK) == 0)
+            sp_processes_named_by_root();
+    }
     sp_process_member_path(sp_proc.number, "arrived", path, sizeof path);
     int status = -1;
     if (!closed) {
@@ -85,7 +90,7 @@ static void say_waiting(const sp_member *members, uint32_t count, double timeout
     size_t used = 0;
     uint32_t shown = 0;
     for (uint32_t i = 0; i < count && used < sizeof who - 100; i++) {
-        if (!members[i].alive || members[i].arrived)
+        if (!members[i].alive || members[i].arrived || !members[i].working)
             continue;
         if (shown++ == 3) {
             used += (size_t)snprintf(who + used, sizeof who - used, ", ...");
@@ -98,19 +103,44 @@ static void say_waiting(const sp_member *members, uint32_t count, double timeout
                                                         : "starting");
     }
     fprintf(stderr,
-            "scorep: waiting up to %g s for child process(es) to end (%s); "
+            "scorep: waiting up to %g s for child process(es) still working to end (%s); "
             "SCOREP_CHILDREN_TIMEOUT sets how long\n",
             timeout, who);
     fflush(stderr);
 }
 
-/* Waits until no living member of this root is still running (they arrived or died),
- * at most until `until`; with `close`, then closes the group (under the registry lock, so
- * that every member either arrived before or finds the group closed). Returns the
- * registry's members (*count), or NULL. */
+/* How long the members still running must all have been idle (blocked: none of their
+ * threads, nor of their children's, running or waiting for a CPU) before the root stops
+ * waiting for them. A member that only waits at the root's end waits for something the
+ * root will not do any more: a resource tracker reads a pipe until the root's exit closes
+ * it, a server waits for requests, a daemon for a signal. Waiting for it would wait for
+ * the root's own end (issue 30: joblib's tracker made every run last 60 s more). A member
+ * that works ends on its own: it is waited for, at most SCOREP_CHILDREN_TIMEOUT. Half a
+ * second lets a child that pauses briefly (its interpreter's start, a short I/O wait)
+ * show that it works; a quarter of the looks must find one working. */
+#define IDLE_WINDOW_SECONDS 0.5
+
+/* Marks each member still running as working or not; true when one is. */
+static bool look_at_running(sp_member *members, uint32_t count)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < count; i++) {
+        sp_member *m = &members[i];
+        m->working = m->alive && !m->arrived && sp_process_working(m->pid);
+        any = any || m->working;
+    }
+    return any;
+}
+
+/* Waits until no living member of this root is still running (they arrived or died), at
+ * most until `until`, or until those still running were idle for IDLE_WINDOW_SECONDS;
+ * with `close`, then closes the group (under the registry lock, so that every member
+ * either arrived before or finds the group closed). Returns the registry's members
+ * (*count), or NULL. */
 static sp_member *wait_for_members(double until, bool close_group, uint32_t *count)
 {
-    double start = sp_process_now(), pause = 0.001;
+    double start = sp_process_now(), pause = 0.001, window = start;
+    uint32_t looks = 0, working_looks = 0;
     bool told = false;
     sp_member *members = NULL;
     for (;;) {
@@ -124,8 +154,17 @@ static sp_member *wait_for_members(double until, bool close_group, uint32_t *cou
         uint32_t pending = 0;
         for (uint32_t i = 0; i < *count; i++)
             pending += members[i].alive && !members[i].arrived;
+        bool working = pending && look_at_running(members, *count);
         double now = sp_process_now();
-        if (pending == 0 || now >= until) {
+        looks++;
+        working_looks += working;
+        if (pending && now - window >= IDLE_WINDOW_SECONDS) {
+            if (working_looks * 4 < looks)
+                sp_proc.idle_end = true;
+            window = now;
+            looks = working_looks = 0;
+        }
+        if (pending == 0 || now >= until || sp_proc.idle_end) {
             if (close_group) {
                 char path[4400], name[64];
                 snprintf(name, sizeof name, "root-%u.closed", sp_proc.root);
@@ -133,12 +172,26 @@ static sp_member *wait_for_members(double until, bool close_group, uint32_t *cou
                 int closed = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
                 if (closed >= 0)
                     close(closed);
+                /* The root names the members still running on stderr with where their
+                 * results go (root_agree: late): they need not say it again, after the
+                 * program's end. */
+                for (uint32_t i = 0; i < *count; i++) {
+                    if (!members[i].alive || members[i].arrived)
+                        continue;
+                    sp_process_member_path(members[i].number, "named", path, sizeof path);
+                    int named = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+                    if (named >= 0)
+                        close(named);
+                }
             }
             sp_process_unlock_registry(fd);
+            if (sp_proc.idle_end)
+                for (uint32_t i = 0; i < *count; i++)
+                    members[i].working = false;
             return members;
         }
         sp_process_unlock_registry(fd);
-        if (!told && now - start > 2.0 && !sp_proc.told) {
+        if (!told && now - start > 2.0 && !sp_proc.told && working) {
             say_waiting(members, *count, sp_proc.timeout);
             told = sp_proc.told = true;
         }

@@ -17,8 +17,11 @@
  *       N/traces/       its OTF2 event files, moved into the experiment by the root
  *
  * A member hands its part over when it ends (nothing waits for the root: a pool worker
- * that is terminated or calls os._exit ends at once); the root waits for its members at its
- * own end, at most SCOREP_CHILDREN_TIMEOUT seconds, and writes one experiment with them.
+ * that is terminated or calls os._exit ends at once); the root waits at its own end for its
+ * members that still work (they or their children run), at most SCOREP_CHILDREN_TIMEOUT
+ * seconds, and writes one experiment with them. Members that only wait (a resource tracker
+ * reading a pipe until the program's end closes it, a server, a daemon) are not waited for:
+ * waiting for them would wait for the root's own end. They write alone when they end.
  * The exchange is the core's group interface (core/ipc.h) implemented through these files:
  * agree (the root waits, then closes its group), barrier and gather(v) to the root. Members
  * never receive: they are gone when the root writes. No daemon, no network.
@@ -59,6 +62,7 @@ typedef struct sp_process_outcome {
     sp_process_fate fate;
     double seconds;      /* how long it had been running (lost, late) */
     uint64_t lost_bytes; /* trace records it had flushed to disk, discarded with it */
+    bool idle;           /* late: it and its children were blocked (waiting, not working) */
 } sp_process_outcome;
 
 /* The running measurement's process becomes the root of the children it will start
@@ -73,7 +77,8 @@ SP_MUST_CHECK int sp_process_member(const sp_process_lineage *lineage, const cha
                                     size_t errlen);
 
 /* The root, before its measurement ends (the GIL released, its other threads running):
- * waits until its members ended, at most its timeout (which the end's waiting shares). */
+ * waits until its members ended, at most its timeout (which the end's waiting shares), or
+ * until those still running have been idle for a moment. */
 void sp_process_wait(void);
 
 /* Before this process starts a child that will join (os.fork, an exec of a Python

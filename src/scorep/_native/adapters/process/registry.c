@@ -214,6 +214,73 @@ static bool process_running(uint64_t pid)
     return !(close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z');
 }
 
+/* The state letter of /proc/<pid>/task/<tid>/stat (or of `path`'s stat line): '\0' when it
+ * cannot be read. */
+static char stat_state(const char *path)
+{
+    char stat[256];
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return '\0';
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    /* After the command name in parentheses, which may itself hold ") ". */
+    const char *close_paren = strrchr(stat, ')');
+    return close_paren && close_paren[1] == ' ' ? close_paren[2] : '\0';
+}
+
+/* Whether one of pid's threads, or of its descendants' (to `depth` generations, at most
+ * `*budget` processes), runs or waits for a CPU (R) or for a disk (D). A thread blocked
+ * in read, accept, poll, sleep or a lock is S; a stopped one T. */
+static bool tree_working(uint64_t pid, int depth, int *budget)
+{
+    if (*budget <= 0)
+        return false;
+    --*budget;
+    char path[128];
+    snprintf(path, sizeof path, "/proc/%llu/task", (unsigned long long)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return false; /* it has ended */
+    bool working = false;
+    struct dirent *e;
+    while (!working && (e = readdir(tasks)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char file[160];
+        snprintf(file, sizeof file, "/proc/%llu/task/%.20s/stat", (unsigned long long)pid,
+                 e->d_name);
+        char state = stat_state(file);
+        working = state == 'R' || state == 'D';
+        if (working || depth <= 0)
+            continue;
+        snprintf(file, sizeof file, "/proc/%llu/task/%.20s/children", (unsigned long long)pid,
+                 e->d_name);
+        FILE *f = fopen(file, "re");
+        if (!f)
+            continue;
+        unsigned long long child;
+        while (!working && fscanf(f, "%llu", &child) == 1)
+            working = tree_working(child, depth - 1, budget);
+        fclose(f);
+    }
+    closedir(tasks);
+    return working;
+}
+
+bool sp_process_working(uint64_t pid)
+{
+    /* Without /proc nothing can be told: every child counts as working (then only
+     * SCOREP_CHILDREN_TIMEOUT ends the wait, as before). A pid not known yet: a child
+     * being started. */
+    static const char self[] = "/proc/self/stat";
+    if (pid == 0 || stat_state(self) == '\0')
+        return true;
+    int budget = 64;
+    return tree_working(pid, 3, &budget);
+}
+
 /* How long a reserved child may take to join (an interpreter starting under load); one
  * that has not joined by then is not measured (python -I, -S, a failed exec). */
 #define JOIN_GRACE_SECONDS 10.0
@@ -457,7 +524,7 @@ void sp_process_unreserve(uint32_t number)
     sp_process_member_path(number, "info", path, sizeof path);
     if (access(path, F_OK) == 0)
         return; /* the child joined after all */
-    const char *files[] = {"reserved", "pid", NULL};
+    const char *files[] = {"reserved", "pid", "named", NULL};
     for (int i = 0; files[i]; i++) {
         sp_process_member_path(number, files[i], path, sizeof path);
         unlink(path);
@@ -657,6 +724,7 @@ void sp_process_add_outcome(const sp_member *m, sp_process_fate fate)
                                                          : 0.0;
     if (fate == SP_PROCESS_LOST)
         o->lost_bytes = spilled_bytes(m->number);
+    o->idle = fate == SP_PROCESS_LATE && !m->working;
 }
 
 /* The last process of the experiment's groups (MPI: each rank is a root; late members)

@@ -782,6 +782,19 @@ static int write_archive(const char *tmp, const char *path, const cube_profile *
     for (size_t m = 0; m < p->nmetrics && !w.failed; m++)
         write_metric_files(&w, p, (uint32_t)m, p->metrics[m].type == CUBE_INCLUSIVE ? wide : deep,
                            row);
+    if (p->extra_name && !w.failed) {
+        size_t len = 0;
+        char *text = p->extra_text(p->extra_user, id_of, &len);
+        if (!text) {
+            set_err(err, errlen, "%s: out of memory", path);
+            w.failed = 1;
+        } else {
+            member_begin(&w);
+            w_bytes(&w, text, len);
+            member_end(&w, p->extra_name);
+            free(text);
+        }
+    }
     /* `wide` is not needed any more: it becomes the stack of open cnode elements. */
     write_anchor(&w, p, deep, id_of, wide);
     w_zeros(&w, 2 * TAR_BLOCK); /* end-of-archive marker */

@@ -139,6 +139,13 @@ typedef struct {
     /* The archive member remapping.spec (CubePL metric hierarchy for cube_remap2), written
      * first as Score-P does; NULL = none. */
     const char *remapping_spec;
+    /* A further archive member `extra_name` (NULL: none), written before anchor.xml (CUBE
+     * readers look members up by name and pass over others): its bytes from `extra_text`,
+     * given each cnode's id in the file (id_of[cnode index]); it returns malloc'd bytes and
+     * their number in *len, or NULL when out of memory (the write fails). */
+    const char *extra_name;
+    char *(*extra_text)(void *user, const uint32_t *id_of, size_t *len);
+    void *extra_user;
     const cube_region *regions;
     size_t nregions;
     const cube_cnode *cnodes; /* at least one (the root) */

@@ -88,6 +88,9 @@ typedef struct sp_profile_location {
     uint64_t folded_parameters; /* beyond SP_PROFILE_MAX_PARAMETER_VALUES */
     uint64_t dropped_samples;   /* no node for their call path: the memory budget was used up */
     struct sp_profile_io *io;   /* bytes of I/O calls per node (io.c), NULL before the first */
+    /* Calls beyond the depth limit per function and caller -> callee pair (folded.c), NULL
+     * before the first. */
+    struct sp_profile_folded *folded;
     /* Metric sums per node (metrics.c): metric_rows rows of the measurement's metric count,
      * NULL without metrics or before the first leave. */
     uint64_t *metric_sums;
@@ -145,15 +148,27 @@ uint32_t sp_profile_child_slow(sp_profile_location *p, uint32_t parent, uint32_t
  * inside a COLLAPSE node (its time is the COLLAPSE node's). */
 uint32_t sp_profile_collapse(sp_profile_location *p, uint32_t parent);
 
-/* The node of a call to `region` from `parent` at call-stack depth `depth` (the program
- * root being level 0), visited once more. */
-static inline uint32_t sp_profile_enter(sp_profile_location *p, uint32_t parent, uint32_t region,
-                                        uint32_t depth)
+/* Whether a call at call-stack depth `depth` (the program root being level 0) is beyond the
+ * depth limit: the tree has at most max_depth levels, the program root being the first; one
+ * more for COLLAPSE. */
+static inline bool sp_profile_too_deep(const sp_profile_location *p, uint32_t depth)
 {
-    /* The tree has at most max_depth levels, the program root being the first; one more
-     * for COLLAPSE. */
-    if (__builtin_expect(depth >= p->max_depth, 0))
-        return sp_profile_collapse(p, parent);
+    return __builtin_expect(depth >= p->max_depth, 0);
+}
+
+/* A call of `region` by `caller` (a region) beyond the depth limit (folded.c): its node as
+ * sp_profile_collapse gives it, and in `folded` its entry in the per-function table of folded
+ * calls (SP_PROFILE_NO_NODE: none), to be passed to sp_profile_leave_deep. `parent_folded` is
+ * the caller's entry (SP_PROFILE_NO_NODE: the caller is within the limit). */
+uint32_t sp_profile_enter_deep(sp_profile_location *p, uint32_t parent, uint32_t parent_folded,
+                               uint32_t caller, uint32_t region, uint32_t *folded);
+void sp_profile_leave_deep(sp_profile_location *p, uint32_t folded, uint32_t parent_folded,
+                           uint64_t duration);
+
+/* The node of a call to `region` from `parent` within the depth limit (sp_profile_too_deep
+ * is false), visited once more. */
+static inline uint32_t sp_profile_enter(sp_profile_location *p, uint32_t parent, uint32_t region)
+{
     if (parent == SP_PROFILE_NO_NODE)
         return SP_PROFILE_NO_NODE;
     uint32_t child = sp_profile_node_at(p, parent)->last_child_hit;

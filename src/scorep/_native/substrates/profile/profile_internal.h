@@ -49,6 +49,16 @@ void sp_profile_io_free(sp_profile_location *p);
  * bytes[paradigm][read, write] (write.c reads them back). */
 void sp_profile_io_serialize(const sp_profile_location *p, sp_buffer *b);
 
+/* folded.c */
+void sp_profile_folded_free(sp_profile_location *p);
+/* The location's folded calls for the writer, regions through `region_map` (NULL: local
+ * ids): the function count, per function [u32 COLLAPSE node][u32 region][u64 primitive]
+ * [f64 outermost inclusive s][f64 min s][f64 max s], the pair count, per pair [u32 function]
+ * [u32 caller region][u64 calls][u64 primitive][f64 inclusive s][f64 outermost inclusive s]
+ * [f64 exclusive s] (write.c reads them back). */
+void sp_profile_folded_serialize(const sp_profile_location *p, const uint32_t *region_map,
+                                 uint32_t region_count, double seconds_per_tick, sp_buffer *b);
+
 /* metrics.c */
 void sp_profile_metrics_free(sp_profile_location *p);
 /* The location's metric sums for the writer: the metric count, the rows, then rows x count

@@ -137,6 +137,7 @@ void sp_profile_location_free(sp_location *loc)
     if (p->children.keys)
         sp_u64map_free(&p->children);
     sp_profile_io_free(p);
+    sp_profile_folded_free(p);
     sp_profile_metrics_free(p);
     free(p);
     loc->substrate[sp_profile.slot] = NULL;

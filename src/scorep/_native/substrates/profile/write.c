@@ -3,6 +3,7 @@
 #include "substrates/profile/profile_internal.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,19 @@ typedef struct {
     uint64_t bytes[SP_IO_PARADIGM_COUNT][2];
 } io_bytes;
 
+/* Calls beyond the depth limit (folded.c), as sp_profile_folded_serialize wrote them. */
+typedef struct {
+    uint32_t collapse, region; /* the column's COLLAPSE node, the unified region */
+    uint64_t primitive;
+    double once, min_time, max_time;
+} folded_function;
+
+typedef struct {
+    uint32_t function, caller; /* index into the column's folded functions, unified region */
+    uint64_t visits, primitive;
+    double time, once, excl;
+} folded_pair;
+
 typedef struct {
     uint32_t rank_index; /* into the unified ranks (location groups) */
     uint32_t name;       /* global string */
@@ -33,6 +47,9 @@ typedef struct {
     uint32_t *io_of;     /* per node: index into io, SP_NO_ID for none (NULL: no I/O) */
     uint64_t *metric_sums;  /* metric_rows x metric_stride values (NULL: none) */
     uint32_t metric_rows, metric_stride;
+    folded_function *folded_functions;
+    folded_pair *folded_pairs;
+    uint32_t nfolded_functions, nfolded_pairs;
 } column;
 
 static void finish_root(sp_location *loc, uint64_t duration)
@@ -105,6 +122,7 @@ void sp_profile_serialize_trees(sp_measurement *m, const sp_unified_maps *maps, 
         }
         sp_profile_io_serialize(p, b);
         sp_profile_metrics_serialize(p, b);
+        sp_profile_folded_serialize(p, u->region_map, u->region_count, seconds_per_tick, b);
     }
 }
 
@@ -174,6 +192,34 @@ void sp_profile_remap_trees(const unsigned char *data, uint64_t size, const sp_u
         sp_buffer_u32(b, rows);
         for (uint64_t k = 0; k < (uint64_t)stride * rows && !r.failed; k++)
             sp_buffer_u64(b, sp_reader_u64(&r));
+        /* its folded calls (sp_profile_folded_serialize): node numbers stay, regions map */
+        uint32_t nf = sp_reader_u32(&r);
+        if (nf > r.size / 40) {
+            b->failed = true;
+            break;
+        }
+        sp_buffer_u32(b, nf);
+        for (uint32_t e = 0; e < nf && !r.failed; e++) {
+            sp_buffer_u32(b, sp_reader_u32(&r));
+            sp_buffer_u32(b, mapped(u->region_map, u->region_count, sp_reader_u32(&r)));
+            sp_buffer_u64(b, sp_reader_u64(&r));
+            for (int k = 0; k < 3; k++)
+                sp_buffer_f64(b, sp_reader_f64(&r));
+        }
+        uint32_t np = sp_reader_u32(&r);
+        if (np > r.size / 48) {
+            b->failed = true;
+            break;
+        }
+        sp_buffer_u32(b, np);
+        for (uint32_t e = 0; e < np && !r.failed; e++) {
+            sp_buffer_u32(b, sp_reader_u32(&r));
+            sp_buffer_u32(b, mapped(u->region_map, u->region_count, sp_reader_u32(&r)));
+            for (int k = 0; k < 2; k++)
+                sp_buffer_u64(b, sp_reader_u64(&r));
+            for (int k = 0; k < 3; k++)
+                sp_buffer_f64(b, sp_reader_f64(&r));
+        }
     }
     if (r.failed)
         b->failed = true;
@@ -196,6 +242,7 @@ typedef struct {
     uint32_t *unified_to_local; /* [cnode * ncolumns + column], SP_PROFILE_NO_NODE = none */
     const sp_defs *global;
     const uint32_t *metric_kind; /* per metric of the file: what fill_row writes */
+    uint32_t *const *maps; /* per column: its node -> unified node (unify_columns) */
 } unified_tree;
 
 static uint64_t identity_hash(int64_t parent, const flat_node *n)
@@ -416,6 +463,49 @@ static int read_metrics(column *col, sp_reader *rd)
     return rd->failed ? -1 : 0;
 }
 
+/* A column's folded calls (sp_profile_folded_serialize wrote them). */
+static int read_folded(column *col, sp_reader *rd)
+{
+    uint32_t nf = sp_reader_u32(rd);
+    if (rd->failed || nf > rd->size / 40)
+        return -1;
+    col->folded_functions = calloc(nf ? nf : 1, sizeof *col->folded_functions);
+    if (!col->folded_functions)
+        return -1;
+    col->nfolded_functions = nf;
+    for (uint32_t i = 0; i < nf; i++) {
+        folded_function *f = &col->folded_functions[i];
+        f->collapse = sp_reader_u32(rd);
+        f->region = sp_reader_u32(rd);
+        f->primitive = sp_reader_u64(rd);
+        f->once = sp_reader_f64(rd);
+        f->min_time = sp_reader_f64(rd);
+        f->max_time = sp_reader_f64(rd);
+        if (rd->failed || f->collapse >= col->count)
+            return -1;
+    }
+    uint32_t np = sp_reader_u32(rd);
+    if (rd->failed || np > rd->size / 48)
+        return -1;
+    col->folded_pairs = calloc(np ? np : 1, sizeof *col->folded_pairs);
+    if (!col->folded_pairs)
+        return -1;
+    col->nfolded_pairs = np;
+    for (uint32_t i = 0; i < np; i++) {
+        folded_pair *e = &col->folded_pairs[i];
+        e->function = sp_reader_u32(rd);
+        e->caller = sp_reader_u32(rd);
+        e->visits = sp_reader_u64(rd);
+        e->primitive = sp_reader_u64(rd);
+        e->time = sp_reader_f64(rd);
+        e->once = sp_reader_f64(rd);
+        e->excl = sp_reader_f64(rd);
+        if (rd->failed || e->function >= nf)
+            return -1;
+    }
+    return 0;
+}
+
 /* Reads every rank's report into columns (rank-major, as the location ids go). */
 static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
                         const uint64_t *sizes, uint32_t nranks)
@@ -448,6 +538,9 @@ static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
             col->io_of = NULL;
             col->metric_sums = NULL;
             col->metric_rows = col->metric_stride = 0;
+            col->folded_functions = NULL;
+            col->folded_pairs = NULL;
+            col->nfolded_functions = col->nfolded_pairs = 0;
             col->name = sp_reader_u32(&rd);
             col->count = sp_reader_u32(&rd);
             if (rd.failed || col->count > rd.size / 8)
@@ -475,7 +568,8 @@ static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
                 if (n->parent != SP_PROFILE_NO_NODE && n->parent >= i)
                     return -1; /* parents come before their children */
             }
-            if (rd.failed || read_io(col, &rd) != 0 || read_metrics(col, &rd) != 0)
+            if (rd.failed || read_io(col, &rd) != 0 || read_metrics(col, &rd) != 0 ||
+                read_folded(col, &rd) != 0)
                 return -1;
         }
     }
@@ -574,6 +668,72 @@ static char *cube_paradigm(const sp_defs *g, const sp_region *reg)
     else
         snprintf(text, len, "%s", paradigm);
     return text;
+}
+
+/* folded_calls.json, the calls COLLAPSE holds per function (folded.c), by the file's ids:
+ * "functions" [cnode of the COLLAPSE node, location, region, primitive calls, inclusive s of
+ * the outermost activations within the folded calls, min s, max s], "pairs" [cnode, location,
+ * caller region, callee region, calls, primitive calls, inclusive s, inclusive s of the
+ * outermost activations of the pair within the folded calls, exclusive s]. A run that
+ * folded nothing has no such member (has_folded). */
+static void json_printf(sp_buffer *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void json_printf(sp_buffer *b, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        sp_buffer_put(b, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+}
+
+static bool has_folded(const unified_tree *t)
+{
+    for (uint32_t l = 0; l < t->ncolumns; l++)
+        if (t->columns[l].nfolded_pairs)
+            return true;
+    return false;
+}
+
+static char *folded_json(void *user, const uint32_t *id_of, size_t *len)
+{
+    const unified_tree *t = user;
+    sp_buffer b;
+    sp_buffer_init(&b);
+    json_printf(&b, "{\"format\": \"scorep folded calls 1\", \"functions\": [");
+    const char *sep = "\n";
+    for (uint32_t l = 0; l < t->ncolumns; l++) {
+        const column *col = &t->columns[l];
+        for (uint32_t i = 0; i < col->nfolded_functions; i++) {
+            const folded_function *f = &col->folded_functions[i];
+            json_printf(&b, "%s[%u, %u, %u, %llu, %.17g, %.17g, %.17g]", sep,
+                        id_of[t->maps[l][f->collapse]], l, f->region,
+                        (unsigned long long)f->primitive, f->once, f->min_time, f->max_time);
+            sep = ",\n";
+        }
+    }
+    json_printf(&b, "],\n\"pairs\": [");
+    sep = "\n";
+    for (uint32_t l = 0; l < t->ncolumns; l++) {
+        const column *col = &t->columns[l];
+        for (uint32_t i = 0; i < col->nfolded_pairs; i++) {
+            const folded_pair *e = &col->folded_pairs[i];
+            const folded_function *f = &col->folded_functions[e->function];
+            json_printf(&b, "%s[%u, %u, %u, %u, %llu, %llu, %.17g, %.17g, %.17g]", sep,
+                        id_of[t->maps[l][f->collapse]], l, e->caller, f->region,
+                        (unsigned long long)e->visits, (unsigned long long)e->primitive,
+                        e->time, e->once, e->excl);
+            sep = ",\n";
+        }
+    }
+    json_printf(&b, "]}\n");
+    if (b.failed) {
+        sp_buffer_free(&b);
+        return NULL;
+    }
+    *len = b.size;
+    return (char *)b.data;
 }
 
 static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, const char *dir,
@@ -720,6 +880,9 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         .mirrors = mirrors,
         .nmirrors = sizeof mirrors / sizeof mirrors[0],
         .remapping_spec = sp_profile_remapping_spec,
+        .extra_name = has_folded(t) ? "folded_calls.json" : NULL,
+        .extra_text = folded_json,
+        .extra_user = t,
         .regions = regions,
         .nregions = g->region_count,
         .cnodes = t->cnodes,
@@ -808,6 +971,7 @@ static int merge_and_write(sp_measurement *m, const sp_unified *u, const void *a
         sp_error(err, errlen, "out of memory while writing the profile");
         goto out;
     }
+    t.maps = maps;
     status = write_cube(m, u, &t, dir, err, errlen);
 out:
     for (uint32_t l = 0; maps && l < t.ncolumns; l++)
@@ -818,6 +982,8 @@ out:
         free(t.columns[l].io);
         free(t.columns[l].io_of);
         free(t.columns[l].metric_sums);
+        free(t.columns[l].folded_functions);
+        free(t.columns[l].folded_pairs);
     }
     free(t.columns);
     free(t.cnodes);

@@ -1,5 +1,5 @@
-/* Getting the I/O calls of every loaded object into the wrappers, without LD_PRELOAD and
- * without re-executing the interpreter.
+/* Getting the calls of every loaded object to hooked libc functions into the clients'
+ * wrappers (core/got.h), without LD_PRELOAD and without re-executing the interpreter.
  *
  * Every call from one shared object (or the executable) to a libc function goes through a
  * slot of that object's global offset table, filled in by the dynamic linker: the jump slot
@@ -25,7 +25,9 @@
  * recorded. At the end every slot still pointing at a wrapper gets its value back.
  *
  * x86-64 only: the tail calls are a few instructions of assembly below. */
-#include "adapters/io/io_adapter.h"
+#include "core/got.h"
+
+#include <stdint.h>
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -39,31 +41,32 @@
 #include <unistd.h>
 
 #if !defined(__x86_64__)
-#error "the I/O adapter's GOT patching supports x86-64 only"
+#error "the GOT patching (I/O and native memory recording) supports x86-64 only"
 #endif
 
-void *spio_real[SPIO_FN_COUNT];
-atomic_bool spio_objects_pending;
+atomic_bool sp_got_objects_pending;
+
+#define SPG_HIDDEN __attribute__((visibility("hidden")))
 
 /* ---- the dl* functions: assembly entries that keep the caller where it matters --------- */
 
-SPIO_HIDDEN void *spio_real_dlopen, *spio_real_dlsym, *spio_real_dlvsym;
-SPIO_HIDDEN int spio_dlopen_keeps_caller(const char *file);
-SPIO_HIDDEN void *spio_dlopen_then_patch(const char *file, int mode);
-SPIO_HIDDEN int spio_dlsym_keeps_caller(void *handle);
-SPIO_HIDDEN void *spio_dlsym_then_map(void *handle, const char *name);
-SPIO_HIDDEN void *spio_dlvsym_then_map(void *handle, const char *name, const char *version);
-SPIO_HIDDEN void spio_dlopen_entry(void);
-SPIO_HIDDEN void spio_dlsym_entry(void);
-SPIO_HIDDEN void spio_dlvsym_entry(void);
+SPG_HIDDEN void *spg_real_dlopen, *spg_real_dlsym, *spg_real_dlvsym;
+SPG_HIDDEN int spg_dlopen_keeps_caller(const char *file);
+SPG_HIDDEN void *spg_dlopen_then_patch(const char *file, int mode);
+SPG_HIDDEN int spg_dlsym_keeps_caller(void *handle);
+SPG_HIDDEN void *spg_dlsym_then_map(void *handle, const char *name);
+SPG_HIDDEN void *spg_dlvsym_then_map(void *handle, const char *name, const char *version);
+SPG_HIDDEN void spg_dlopen_entry(void);
+SPG_HIDDEN void spg_dlsym_entry(void);
+SPG_HIDDEN void spg_dlvsym_entry(void);
 
-void *spio_real_dlopen, *spio_real_dlsym, *spio_real_dlvsym;
+void *spg_real_dlopen, *spg_real_dlsym, *spg_real_dlvsym;
 
 /* Each entry asks a C predicate (the argument registers saved around the call, the stack
  * aligned for it), then either jumps to the real function with the caller's return address
  * untouched or to a C function that calls it and patches afterwards. endbr64 keeps it a
  * valid indirect-branch target where CET is enforced. */
-#define SPIO_DL_ENTRY(entry, predicate, real, then)                                        \
+#define SPG_DL_ENTRY(entry, predicate, real, then)                                        \
     ".text\n"                                                                              \
     ".p2align 4\n"                                                                         \
     ".globl " entry "\n"                                                                   \
@@ -83,32 +86,32 @@ void *spio_real_dlopen, *spio_real_dlsym, *spio_real_dlvsym;
     "1:  jmp " then "\n"                                                                   \
     ".size " entry ", .-" entry "\n"
 
-__asm__(SPIO_DL_ENTRY("spio_dlopen_entry", "spio_dlopen_keeps_caller", "spio_real_dlopen",
-                      "spio_dlopen_then_patch")
-        SPIO_DL_ENTRY("spio_dlsym_entry", "spio_dlsym_keeps_caller", "spio_real_dlsym",
-                      "spio_dlsym_then_map")
-        SPIO_DL_ENTRY("spio_dlvsym_entry", "spio_dlsym_keeps_caller", "spio_real_dlvsym",
-                      "spio_dlvsym_then_map"));
+__asm__(SPG_DL_ENTRY("spg_dlopen_entry", "spg_dlopen_keeps_caller", "spg_real_dlopen",
+                      "spg_dlopen_then_patch")
+        SPG_DL_ENTRY("spg_dlsym_entry", "spg_dlsym_keeps_caller", "spg_real_dlsym",
+                      "spg_dlsym_then_map")
+        SPG_DL_ENTRY("spg_dlvsym_entry", "spg_dlsym_keeps_caller", "spg_real_dlvsym",
+                      "spg_dlvsym_then_map"));
 
-int spio_dlopen_keeps_caller(const char *file)
+int spg_dlopen_keeps_caller(const char *file)
 {
     if (!file)
         return 1; /* the program itself: nothing is loaded */
     if (strchr(file, '/'))
         return 0;
-    atomic_store(&spio_objects_pending, true);
+    atomic_store(&sp_got_objects_pending, true);
     return 1;
 }
 
-void *spio_dlopen_then_patch(const char *file, int mode)
+void *spg_dlopen_then_patch(const char *file, int mode)
 {
-    void *handle = ((void *(*)(const char *, int))spio_real_dlopen)(file, mode);
+    void *handle = ((void *(*)(const char *, int))spg_real_dlopen)(file, mode);
     if (handle)
-        spio_patch_new_objects();
+        sp_got_patch_new_objects();
     return handle;
 }
 
-int spio_dlsym_keeps_caller(void *handle)
+int spg_dlsym_keeps_caller(void *handle)
 {
     return handle == RTLD_DEFAULT || handle == RTLD_NEXT;
 }
@@ -116,36 +119,42 @@ int spio_dlsym_keeps_caller(void *handle)
 /* A recorded function's address becomes its wrapper's (after the hooks, below). */
 static void *as_wrapper(void *address);
 
-void *spio_dlsym_then_map(void *handle, const char *name)
+void *spg_dlsym_then_map(void *handle, const char *name)
 {
     /* Objects a bare-name dlopen loaded are reached through this: patched first. */
-    spio_patch_new_objects();
-    return as_wrapper(((void *(*)(void *, const char *))spio_real_dlsym)(handle, name));
+    sp_got_patch_new_objects();
+    return as_wrapper(((void *(*)(void *, const char *))spg_real_dlsym)(handle, name));
 }
 
-void *spio_dlvsym_then_map(void *handle, const char *name, const char *version)
+void *spg_dlvsym_then_map(void *handle, const char *name, const char *version)
 {
-    spio_patch_new_objects();
-    return as_wrapper(((void *(*)(void *, const char *, const char *))spio_real_dlvsym)(
+    sp_got_patch_new_objects();
+    return as_wrapper(((void *(*)(void *, const char *, const char *))spg_real_dlvsym)(
         handle, name, version));
 }
 
 /* ---- what is patched ---------------------------------------------------------------------- */
 
-enum { HOOK_DLOPEN = SPIO_FN_COUNT, HOOK_DLSYM, HOOK_DLVSYM, HOOK_COUNT };
-
 typedef struct {
     const char *symbol;
     void *wrapper;
     void *accept[3]; /* what a slot may hold to be patched: the definitions in use */
+    void *real;      /* what the wrapper calls */
+    bool skip_interpreter;
+    bool mapped;     /* dlsym on a handle returns the wrapper (not for dlopen and dlsym) */
 } hook;
 
-/* Set up under patch_lock by spio_patch_all, read by the scans after it. Global because
- * the dl_iterate_phdr callbacks and the wrappers have no other context. */
-static hook hooks[HOOK_COUNT];
+/* The clients' hooks, then dlopen, dlsym, dlvsym. Rebuilt under patch_lock whenever a
+ * client comes or goes, read by the scans and the dl entries after it. Global because the
+ * dl_iterate_phdr callbacks and the wrappers have no other context. */
+#define HOOK_MAX (SP_GOT_MAX_HOOKS + 3)
+static hook hooks[HOOK_MAX];
+static int hook_count;
+static const sp_got_client *clients[SP_GOT_MAX_CLIENTS];
+static size_t client_count;
 #define HASH_SIZE 128
 static int8_t hook_hash[HASH_SIZE]; /* symbol hash -> first hook, -1 none (chained) */
-static int8_t hook_next[HOOK_COUNT];
+static int8_t hook_next[HOOK_MAX];
 
 typedef struct {
     void **slot;
@@ -168,7 +177,7 @@ static size_t object_count, object_capacity;
 static patched_slot *slots;
 static size_t slot_count, slot_capacity;
 static unsigned long long last_adds; /* the loader's count of loaded objects, when scanned */
-static bool patching;                /* between spio_patch_all and spio_unpatch_all */
+static bool patching;                /* while any client is added */
 static char own_dir[4096];           /* the tool's own libraries live here */
 static size_t own_dir_len;
 
@@ -176,11 +185,11 @@ static void *as_wrapper(void *address)
 {
     if (!address)
         return NULL;
-    for (int fn = 0; fn < SPIO_FN_COUNT; fn++)
-        if (hooks[fn].wrapper && spio_real[fn] &&
-            (spio_real[fn] == address || hooks[fn].accept[0] == address ||
-             hooks[fn].accept[1] == address || hooks[fn].accept[2] == address))
-            return hooks[fn].wrapper;
+    for (int i = 0; i < hook_count; i++)
+        if (hooks[i].mapped && hooks[i].real &&
+            (hooks[i].real == address || hooks[i].accept[0] == address ||
+             hooks[i].accept[1] == address || hooks[i].accept[2] == address))
+            return hooks[i].wrapper;
     return address;
 }
 
@@ -226,6 +235,14 @@ static bool excluded(const struct dl_phdr_info *info)
     return false;
 }
 
+/* The interpreter's own code: the executable and a shared libpython. */
+static bool is_interpreter(const struct dl_phdr_info *info)
+{
+    if (info->dlpi_phdr == (const void *)getauxval(AT_PHDR))
+        return true;
+    return info->dlpi_name && basename_starts(info->dlpi_name, "libpython");
+}
+
 /* ---- scanning one object ---------------------------------------------------------------- */
 
 typedef struct {
@@ -233,6 +250,7 @@ typedef struct {
     const char *strtab;
     size_t strsz;
     uintptr_t base, lo, hi;
+    bool interpreter;
 } object_view;
 
 static uintptr_t dyn_ptr(uintptr_t value, uintptr_t base)
@@ -273,7 +291,7 @@ static void collect(const object_view *v, const ElfW(Rela) *relocs, size_t count
         if (name_offset >= v->strsz)
             continue;
         const hook *h = find_hook(v->strtab + name_offset);
-        if (!h)
+        if (!h || (h->skip_interpreter && v->interpreter))
             continue;
         void **slot = (void **)(v->base + r->r_offset);
         void *current = *slot;
@@ -353,7 +371,8 @@ static scanned_object *add_object(const struct dl_phdr_info *info)
 /* Patches one object: its slots that call hooked functions now call the wrappers. */
 static void patch_object(struct dl_phdr_info *info, scanned_object *o)
 {
-    object_view v = {.base = info->dlpi_addr, .lo = UINTPTR_MAX, .hi = 0};
+    object_view v = {.base = info->dlpi_addr, .lo = UINTPTR_MAX, .hi = 0,
+                     .interpreter = is_interpreter(info)};
     const ElfW(Dyn) *dyn = NULL;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -435,12 +454,6 @@ static int adds_callback(struct dl_phdr_info *info, size_t size, void *data)
 
 /* ---- setting up, keeping up, undoing ---------------------------------------------------- */
 
-static const char *const symbols[SPIO_FN_COUNT] = {
-#define SPIO_SYMBOL(e, region, symbol, role) [SPIO_FN_##e] = symbol,
-    SPIO_FUNCTIONS(SPIO_SYMBOL)
-#undef SPIO_SYMBOL
-};
-
 /* Whether `address` lies in the executable: a non-PIE executable that takes a function's
  * address defines the function as its own PLT entry (the "canonical PLT"), which every
  * object's references then bind to; calling it would jump through the executable's slot,
@@ -475,7 +488,7 @@ static void find_own_dir(void)
 {
     Dl_info info;
     own_dir_len = 0;
-    if (!dladdr((void *)spio_patch_all, &info) || !info.dli_fname)
+    if (!dladdr((void *)sp_got_add, &info) || !info.dli_fname)
         return;
     const char *slash = strrchr(info.dli_fname, '/');
     if (!slash || (size_t)(slash - info.dli_fname) >= sizeof own_dir)
@@ -485,71 +498,150 @@ static void find_own_dir(void)
     own_dir[own_dir_len] = '\0';
 }
 
-static void build_hooks(void)
+/* Rebuilds the hook table from the clients. Returns false when they have more hooks than
+ * the table holds. Called with patch_lock held. */
+static bool build_hooks(void)
 {
     void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
     void *libpthread = dlopen("libpthread.so.0", RTLD_LAZY | RTLD_NOLOAD);
-    for (int fn = 0; fn < SPIO_FN_COUNT; fn++) {
-        hooks[fn].symbol = symbols[fn];
-        hooks[fn].wrapper = spio_posix_wrappers[fn] ? spio_posix_wrappers[fn]
-                                                    : spio_isoc_wrappers[fn];
-        spio_real[fn] = set_accepted(&hooks[fn], libc, libpthread, NULL);
-    }
+    bool fits = true;
+    hook_count = 0;
+    for (size_t c = 0; c < client_count; c++)
+        for (size_t k = 0; k < clients[c]->count; k++) {
+            const sp_got_hook *g = &clients[c]->hooks[k];
+            if (hook_count == SP_GOT_MAX_HOOKS) {
+                fits = false;
+                break;
+            }
+            hook *h = &hooks[hook_count++];
+            memset(h, 0, sizeof *h);
+            h->symbol = g->symbol;
+            h->wrapper = g->wrapper;
+            h->skip_interpreter = clients[c]->skip_interpreter;
+            h->mapped = true;
+            h->real = set_accepted(h, libc, libpthread, NULL);
+            *g->real = h->real;
+        }
     static const struct {
         const char *symbol;
         void (*entry)(void);
         void **real;
-    } dl[] = {{"dlopen", spio_dlopen_entry, &spio_real_dlopen},
-              {"dlsym", spio_dlsym_entry, &spio_real_dlsym},
-              {"dlvsym", spio_dlvsym_entry, &spio_real_dlvsym}};
+    } dl[] = {{"dlopen", spg_dlopen_entry, &spg_real_dlopen},
+              {"dlsym", spg_dlsym_entry, &spg_real_dlsym},
+              {"dlvsym", spg_dlvsym_entry, &spg_real_dlvsym}};
     for (int i = 0; i < 3; i++) {
-        hook *h = &hooks[HOOK_DLOPEN + i];
+        hook *h = &hooks[hook_count++];
+        memset(h, 0, sizeof *h);
         h->symbol = dl[i].symbol;
         h->wrapper = (void *)dl[i].entry;
-        *dl[i].real = set_accepted(h, libc, NULL, "GLIBC_2.2.5");
+        h->real = *dl[i].real = set_accepted(h, libc, NULL, "GLIBC_2.2.5");
     }
     if (libc)
         dlclose(libc);
     if (libpthread)
         dlclose(libpthread);
     memset(hook_hash, -1, sizeof hook_hash);
-    for (int i = HOOK_COUNT; i-- > 0;) {
+    for (int i = hook_count; i-- > 0;) {
         /* A function libc lacks (an older glibc) is not hooked: nothing calls it. */
-        void *real = i < SPIO_FN_COUNT ? spio_real[i]
-                     : i == HOOK_DLOPEN ? spio_real_dlopen
-                     : i == HOOK_DLSYM  ? spio_real_dlsym
-                                        : spio_real_dlvsym;
-        if (!real || !hooks[i].wrapper)
+        if (!hooks[i].real || !hooks[i].wrapper)
             continue;
         unsigned bucket = name_hash(hooks[i].symbol);
         hook_next[i] = hook_hash[bucket];
         hook_hash[bucket] = (int8_t)i;
     }
+    return fits;
 }
 
-int spio_patch_all(char *err, size_t errlen)
+/* Every slot still pointing at a wrapper gets its value back; the scan starts afresh.
+ * Called with patch_lock held. */
+static void unpatch_all(void)
 {
-    pthread_mutex_lock(&patch_lock);
-    if (!patching) {
-        find_own_dir();
-        build_hooks();
-        if (!spio_real_dlopen || !spio_real_dlsym || !spio_real[SPIO_FN_READ] ||
-            !spio_real[SPIO_FN_FCNTL]) {
-            pthread_mutex_unlock(&patch_lock);
-            return sp_error(err, errlen, "I/O recording: the C library's I/O functions "
-                                         "were not found");
-        }
-        patching = true;
-    }
+    if (patching)
+        dl_iterate_phdr(restore_callback, NULL);
+    patching = false;
+    free(slots);
+    free(objects);
+    slots = NULL;
+    objects = NULL;
+    slot_count = slot_capacity = object_count = object_capacity = 0;
+    last_adds = 0;
+}
+
+/* Patches every loaded object for the clients there are now. Called with patch_lock held. */
+static int patch_all(char *err, size_t errlen)
+{
+    if (!client_count)
+        return 0;
+    find_own_dir();
+    if (!build_hooks())
+        return sp_error(err, errlen, "more than %d libc functions to interpose",
+                        SP_GOT_MAX_HOOKS);
+    if (!spg_real_dlopen || !spg_real_dlsym)
+        return sp_error(err, errlen, "the C library's dlopen and dlsym were not found");
+    patching = true;
     dl_iterate_phdr(patch_callback, NULL);
-    atomic_store(&spio_objects_pending, false);
-    pthread_mutex_unlock(&patch_lock);
+    atomic_store(&sp_got_objects_pending, false);
     return 0;
 }
 
-void spio_patch_new_objects(void)
+static void after_fork_in_child(void);
+
+static void register_fork_handler_once(void)
 {
-    atomic_store(&spio_objects_pending, false);
+    (void)pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
+int sp_got_add(const sp_got_client *client, char *err, size_t errlen)
+{
+    /* pthread_atfork handlers cannot be removed: registered once per process. */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    (void)pthread_once(&once, register_fork_handler_once);
+    pthread_mutex_lock(&patch_lock);
+    for (size_t c = 0; c < client_count; c++)
+        if (clients[c] == client) {
+            pthread_mutex_unlock(&patch_lock);
+            return 0;
+        }
+    if (client_count == SP_GOT_MAX_CLIENTS) {
+        pthread_mutex_unlock(&patch_lock);
+        return sp_error(err, errlen, "more than %d adapters interpose libc functions",
+                        SP_GOT_MAX_CLIENTS);
+    }
+    /* Slots are patched from a fresh scan with the new client's hooks among the others
+     * (only when a measurement starts: the old values are back for that moment). */
+    unpatch_all();
+    clients[client_count++] = client;
+    int status = patch_all(err, errlen);
+    if (status != 0) {
+        unpatch_all();
+        client_count--;
+        char ignored[8];
+        (void)patch_all(ignored, sizeof ignored);
+    }
+    pthread_mutex_unlock(&patch_lock);
+    return status;
+}
+
+void sp_got_remove(const sp_got_client *client)
+{
+    pthread_mutex_lock(&patch_lock);
+    size_t c = 0;
+    while (c < client_count && clients[c] != client)
+        c++;
+    if (c < client_count) {
+        unpatch_all();
+        for (; c + 1 < client_count; c++)
+            clients[c] = clients[c + 1];
+        client_count--;
+        char ignored[8];
+        (void)patch_all(ignored, sizeof ignored); /* the others' hooks: they worked before */
+    }
+    pthread_mutex_unlock(&patch_lock);
+}
+
+void sp_got_patch_new_objects(void)
+{
+    atomic_store(&sp_got_objects_pending, false);
     pthread_mutex_lock(&patch_lock);
     if (patching) {
         unsigned long long adds = 0;
@@ -560,25 +652,9 @@ void spio_patch_new_objects(void)
     pthread_mutex_unlock(&patch_lock);
 }
 
-void spio_unpatch_all(void)
-{
-    pthread_mutex_lock(&patch_lock);
-    if (patching)
-        dl_iterate_phdr(restore_callback, NULL);
-    patching = false;
-    free(slots);
-    free(objects);
-    slots = NULL;
-    objects = NULL;
-    slot_count = slot_capacity = object_count = object_capacity = 0;
-    last_adds = 0;
-    pthread_mutex_unlock(&patch_lock);
-}
-
 /* A child made by fork() while another thread held the lock would wait for ever: it gets
  * a fresh one. Its slots stay as the parent's (they work whether it records or not). */
-SPIO_HIDDEN void spio_after_fork_in_child(void);
-void spio_after_fork_in_child(void)
+static void after_fork_in_child(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&patch_lock, &fresh, sizeof fresh);
