@@ -56,33 +56,46 @@ int sp_metric_define(const sp_metric_def *def, char *err, size_t errlen)
 
 /* ---- the Python allocation counters (the core's own source) ----------------------------- */
 
-static int python_begin(const sp_metric_request *requests, size_t count, char *err,
-                        size_t errlen)
+int sp_metric_define_byte_counters(const sp_metric_request *requests, size_t count,
+                                   const sp_metric_byte_counter *counters, uint32_t n,
+                                   sp_metric_source_id source, const char *kind, char *err,
+                                   size_t errlen)
 {
-    static const struct {
-        const char *name, *description;
-    } known[] = {
-        {"python_allocated", "bytes allocated by the Python allocators (PyMem, PyObject)"},
-        {"python_freed", "bytes freed by the Python allocators (PyMem, PyObject)"},
-    };
     for (size_t i = 0; i < count; i++) {
-        uint32_t code = UINT32_MAX;
-        for (uint32_t k = 0; k < 2; k++)
-            if (strcmp(requests[i].name, known[k].name) == 0)
+        uint32_t code = n;
+        for (uint32_t k = 0; k < n; k++)
+            if (strcmp(requests[i].name, counters[k].name) == 0)
                 code = k;
-        if (code == UINT32_MAX)
-            return sp_error(err, errlen, "unknown Python memory metric '%s' (python_allocated, "
-                            "python_freed)", requests[i].name);
+        if (code == n) {
+            char names[256] = "";
+            size_t used = 0;
+            for (uint32_t k = 0; k < n && used < sizeof names; k++)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         k ? ", " : "", counters[k].name);
+            return sp_error(err, errlen, "unknown %s metric '%s' (%s)", kind, requests[i].name,
+                            names);
+        }
         sp_metric_def def = {.type = SP_METRIC_TYPE_OTHER, .mode = SP_METRIC_ACCUMULATED_START,
-                             .source = SP_METRIC_SOURCE_PYTHON,
+                             .source = (uint8_t)source,
                              .per_process = requests[i].per_process, .code = code};
-        snprintf(def.name, sizeof def.name, "%s", known[code].name);
+        snprintf(def.name, sizeof def.name, "%s", counters[code].name);
         snprintf(def.unit, sizeof def.unit, "Bytes");
-        snprintf(def.description, sizeof def.description, "%s", known[code].description);
+        snprintf(def.description, sizeof def.description, "%s", counters[code].description);
         if (sp_metric_define(&def, err, errlen) != 0)
             return -1;
     }
     return 0;
+}
+
+static int python_begin(const sp_metric_request *requests, size_t count, char *err,
+                        size_t errlen)
+{
+    static const sp_metric_byte_counter known[] = {
+        {"python_allocated", "bytes allocated by the Python allocators (PyMem, PyObject)"},
+        {"python_freed", "bytes freed by the Python allocators (PyMem, PyObject)"},
+    };
+    return sp_metric_define_byte_counters(requests, count, known, 2, SP_METRIC_SOURCE_PYTHON,
+                                          "Python memory", err, errlen);
 }
 
 static void python_read(void *state, bool per_process, uint64_t own_ns, uint64_t *values)

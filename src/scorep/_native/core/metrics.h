@@ -158,6 +158,21 @@ int sp_metric_source_register(const sp_metric_source_ops *ops);
  * Returns 0, or -1 with one line in err when SP_MAX_METRICS are defined already. */
 SP_MUST_CHECK int sp_metric_define(const sp_metric_def *def, char *err, size_t errlen);
 
+/* A byte counter a source offers: its name and what it counts. */
+typedef struct sp_metric_byte_counter {
+    const char *name;
+    const char *description;
+} sp_metric_byte_counter;
+
+/* Inside a source's begin, for sources of byte counters (the Python and the native allocation
+ * counters): defines each request, which must name one of counters[0 .. n), as a metric of
+ * `source` in Bytes accumulated from the start, with the counter's index as its code. An
+ * unknown name is an error "unknown <kind> metric 'x' (name, name, ...)". */
+SP_MUST_CHECK int sp_metric_define_byte_counters(const sp_metric_request *requests, size_t count,
+                                                 const sp_metric_byte_counter *counters,
+                                                 uint32_t n, sp_metric_source_id source,
+                                                 const char *kind, char *err, size_t errlen);
+
 /* One warning line on stderr, "scorep: <text>", for a metric that is not recorded. */
 void sp_metric_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -327,9 +327,7 @@ static const sp_got_client client = {hooks, sizeof hooks / sizeof hooks[0], true
 
 enum { NATIVE_ALLOCATED, NATIVE_FREED, NATIVE_PEAK, NATIVE_COUNT };
 
-static const struct {
-    const char *name, *description;
-} known[NATIVE_COUNT] = {
+static const sp_metric_byte_counter known[NATIVE_COUNT] = {
     [NATIVE_ALLOCATED] = {"native_allocated",
                           "bytes allocated by malloc & co. in extension modules and C libraries"},
     [NATIVE_FREED] = {"native_freed",
@@ -367,23 +365,10 @@ static void register_fork_handler_once(void)
 static int native_begin(const sp_metric_request *requests, size_t count, char *err,
                         size_t errlen)
 {
-    for (size_t i = 0; i < count; i++) {
-        uint32_t code = NATIVE_COUNT;
-        for (uint32_t k = 0; k < NATIVE_COUNT; k++)
-            if (strcmp(requests[i].name, known[k].name) == 0)
-                code = k;
-        if (code == NATIVE_COUNT)
-            return sp_error(err, errlen, "unknown native memory metric '%s' (native_allocated, "
-                            "native_freed, native_peak)", requests[i].name);
-        sp_metric_def def = {.type = SP_METRIC_TYPE_OTHER, .mode = SP_METRIC_ACCUMULATED_START,
-                             .source = SP_METRIC_SOURCE_NATIVE,
-                             .per_process = requests[i].per_process, .code = code};
-        snprintf(def.name, sizeof def.name, "%s", known[code].name);
-        snprintf(def.unit, sizeof def.unit, "Bytes");
-        snprintf(def.description, sizeof def.description, "%s", known[code].description);
-        if (sp_metric_define(&def, err, errlen) != 0)
-            return -1;
-    }
+    if (sp_metric_define_byte_counters(requests, count, known, NATIVE_COUNT,
+                                       SP_METRIC_SOURCE_NATIVE, "native memory", err,
+                                       errlen) != 0)
+        return -1;
     /* pthread_atfork handlers cannot be removed: registered once per process. */
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     (void)pthread_once(&once, register_fork_handler_once);
