@@ -90,7 +90,9 @@ class IoTrace:
 
 def profile_bytes(experiment):
     """{(calling region, I/O function): (bytes read, bytes written)} from the profile's
-    io_bytes metrics, summed over call paths and locations."""
+    io_bytes metrics, summed over call paths and locations. The calling region is the nearest
+    Python function: C functions between it and the I/O call (3.12+ records them, e.g.
+    `_io.FileIO:write` under the function that wrote) pass its I/O on."""
     p = cube.read(str(Path(experiment) / "profile.cubex"))
     read = p.values("io_bytes_read", inclusive=False)
     written = p.values("io_bytes_written", inclusive=False)
@@ -98,7 +100,10 @@ def profile_bytes(experiment):
     for c in p.cnodes:
         r, w = sum(read[c.id]), sum(written[c.id])
         if r or w:
-            key = (c.parent.region.name if c.parent else None, c.region.name)
+            caller = c.parent
+            while caller is not None and caller.region.paradigm.startswith("compiler"):
+                caller = caller.parent
+            key = (caller.region.name if caller else None, c.region.name)
             old = out.get(key, (0, 0))
             out[key] = (old[0] + r, old[1] + w)
     return out

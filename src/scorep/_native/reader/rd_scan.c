@@ -592,7 +592,20 @@ static void io_seen(scan_ctx *c, uint64_t t, uint32_t *caller, uint32_t *functio
         return;
     }
     *function = top->region;
-    *caller = c->depth >= 2 ? c->stack[c->depth - 2].region : RD_NONE;
+    /* The calling region is the program's function: C functions recorded between it and the
+     * I/O call (3.12+: _io.FileIO:write under the function that wrote) pass its I/O on. */
+    *caller = RD_NONE;
+    for (uint32_t d = c->depth - 1; d-- > 0;) {
+        uint32_t region = c->stack[d].region;
+        if (*caller == RD_NONE)
+            *caller = region;
+        bool c_function = region < c->trace->defs.nregions &&
+                          c->trace->defs.regions[region].paradigm == OTF2_PARADIGM_COMPILER;
+        if (!c_function) {
+            *caller = region;
+            break;
+        }
+    }
 }
 
 static uint64_t io_key_hash(uint32_t target, uint32_t region, uint32_t function)
