@@ -72,10 +72,14 @@ def test_pure_cpu_work_is_user_time(rusage_run, thread):
     work = region(p, "__main__:work", thread)
     utime, stime = work("ru_utime"), work("ru_stime")
     assert utime > 0
-    assert stime <= utime / 4, (utime, stime, utime_p, stime_p)
-    # The steps' system time is the reads': not theirs.
+    # The reads' system time is not the regions'. What the thread spent in the kernel for
+    # itself stays (three threads switching the GIL on a loaded machine make futex calls):
+    # at most a quarter of the user time, or the thread's own system time less the reads.
+    own_system = max(utime / 4, stime_p - reads + 2 * TICK_US)
+    assert stime <= own_system, (utime, stime, utime_p, stime_p, reads)
     step = region(p, "__main__:step", thread)
-    assert step("ru_stime") <= step("ru_utime") / 4, (step("ru_utime"), step("ru_stime"))
+    assert step("ru_stime") <= max(step("ru_utime") / 4, own_system), \
+        (step("ru_utime"), step("ru_stime"))
     # Inside the program's own window: at most what it saw, at least that less the reads.
     assert utime + stime <= utime_p + stime_p + 2 * TICK_US, (utime, stime, utime_p, stime_p)
     assert utime + stime >= utime_p + stime_p - reads - 2 * TICK_US, \
