@@ -8,11 +8,21 @@ core tests cover 3.9-3.13.
 
 import collections
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# A shell that starts the suite in the background (`make test &` in a script) leaves SIGINT and
+# SIGQUIT ignored, and an ignored signal stays ignored in every program the tests start: the
+# tests of Ctrl-C and of signals ending a measured program then saw nothing arrive. The
+# programs get the dispositions of a terminal's foreground job.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
