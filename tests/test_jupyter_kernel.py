@@ -9,6 +9,7 @@ One kernel serves most of the module (starting one costs about a second); every 
 the configuration it relies on, and leaves the kernel in default mode.
 """
 
+import asyncio
 import json
 import os
 import re
@@ -668,9 +669,14 @@ def test_readme_notebook_of_the_original_runs_unchanged(kernel_dirs, tmp_path):
     manager = AsyncKernelManager(kernel_name="scorep_jupyter",
                                  kernel_spec_manager=KernelSpecManager(
                                      kernel_dirs=[str(kernel_dirs)]))
-    NotebookClient(nb, km=manager, timeout=CELL_TIMEOUT,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute(
-                       env=kernel_env(tmp_path / ".ipython"))
+    try:
+        NotebookClient(nb, km=manager, timeout=CELL_TIMEOUT,
+                       resources={"metadata": {"path": str(tmp_path)}}).execute(
+                           env=kernel_env(tmp_path / ".ipython"))
+    finally:
+        # A client given a kernel manager leaves its kernel running: it outlived the suite.
+        if manager.has_kernel:
+            asyncio.run(manager.shutdown_kernel(now=True))
     streams = []
     for cell in nb.cells:
         if cell.cell_type != "code":
