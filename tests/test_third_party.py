@@ -1,9 +1,9 @@
-"""Programs nobody here wrote, as a user runs them: networkx (Debian's python3-networkx, pure
-Python, the library whose Graph.__getitem__ issue 30 found counted 7 times of 110 000) on
-Debian's python3. The program's output is the plain run's; every function of networkx and of
-the program is visited as often as cProfile counts its calls in a run of its own; the
-measured run's wall time is printed next to the plain run's and cProfile's (no timed
-assertion). Skipped with the reason where networkx is not installed."""
+"""Programs nobody here wrote, as a user runs them, on Debian's python3: networkx (pure
+Python, the library whose Graph.__getitem__ issue 30 found counted 7 times of 110 000) and
+pandas (Python around compiled code). The program's output is the plain run's; every function
+of the library and of the program is visited as often as cProfile counts its calls in a run
+of its own; the measured run's wall time is printed next to the plain run's and cProfile's
+(no timed assertion). Skipped with the reason where the library is not installed."""
 
 import json
 import os
@@ -33,6 +33,16 @@ print(sum(len(d) for d in lengths.values()), round(max(ranks.values()), 6),
       round(clustering, 6), neighbours, paths)
 '''
 
+PANDAS_APP = '''\
+import pandas as pd
+frame = pd.DataFrame({"group": [i % 7 for i in range(5000)],
+                      "value": [i * 0.5 for i in range(5000)]})
+frame["double"] = frame["value"].map(lambda v: v * 2)
+summary = frame.groupby("group").agg({"value": "sum", "double": "mean"})
+rows = sum(1 for _ in frame.itertuples())
+print(round(summary["value"].sum(), 3), rows, len(frame.query("value > 100")))
+'''
+
 # Run by the interpreter itself: cProfile's ncalls per (file, first line, name) of networkx's
 # and the program's functions (what visits count: recursive calls included).
 CPROFILE = """
@@ -48,21 +58,17 @@ stats = pstats.Stats(profiler).stats
 with open(out, "w") as f:
     json.dump({"%s:%d:%s" % (os.path.realpath(fn), line, name): nc
                for (fn, line, name), (cc, nc, tt, ct, callers) in stats.items()
-               if fn.endswith(".py") and ("networkx" in fn or fn == script)}, f)
+               if fn.endswith(".py") and ("/%s/" % sys.argv[3] in fn or fn == script)}, f)
 """
 
 
-def _has_networkx():
-    out = run([PYTHON, "-c", "import networkx"], env=scorep_env())
-    return out.returncode == 0
+def skip_without(library):
+    if not os.path.exists(PYTHON) or \
+            run([PYTHON, "-c", "import " + library], env=scorep_env()).returncode != 0:
+        pytest.skip("%s is not installed for %s (Debian: python3-%s)" % (library, PYTHON, library))
 
 
-pytestmark = pytest.mark.skipif(
-    not os.path.exists(PYTHON) or not _has_networkx(),
-    reason="networkx is not installed for %s (Debian: python3-networkx)" % PYTHON)
-
-
-def visits_by_function(exp):
+def visits_by_function(exp, library):
     p = cube.read(str(exp / "profile.cubex"))
     visits = p.values(p.metric("visits"), inclusive=False)
     found = {}
@@ -70,16 +76,19 @@ def visits_by_function(exp):
         region = node.region
         assert region.name != "COLLAPSE"  # every call path within the depth limit
         if region.file and region.file.endswith(".py") and \
-                ("networkx" in region.file or region.file.endswith("app.py")):
+                ("/%s/" % library in region.file or region.file.endswith("app.py")):
             function = region.name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
             key = "%s:%d:%s" % (os.path.realpath(region.file), region.begin_line, function)
             found[key] = found.get(key, 0) + sum(visits[node.id])
     return found
 
 
-def test_networkx_visits_equal_cprofile_and_output_is_the_plain_runs(tmp_path):
+def compare_with_cprofile(tmp_path, library, program):
+    """Runs `program` plain, measured and under cProfile; returns (visits, cProfile's ncalls)
+    of the library's and the program's functions, after checking output and completeness."""
+    skip_without(library)
     app = tmp_path / "app.py"
-    app.write_text(NETWORKX_APP)
+    app.write_text(program)
     started = time.perf_counter()
     plain = run([PYTHON, app], env=scorep_env(), cwd=tmp_path)
     plain_s = time.perf_counter() - started
@@ -92,20 +101,33 @@ def test_networkx_visits_equal_cprofile_and_output_is_the_plain_runs(tmp_path):
 
     counts = tmp_path / "cprofile.json"
     started = time.perf_counter()
-    profiled = run([PYTHON, "-c", CPROFILE, str(app), counts], env=scorep_env(), cwd=tmp_path)
+    profiled = run([PYTHON, "-c", CPROFILE, str(app), counts, library], env=scorep_env(),
+                   cwd=tmp_path)
     cprofile_s = time.perf_counter() - started
     assert profiled.returncode == 0, profiled.stderr
     expected = json.loads(counts.read_text())
 
-    visits = visits_by_function(tmp_path / "exp")
+    visits = visits_by_function(tmp_path / "exp", library)
     # cProfile names a function by its code's name; scorep by module[.Class]:function, whose
     # last part is the same name: keys of both are (file, first line, function name).
     missing = {k: v for k, v in expected.items() if k not in visits and not k.endswith(":<module>")}
     assert not missing, sorted(missing.items())[:10]
     differ = {k: (visits[k], n) for k, n in expected.items() if k in visits and visits[k] != n}
     assert not differ, sorted(differ.items())[:10]
+    sys.stderr.write("%s: plain %.2f s, scorep %.2f s, cProfile %.2f s\n"
+                     % (library, plain_s, measured_s, cprofile_s))
+    return visits, expected
+
+
+def test_networkx_visits_equal_cprofile_and_output_is_the_plain_runs(tmp_path):
+    _visits, expected = compare_with_cprofile(tmp_path, "networkx", NETWORKX_APP)
     getitem = sum(n for k, n in expected.items()
                   if "networkx/classes/graph.py:" in k and k.endswith(":__getitem__"))
     assert getitem > 1000  # Graph.__getitem__, counted 7 times on 3.11.2 before issue 30
-    sys.stderr.write("networkx: plain %.2f s, scorep %.2f s, cProfile %.2f s\n"
-                     % (plain_s, measured_s, cprofile_s))
+
+
+def test_pandas_visits_equal_cprofile_and_output_is_the_plain_runs(tmp_path):
+    visits, expected = compare_with_cprofile(tmp_path, "pandas", PANDAS_APP)
+    assert len(expected) > 500  # pandas' Python layer, function by function
+    assert sum(n for k, n in visits.items() if "/app.py:" in k and k.endswith(":<lambda>")) \
+        == 5000  # the program's own lambda, called by Series.map
