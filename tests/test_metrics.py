@@ -143,19 +143,16 @@ def test_python_allocations_against_tracemalloc(python, tmp_path):
 
 def test_gc_collections_are_regions_with_their_generation(python, tmp_path):
     exp = tmp_path / "exp"
-    out = run_scorep(python, ["--memory", APP], exp)
+    out = run_scorep(python, ["--memory", "--c-calls", APP], exp)
     assert out.returncode == 0, out.stderr
     p = profile_of(exp)
     main = next(l.id for l in p.locations if l.name == "MainThread")
     collect = [c for c in p.cnodes if c.region.name == "__main__:collect"][0]
-    # On 3.12+ the call of the C function gc.collect is a region too (paradigm compiler,
+    # With C calls, the call of the C function gc.collect is a region too (paradigm compiler,
     # also named gc:collect); the collection it makes is inside it.
     calls = [c for c in collect.children if c.region.paradigm.startswith("compiler")]
-    if python_version(python) >= (3, 12):
-        assert [c.region.name for c in calls] == ["gc:collect"]
-        collect = calls[0]
-    else:
-        assert calls == []
+    assert [c.region.name for c in calls] == ["gc:collect"]
+    collect = calls[0]
     gcs = [c for c in collect.children if c.region.name == "gc:collect"]
     assert len(gcs) == 1 and gcs[0].region.paradigm.startswith("user")
     generations = {c.parameters[0][2]: p.value("visits", c.id, main, inclusive=False)
