@@ -92,8 +92,12 @@ def test_trivial_property_gets_no_system_time(rusage_run):
     _exp, _views, p = rusage_run
     x = region(p, "__main__.Point:x", "MainThread")
     assert x("visits") == 30_000
-    assert x("ru_stime") <= 1000, x("ru_stime")
-    assert region(p, "__main__:prop", "MainThread")("ru_stime") <= 1000
+    # The kernel counts system time in ticks (4 ms here): one tick that lands while the thread
+    # is in the kernel for itself (a page fault, a preemption on a loaded machine) inside the
+    # property is the program's; the reads made 7-12 ms.
+    one_tick = 4000
+    assert x("ru_stime") <= 1000 + one_tick, x("ru_stime")
+    assert region(p, "__main__:prop", "MainThread")("ru_stime") <= 1000 + one_tick
 
 
 def test_perf_task_clock_is_the_programs(tmp_path):
