@@ -218,3 +218,37 @@ def test_the_markers_are_read_as_the_docstring_says(tmp_path):
     assert run_page(page, tmp_path / "f", repo) == 1
     assert shown_line("scorep: .../bad.filter:2: no").fullmatch("scorep: /tmp/x/bad.filter:2: no")
     assert not shown_line("scorep: bad.filter:2: no").fullmatch("scorep: /tmp/x/bad.filter:2: no")
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def anchor(heading):
+    """GitHub's anchor of a heading: lower case, punctuation but `-` and `_` dropped, spaces
+    as `-`."""
+    text = re.sub(r"[`*]", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page):
+    text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M)
+    return {anchor(m.group(1)) for m in re.finditer(r"^#+ (.*)$", text, re.M)}
+
+
+def test_every_link_between_the_pages_leads_somewhere():
+    """A relative link names a file of the checkout and, after `#`, a heading of it: the pages
+    moved out of one README, and a link to an old section would lead nowhere."""
+    broken = []
+    for page in PAGES:
+        for target in LINK.findall(re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M)):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, fragment = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists():
+                broken.append("%s: %s (no such file)" % (page.name, target))
+            elif fragment and linked.suffix == ".md" and fragment not in anchors(linked):
+                broken.append("%s: %s (no such heading)" % (page.name, target))
+    assert broken == []
+    assert anchor("Reports: scorep-report") == "reports-scorep-report"
+    assert anchor("mpi4py.futures and MPI_Comm_spawn") == "mpi4pyfutures-and-mpi_comm_spawn"
