@@ -252,3 +252,25 @@ def test_every_link_between_the_pages_leads_somewhere():
     assert broken == []
     assert anchor("Reports: scorep-report") == "reports-scorep-report"
     assert anchor("mpi4py.futures and MPI_Comm_spawn") == "mpi4pyfutures-and-mpi_comm_spawn"
+
+
+@pytest.mark.parametrize("command, page", [
+    (["-m", "scorep", "--help"], "configuration.md"),
+    (["-m", "scorep.score", "--help"], "scorep-score.md"),
+    (["-m", "scorep.report", "--help"], "reports.md"),
+], ids=["scorep", "scorep-score", "scorep-report"])
+def test_every_option_and_variable_of_the_help_is_documented(command, page):
+    """What a tool's --help lists (its options, and for python -m scorep every SCOREP_*
+    variable it reads) is documented on its page: the help comes from the code, so an option
+    added there without a word on the page fails here."""
+    out = subprocess.run([sys.executable] + command, capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO / "src")))
+    assert out.returncode == 0, out.stderr
+    # "scorep-score -g" in scorep's help names the other tool's option
+    text = re.sub(r"scorep-score -\w", "", out.stdout)
+    names = set(re.findall(r"(?<![\w-])--?[a-z][\w-]*", text))
+    names |= set(re.findall(r"\bSCOREP_[A-Z0-9_]+\b", text))
+    assert len(names) > 10
+    documented = (REPO / "docs" / page).read_text()
+    assert sorted(n for n in names if not re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(n),
+                                                    documented)) == []
