@@ -7,6 +7,7 @@ core tests cover 3.9-3.13.
 """
 
 import collections
+import json
 import os
 import signal
 import subprocess
@@ -84,6 +85,51 @@ def run_scorep(python, args, experiment_dir=None, cwd=None, timeout=120, **env_v
 
 def program(name):
     return str(PROGRAMS / name)
+
+
+# ---- the yardstick: cProfile run by the measured interpreter itself ----------------------
+
+# cProfile's counts are what visit counts are compared with (recursive calls included): each
+# function's ncalls and, per caller, the calls it made. Run by the interpreter under test, so
+# its own cProfile decides what a call is on that version. Summed per label from the profiler's
+# raw entries: pstats keeps one of two functions that share (file, first line, name), such as
+# two lambdas or nested generator expressions on one line, and drops the other's calls.
+_CPROFILE_STATS = """
+import cProfile, collections, json, runpy, sys
+script, out = sys.argv[1], sys.argv[2]
+sys.argv = [script] + sys.argv[3:]
+profiler = cProfile.Profile()
+profiler.enable()
+try:
+    runpy.run_path(script, run_name="__main__")
+finally:
+    profiler.disable()
+def label(code):
+    return ("~", 0, code) if isinstance(code, str) else \\
+        (code.co_filename, code.co_firstlineno, code.co_name)
+calls = collections.Counter()
+callers = collections.defaultdict(collections.Counter)
+for entry in profiler.getstats():
+    calls[label(entry.code)] += entry.callcount
+    for sub in entry.calls or ():
+        callers[label(sub.code)][label(entry.code)] += sub.callcount
+json.dump([list(f) + [n, [list(c) + [m] for c, m in callers[f].items()]]
+           for f, n in calls.items()], open(out, "w"))
+"""
+
+CProfiled = collections.namedtuple("CProfiled", "file line name ncalls callers")
+
+
+def cprofile_stats(python, script, args, out_dir, cwd=None, **env_vars):
+    """cProfile's statistics of `python script args...`: one CProfiled per function (file "~"
+    and line 0 for C functions, cProfile's spelling as name); callers as (file, line, name,
+    calls) tuples."""
+    out_file = Path(out_dir) / "cprofile-stats.json"
+    out = run([python, "-c", _CPROFILE_STATS, script, out_file] + list(args),
+              env=scorep_env(**env_vars), cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    return [CProfiled(fn, line, name, nc, [tuple(c) for c in callers])
+            for fn, line, name, nc, callers in json.loads(out_file.read_text())]
 
 
 # ---- reading traces back -----------------------------------------------------------------

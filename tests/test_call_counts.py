@@ -6,12 +6,12 @@ equal cProfile's ncalls of the same program, on every installed interpreter: Deb
 when there is one (where it does not), and those of SCOREP_TEST_PYTHONS."""
 
 import glob
-import json
 import os
 
 import pytest
 
-from conftest import MEASURED_PYTHONS, python_id, run, run_scorep, scorep_env, program
+from conftest import (MEASURED_PYTHONS, cprofile_stats, python_id, program, run, run_scorep,
+                      scorep_env)
 from scorep import _measurement, cube
 
 N = 3000  # the program's size: Grid.__getitem__ is called 12 * N times
@@ -42,31 +42,12 @@ def any_python(request):
     return request.param
 
 
-# Run by the measured interpreter itself: its own cProfile and pstats, ncalls (all calls,
-# recursive ones included: what visits count) per (line, name) of the program's functions.
-CPROFILE_COUNTS = """
-import cProfile, json, os, pstats, runpy, sys
-script, out = sys.argv[1], sys.argv[2]
-sys.argv = [script, "%d"]
-profiler = cProfile.Profile()
-profiler.enable()
-try:
-    runpy.run_path(script, run_name="__main__")
-finally:
-    profiler.disable()
-stats = pstats.Stats(profiler).stats
-with open(out, "w") as f:
-    json.dump({"%%d %%s" %% (line, name): nc for (fn, line, name), (cc, nc, tt, ct, callers)
-               in stats.items() if os.path.abspath(fn) == os.path.abspath(script)}, f)
-""" % N
-
-
 def cprofile_counts(python, tmp_path):
-    counts = tmp_path / "cprofile.json"
-    out = run([python, "-c", CPROFILE_COUNTS, program("dispatch_paths.py"), counts],
-              env=scorep_env())
-    assert out.returncode == 0, out.stderr
-    return json.loads(counts.read_text())
+    """cProfile's ncalls per (first line, name) of the program's own functions."""
+    script = os.path.abspath(program("dispatch_paths.py"))
+    return {"%d %s" % (f.line, f.name): f.ncalls
+            for f in cprofile_stats(python, script, [N], tmp_path)
+            if os.path.abspath(f.file) == script}
 
 
 def visits_by_function(exp, script=None):

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import Trace, program, run_scorep
+from conftest import Trace, cprofile_stats, program, python_version, run_scorep
 from scorep import cube
 
 
@@ -193,3 +193,45 @@ def test_end_of_run_summary_on_request(tmp_path):
     lines = out.stderr.splitlines()
     assert lines[4].split()[-1] == "time:sleep"
     assert lines[4].split()[2] == "10"
+
+
+SAME_LINE = '''\
+def twice(n):
+    rows = [[i] for i in range(n)] + [str(i) for i in range(n)]
+    pick = [lambda: 1, lambda: 2]
+    return len(rows) + sum(f() for f in pick) + sum(f() for f in pick)
+for _ in range(3):
+    twice(4)
+'''
+
+
+def test_functions_that_share_a_line_add_up(python, tmp_path):
+    """Two code objects of one name on one line (two lambdas, two list comprehensions, nested
+    generator expressions: dask's and pandas' code has them) are one region; each call is a
+    visit. The profile kept one code object's values of each call path and dropped the
+    other's: 1 visit of 2 (issue 30's rule: never undercount silently)."""
+    script = tmp_path / "same_line.py"
+    script.write_text(SAME_LINE)
+    out = run_scorep(python, [script], tmp_path / "exp", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    p = cube.read(str(tmp_path / "exp" / "profile.cubex"))
+    visits = p.values(p.metric("visits"), inclusive=False)
+    times = p.values(p.metric("time"), inclusive=False)
+    by_name = collections.Counter()
+    for node in p.cnodes:
+        if node.region.file == str(script) and not node.region.name.endswith(":<module>"):
+            by_name[node.region.name.split(":")[-1]] += sum(visits[node.id])
+    # The expected counts are cProfile's, by the interpreter itself, summed per label.
+    expected = collections.Counter()
+    for f in cprofile_stats(python, str(script), [], tmp_path):
+        if f.file == str(script) and f.name != "<module>":
+            expected[f.name] += f.ncalls
+    assert by_name == expected
+    assert by_name["<lambda>"] == 3 * 2 * 2
+    if python_version(python) < (3, 12):  # list comprehensions are inlined from 3.12 on
+        assert by_name["<listcomp>"] == 3 * 2
+    # Times add up too: the lambdas' call path holds the time of both lambdas' visits, no
+    # more than their caller's.
+    lambdas = [n for n in p.cnodes if n.region.name.endswith(":<lambda>")]
+    assert all(sum(times[n.id]) <= sum(p.values(p.metric("time"), inclusive=True)[n.parent.id])
+               for n in lambdas)

@@ -239,7 +239,13 @@ typedef struct {
     sp_u64map index; /* hashed node identity -> unified node (probing past collisions) */
     column *columns;
     uint32_t ncolumns;
-    uint32_t *unified_to_local; /* [cnode * ncolumns + column], SP_PROFILE_NO_NODE = none */
+    /* [cnode * ncolumns + column]: the column's first node of that call path,
+     * SP_PROFILE_NO_NODE = none; the column's further ones follow in next_local. A column
+     * can hold several: two local regions that unify into one (two lambdas or generator
+     * expressions on one line, functions of one name defined on one line) give two local
+     * call paths that are one in the file, and their values add up. */
+    uint32_t *unified_to_local;
+    uint32_t **next_local; /* per column: [node] -> its next node of the same cnode */
     const sp_defs *global;
     const uint32_t *metric_kind; /* per metric of the file: what fill_row writes */
     uint32_t *const *maps; /* per column: its node -> unified node (unify_columns) */
@@ -344,36 +350,55 @@ static uint64_t io_value(const column *col, uint32_t local, uint32_t kind)
     return sum;
 }
 
+/* One column's value of a metric at one of its nodes (fill_row adds them up). */
+static uint64_t count_value(const unified_tree *u, uint32_t l, uint32_t local, uint32_t metric)
+{
+    const column *col = &u->columns[l];
+    const flat_node *n = &col->nodes[local];
+    if (metric >= METRIC_DENSE) {
+        uint32_t i = metric - METRIC_DENSE;
+        return local < col->metric_rows && i < col->metric_stride
+                   ? col->metric_sums[(size_t)local * col->metric_stride + i]
+                   : 0;
+    }
+    if (metric >= METRIC_IO)
+        return io_value(col, local, metric);
+    switch (metric) {
+    case METRIC_VISITS: return n->visits;
+    case METRIC_BYTES_SENT: return n->bytes_sent;
+    case METRIC_BYTES_RECEIVED: return n->bytes_received;
+    case METRIC_BYTES_PUT: return n->bytes_put;
+    case METRIC_BYTES_GET: return n->bytes_get;
+    default: return n->hits;
+    }
+}
+
 static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out)
 {
     unified_tree *u = user;
     uint32_t metric = u->metric_kind[metric_index];
+    bool seconds = metric == METRIC_TIME || metric == METRIC_MIN_TIME || metric == METRIC_MAX_TIME;
     for (uint32_t l = 0; l < u->ncolumns; l++) {
-        uint32_t local = u->unified_to_local[(size_t)cnode * u->ncolumns + l];
-        const flat_node *n = local == SP_PROFILE_NO_NODE ? NULL : &u->columns[l].nodes[local];
-        if (metric >= METRIC_DENSE) {
-            const column *col = &u->columns[l];
-            uint32_t i = metric - METRIC_DENSE;
-            ((uint64_t *)out)[l] = n && local < col->metric_rows && i < col->metric_stride
-                                       ? col->metric_sums[(size_t)local * col->metric_stride + i]
-                                       : 0;
-            continue;
+        uint64_t count = 0;
+        double time = 0.0;
+        bool any = false;
+        for (uint32_t local = u->unified_to_local[(size_t)cnode * u->ncolumns + l];
+             local != SP_PROFILE_NO_NODE; local = u->next_local[l][local]) {
+            const flat_node *n = &u->columns[l].nodes[local];
+            if (!seconds)
+                count += count_value(u, l, local, metric);
+            else if (metric == METRIC_TIME)
+                time += n->time;
+            else if (n->visits) /* min and max over the visits of every node */
+                time = !any ? (metric == METRIC_MIN_TIME ? n->min_time : n->max_time)
+                       : metric == METRIC_MIN_TIME ? (n->min_time < time ? n->min_time : time)
+                                                   : (n->max_time > time ? n->max_time : time);
+            any = any || n->visits;
         }
-        if (metric >= METRIC_IO) {
-            ((uint64_t *)out)[l] = n ? io_value(&u->columns[l], local, metric) : 0;
-            continue;
-        }
-        switch (metric) {
-        case METRIC_VISITS: ((uint64_t *)out)[l] = n ? n->visits : 0; break;
-        case METRIC_BYTES_SENT: ((uint64_t *)out)[l] = n ? n->bytes_sent : 0; break;
-        case METRIC_BYTES_RECEIVED: ((uint64_t *)out)[l] = n ? n->bytes_received : 0; break;
-        case METRIC_BYTES_PUT: ((uint64_t *)out)[l] = n ? n->bytes_put : 0; break;
-        case METRIC_BYTES_GET: ((uint64_t *)out)[l] = n ? n->bytes_get : 0; break;
-        case METRIC_HITS: ((uint64_t *)out)[l] = n ? n->hits : 0; break;
-        case METRIC_TIME: ((double *)out)[l] = n ? n->time : 0.0; break;
-        case METRIC_MIN_TIME: ((double *)out)[l] = n ? n->min_time : 0.0; break;
-        default: ((double *)out)[l] = n ? n->max_time : 0.0; break;
-        }
+        if (seconds)
+            ((double *)out)[l] = time;
+        else
+            ((uint64_t *)out)[l] = count;
     }
     return 0;
 }
@@ -941,12 +966,22 @@ static int unify_columns(unified_tree *t, uint32_t **maps)
         }
     }
     t->unified_to_local = malloc(t->count * t->ncolumns * sizeof *t->unified_to_local + 1);
-    if (!t->unified_to_local)
+    t->next_local = calloc(t->ncolumns ? t->ncolumns : 1, sizeof *t->next_local);
+    if (!t->unified_to_local || !t->next_local)
         return -1;
     memset(t->unified_to_local, 0xff, t->count * t->ncolumns * sizeof *t->unified_to_local);
-    for (uint32_t l = 0; l < t->ncolumns; l++)
-        for (uint32_t i = 0; i < t->columns[l].count; i++)
-            t->unified_to_local[(size_t)maps[l][i] * t->ncolumns + l] = i;
+    for (uint32_t l = 0; l < t->ncolumns; l++) {
+        uint32_t count = t->columns[l].count;
+        t->next_local[l] = malloc((count ? count : 1) * sizeof *t->next_local[l]);
+        if (!t->next_local[l])
+            return -1;
+        /* Backwards, so that each chain lists its nodes in the column's order. */
+        for (uint32_t i = count; i-- > 0;) {
+            uint32_t *first = &t->unified_to_local[(size_t)maps[l][i] * t->ncolumns + l];
+            t->next_local[l][i] = *first;
+            *first = i;
+        }
+    }
     return 0;
 }
 
@@ -988,6 +1023,9 @@ out:
     free(t.columns);
     free(t.cnodes);
     free(t.unified_to_local);
+    for (uint32_t l = 0; t.next_local && l < t.ncolumns; l++)
+        free(t.next_local[l]);
+    free(t.next_local);
     if (t.index.keys)
         sp_u64map_free(&t.index);
     return status;
