@@ -62,6 +62,7 @@ OTF2_LIBS = $(eval OTF2_LIBS := $(shell otf2-config --ldflags 2>/dev/null) \
 DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3-otf2 libpapi-dev \
   libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy python3-pytest \
   python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat python3-pandas \
+  python3-notebook python3-nbconvert \
   python3-jupyter-kernel-test python3-protobuf python3-line-profiler graphviz chromium nodejs npm \
   python3-pip python3-venv python3-setuptools python3-wheel python3-build \
   python3-setuptools-whl python3-wheel-whl libpython3.11-testsuite python3-networkx python3-joblib

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, Trace
+from scorep.report.html import unpack_page
 from test_jupyter_kernel import RESULTS, Kernel, enters, install_kernelspec
 
 BROWSER = REPO / "tests" / "jupyter_inline_browser.js"
@@ -28,8 +29,8 @@ PUPPETEER = REPO / "src" / "scorep" / "report" / "js" / "node_modules" / "puppet
 HAVE_BROWSER = os.path.exists("/usr/bin/chromium") and shutil.which("node") and \
     PUPPETEER.is_dir()
 
-PAGE_JSON = re.compile(r'<script type="application/json" class="scorep-page">(.*?)</script>',
-                       re.S)
+PAGE_PACKED = re.compile(r'<script type="application/gzip\+base64" class="scorep-page">(.*?)</script>',
+                         re.S)
 REPORT_JSON = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>',
                          re.S)
 
@@ -57,7 +58,7 @@ def inline(cell):
 
 def embedded_page(html):
     """The report page inside an inline result, and the report's data."""
-    page = json.loads(PAGE_JSON.search(html).group(1))
+    page = unpack_page(PAGE_PACKED.search(html).group(1))
     data = json.loads(REPORT_JSON.search(page).group(1))
     return page, data
 
@@ -228,7 +229,7 @@ def test_scorep_diff_of_two_cells(kernel):
     visits = re.search(r"^ +(\d+) +(\d+) +\+(\d+)  __main__:shared$", plain, re.M)
     assert visits and visits.groups() == ("4", "8", "4"), plain
     assert "__main__:fresh  (only in B)" in plain
-    page = json.loads(PAGE_JSON.search(html).group(1))
+    page = unpack_page(PAGE_PACKED.search(html).group(1))
     assert '<body data-mode="diff">' in page
     data = json.loads(REPORT_JSON.search(page).group(1))
     labels = data["flame"]["labels"]
@@ -490,9 +491,19 @@ def test_load_ext_scorep_shows_the_result_too(tmp_path):
         plain, html = inline(cell)
         nodes = flame_nodes(embedded_page(html)[1])
         assert [nodes[p][0] for p in nodes if p[-1] == "__main__:inc"] == [2]
-        folder = cwd / "scorep-notebook" / Path(k.manager.connection_file).stem
+        (folder,) = (cwd / "scorep-notebook").iterdir()
+        assert folder.name.startswith("plain-")
         assert cell.stdout == RESULTS % next(folder.iterdir())
         assert k.ok("%scorep_report").displays
+        # An error in a measured cell shows as in a plain cell: the cell's own frames, not
+        # IPython's run_cell_magic nor "skipping hidden N frame".
+        cell = k.run("%%scorep\ndef bad(x):\n    return 1 / x\nbad(0)", stop_on_error=False)
+        assert cell.status == "error" and cell.errors[0]["ename"] == "ZeroDivisionError"
+        text = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(cell.errors[0]["traceback"]))
+        assert "run_cell_magic" not in text and "hidden" not in text, text
+        assert re.findall(r"^Cell In\[(\d+)\], line (\d+)", text, re.M) == [
+            (str(cell.reply["execution_count"]), "3"), (str(cell.reply["execution_count"]), "2")
+        ], text
     finally:
         k.shutdown()
 

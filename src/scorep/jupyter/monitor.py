@@ -358,11 +358,13 @@ def svg(samples, width=640):
     parts = []
     y = 4
 
-    def frame(label, detail, top_text):
+    def frame(label, detail, top_text, detail2=None):
         parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="#fff" '
                      'stroke="#ddd"/>' % (left, y, w, panel))
         parts.append('<text x="4" y="%d" font-weight="600">%s</text>' % (y + 12, label))
-        parts.append('<text x="4" y="%d" fill="#555">%s</text>' % (y + 26, detail))
+        parts.append('<text x="4" y="%d" fill="#555">%s</text>' % (y + 25, detail))
+        if detail2:  # a second line: one would run into the plot on the right
+            parts.append('<text x="4" y="%d" fill="#555">%s</text>' % (y + 37, detail2))
         parts.append('<text x="%d" y="%d" fill="#888" text-anchor="end">%s</text>'
                      % (left - 4, y + 10, top_text))
 
@@ -387,9 +389,9 @@ def svg(samples, width=640):
         rr = [v / s if v is not None else None for v, s in zip(reads, secs)]
         wr = [v / s if v is not None else None for v, s in zip(writes, secs)]
         top = max([1.0] + [v for v in rr + wr if v is not None])
-        frame("I/O", "read %s, written %s" % (_fmt_bytes(samples.total("read_chars") or 0),
-                                              _fmt_bytes(samples.total("write_chars") or 0)),
-              _fmt_bytes(top) + "/s")
+        frame("I/O", "read %s" % _fmt_bytes(samples.total("read_chars") or 0),
+              _fmt_bytes(top) + "/s",
+              "written %s" % _fmt_bytes(samples.total("write_chars") or 0))
         parts.append(_polyline(_steps(xs, rr, left, y, w, panel, top), "#e07b00", 1.5))
         parts.append(_polyline(_steps(xs, wr, left, y, w, panel, top), "#8a4fd1", 1.5))
         y += panel + gap
@@ -405,7 +407,7 @@ def svg(samples, width=640):
     height = y + 38
     return ('<svg class="scorep-monitoring" xmlns="http://www.w3.org/2000/svg" width="%d" '
             'height="%d" viewBox="0 0 %d %d" font-family="system-ui, sans-serif" '
-            'font-size="11">%s</svg>' % (width, height, width, height, "".join(parts)))
+            'font-size="11">%s</svg>' % (width, height, width, height, "\n".join(parts)))
 
 
 def sparkline(samples, width=60, height=14):

@@ -1357,7 +1357,31 @@
     safely("region table", function () { initTable($("#region-table"), $("#region-filter")); });
   }
 
+  // Links to a part of the report ("#regions") scroll inside the report itself. Left to
+  // the browser, such a link resolves against the document's base URL, and a report shown
+  // in a notebook is a srcdoc frame whose base URL is the notebook's: a click would load
+  // the notebook page into the frame (or, in an nbconvert export, the export itself).
+  function sameDocumentLinks() {
+    document.addEventListener("click", function (e) {
+      if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      var a = e.target && e.target.closest ? e.target.closest("a[href^='#']") : null;
+      if (!a) return;
+      e.preventDefault();
+      var id = decodeURIComponent(a.getAttribute("href").slice(1));
+      var target = id ? document.getElementById(id) : document.body;
+      if (target) target.scrollIntoView({block: "start"});
+      var nav = document.querySelectorAll("nav a");
+      for (var i = 0; i < nav.length; i++) nav[i].classList.toggle("current", nav[i] === a);
+      // A page of its own keeps the address of the part shown (for a bookmark or a reload);
+      // a srcdoc frame has no address of its own to keep.
+      if (id && location.protocol !== "about:" && window.history && history.replaceState) {
+        try { history.replaceState(null, "", "#" + encodeURIComponent(id)); } catch (err) { /* no address */ }
+      }
+    });
+  }
+
   function start() {
+    sameDocumentLinks();
     var data = JSON.parse(document.getElementById("report-data").textContent);
     if (document.body.getAttribute("data-mode") === "diff") diff(data); else report(data);
     document.body.setAttribute("data-ready", errors.length ? "errors" : "yes");
