@@ -501,7 +501,7 @@ def test_load_ext_scorep_shows_the_result_too(tmp_path):
         assert cell.status == "error" and cell.errors[0]["ename"] == "ZeroDivisionError"
         text = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(cell.errors[0]["traceback"]))
         assert "run_cell_magic" not in text and "hidden" not in text, text
-        assert re.findall(r"^Cell In\[(\d+)\], line (\d+)", text, re.M) == [
+        assert re.findall(r"^Cell In ?\[(\d+)\], line (\d+)", text, re.M) == [
             (str(cell.reply["execution_count"]), "3"), (str(cell.reply["execution_count"]), "2")
         ], text
     finally:

@@ -710,12 +710,13 @@ def _build_magics_class():
 
 
 def _cell_frames(tb, run_code):
-    """The traceback from the measured cell's own code on: what follows the frame of
-    `run_code` (the magic's exec of the cell), or `tb` itself where there is none."""
+    """The traceback from the frame of `run_code` (the magic's exec of the cell) on, or
+    `tb` itself where there is none. IPython leaves out the first frame of what it shows
+    of a cell's error (its own exec of the cell), so here the exec's frame stands first."""
     entry = tb
     while entry is not None:
         if entry.tb_frame.f_code is run_code:
-            return entry.tb_next or tb
+            return entry
         entry = entry.tb_next
     return tb
 

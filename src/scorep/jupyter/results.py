@@ -21,7 +21,7 @@ __all__ = ["KERNEL_VARIABLES", "UPSTREAM_VARIABLES", "kernel_options", "kernel_n
            "Notebook", "CellResult", "RESULT_NAME"]
 
 RESULT_NAME = "_scorep"  # the notebook variable that holds the last measured cell's result
-INLINE_TIMELINE_CALLS = 20000      # calls the inline timeline keeps (the longest)
+INLINE_TIMELINE_CALLS = 5000  # calls the inline timeline keeps (the longest; all stay in the trace)
 INLINE_SOURCE_LIMIT = 500 * 1000   # bytes of program source the inline report embeds
 SUMMARY_TOP = 10
 
