@@ -319,9 +319,11 @@ def test_experiments_go_into_the_notebooks_folder_and_clean_keeps_the_newest(ker
                         % (total - 1, re.escape(str(folder))), cell.stdout), cell.stdout
     left = sorted(d.name for d in folder.iterdir())
     assert len(left) == 1 and left[0].startswith("cell-%d-" % counts[-1])
-    # The removed cells are gone from the history too.
+    # The removed cells are gone from the history too, and said to be removed.
     cell = kernel.run("%%scorep_report %d" % counts[0], stop_on_error=False)
-    assert cell.stderr.startswith("UsageError: In [%d] was not measured" % counts[0])
+    assert re.fullmatch(r"UsageError: the experiment of In \[%d\] was removed by %%scorep_clean: "
+                        r"%s/cell-%d-\S+\n" % (counts[0], re.escape(str(folder)), counts[0]),
+                        cell.stderr), cell.stderr
     cell = kernel.run("%scorep_clean --keep many", stop_on_error=False)
     assert cell.stderr.startswith("UsageError: usage: %scorep_clean [--keep K]")
 

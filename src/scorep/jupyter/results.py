@@ -381,6 +381,7 @@ class Notebook:
         self.history = {}  # execution count -> CellResult
         self.last = None
         self._id = None
+        self.removed = {}  # execution count -> experiment %scorep_clean removed
 
     @property
     def id(self):
@@ -443,6 +444,9 @@ class Notebook:
             found = self._on_disk(n)
             if found:
                 return self._from_disk(found, n)
+            if n in self.removed:
+                raise UsageProblem("the experiment of In [%d] was removed by %%scorep_clean: %s"
+                                   % (n, self.removed[n]))
             measured = ", ".join(str(k) for k in sorted(self.history)) or "none yet"
             raise UsageProblem("In [%d] was not measured (measured cells: %s)" % (n, measured))
         path = os.path.abspath(os.path.expanduser(what))
@@ -536,6 +540,7 @@ class Notebook:
         for n, result in list(self.history.items()):
             if not os.path.isdir(result.experiment):
                 del self.history[n]
+                self.removed[n] = result.experiment
                 if self.last is result:
                     self.last = None
         kept = len(paths) - removed
