@@ -457,6 +457,44 @@ def test_monitoring_samples_a_busy_cell(kernel):
         assert abs(values[0] - float(row["process_cpu_percent"])) < 0.06
 
 
+def test_pool_cell_counts_its_workers(kernel):
+    """A cell that maps over a Pool: the summary's hottest function is the cell's own (not
+    the pool's waiting plumbing), the load balance counts each process by its busiest
+    thread (the parent's waiting helper threads do not add up to more than the workers),
+    and the resource samples hold the workers' CPU time."""
+    from scorep.report.analysis import load_balance
+    from scorep.report.readers import Experiment
+    kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=false")
+    cell = kernel.ok("%%scorep\n"
+                     "import multiprocessing, time\n"
+                     "def sq(n):\n"
+                     "    t = time.process_time()\n"
+                     "    sum(i * i for i in range(n))\n"
+                     "    return time.process_time() - t\n"
+                     "with multiprocessing.get_context('fork').Pool(2) as pool:\n"
+                     "    spent = pool.map(sq, [300000] * 4)")
+    plain, _html = inline(cell)
+    assert re.search(r"; hottest __main__:(<genexpr>|sq) ", plain), plain
+    path = Path(cell.stdout.rsplit(" ", 1)[1].strip())
+    tree = Experiment(str(path)).tree
+    lb = load_balance(tree)
+    assert lb["unit"] == "rank" and len(lb["names"]) == 3  # the kernel and two workers
+    assert lb["idle"] == []
+    # The parent's work is that of its busiest thread, not the sum of its four.
+    parent = tree.ranks[0].locations
+    assert len(parent) == 4
+    per_thread = [sum(tree.excl[n.id][l] for n in tree.nodes if n.region.kind in ("code", "io"))
+                  for l in parent]
+    assert lb["work"][0] == pytest.approx(max(per_thread))
+    # The workers' CPU time (what they measured themselves) is in the samples.
+    workers = float(kernel.ok("print(sum(spent))").stdout)
+    with open(path / "monitoring.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    sampled = sum(float(r["process_cpu_percent"]) / 100 *
+                  (int(r["end_ns"]) - int(r["start_ns"])) / 1e9 for r in rows)
+    assert sampled >= 0.8 * workers, (sampled, workers)
+
+
 def test_monitoring_can_be_switched_off(kernel):
     kernel.ok("%%scorep_env\nSCOREP_JUPYTER_MONITORING=false\nSCOREP_ENABLE_TRACING=false")
     try:

@@ -5,9 +5,12 @@ What is sampled (Linux /proc; what a system lacks is left out, never guessed):
 
 - each core's utilisation (of the cores this process may run on), from /proc/stat: the
   share of the interval the core was not idle, whoever ran on it (as top shows it);
-- the kernel process's CPU time over the interval (all its threads), in percent of one
-  core (200 = two cores busy), from the process's CPU clock;
-- its resident set size at the end of the interval, from /proc/self/statm;
+- the CPU time of the kernel process (all its threads) and of its child processes (a
+  cell's Pool workers, its subprocesses: /proc/PID/task/TID/children, their /proc/PID/stat,
+  and the times of reaped children) over the interval, in percent of one core (200 = two
+  cores busy);
+- the resident set size of the kernel and its child processes at the end of the
+  interval, summed (pages a forked child shares count in each), from /proc/PID/statm/stat;
 - its I/O over the interval, from /proc/self/io: bytes read from and written to storage
   (read_bytes, write_bytes) and through any read/write call (rchar, wchar).
 
@@ -35,9 +38,10 @@ MIN_INTERVAL = 0.01
 MONITORING_COLUMNS = (
     ("start_ns", "CLOCK_MONOTONIC time the interval began, in ns"),
     ("end_ns", "CLOCK_MONOTONIC time the interval ended, in ns"),
-    ("process_cpu_percent", "CPU time of the kernel process (all threads) in the interval, "
-                            "in % of one core"),
-    ("rss_bytes", "resident set size of the kernel process at the end of the interval"),
+    ("process_cpu_percent", "CPU time of the kernel process (all threads) and its child "
+                            "processes in the interval, in % of one core"),
+    ("rss_bytes", "resident set size of the kernel process and its child processes at the "
+                  "end of the interval"),
     ("read_bytes", "bytes the process read from storage in the interval (/proc/self/io)"),
     ("write_bytes", "bytes the process caused to be written to storage in the interval"),
     ("read_chars", "bytes the process read through read-like calls (files, pipes, sockets)"),
@@ -105,6 +109,61 @@ def _io():
     return out, len(text)
 
 
+_TICK_NS = 1e9 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+
+
+def _children_of(pid):
+    """The child processes of every thread of `pid` (/proc/PID/task/TID/children)."""
+    out = []
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid), "rb") as f:
+                out.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _descendants():
+    """(CPU ns, resident bytes, bytes read from /proc) of the kernel's live descendant
+    processes (a cell's Pool workers, subprocesses): their user and system time with that
+    of the children they reaped, and their resident set sizes summed. A descendant that
+    ends and is reaped moves its time into its parent's reaped-children time, which is
+    counted too (here or in the kernel's own), so a sum over the intervals loses none."""
+    cpu = rss = read = 0
+    todo, seen = _children_of(os.getpid()), set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            with open("/proc/%d/stat" % pid, "rb") as f:
+                text = f.read()
+        except OSError:
+            continue  # gone since it was listed
+        read += len(text)
+        # The command name, field 2, may hold spaces and parentheses: fields after its ")".
+        fields = text[text.rfind(b")") + 2:].split()
+        try:
+            # utime stime cutime cstime are fields 14-17; rss (pages) is field 24.
+            cpu += int(sum(int(v) for v in fields[11:15]) * _TICK_NS)
+            rss += int(fields[21]) * _PAGE_SIZE
+        except (ValueError, IndexError):
+            continue
+        todo.extend(_children_of(pid))
+    return cpu, rss, read
+
+
+def _reaped_children_ns():
+    t = os.times()
+    return int((t.children_user + t.children_system) * 1e9)
+
+
 def _cores():
     try:
         return sorted(os.sched_getaffinity(0))
@@ -120,11 +179,14 @@ class _Reading:
 
     def __init__(self, cores):
         self.ns = time.monotonic_ns()
-        self.cpu = time.process_time_ns()
         self.io, io_len = _io()
+        child_cpu, child_rss, child_len = _descendants()
+        self.cpu = time.process_time_ns() + _reaped_children_ns() + child_cpu
         self.cores, stat_len = _cpu_times(cores)
         self.rss, statm_len = _rss()
-        self.own_chars = io_len + stat_len + statm_len
+        if self.rss is not None:
+            self.rss += child_rss
+        self.own_chars = io_len + stat_len + statm_len + child_len
 
 
 class Samples:
@@ -181,9 +243,10 @@ class Samples:
         interval (absolute, last), RSS at the end (absolute, point), the I/O bytes of the
         interval (relative, last). Columns without any value are left out."""
         spec = [("process_cpu_percent", "%", "CPU time of the kernel process (all threads) "
-                 "in the interval, in % of one core", True, "absolute_last"),
-                ("rss_bytes", "bytes", "resident set size of the kernel process", False,
-                 "absolute_point"),
+                 "and its child processes in the interval, in % of one core", True,
+                 "absolute_last"),
+                ("rss_bytes", "bytes", "resident set size of the kernel process and its "
+                 "child processes", False, "absolute_point"),
                 ("read_bytes", "bytes", "bytes read from storage in the interval", False,
                  "relative_last"),
                 ("write_bytes", "bytes", "bytes written to storage in the interval", False,

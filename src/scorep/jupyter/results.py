@@ -250,6 +250,19 @@ def _label(result):
     return "In [%s]" % result.execution_count
 
 
+def _hottest(tree):
+    """[the region with the most exclusive time of the program's own code] (a cell's
+    functions, the notebook's modules), else of any code: what waits in a Pool's plumbing
+    (Connection:_recv, Condition:wait) is not what the cell's author wrote, and which of
+    those waits longest changes from run to run."""
+    from scorep.report.analysis import top_regions
+    from scorep.report.imports import is_program_region, program_directories
+    ranked = top_regions(tree, "excl", None, include_measurement=False)
+    dirs = program_directories(tree)
+    own = [st for st in ranked if is_program_region(st.region, dirs)]
+    return (own or ranked)[:1]
+
+
 def summarize(result, tree):
     """Fills result.rows and result.summary from the call tree (None: no tree)."""
     from scorep.report.analysis import top_regions
@@ -267,7 +280,7 @@ def summarize(result, tree):
             calls = sum(r["visits"] for r in result.rows)
             parts.append("%s call%s%s" % (format_count(calls), "" if calls == 1 else "s",
                                           " in %d threads" % threads if threads > 1 else ""))
-        hottest = top_regions(tree, "excl", 1, include_measurement=False)
+        hottest = _hottest(tree)
         total = tree.total_time()
         if hottest and hottest[0].excl > 0:
             st = hottest[0]

@@ -226,6 +226,20 @@
 
   var flameView = null;  // {chart, show(root, scopeText), focus(rid), current}
 
+  // A flame graph taller than most of the window (deep, thin call paths: a Pool's
+  // plumbing, imports) would open on the empty space above its tallest spike, with the
+  // wide frames that hold the time below the fold, in a notebook's frame above all: then
+  // it opens as an icicle, root on top.
+  function startIcicle(root) {
+    var deepest = 0, todo = [[root, 1]];
+    while (todo.length) {
+      var it = todo.pop(), kids = it[0].children || [];
+      if (it[1] > deepest) deepest = it[1];
+      for (var i = 0; i < kids.length; i++) todo.push([kids[i], it[1] + 1]);
+    }
+    return deepest * 18 > 0.6 * (window.innerHeight || 800);
+  }
+
   function initFlame(flame, opts) {
     opts = opts || {};
     var chartBox = $("#flame-chart"), details = $("#flame-details"), scope = $("#flame-scope");
@@ -274,7 +288,7 @@
       // path in the DOM (findable, and zoomable from the table's point of view).
       .minFrameSize(flame.parent.length > 5000 ? 1 : 0)
       .sort(false)
-      .inverted(false)
+      .inverted(startIcicle(root))
       .setSearchMatch(function (d, term) {
         return !!term && String(d.data.name).toLowerCase().indexOf(term.toLowerCase()) >= 0;
       })
@@ -312,6 +326,8 @@
       chart.update(root);
     }
     var icicle = $("#flame-icicle");
+    if (icicle) icicle.checked = chart.inverted();
+    chartBox.setAttribute("data-icicle", chart.inverted() ? "1" : "0");
     if (icicle) icicle.addEventListener("change", function () {
       chart.inverted(icicle.checked);
       chart.update();
