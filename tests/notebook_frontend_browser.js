@@ -5,6 +5,8 @@
 //        opens each, clicks every tab of the report, saves the notebook
 //   node tests/notebook_frontend_browser.js file PAGE.html     an nbconvert HTML export:
 //        opens each result and clicks every tab
+//   node tests/notebook_frontend_browser.js untrusted URL      a notebook the server does
+//        not trust: what its results' outputs show (text, tables) without their scripts
 //
 // A tab is clicked with the mouse; after each click the report's frame must still be the
 // report (about:srcdoc, its own data) and the tab's section must be in view. Prints what it
@@ -100,7 +102,7 @@ async function main() {
            "--hide-scrollbars"],
   });
   const out = {console: [], requests: [], results: []};
-  const origin = mode === "server" ? new URL(target).origin : null;
+  const origin = mode !== "file" ? new URL(target).origin : null;
   try {
     const page = await browser.newPage();
     await page.setViewport({width: 1200, height: 1000});
@@ -117,7 +119,17 @@ async function main() {
       out.requests.push(url);
       return r.abort();
     });
-    if (mode === "server") {
+    if (mode === "untrusted") {
+      // An untrusted notebook: its outputs' scripts do not run, and the front end's
+      // sanitiser keeps what it allows of their HTML. What does a reader see?
+      await page.goto(target, {waitUntil: "load"});
+      await waitFor(page, () => window.Jupyter && Jupyter.notebook && Jupyter.notebook._fully_loaded, 60000);
+      await settle(1000);
+      out.trusted = await page.evaluate(() => Jupyter.notebook.trusted);
+      out.outputs = await page.$$eval(".output_html", (l) => l.map((o) => ({
+        text: o.innerText, all_text: o.textContent, untrusted_line: !!o.querySelector(".scorep-untrusted"),
+        tables: o.querySelectorAll("table").length, scripts: o.querySelectorAll("script").length})));
+    } else if (mode === "server") {
       await page.goto(target, {waitUntil: "load"});
       const ready = await waitFor(page, () => window.Jupyter && Jupyter.notebook &&
         Jupyter.notebook.kernel && Jupyter.notebook.kernel.is_connected(), 60000);

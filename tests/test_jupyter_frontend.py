@@ -154,6 +154,26 @@ def test_results_in_notebook_6_and_its_html_export(server, tmp_path):
     print("output sizes per cell:", sizes, "notebook:",
           os.path.getsize(folder / "Frontend Check.ipynb"))
 
+    # The same notebook changed outside the front end (a cell added): no longer trusted,
+    # its outputs' scripts do not run. Each result still reads as text, with its table of
+    # top regions and the line on how to trust the notebook.
+    saved.cells.insert(0, nbformat.v4.new_markdown_cell("changed elsewhere"))
+    nbformat.write(saved, str(folder / "Untrusted.ipynb"))
+    seen = browse("untrusted", "%s/notebooks/Untrusted.ipynb?token=%s" % (base, token))
+    assert seen["trusted"] is False
+    results = [o for o in seen["outputs"] if "scorep In [" in o["text"]]
+    assert len(results) == 3, seen["outputs"]  # cells 1, 3 and 6
+    for o in results:
+        assert o["scripts"] == 0
+    reports = [o for o in results if "trust the notebook" in o["text"]]
+    assert len(reports) == 2, results  # the summary-only result has no report to trust
+    for o in reports:
+        assert "jupyter trust NOTEBOOK.ipynb" in o["text"], o["text"]  # shown, not folded
+        assert o["tables"] == 1 and "__main__:" in o["all_text"]
+        # The resource plot's labels, without their SVG, do not run together.
+        assert "CPUprocess" not in o["all_text"] and "coreMemory" not in o["all_text"]
+    print("untrusted:", [o["text"][:400] for o in results])
+
     # The nbconvert export of the saved notebook: the same clicks.
     out = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html",
                           "--output-dir", str(tmp_path), str(folder / "Frontend Check.ipynb")],

@@ -912,14 +912,15 @@ def embed(page_html, summary_html, extra_html="", static_html="", open_=False,
     return (
         '<div class="scorep-inline" id="%(id)s">'
         '<details%(open)s><summary style="cursor:pointer;display:list-item">%(toggle)s'
-        '%(summary)s</summary>'
+        ' %(summary)s</summary>'
         '<div style="margin:4px 0 0">%(extra)s'
-        '<div class="scorep-static"><p class="scorep-untrusted" style="color:#8a5a00;'
-        'font:12px system-ui,sans-serif;margin:2px 0 4px">%(untrusted)s</p>%(static)s</div>'
+        '<div class="scorep-static">%(static)s</div>'
         '<div class="scorep-frame" hidden style="height:%(height)dpx;min-height:200px;'
         'resize:vertical;overflow:hidden;border:1px solid #d0d0d0;border-radius:4px"></div>'
         '<a class="scorep-save" hidden download="%(file)s" '
         'style="font-size:12px">save this report as a page</a></div></details>'
+        '<p class="scorep-untrusted" style="color:#8a5a00;font:12px system-ui,sans-serif;'
+        'margin:2px 0 4px">%(untrusted)s</p>'
         '<script type="application/gzip+base64" class="scorep-page">%(page)s</script>'
         '<script>%(script)s</script></div>' % {
             "id": uid, "open": " open" if open_ else "", "summary": summary_html,
