@@ -461,8 +461,8 @@ def svg(samples, width=640):
     parts.append('<text x="%d" y="%d" fill="#888">0 s</text>' % (left, y + 2))
     parts.append('<text x="%d" y="%d" fill="#888" text-anchor="end">%.2f s</text>'
                  % (left + w, y + 2, span / 1e9))
-    parts.append('<text x="4" y="%d" fill="#888">%d sample%s, one every %g s. CPU: this '
-                 'process in blue (100%% = one core), each core in grey.</text>'
+    parts.append('<text x="4" y="%d" fill="#888">%d sample%s, one every %g s. CPU: the '
+                 'kernel and its children in blue (100%% = one core), each core in grey.</text>'
                  % (y + 18, len(rows), "" if len(rows) == 1 else "s", samples.interval))
     parts.append('<text x="4" y="%d" fill="#888">I/O: bytes read in orange, written in '
                  'purple, per second (the storage\'s and the pipes\' and sockets\').</text>'

@@ -911,7 +911,7 @@ def embed(page_html, summary_html, extra_html="", static_html="", open_=False,
                                       static_html))
     return (
         '<div class="scorep-inline" id="%(id)s">'
-        '<details%(open)s><summary style="cursor:pointer;display:list-item">%(toggle)s'
+        '<details%(open)s><summary style="cursor:pointer;display:block;list-style:none">%(toggle)s'
         ' %(summary)s</summary>'
         '<div style="margin:4px 0 0">%(extra)s'
         '<div class="scorep-static">%(static)s</div>'
