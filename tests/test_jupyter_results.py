@@ -29,8 +29,8 @@ PUPPETEER = REPO / "src" / "scorep" / "report" / "js" / "node_modules" / "puppet
 HAVE_BROWSER = os.path.exists("/usr/bin/chromium") and shutil.which("node") and \
     PUPPETEER.is_dir()
 
-PAGE_PACKED = re.compile(r'<script type="application/gzip\+base64" class="scorep-page">(.*?)</script>',
-                         re.S)
+PAGE_PACKED = re.compile(
+    r'<script type="application/gzip\+base64" class="scorep-page">(.*?)</script>', re.S)
 REPORT_JSON = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>',
                          re.S)
 

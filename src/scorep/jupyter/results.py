@@ -265,7 +265,6 @@ def _hottest(tree):
 
 def summarize(result, tree):
     """Fills result.rows and result.summary from the call tree (None: no tree)."""
-    from scorep.report.analysis import top_regions
     from scorep.report.model import format_count
     parts = []
     if result.seconds is not None:

@@ -861,7 +861,8 @@ _EMBED_SCRIPT = """(function () {
     });
   }
   function words() {
-    if (toggle) toggle.textContent = details.open ? "\u25be hide the report" : "\u25b8 open the report";
+    if (!toggle) return;
+    toggle.textContent = details.open ? "\u25be hide the report" : "\u25b8 open the report";
   }
   words();
   if (details.open) build();
