@@ -353,6 +353,9 @@ def test_experiments_folder_is_configurable(kernel):
     cell = kernel.run("%%scorep_env\nSCOREP_JUPYTER_MONITORING_INTERVAL=0", stop_on_error=False)
     assert cell.stderr.startswith("UsageError: SCOREP_JUPYTER_MONITORING_INTERVAL='0' is not an "
                                   "interval in seconds")
+    cell = kernel.run("%%scorep_env\nSCOREP_JUPYTER_INLINE=brief", stop_on_error=False)
+    assert cell.stderr == ("UsageError: SCOREP_JUPYTER_INLINE='brief' is neither a boolean "
+                           "(true/false) nor 'summary'\n")
 
 
 # ---- the filter of the binding arguments ---------------------------------------------------------
