@@ -143,6 +143,14 @@ def test_results_in_notebook_6_and_its_html_export(server, tmp_path):
     assert [f for f in seen["frames"] if "/notebooks/" in f] == [seen["frames"][0]], \
         seen["frames"]
 
+    # Notebook 6 does not name the notebook to its kernel: the experiments go to one folder
+    # per kernel working directory (the notebook's), the same after a restart.
+    import hashlib
+    cwd = str(folder.resolve())
+    (exps,) = (folder / "scorep-notebook").iterdir()
+    assert exps.name == "notebooks-" + hashlib.sha1(cwd.encode()).hexdigest()[:6]
+    assert len([d for d in exps.iterdir() if d.name.startswith("cell-")]) == 3
+
     # The saved notebook: a tiny cell's output stays under 100 kB, the summary-only one
     # under 10 kB.
     assert seen["saved"]

@@ -328,6 +328,22 @@ def test_experiments_go_into_the_notebooks_folder_and_clean_keeps_the_newest(ker
     assert cell.stderr.startswith("UsageError: usage: %scorep_clean [--keep K]")
 
 
+def test_experiments_folder_is_named_after_ipythons_session_variable(tmp_path):
+    """IPython's `__session__` (the notebook's path, where the front end gives it) names the
+    folder, before JPY_SESSION_NAME."""
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    k = Kernel("scorep_jupyter", install_kernelspec(tmp_path / "prefix"), cwd,
+               extra_env={"JPY_SESSION_NAME": "/elsewhere/Other.ipynb"})
+    try:
+        k.ok("__session__ = '/home/someone/Load Study.ipynb'")
+        cell = k.ok(busy_cell("named", 1))
+        (made,) = (cwd / "scorep-notebook" / "Load_Study").iterdir()
+        assert cell.stdout == RESULTS % made
+    finally:
+        k.shutdown()
+
+
 def test_experiments_folder_is_configurable(kernel):
     kernel.ok("%%scorep_env\nSCOREP_JUPYTER_EXPERIMENTS=perf/runs")
     try:
