@@ -139,7 +139,7 @@ MANIFEST_ENTRIES = [
     ("traces", "OTF2 event files, one <location>.evt (and .def) per thread"),
     ("monitoring.csv", "resources sampled while a notebook cell was measured (CPU per core, "
                        "the process's CPU, RSS, I/O; one row per interval, times in "
-                       "CLOCK_MONOTONIC ns): see the README's Jupyter section"),
+                       "CLOCK_MONOTONIC ns): see docs/jupyter.md in scorep's source"),
     ("lines.json", "line-level profiles (hits and time per line) of the functions chosen with "
                    "--lines or @scorep.user.lines: `scorep-report DIR --lines`"),
 ]
