@@ -112,13 +112,15 @@ def _io():
 _TICK_NS = 1e9 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
 
 
-def _children_of(pid):
-    """The child processes of every thread of `pid` (/proc/PID/task/TID/children)."""
+def _children_of(pid, tasks=None):
+    """The child processes of the threads `tasks` of `pid` (all of them by default):
+    /proc/PID/task/TID/children."""
     out = []
-    try:
-        tasks = os.listdir("/proc/%d/task" % pid)
-    except OSError:
-        return out
+    if tasks is None:
+        try:
+            tasks = os.listdir("/proc/%d/task" % pid)
+        except OSError:
+            return out
     for tid in tasks:
         try:
             with open("/proc/%d/task/%s/children" % (pid, tid), "rb") as f:
@@ -128,35 +130,58 @@ def _children_of(pid):
     return out
 
 
-def _descendants():
-    """(CPU ns, resident bytes, bytes read from /proc) of the kernel's live descendant
-    processes (a cell's Pool workers, subprocesses): their user and system time with that
-    of the children they reaped, and their resident set sizes summed. A descendant that
-    ends and is reaped moves its time into its parent's reaped-children time, which is
-    counted too (here or in the kernel's own), so a sum over the intervals loses none."""
-    cpu = rss = read = 0
-    todo, seen = _children_of(os.getpid()), set()
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        try:
-            with open("/proc/%d/stat" % pid, "rb") as f:
-                text = f.read()
-        except OSError:
-            continue  # gone since it was listed
-        read += len(text)
-        # The command name, field 2, may hold spaces and parentheses: fields after its ")".
-        fields = text[text.rfind(b")") + 2:].split()
-        try:
-            # utime stime cutime cstime are fields 14-17; rss (pages) is field 24.
-            cpu += int(sum(int(v) for v in fields[11:15]) * _TICK_NS)
-            rss += int(fields[21]) * _PAGE_SIZE
-        except (ValueError, IndexError):
-            continue
-        todo.extend(_children_of(pid))
-    return cpu, rss, read
+class _Descendants:
+    """The kernel's live descendant processes (a cell's Pool workers, subprocesses):
+    read() gives (CPU ns, resident bytes, bytes read from /proc) of them all: their user
+    and system time with that of the children they reaped, and their resident set sizes
+    summed. A descendant that ends and is reaped moves its time into its parent's
+    reaped-children time, which is counted too (here or in the kernel's own), so a sum
+    over the intervals loses none.
+
+    Every file read hands Python's GIL over and waits for it back, up to a switch interval
+    when the cell's code is busy in Python: reading the children of each of the kernel's
+    dozen threads at every sample would stretch the samples. So the kernel's main thread
+    (which starts most children) is asked every time, all its threads every FULL_SCAN-th
+    time, and the children found are kept while they live."""
+    FULL_SCAN = 10
+
+    def __init__(self):
+        self.known = set()
+        self.count = 0
+
+    def read(self):
+        pid = os.getpid()
+        if self.count % self.FULL_SCAN == 0:
+            direct = set(_children_of(pid))
+        else:
+            direct = set(_children_of(pid, [str(pid)])) | self.known
+        self.count += 1
+        self.known = set()
+        cpu = rss = read = 0
+        todo, seen = list(direct), set()
+        while todo:
+            child = todo.pop()
+            if child in seen:
+                continue
+            seen.add(child)
+            try:
+                with open("/proc/%d/stat" % child, "rb") as f:
+                    text = f.read()
+            except OSError:
+                continue  # gone since it was listed
+            if child in direct:
+                self.known.add(child)
+            read += len(text)
+            # The command name, field 2, may hold spaces and parentheses: the fields after
+            # its ")". utime stime cutime cstime are fields 14-17, rss (pages) field 24.
+            fields = text[text.rfind(b")") + 2:].split()
+            try:
+                cpu += int(sum(int(v) for v in fields[11:15]) * _TICK_NS)
+                rss += int(fields[21]) * _PAGE_SIZE
+            except (ValueError, IndexError):
+                continue
+            todo.extend(_children_of(child))
+        return cpu, rss, read
 
 
 def _reaped_children_ns():
@@ -177,11 +202,13 @@ class _Reading:
     monitor's, and the next interval leaves them out of read_chars."""
     __slots__ = ("ns", "cpu", "cores", "rss", "io", "own_chars")
 
-    def __init__(self, cores):
+    def __init__(self, cores, descendants):
         self.ns = time.monotonic_ns()
+        # Read with the clock, before any file (each read may wait for the GIL).
+        self.cpu = time.process_time_ns() + _reaped_children_ns()
         self.io, io_len = _io()
-        child_cpu, child_rss, child_len = _descendants()
-        self.cpu = time.process_time_ns() + _reaped_children_ns() + child_cpu
+        child_cpu, child_rss, child_len = descendants.read()
+        self.cpu += child_cpu
         self.cores, stat_len = _cpu_times(cores)
         self.rss, statm_len = _rss()
         if self.rss is not None:
@@ -339,15 +366,16 @@ class ResourceMonitor:
         self._thread = None
         self._rows = []
         self._last = None
+        self._descendants = _Descendants()
 
     def start(self):
-        self._last = _Reading(self.cores)
+        self._last = _Reading(self.cores, self._descendants)
         self._thread = threading.Thread(target=self._run, name="scorep-monitor", daemon=True)
         self._thread.start()
         return self
 
     def _sample(self):
-        now = _Reading(self.cores)
+        now = _Reading(self.cores, self._descendants)
         self._rows.append(_row(self._last, now))
         self._last = now
 
