@@ -279,27 +279,23 @@ def cell_dirs(folder):
 
 def test_generated_experiment_directory_is_per_cell_and_printed_absolute(kernel):
     """Without SCOREP_EXPERIMENT_DIRECTORY a cell's experiment goes to
-    scorep-notebook/<kernel id>/cell-<N>-<time>/ (the kernel id: its connection file's name
-    where the front end does not name the notebook), not into the working directory."""
+    scorep-notebook/<folder>-<hash>/cell-<N>-<time>/ where the front end does not name the
+    notebook (Notebook 6, nbconvert): one folder per kernel working directory, the same
+    after a restart, not into the working directory itself."""
+    import hashlib
     kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=true\nSCOREP_EXPERIMENT_DIRECTORY=")
     before = sorted(p.name for p in kernel.cwd.iterdir())
-    # The connection file as the kernel itself knows it (the manager's attribute named
-    # another temporary file once in a full run, while the kernel used its own).
-    own = kernel.ok("import os\nprint(os.path.basename(get_ipython().kernel.parent"
-                    ".connection_file))").stdout.strip()
-    assert own.endswith(".json"), own
-    # Named as the product names folders: a temporary file's trailing "_" is dropped
-    # ("tmp6_lwmr6_.json" -> tmp6_lwmr6, what made this test fail now and then).
+    cwd = str(kernel.cwd.resolve())
     from scorep.jupyter.results import _safe_name
-    folder = kernel.cwd / "scorep-notebook" / _safe_name(own[:-len(".json")])
-    # The name the kernel gives its notebook is that one (not a front end's notebook name).
+    folder = kernel.cwd / "scorep-notebook" / ("%s-%s" % (
+        _safe_name(os.path.basename(cwd)), hashlib.sha1(cwd.encode()).hexdigest()[:6]))
     assert kernel.ok("print(get_ipython().kernel.scorep_magics.notebook.id)").stdout == (
         folder.name + "\n")
     cells_before = cell_dirs(folder)
     cell = kernel.ok("%%execute_with_scorep\ndef g():\n    return 1\ng()")
     count = cell.reply["execution_count"]
     new = sorted(set(cell_dirs(folder)) - set(cells_before))
-    assert len(new) == 1, (cell.stdout, own, kernel.manager.connection_file, cells_before,
+    assert len(new) == 1, (cell.stdout, cells_before,
                            cell_dirs(folder),
                            sorted(str(p.relative_to(kernel.cwd)) for p in kernel.cwd.rglob("cell-*")))
     assert re.fullmatch(r"cell-%d-\d{8}_\d{6}" % count, new[0])

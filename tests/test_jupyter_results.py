@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, Trace
+from scorep.report.html import unpack_page
 from test_jupyter_kernel import RESULTS, Kernel, enters, install_kernelspec
 
 BROWSER = REPO / "tests" / "jupyter_inline_browser.js"
@@ -28,8 +29,8 @@ PUPPETEER = REPO / "src" / "scorep" / "report" / "js" / "node_modules" / "puppet
 HAVE_BROWSER = os.path.exists("/usr/bin/chromium") and shutil.which("node") and \
     PUPPETEER.is_dir()
 
-PAGE_JSON = re.compile(r'<script type="application/json" class="scorep-page">(.*?)</script>',
-                       re.S)
+PAGE_PACKED = re.compile(
+    r'<script type="application/gzip\+base64" class="scorep-page">(.*?)</script>', re.S)
 REPORT_JSON = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>',
                          re.S)
 
@@ -57,7 +58,7 @@ def inline(cell):
 
 def embedded_page(html):
     """The report page inside an inline result, and the report's data."""
-    page = json.loads(PAGE_JSON.search(html).group(1))
+    page = unpack_page(PAGE_PACKED.search(html).group(1))
     data = json.loads(REPORT_JSON.search(page).group(1))
     return page, data
 
@@ -228,7 +229,7 @@ def test_scorep_diff_of_two_cells(kernel):
     visits = re.search(r"^ +(\d+) +(\d+) +\+(\d+)  __main__:shared$", plain, re.M)
     assert visits and visits.groups() == ("4", "8", "4"), plain
     assert "__main__:fresh  (only in B)" in plain
-    page = json.loads(PAGE_JSON.search(html).group(1))
+    page = unpack_page(PAGE_PACKED.search(html).group(1))
     assert '<body data-mode="diff">' in page
     data = json.loads(REPORT_JSON.search(page).group(1))
     labels = data["flame"]["labels"]
@@ -318,11 +319,29 @@ def test_experiments_go_into_the_notebooks_folder_and_clean_keeps_the_newest(ker
                         % (total - 1, re.escape(str(folder))), cell.stdout), cell.stdout
     left = sorted(d.name for d in folder.iterdir())
     assert len(left) == 1 and left[0].startswith("cell-%d-" % counts[-1])
-    # The removed cells are gone from the history too.
+    # The removed cells are gone from the history too, and said to be removed.
     cell = kernel.run("%%scorep_report %d" % counts[0], stop_on_error=False)
-    assert cell.stderr.startswith("UsageError: In [%d] was not measured" % counts[0])
+    assert re.fullmatch(r"UsageError: the experiment of In \[%d\] was removed by %%scorep_clean: "
+                        r"%s/cell-%d-\S+\n" % (counts[0], re.escape(str(folder)), counts[0]),
+                        cell.stderr), cell.stderr
     cell = kernel.run("%scorep_clean --keep many", stop_on_error=False)
     assert cell.stderr.startswith("UsageError: usage: %scorep_clean [--keep K]")
+
+
+def test_experiments_folder_is_named_after_ipythons_session_variable(tmp_path):
+    """IPython's `__session__` (the notebook's path, where the front end gives it) names the
+    folder, before JPY_SESSION_NAME."""
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    k = Kernel("scorep_jupyter", install_kernelspec(tmp_path / "prefix"), cwd,
+               extra_env={"JPY_SESSION_NAME": "/elsewhere/Other.ipynb"})
+    try:
+        k.ok("__session__ = '/home/someone/Load Study.ipynb'")
+        cell = k.ok(busy_cell("named", 1))
+        (made,) = (cwd / "scorep-notebook" / "Load_Study").iterdir()
+        assert cell.stdout == RESULTS % made
+    finally:
+        k.shutdown()
 
 
 def test_experiments_folder_is_configurable(kernel):
@@ -350,6 +369,9 @@ def test_experiments_folder_is_configurable(kernel):
     cell = kernel.run("%%scorep_env\nSCOREP_JUPYTER_MONITORING_INTERVAL=0", stop_on_error=False)
     assert cell.stderr.startswith("UsageError: SCOREP_JUPYTER_MONITORING_INTERVAL='0' is not an "
                                   "interval in seconds")
+    cell = kernel.run("%%scorep_env\nSCOREP_JUPYTER_INLINE=brief", stop_on_error=False)
+    assert cell.stderr == ("UsageError: SCOREP_JUPYTER_INLINE='brief' is neither a boolean "
+                           "(true/false) nor 'summary'\n")
 
 
 # ---- the filter of the binding arguments ---------------------------------------------------------
@@ -454,6 +476,44 @@ def test_monitoring_samples_a_busy_cell(kernel):
         assert abs(values[0] - float(row["process_cpu_percent"])) < 0.06
 
 
+def test_pool_cell_counts_its_workers(kernel):
+    """A cell that maps over a Pool: the summary's hottest function is the cell's own (not
+    the pool's waiting plumbing), the load balance counts each process by its busiest
+    thread (the parent's waiting helper threads do not add up to more than the workers),
+    and the resource samples hold the workers' CPU time."""
+    from scorep.report.analysis import load_balance
+    from scorep.report.readers import Experiment
+    kernel.ok("%%scorep_env\nSCOREP_ENABLE_TRACING=false")
+    cell = kernel.ok("%%scorep\n"
+                     "import multiprocessing, time\n"
+                     "def sq(n):\n"
+                     "    t = time.process_time()\n"
+                     "    sum(i * i for i in range(n))\n"
+                     "    return time.process_time() - t\n"
+                     "with multiprocessing.get_context('fork').Pool(2) as pool:\n"
+                     "    spent = pool.map(sq, [300000] * 4)")
+    plain, _html = inline(cell)
+    assert re.search(r"; hottest __main__:(<genexpr>|sq) ", plain), plain
+    path = Path(cell.stdout.rsplit(" ", 1)[1].strip())
+    tree = Experiment(str(path)).tree
+    lb = load_balance(tree)
+    assert lb["unit"] == "rank" and len(lb["names"]) == 3  # the kernel and two workers
+    assert lb["idle"] == []
+    # The parent's work is that of its busiest thread, not the sum of its four.
+    parent = tree.ranks[0].locations
+    assert len(parent) == 4
+    per_thread = [sum(tree.excl[n.id][l] for n in tree.nodes if n.region.kind in ("code", "io"))
+                  for l in parent]
+    assert lb["work"][0] == pytest.approx(max(per_thread))
+    # The workers' CPU time (what they measured themselves) is in the samples.
+    workers = float(kernel.ok("print(sum(spent))").stdout)
+    with open(path / "monitoring.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    sampled = sum(float(r["process_cpu_percent"]) / 100 *
+                  (int(r["end_ns"]) - int(r["start_ns"])) / 1e9 for r in rows)
+    assert sampled >= 0.8 * workers, (sampled, workers)
+
+
 def test_monitoring_can_be_switched_off(kernel):
     kernel.ok("%%scorep_env\nSCOREP_JUPYTER_MONITORING=false\nSCOREP_ENABLE_TRACING=false")
     try:
@@ -490,9 +550,19 @@ def test_load_ext_scorep_shows_the_result_too(tmp_path):
         plain, html = inline(cell)
         nodes = flame_nodes(embedded_page(html)[1])
         assert [nodes[p][0] for p in nodes if p[-1] == "__main__:inc"] == [2]
-        folder = cwd / "scorep-notebook" / Path(k.manager.connection_file).stem
+        (folder,) = (cwd / "scorep-notebook").iterdir()
+        assert folder.name.startswith("plain-")
         assert cell.stdout == RESULTS % next(folder.iterdir())
         assert k.ok("%scorep_report").displays
+        # An error in a measured cell shows as in a plain cell: the cell's own frames, not
+        # IPython's run_cell_magic nor "skipping hidden N frame".
+        cell = k.run("%%scorep\ndef bad(x):\n    return 1 / x\nbad(0)", stop_on_error=False)
+        assert cell.status == "error" and cell.errors[0]["ename"] == "ZeroDivisionError"
+        text = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(cell.errors[0]["traceback"]))
+        assert "run_cell_magic" not in text and "hidden" not in text, text
+        assert re.findall(r"^Cell In ?\[(\d+)\], line (\d+)", text, re.M) == [
+            (str(cell.reply["execution_count"]), "3"), (str(cell.reply["execution_count"]), "2")
+        ], text
     finally:
         k.shutdown()
 

@@ -689,3 +689,15 @@ def test_no_experiment_to_choose_is_one_line(tmp_path, args, message):
     out = report(*args, cwd=tmp_path)
     assert (out.returncode, out.stdout, out.stderr) == (2 if "--help" in message else 1, "",
                                                         message)
+
+
+def test_trace_buffer_flushes_are_said_once(tmp_path):
+    """The trace's flushes are one warning, not that of the trace's scan and the
+    measurement's MANIFEST.md line on the same flushes both."""
+    exp = tmp_path / "exp"
+    out = run_scorep(sys.executable, [program("many_calls.py")], exp, cwd=tmp_path,
+                     SCOREP_ENABLE_TRACING="true", SCOREP_TOTAL_MEMORY="1M")
+    assert out.returncode == 0 and "flushed to disk" in out.stderr
+    assert "the trace buffers were flushed" in (exp / "MANIFEST.md").read_text()
+    text = report(exp).stdout
+    assert text.count("flushed to disk") == 1, text

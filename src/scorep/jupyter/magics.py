@@ -529,6 +529,7 @@ top regions, timeline when traced, resources sampled during the cell), and `_sco
 holding the experiment's path and its regions. Without SCOREP_EXPERIMENT_DIRECTORY the
 experiment goes to scorep-notebook/<notebook>/cell-<N>-<time>/ (SCOREP_JUPYTER_EXPERIMENTS
 names another folder); SCOREP_JUPYTER_INLINE=false leaves the result out,
+SCOREP_JUPYTER_INLINE=summary keeps only the summary and the top regions,
 SCOREP_JUPYTER_MONITORING=false the resource sampling,
 SCOREP_JUPYTER_MONITORING_INTERVAL=S samples every S seconds (default 0.1).
 
@@ -683,6 +684,9 @@ def _build_magics_class():
             try:
                 value = self._run(run, block, value_code)
                 status = 0
+            except BaseException as error:
+                self.shell._scorep_cell_error = error  # shown without the magic's frames
+                raise
             finally:
                 run.finalize(status)
                 finish(run, status == 0, self.notebook, self.vampir)
@@ -705,6 +709,39 @@ def _build_magics_class():
     return ScorepMagics
 
 
+def _cell_frames(tb, run_code):
+    """The traceback from the frame of `run_code` (the magic's exec of the cell) on, or
+    `tb` itself where there is none. IPython leaves out the first frame of what it shows
+    of a cell's error (its own exec of the cell), so here the exec's frame stands first."""
+    entry = tb
+    while entry is not None:
+        if entry.tb_frame.f_code is run_code:
+            return entry
+        entry = entry.tb_next
+    return tb
+
+
+def _show_cell_errors_plainly(ipython, run_code):
+    """An error in a %%scorep cell shows as in a plain cell: the cell's frames only, not
+    IPython's run_cell_magic and the magic's own (hidden, yet announced as "skipping hidden
+    N frame"). The Score-P kernel runs measured cells itself; under %load_ext they come
+    through run_cell_magic, so the traceback shown is trimmed here."""
+    if getattr(ipython, "_scorep_cell_error", False) is not False:
+        return  # installed before
+    ipython._scorep_cell_error = None
+    original = ipython.showtraceback
+
+    def showtraceback(exc_tuple=None, *args, **kwargs):
+        error = ipython._scorep_cell_error
+        ipython._scorep_cell_error = None
+        etype, value, tb = exc_tuple if exc_tuple is not None else sys.exc_info()
+        if error is not None and value is error and tb is not None:
+            exc_tuple = (etype, value, _cell_frames(tb, run_code))
+        return original(exc_tuple, *args, **kwargs)
+
+    ipython.showtraceback = showtraceback
+
+
 def load_ipython_extension(ipython, settings=None):
     """`%load_ext scorep`: registers %%scorep and %scorep."""
     cls = magics_class()
@@ -713,4 +750,5 @@ def load_ipython_extension(ipython, settings=None):
         return loaded  # loaded before (the Score-P kernel does at start): keep its settings
     magics = cls(ipython, settings)
     ipython.register_magics(magics)
+    _show_cell_errors_plainly(ipython, cls._run.__code__)
     return magics

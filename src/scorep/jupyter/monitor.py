@@ -5,9 +5,12 @@ What is sampled (Linux /proc; what a system lacks is left out, never guessed):
 
 - each core's utilisation (of the cores this process may run on), from /proc/stat: the
   share of the interval the core was not idle, whoever ran on it (as top shows it);
-- the kernel process's CPU time over the interval (all its threads), in percent of one
-  core (200 = two cores busy), from the process's CPU clock;
-- its resident set size at the end of the interval, from /proc/self/statm;
+- the CPU time of the kernel process (all its threads) and of its child processes (a
+  cell's Pool workers, its subprocesses: /proc/PID/task/TID/children, their /proc/PID/stat,
+  and the times of reaped children) over the interval, in percent of one core (200 = two
+  cores busy);
+- the resident set size of the kernel and its child processes at the end of the
+  interval, summed (pages a forked child shares count in each), from /proc/PID/statm/stat;
 - its I/O over the interval, from /proc/self/io: bytes read from and written to storage
   (read_bytes, write_bytes) and through any read/write call (rchar, wchar).
 
@@ -35,9 +38,10 @@ MIN_INTERVAL = 0.01
 MONITORING_COLUMNS = (
     ("start_ns", "CLOCK_MONOTONIC time the interval began, in ns"),
     ("end_ns", "CLOCK_MONOTONIC time the interval ended, in ns"),
-    ("process_cpu_percent", "CPU time of the kernel process (all threads) in the interval, "
-                            "in % of one core"),
-    ("rss_bytes", "resident set size of the kernel process at the end of the interval"),
+    ("process_cpu_percent", "CPU time of the kernel process (all threads) and its child "
+                            "processes in the interval, in % of one core"),
+    ("rss_bytes", "resident set size of the kernel process and its child processes at the "
+                  "end of the interval"),
     ("read_bytes", "bytes the process read from storage in the interval (/proc/self/io)"),
     ("write_bytes", "bytes the process caused to be written to storage in the interval"),
     ("read_chars", "bytes the process read through read-like calls (files, pipes, sockets)"),
@@ -105,6 +109,86 @@ def _io():
     return out, len(text)
 
 
+_TICK_NS = 1e9 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+
+
+def _children_of(pid, tasks=None):
+    """The child processes of the threads `tasks` of `pid` (all of them by default):
+    /proc/PID/task/TID/children."""
+    out = []
+    if tasks is None:
+        try:
+            tasks = os.listdir("/proc/%d/task" % pid)
+        except OSError:
+            return out
+    for tid in tasks:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid), "rb") as f:
+                out.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+class _Descendants:
+    """The kernel's live descendant processes (a cell's Pool workers, subprocesses):
+    read() gives (CPU ns, resident bytes, bytes read from /proc) of them all: their user
+    and system time with that of the children they reaped, and their resident set sizes
+    summed. A descendant that ends and is reaped moves its time into its parent's
+    reaped-children time, which is counted too (here or in the kernel's own), so a sum
+    over the intervals loses none.
+
+    Every file read hands Python's GIL over and waits for it back, up to a switch interval
+    when the cell's code is busy in Python: reading the children of each of the kernel's
+    dozen threads at every sample would stretch the samples. So the kernel's main thread
+    (which starts most children) is asked every time, all its threads every FULL_SCAN-th
+    time, and the children found are kept while they live."""
+    FULL_SCAN = 10
+
+    def __init__(self):
+        self.known = set()
+        self.count = 0
+
+    def read(self):
+        pid = os.getpid()
+        if self.count % self.FULL_SCAN == 0:
+            direct = set(_children_of(pid))
+        else:
+            direct = set(_children_of(pid, [str(pid)])) | self.known
+        self.count += 1
+        self.known = set()
+        cpu = rss = read = 0
+        todo, seen = list(direct), set()
+        while todo:
+            child = todo.pop()
+            if child in seen:
+                continue
+            seen.add(child)
+            try:
+                with open("/proc/%d/stat" % child, "rb") as f:
+                    text = f.read()
+            except OSError:
+                continue  # gone since it was listed
+            if child in direct:
+                self.known.add(child)
+            read += len(text)
+            # The command name, field 2, may hold spaces and parentheses: the fields after
+            # its ")". utime stime cutime cstime are fields 14-17, rss (pages) field 24.
+            fields = text[text.rfind(b")") + 2:].split()
+            try:
+                cpu += int(sum(int(v) for v in fields[11:15]) * _TICK_NS)
+                rss += int(fields[21]) * _PAGE_SIZE
+            except (ValueError, IndexError):
+                continue
+            todo.extend(_children_of(child))
+        return cpu, rss, read
+
+
+def _reaped_children_ns():
+    t = os.times()
+    return int((t.children_user + t.children_system) * 1e9)
+
+
 def _cores():
     try:
         return sorted(os.sched_getaffinity(0))
@@ -118,13 +202,18 @@ class _Reading:
     monitor's, and the next interval leaves them out of read_chars."""
     __slots__ = ("ns", "cpu", "cores", "rss", "io", "own_chars")
 
-    def __init__(self, cores):
+    def __init__(self, cores, descendants):
         self.ns = time.monotonic_ns()
-        self.cpu = time.process_time_ns()
+        # Read with the clock, before any file (each read may wait for the GIL).
+        self.cpu = time.process_time_ns() + _reaped_children_ns()
         self.io, io_len = _io()
+        child_cpu, child_rss, child_len = descendants.read()
+        self.cpu += child_cpu
         self.cores, stat_len = _cpu_times(cores)
         self.rss, statm_len = _rss()
-        self.own_chars = io_len + stat_len + statm_len
+        if self.rss is not None:
+            self.rss += child_rss
+        self.own_chars = io_len + stat_len + statm_len + child_len
 
 
 class Samples:
@@ -181,9 +270,10 @@ class Samples:
         interval (absolute, last), RSS at the end (absolute, point), the I/O bytes of the
         interval (relative, last). Columns without any value are left out."""
         spec = [("process_cpu_percent", "%", "CPU time of the kernel process (all threads) "
-                 "in the interval, in % of one core", True, "absolute_last"),
-                ("rss_bytes", "bytes", "resident set size of the kernel process", False,
-                 "absolute_point"),
+                 "and its child processes in the interval, in % of one core", True,
+                 "absolute_last"),
+                ("rss_bytes", "bytes", "resident set size of the kernel process and its "
+                 "child processes", False, "absolute_point"),
                 ("read_bytes", "bytes", "bytes read from storage in the interval", False,
                  "relative_last"),
                 ("write_bytes", "bytes", "bytes written to storage in the interval", False,
@@ -276,15 +366,16 @@ class ResourceMonitor:
         self._thread = None
         self._rows = []
         self._last = None
+        self._descendants = _Descendants()
 
     def start(self):
-        self._last = _Reading(self.cores)
+        self._last = _Reading(self.cores, self._descendants)
         self._thread = threading.Thread(target=self._run, name="scorep-monitor", daemon=True)
         self._thread.start()
         return self
 
     def _sample(self):
-        now = _Reading(self.cores)
+        now = _Reading(self.cores, self._descendants)
         self._rows.append(_row(self._last, now))
         self._last = now
 
@@ -358,11 +449,13 @@ def svg(samples, width=640):
     parts = []
     y = 4
 
-    def frame(label, detail, top_text):
+    def frame(label, detail, top_text, detail2=None):
         parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="#fff" '
                      'stroke="#ddd"/>' % (left, y, w, panel))
         parts.append('<text x="4" y="%d" font-weight="600">%s</text>' % (y + 12, label))
-        parts.append('<text x="4" y="%d" fill="#555">%s</text>' % (y + 26, detail))
+        parts.append('<text x="4" y="%d" fill="#555">%s</text>' % (y + 25, detail))
+        if detail2:  # a second line: one would run into the plot on the right
+            parts.append('<text x="4" y="%d" fill="#555">%s</text>' % (y + 37, detail2))
         parts.append('<text x="%d" y="%d" fill="#888" text-anchor="end">%s</text>'
                      % (left - 4, y + 10, top_text))
 
@@ -387,17 +480,17 @@ def svg(samples, width=640):
         rr = [v / s if v is not None else None for v, s in zip(reads, secs)]
         wr = [v / s if v is not None else None for v, s in zip(writes, secs)]
         top = max([1.0] + [v for v in rr + wr if v is not None])
-        frame("I/O", "read %s, written %s" % (_fmt_bytes(samples.total("read_chars") or 0),
-                                              _fmt_bytes(samples.total("write_chars") or 0)),
-              _fmt_bytes(top) + "/s")
+        frame("I/O", "read %s" % _fmt_bytes(samples.total("read_chars") or 0),
+              _fmt_bytes(top) + "/s",
+              "written %s" % _fmt_bytes(samples.total("write_chars") or 0))
         parts.append(_polyline(_steps(xs, rr, left, y, w, panel, top), "#e07b00", 1.5))
         parts.append(_polyline(_steps(xs, wr, left, y, w, panel, top), "#8a4fd1", 1.5))
         y += panel + gap
     parts.append('<text x="%d" y="%d" fill="#888">0 s</text>' % (left, y + 2))
     parts.append('<text x="%d" y="%d" fill="#888" text-anchor="end">%.2f s</text>'
                  % (left + w, y + 2, span / 1e9))
-    parts.append('<text x="4" y="%d" fill="#888">%d sample%s, one every %g s. CPU: this '
-                 'process in blue (100%% = one core), each core in grey.</text>'
+    parts.append('<text x="4" y="%d" fill="#888">%d sample%s, one every %g s. CPU: the '
+                 'kernel and its children in blue (100%% = one core), each core in grey.</text>'
                  % (y + 18, len(rows), "" if len(rows) == 1 else "s", samples.interval))
     parts.append('<text x="4" y="%d" fill="#888">I/O: bytes read in orange, written in '
                  'purple, per second (the storage\'s and the pipes\' and sockets\').</text>'
@@ -405,7 +498,7 @@ def svg(samples, width=640):
     height = y + 38
     return ('<svg class="scorep-monitoring" xmlns="http://www.w3.org/2000/svg" width="%d" '
             'height="%d" viewBox="0 0 %d %d" font-family="system-ui, sans-serif" '
-            'font-size="11">%s</svg>' % (width, height, width, height, "".join(parts)))
+            'font-size="11">%s</svg>' % (width, height, width, height, "\n".join(parts)))
 
 
 def sparkline(samples, width=60, height=14):

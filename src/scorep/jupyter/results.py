@@ -21,7 +21,7 @@ __all__ = ["KERNEL_VARIABLES", "UPSTREAM_VARIABLES", "kernel_options", "kernel_n
            "Notebook", "CellResult", "RESULT_NAME"]
 
 RESULT_NAME = "_scorep"  # the notebook variable that holds the last measured cell's result
-INLINE_TIMELINE_CALLS = 20000      # calls the inline timeline keeps (the longest)
+INLINE_TIMELINE_CALLS = 5000  # calls the inline timeline keeps (the longest; all stay in the trace)
 INLINE_SOURCE_LIMIT = 500 * 1000   # bytes of program source the inline report embeds
 SUMMARY_TOP = 10
 
@@ -37,6 +37,18 @@ def _parse_interval(name, text):
     return value
 
 
+def _parse_inline(name, text):
+    """True (the report), False (nothing) or "summary" (the summary line, the resource
+    plot and the top regions as a table: a few kB instead of the report's ~100 kB)."""
+    if text.strip().lower() == "summary":
+        return "summary"
+    try:
+        return _config.parse_bool(name, text)
+    except ConfigError:
+        raise ConfigError("%s=%r is neither a boolean (true/false) nor 'summary'"
+                          % (name, text)) from None
+
+
 def _parse_folder(name, text):
     if not text.strip():
         raise ConfigError("%s is empty: name the folder for the cells' experiments" % name)
@@ -50,7 +62,9 @@ KERNEL_VARIABLES = {
         "folder of the cells' experiments when SCOREP_EXPERIMENT_DIRECTORY is not set: "
         "<folder>/<notebook or kernel id>/cell-<N>-<YYYYmmdd_HHMMSS>/"),
     "SCOREP_JUPYTER_INLINE": (
-        "true", _config.parse_bool, "show the result inline after each measured cell"),
+        "true", _parse_inline,
+        "show the result inline after each measured cell: true (the report), summary (the "
+        "summary line and the top regions only: a smaller notebook) or false"),
     "SCOREP_JUPYTER_MONITORING": (
         "true", _config.parse_bool,
         "sample CPU per core, RSS and I/O while measured cells run (monitoring.csv)"),
@@ -121,11 +135,16 @@ def _safe_name(text):
     return text[:80]
 
 
-def notebook_id(shell):
-    """The notebook's name where the front end tells it (Jupyter Server puts the notebook's
-    path into JPY_SESSION_NAME, VS Code into __vsc_ipynb_file__), else the kernel's id
-    (from its connection file), else ipython-<pid>."""
-    candidates = [getattr(shell, "user_ns", {}).get("__vsc_ipynb_file__"),
+def notebook_id(shell, cwd=None):
+    """The notebook's name where the front end tells it (IPython's `__session__` and
+    Jupyter Server's JPY_SESSION_NAME hold the notebook's path, VS Code's
+    `__vsc_ipynb_file__` too), else one name per kernel working directory (Notebook 6 and
+    nbconvert say nothing; the kernel of a notebook runs in the notebook's folder):
+    <folder's name>-<6 hex digits of its path>, the same after a restart, so that one
+    folder holds all of a notebook's experiments and %scorep_clean reaches them all."""
+    import hashlib
+    user_ns = getattr(shell, "user_ns", {})
+    candidates = [user_ns.get("__session__"), user_ns.get("__vsc_ipynb_file__"),
                   os.environ.get("JPY_SESSION_NAME")]
     for candidate in candidates:
         if isinstance(candidate, str) and candidate.strip():
@@ -133,15 +152,9 @@ def notebook_id(shell):
             if base.endswith(".ipynb"):
                 base = base[:-len(".ipynb")]
             return _safe_name(base)
-    kernel = getattr(shell, "kernel", None)
-    app = getattr(kernel, "parent", None)
-    connection = getattr(app, "connection_file", None)
-    if connection:
-        base = os.path.basename(connection)
-        if base.endswith(".json"):
-            base = base[:-len(".json")]
-        return _safe_name(base)
-    return "ipython-%d" % os.getpid()
+    cwd = os.path.abspath(cwd or os.getcwd())
+    digest = hashlib.sha1(os.fsencode(cwd)).hexdigest()[:6]
+    return "%s-%s" % (_safe_name(os.path.basename(cwd) or "root"), digest)
 
 
 # ---- the result of one measured cell -----------------------------------------------------
@@ -237,9 +250,21 @@ def _label(result):
     return "In [%s]" % result.execution_count
 
 
+def _hottest(tree):
+    """[the region with the most exclusive time of the program's own code] (a cell's
+    functions, the notebook's modules), else of any code: what waits in a Pool's plumbing
+    (Connection:_recv, Condition:wait) is not what the cell's author wrote, and which of
+    those waits longest changes from run to run."""
+    from scorep.report.analysis import top_regions
+    from scorep.report.imports import is_program_region, program_directories
+    ranked = top_regions(tree, "excl", None, include_measurement=False)
+    dirs = program_directories(tree)
+    own = [st for st in ranked if is_program_region(st.region, dirs)]
+    return (own or ranked)[:1]
+
+
 def summarize(result, tree):
     """Fills result.rows and result.summary from the call tree (None: no tree)."""
-    from scorep.report.analysis import top_regions
     from scorep.report.model import format_count
     parts = []
     if result.seconds is not None:
@@ -254,7 +279,7 @@ def summarize(result, tree):
             calls = sum(r["visits"] for r in result.rows)
             parts.append("%s call%s%s" % (format_count(calls), "" if calls == 1 else "s",
                                           " in %d threads" % threads if threads > 1 else ""))
-        hottest = top_regions(tree, "excl", 1, include_measurement=False)
+        hottest = _hottest(tree)
         total = tree.total_time()
         if hottest and hottest[0].excl > 0:
             st = hottest[0]
@@ -322,8 +347,9 @@ def load_tree(path, timeline_calls=INLINE_TIMELINE_CALLS):
     return exp, None
 
 
-def render_cell(result, open_=False, exp=None):
-    """(text/plain, text/html) of a cell's inline result."""
+def render_cell(result, open_=False, exp=None, report=True):
+    """(text/plain, text/html) of a cell's inline result; report=False: without the
+    report (SCOREP_JUPYTER_INLINE=summary)."""
     from scorep.jupyter import monitor
     from scorep.report.html import embed, render_page
     if exp is None:
@@ -343,7 +369,7 @@ def render_cell(result, open_=False, exp=None):
                     % (" open" if open_ else "", _summary_html(result), body))
         return result.summary, fragment
     page = render_page(exp, embed_source=True, layout="inline",
-                       source_limit=INLINE_SOURCE_LIMIT)[0]
+                       source_limit=INLINE_SOURCE_LIMIT)[0] if report else None
     fragment = embed(page, _summary_html(result), extra_html=extra,
                      static_html=_static_table(result.rows), open_=open_,
                      title="scorep report of %s" % _label(result),
@@ -367,6 +393,7 @@ class Notebook:
         self.history = {}  # execution count -> CellResult
         self.last = None
         self._id = None
+        self.removed = {}  # execution count -> experiment %scorep_clean removed
 
     @property
     def id(self):
@@ -400,8 +427,9 @@ class Notebook:
         self.history[result.execution_count] = result
         self.last = result
         self.shell.user_ns[RESULT_NAME] = result
-        if run.kernel_options["SCOREP_JUPYTER_INLINE"]:
-            plain, fragment = render_cell(result, exp=exp)
+        inline = run.kernel_options["SCOREP_JUPYTER_INLINE"]
+        if inline:
+            plain, fragment = render_cell(result, exp=exp, report=inline is True)
             self._display(plain, fragment)
         return result
 
@@ -428,6 +456,9 @@ class Notebook:
             found = self._on_disk(n)
             if found:
                 return self._from_disk(found, n)
+            if n in self.removed:
+                raise UsageProblem("the experiment of In [%d] was removed by %%scorep_clean: %s"
+                                   % (n, self.removed[n]))
             measured = ", ".join(str(k) for k in sorted(self.history)) or "none yet"
             raise UsageProblem("In [%d] was not measured (measured cells: %s)" % (n, measured))
         path = os.path.abspath(os.path.expanduser(what))
@@ -521,6 +552,7 @@ class Notebook:
         for n, result in list(self.history.items()):
             if not os.path.isdir(result.experiment):
                 del self.history[n]
+                self.removed[n] = result.experiment
                 if self.last is result:
                     self.last = None
         kept = len(paths) - removed

@@ -92,8 +92,9 @@ def load_balance(tree, top=20):
     """Load balance across the ranks, or across the threads when there is one rank.
 
     Returns a dict: "unit" ("rank" or "thread"), "names" (one per unit), "work" (the
-    exclusive time of program code per unit), "mpi" (exclusive time in MPI), "other"
-    (the measurement's root and artificial regions), "idle" (indexes of units doing less
+    exclusive time of program code per unit; a rank's is that of its busiest thread),
+    "mpi" (exclusive time in MPI), "other" (the measurement's root and artificial
+    regions; both of that thread), "idle" (indexes of units doing less
     than IDLE_FRACTION of the busiest one's work), and "regions": per region its per-unit
     inclusive and exclusive times, the units that run it ("ran"), (min, mean, max,
     stddev) of the inclusive times over those units and its "imbalance" (max - mean of its
@@ -105,15 +106,23 @@ def load_balance(tree, top=20):
     by inclusive time (the program root, MPI, imports, libraries)."""
     unit, names, groups = units(tree)
     excl = tree.excl
-    work = [0.0] * len(groups)
-    mpi = [0.0] * len(groups)
-    other = [0.0] * len(groups)
+    nloc = len(tree.locations)
+    per_loc = {"work": [0.0] * nloc, "mpi": [0.0] * nloc, "other": [0.0] * nloc}
     for node in tree.nodes:
         kind = node.region.kind
-        target = work if kind in ("code", "io") else mpi if kind == "mpi" else other
-        row = excl[node.id]
-        for u, locs in enumerate(groups):
-            target[u] += sum(row[l] for l in locs)
+        target = per_loc["work" if kind in ("code", "io") else "mpi" if kind == "mpi"
+                         else "other"]
+        for l, v in enumerate(excl[node.id]):
+            target[l] += v
+    # A process counts as its busiest thread: a Python process's threads take turns on
+    # the GIL, and the helper threads of a pool or an executor spend their time waiting
+    # for it; summed, their waits made the parent of a Pool look busier than all of its
+    # workers together (which then showed as idle).
+    work, mpi, other = [], [], []
+    for locs in groups:
+        main = max(locs, key=lambda l: (per_loc["work"][l], per_loc["mpi"][l]), default=None)
+        for out, key in ((work, "work"), (mpi, "mpi"), (other, "other")):
+            out.append(per_loc[key][main] if main is not None else 0.0)
     busiest = max(work) if work else 0.0
     idle = [u for u, w in enumerate(work)
             if len(groups) > 1 and busiest > 0 and w < IDLE_FRACTION * busiest]

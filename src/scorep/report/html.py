@@ -25,6 +25,7 @@ from scorep.report.model import (COLLECTIVE_OPS, ReportError, format_bytes, form
                                  format_seconds)
 
 __all__ = ["write_report", "render_page", "render_experiment", "open_experiment", "embed",
+           "pack_page", "unpack_page",
            "js_assets", "page", "LAYOUTS"]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -797,6 +798,13 @@ def render_experiment(path, top=15, timeline_calls=250000, embed_source=True):
 
 EMBED_HEIGHT = 640  # px of the frame the page is shown in; the reader can drag it taller
 
+# Where an output's scripts do not run (an untrusted notebook: one executed by nbconvert or
+# opened from elsewhere), this line says how to see the report; the script removes it.
+UNTRUSTED_LINE = ("The interactive report needs this output's script, which the front end "
+                  "did not run: trust the notebook (Notebook: File &gt; Trust Notebook; "
+                  "JupyterLab: the command &ldquo;Trust Notebook&rdquo;; or "
+                  "<code>jupyter trust NOTEBOOK.ipynb</code>) and open it again.")
+
 _EMBED_SCRIPT = """(function () {
   var id = %(id)s, root = null, s = document.currentScript;
   if (s && s.parentNode && s.parentNode.id === id) root = s.parentNode;
@@ -804,30 +812,82 @@ _EMBED_SCRIPT = """(function () {
   if (!root || root.getAttribute("data-scorep-live")) return;
   root.setAttribute("data-scorep-live", "1");
   var details = root.querySelector("details"), box = root.querySelector(".scorep-frame");
-  var page = null;
-  function text() {
-    if (page === null) page = JSON.parse(root.querySelector("script.scorep-page").textContent);
-    return page;
+  var toggle = root.querySelector(".scorep-toggle"), note = root.querySelector(".scorep-untrusted");
+  if (note) note.parentNode.removeChild(note);
+  var packed = root.querySelector("script.scorep-page"), page = null, waiting = [];
+  function say(text) {
+    var p = document.createElement("p");
+    p.style.cssText = "color:#8a5a00;font:12px system-ui,sans-serif;margin:2px 0";
+    p.textContent = text;
+    box.parentNode.insertBefore(p, box);
+  }
+  // The page is stored gzipped and base64-encoded (a third of its size): the browser's
+  // DecompressionStream unpacks it when the reader first opens the result.
+  function withPage(then) {
+    if (page !== null) return then(page);
+    waiting.push(then);
+    if (waiting.length > 1) return;
+    if (!packed || !window.DecompressionStream || !window.Response) {
+      say("This browser cannot unpack the report (it has no DecompressionStream): " +
+          "open the experiment with scorep-report.");
+      return;
+    }
+    var raw = atob(packed.textContent.trim()), bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    new Response(stream).text().then(function (text) {
+      page = text;
+      var w = waiting; waiting = [];
+      w.forEach(function (f) { f(page); });
+    }, function (err) { say("The report could not be unpacked: " + err); });
   }
   function build() {
     if (box.firstChild) return;
-    var frame = document.createElement("iframe");
-    frame.setAttribute("title", %(title)s);
-    frame.style.cssText = "width:100%%;height:100%%;border:0;display:block;background:#fafafa";
-    frame.srcdoc = text();
-    box.appendChild(frame);
-    box.hidden = false;
-    var fallback = root.querySelector(".scorep-static");
-    if (fallback) fallback.hidden = true;
-    var save = root.querySelector("a.scorep-save");
-    if (save && window.Blob && window.URL && URL.createObjectURL) {
-      save.href = URL.createObjectURL(new Blob([text()], {type: "text/html"}));
-      save.hidden = false;
-    }
+    withPage(function (text) {
+      if (box.firstChild) return;
+      var frame = document.createElement("iframe");
+      frame.setAttribute("title", %(title)s);
+      frame.style.cssText = "width:100%%;height:100%%;border:0;display:block;background:#fafafa";
+      frame.srcdoc = text;
+      box.appendChild(frame);
+      box.hidden = false;
+      var fallback = root.querySelector(".scorep-static");
+      if (fallback) fallback.hidden = true;
+      var save = root.querySelector("a.scorep-save");
+      if (save && window.Blob && window.URL && URL.createObjectURL) {
+        save.href = URL.createObjectURL(new Blob([text], {type: "text/html"}));
+        save.hidden = false;
+      }
+    });
   }
+  function words() {
+    if (!toggle) return;
+    toggle.textContent = details.open ? "\u25be hide the report" : "\u25b8 open the report";
+  }
+  words();
   if (details.open) build();
-  details.addEventListener("toggle", function () { if (details.open) build(); });
+  details.addEventListener("toggle", function () { words(); if (details.open) build(); });
 })();"""
+
+# The control that opens a result: its own marker and words, because some front ends'
+# style sheets (Notebook 6) take the <summary> element's triangle away.
+_TOGGLE = ('<span class="scorep-toggle" style="display:inline-block;margin-right:8px;'
+           'padding:0 6px;border:1px solid #9bb0cc;border-radius:3px;color:#1a4d8f;'
+           'font:12px system-ui,sans-serif;background:#f2f6fb">&#9656; report</span>')
+
+
+def pack_page(page_html):
+    """A page as the text an inline result stores: gzip (no timestamp, so that the same
+    report gives the same output) in base64."""
+    import gzip
+    return base64.b64encode(gzip.compress(page_html.encode("utf-8"), 9, mtime=0)).decode(
+        "ascii")
+
+
+def unpack_page(text):
+    """The page of pack_page's text."""
+    import gzip
+    return gzip.decompress(base64.b64decode(text)).decode("utf-8")
 
 
 def embed(page_html, summary_html, extra_html="", static_html="", open_=False,
@@ -837,26 +897,38 @@ def embed(page_html, summary_html, extra_html="", static_html="", open_=False,
     shown in a frame of its own (so that its styles, ids and scripts meet nothing of the
     document around it). Plain HTML and inline JavaScript, nothing fetched: it works
     offline and in any renderer that runs an output's scripts (JupyterLab, Notebook,
-    VS Code). The frame is made when the summary is first opened, so a notebook full of
-    results stays quick to open; `static_html` is shown instead where scripts do not run
-    (e.g. an untrusted notebook). `extra_html` goes above the frame."""
+    VS Code). The page is stored compressed (pack_page) and the frame made when the
+    summary is first opened, so a notebook full of results stays small and quick to open;
+    `static_html` is shown instead where scripts do not run (e.g. an untrusted notebook),
+    with a line on how to see the report. `extra_html` goes above the frame.
+    page_html=None: the summary, `extra_html` and `static_html` only (no report)."""
     import uuid
     uid = "scorep-" + uuid.uuid4().hex
+    if page_html is None:
+        return ('<div class="scorep-inline scorep-summary-only" id="%s"><details%s>'
+                '<summary style="cursor:pointer;display:list-item">%s</summary>'
+                '<div style="margin:4px 0 0">%s<div class="scorep-static">%s</div></div>'
+                '</details></div>' % (uid, " open" if open_ else "", summary_html, extra_html,
+                                      static_html))
     return (
         '<div class="scorep-inline" id="%(id)s">'
-        '<details%(open)s><summary style="cursor:pointer">%(summary)s</summary>'
+        '<details%(open)s><summary style="cursor:pointer;display:block;list-style:none">%(toggle)s'
+        ' %(summary)s</summary>'
         '<div style="margin:4px 0 0">%(extra)s'
         '<div class="scorep-static">%(static)s</div>'
         '<div class="scorep-frame" hidden style="height:%(height)dpx;min-height:200px;'
         'resize:vertical;overflow:hidden;border:1px solid #d0d0d0;border-radius:4px"></div>'
         '<a class="scorep-save" hidden download="%(file)s" '
         'style="font-size:12px">save this report as a page</a></div></details>'
-        '<script type="application/json" class="scorep-page">%(page)s</script>'
+        '<p class="scorep-untrusted" style="color:#8a5a00;font:12px system-ui,sans-serif;'
+        'margin:2px 0 4px">%(untrusted)s</p>'
+        '<script type="application/gzip+base64" class="scorep-page">%(page)s</script>'
         '<script>%(script)s</script></div>' % {
             "id": uid, "open": " open" if open_ else "", "summary": summary_html,
+            "toggle": _TOGGLE, "untrusted": UNTRUSTED_LINE,
             "extra": extra_html, "static": static_html, "height": height,
             "file": esc(file_name),
-            "page": json_for_script(page_html),
+            "page": pack_page(page_html),
             "script": _EMBED_SCRIPT % {"id": json.dumps(uid), "title": json.dumps(title)},
         })
 

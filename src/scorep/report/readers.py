@@ -599,6 +599,7 @@ class Experiment:
             facts.append(("info", "profile: %s on disk, %s call paths" % (
                 format_bytes(prof_bytes), format_count(len(self.profile.cnodes)))))
         scan = self.scan
+        flushes_said = False
         if scan is not None:
             facts.append(("info", "trace: %s on disk, %s events, %s calls recorded" % (
                 format_bytes(trace_bytes), format_count(scan.events),
@@ -607,6 +608,7 @@ class Experiment:
             run = max((s["last"] - s["first"]) * NS for s in scan.loc_stats) \
                 if scan.loc_stats else 0.0
             if n:
+                flushes_said = True
                 facts.append(("warn", "the trace buffers were flushed to disk %d time(s) "
                               "during the run: the program stood still for %s (%.1f%% of "
                               "the run); raise SCOREP_TOTAL_MEMORY (now %s) or filter "
@@ -660,6 +662,9 @@ class Experiment:
                               "%s: deeper calls are summed up in COLLAPSE call paths" %
                               ("=%d" % limit if limit else "")))
         for note in manifest_notes(self.manifest):
+            # The measurement's own line on flushes says what the trace's scan said above.
+            if flushes_said and note.startswith("the trace buffers were flushed"):
+                continue
             facts.append(("warn", "MANIFEST.md: " + note))
         return facts
 

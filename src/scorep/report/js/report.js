@@ -226,6 +226,20 @@
 
   var flameView = null;  // {chart, show(root, scopeText), focus(rid), current}
 
+  // A flame graph taller than most of the window (deep, thin call paths: a Pool's
+  // plumbing, imports) would open on the empty space above its tallest spike, with the
+  // wide frames that hold the time below the fold, in a notebook's frame above all: then
+  // it opens as an icicle, root on top.
+  function startIcicle(root) {
+    var deepest = 0, todo = [[root, 1]];
+    while (todo.length) {
+      var it = todo.pop(), kids = it[0].children || [];
+      if (it[1] > deepest) deepest = it[1];
+      for (var i = 0; i < kids.length; i++) todo.push([kids[i], it[1] + 1]);
+    }
+    return deepest * 18 > 0.6 * (window.innerHeight || 800);
+  }
+
   function initFlame(flame, opts) {
     opts = opts || {};
     var chartBox = $("#flame-chart"), details = $("#flame-details"), scope = $("#flame-scope");
@@ -274,7 +288,7 @@
       // path in the DOM (findable, and zoomable from the table's point of view).
       .minFrameSize(flame.parent.length > 5000 ? 1 : 0)
       .sort(false)
-      .inverted(false)
+      .inverted(startIcicle(root))
       .setSearchMatch(function (d, term) {
         return !!term && String(d.data.name).toLowerCase().indexOf(term.toLowerCase()) >= 0;
       })
@@ -312,6 +326,8 @@
       chart.update(root);
     }
     var icicle = $("#flame-icicle");
+    if (icicle) icicle.checked = chart.inverted();
+    chartBox.setAttribute("data-icicle", chart.inverted() ? "1" : "0");
     if (icicle) icicle.addEventListener("change", function () {
       chart.inverted(icicle.checked);
       chart.update();
@@ -1357,7 +1373,31 @@
     safely("region table", function () { initTable($("#region-table"), $("#region-filter")); });
   }
 
+  // Links to a part of the report ("#regions") scroll inside the report itself. Left to
+  // the browser, such a link resolves against the document's base URL, and a report shown
+  // in a notebook is a srcdoc frame whose base URL is the notebook's: a click would load
+  // the notebook page into the frame (or, in an nbconvert export, the export itself).
+  function sameDocumentLinks() {
+    document.addEventListener("click", function (e) {
+      if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      var a = e.target && e.target.closest ? e.target.closest("a[href^='#']") : null;
+      if (!a) return;
+      e.preventDefault();
+      var id = decodeURIComponent(a.getAttribute("href").slice(1));
+      var target = id ? document.getElementById(id) : document.body;
+      if (target) target.scrollIntoView({block: "start"});
+      var nav = document.querySelectorAll("nav a");
+      for (var i = 0; i < nav.length; i++) nav[i].classList.toggle("current", nav[i] === a);
+      // A page of its own keeps the address of the part shown (for a bookmark or a reload);
+      // a srcdoc frame has no address of its own to keep.
+      if (id && location.protocol !== "about:" && window.history && history.replaceState) {
+        try { history.replaceState(null, "", "#" + encodeURIComponent(id)); } catch (err) { /* no address */ }
+      }
+    });
+  }
+
   function start() {
+    sameDocumentLinks();
     var data = JSON.parse(document.getElementById("report-data").textContent);
     if (document.body.getAttribute("data-mode") === "diff") diff(data); else report(data);
     document.body.setAttribute("data-ready", errors.length ? "errors" : "yes");
