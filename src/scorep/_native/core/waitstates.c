@@ -57,6 +57,18 @@ void sp_ws_result_free(sp_ws_result *r)
     r->count = NULL;
 }
 
+void sp_ws_input_free(sp_ws_input *in)
+{
+    free(in->events);
+    for (uint32_t c = 0; c < in->comm_count; c++)
+        free((void *)in->comms[c].members);
+    free(in->comms);
+    free(in->path_parent);
+    free(in->path_region);
+    free(in->path_location);
+    memset(in, 0, sizeof *in);
+}
+
 static void charge(sp_ws_result *r, uint32_t cnode, sp_ws_metric metric, int64_t ns)
 {
     if (ns <= 0 || cnode >= r->cnode_count)
@@ -540,6 +552,29 @@ static int replay_collectives(const sp_ipc *ipc, const sp_ws_event *ev, size_t c
     free(verdicts);
     free(index);
     return status;
+}
+
+int sp_ws_run(const sp_ipc *ipc, bool ready, const sp_ws_input *in, sp_ws_result *result,
+              char *err, size_t errlen)
+{
+    uint8_t mine = ready, all = 1;
+    uint8_t *flags = ipc->rank == 0 ? malloc(ipc->size) : NULL;
+    int status = ipc->rank == 0 && !flags ? -1 : 0;
+    if (ipc->ops->gather(ipc->ctx, &mine, 1, flags ? (void *)flags : (void *)&all, 0) != 0)
+        status = -1;
+    if (flags)
+        for (uint32_t r = 0; r < ipc->size; r++)
+            all &= flags[r];
+    if (status != 0)
+        all = 0;
+    free(flags);
+    if (ipc->ops->bcast(ipc->ctx, &all, 1, 0) != 0 || !all) {
+        if (ready)
+            sp_error(err, errlen, "another rank could not take part in the wait-state analysis");
+        return -1;
+    }
+    return sp_ws_replay(ipc, in->events, in->count, in->comms, in->comm_count, result, err,
+                        errlen);
 }
 
 int sp_ws_replay(const sp_ipc *ipc, const sp_ws_event *events, size_t count,

@@ -34,6 +34,7 @@
 #ifndef SCOREP_CORE_WAITSTATES_H
 #define SCOREP_CORE_WAITSTATES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -94,7 +95,7 @@ extern const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT];
  * mpi_latesender; the others hang below mpi_point2point, mpi_collective, ...). */
 extern const int sp_ws_metric_parent[SP_WS_METRIC_COUNT];
 
-typedef struct {
+typedef struct sp_ws_result {
     uint32_t cnode_count;
     /* [cnode * SP_WS_METRIC_COUNT + metric]: waiting time in ns, each metric including its
      * parts (Late Sender includes its Wrong Order time), and how many instances waited. */
@@ -105,6 +106,21 @@ typedef struct {
     uint64_t collectives_skipped; /* instances whose members disagreed (none in a correct run) */
 } sp_ws_result;
 
+/* One process's operations as a substrate builds them at the end of a run, with the call
+ * paths they charge (a tree per location: parent SP_WS_NO_PATH is the location's root) and
+ * the communicators of its collectives. All arrays malloc'ed (sp_ws_input_free). */
+#define SP_WS_NO_PATH UINT32_MAX
+typedef struct sp_ws_input {
+    sp_ws_event *events;
+    size_t count, capacity;
+    sp_ws_comm *comms;
+    uint32_t comm_count;
+    uint32_t *path_parent, *path_region, *path_location;
+    uint32_t path_count, path_capacity;
+} sp_ws_input;
+
+void sp_ws_input_free(sp_ws_input *in);
+
 /* Allocates the result's arrays for `cnode_count` call paths (zeroed). */
 SP_MUST_CHECK int sp_ws_result_init(sp_ws_result *r, uint32_t cnode_count);
 void sp_ws_result_free(sp_ws_result *r);
@@ -114,5 +130,10 @@ void sp_ws_result_free(sp_ws_result *r);
 SP_MUST_CHECK int sp_ws_replay(const sp_ipc *ipc, const sp_ws_event *events, size_t count,
                                const sp_ws_comm *comms, uint32_t comm_count,
                                sp_ws_result *result, char *err, size_t errlen);
+
+/* sp_ws_replay after every rank said whether it has its operations (`ready`): when one has
+ * not, none replays and all return -1 (`err` says why on the ranks that were not ready). */
+SP_MUST_CHECK int sp_ws_run(const sp_ipc *ipc, bool ready, const sp_ws_input *in,
+                            sp_ws_result *result, char *err, size_t errlen);
 
 #endif
