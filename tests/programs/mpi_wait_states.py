@@ -9,12 +9,13 @@ late_allreduce   the same in MPI_Allreduce
 late_bcast       root 0 sleeps before MPI_Bcast: the others wait
 early_reduce     the others sleep before MPI_Reduce: root 0 waits
 late_receiver    rank 1 sleeps before receiving: no Late Sender anywhere"""
+import sys
 import time
 
 import numpy as np
 from mpi4py import MPI
 
-DELAY = 0.2
+DELAY = float(sys.argv[1]) if len(sys.argv) > 1 else 0.2
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 last = size - 1
