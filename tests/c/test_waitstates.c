@@ -207,4 +207,42 @@ static void test_disagreeing_members_skip_the_communicator(void)
     thread_group_free(&group);
 }
 
-CTEST_MAIN(test_patterns_of_constructed_programs, test_disagreeing_members_skip_the_communicator)
+/* A rank whose partner recorded nothing of their message or of their communicator's
+ * collectives (recording off there, a filter): nobody waits for the other, nothing counts. */
+static void *one_sided_rank(void *arg)
+{
+    ws_work *w = arg;
+    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, 2};
+    static const uint32_t members[2] = {0, 1};
+    sp_ws_comm comm = {WORLD, 2, members};
+    sp_ws_event ev[2] = {SEND(1, 0, 100), COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 0, 100, 0)};
+    w->status = sp_ws_replay(&ipc, ev, w->me.rank == 0 ? 2 : 0, &comm, 1, &w->r, w->err,
+                             sizeof w->err);
+    return NULL;
+}
+
+static void test_partner_that_recorded_nothing(void)
+{
+    thread_group group;
+    CHECK(thread_group_init(&group, 2) == 0);
+    ws_work work[2];
+    pthread_t threads[2];
+    for (uint32_t r = 0; r < 2; r++) {
+        memset(&work[r], 0, sizeof work[r]);
+        work[r].me = (thread_rank){&group, r};
+        CHECK(sp_ws_result_init(&work[r].r, 1) == 0);
+        CHECK(pthread_create(&threads[r], NULL, one_sided_rank, &work[r]) == 0);
+    }
+    for (uint32_t r = 0; r < 2; r++)
+        pthread_join(threads[r], NULL);
+    CHECK(work[0].status == 0 && work[1].status == 0);
+    CHECK_EQ_U64(work[0].r.collectives_skipped, 1);
+    CHECK_EQ_U64(work[1].r.unmatched + work[0].r.unmatched, 0);
+    CHECK_EQ_U64(t(&work[0], 0, SP_WS_BARRIER_WAIT), 0);
+    for (uint32_t r = 0; r < 2; r++)
+        sp_ws_result_free(&work[r].r);
+    thread_group_free(&group);
+}
+
+CTEST_MAIN(test_patterns_of_constructed_programs, test_disagreeing_members_skip_the_communicator,
+           test_partner_that_recorded_nothing)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/events.h"
+#include "core/serial.h"
 
 const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT] = {
     [SP_WS_LATE_SENDER] = "mpi_latesender",
@@ -81,6 +82,11 @@ static int64_t min64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
 }
+
+typedef enum { CLASS_NONE, CLASS_BARRIER, CLASS_NXN, CLASS_BCAST, CLASS_REDUCE, CLASS_SCAN,
+               CLASS_INIT, CLASS_FINALIZE } op_class;
+
+static op_class classify(uint8_t op);
 
 /* ---- point to point -------------------------------------------------------------------- */
 
@@ -163,32 +169,262 @@ static int exchange_batches(const sp_ipc *ipc, ws_peer *peers, size_t n)
     return 0;
 }
 
-static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
-                           sp_ws_result *r, char *err, size_t errlen)
+/* Which ranks exchange message batches and which communicators are replayed, agreed by all
+ * ranks (through rank 0) before anything is exchanged: a rank whose partner recorded nothing
+ * of their messages (recording off, a filter) must not wait for it, and a communicator is
+ * replayed only when every member has the same number of instances. */
+typedef struct {
+    uint32_t *peers; /* sorted, unique: this rank's partners, in both directions */
+    size_t npeers;
+    uint64_t *keys; /* communicators to replay */
+    size_t nkeys;
+} ws_plan;
+
+static int cmp_u64(const void *a, const void *b)
 {
-    /* The peers: every rank this one sent to or received from. */
-    uint32_t *ranks = malloc((count ? count : 1) * sizeof *ranks);
-    if (!ranks)
-        return sp_error(err, errlen, "out of memory in the wait-state analysis");
-    size_t nranks = 0, nrecv = 0;
-    for (size_t i = 0; i < count; i++)
-        if (ev[i].kind == SP_WS_SEND || ev[i].kind == SP_WS_RECV) {
-            ranks[nranks++] = ev[i].peer;
-            nrecv += ev[i].kind == SP_WS_RECV;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t sort_unique(uint32_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_u32);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || v[k - 1] != v[i])
+            v[k++] = v[i];
+    return k;
+}
+
+
+typedef struct {
+    uint64_t key, count;
+    uint32_t size, rank;
+} ws_comm_report;
+
+static int cmp_comm_report(const void *a, const void *b)
+{
+    const ws_comm_report *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Rank 0: each rank's part of the plan from everybody's reports. */
+static int plan_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
+                        void **parts, uint64_t *part_sizes)
+{
+    uint32_t **peers = calloc(size, sizeof *peers);
+    uint32_t *npeers = calloc(size, sizeof *npeers), *cap = calloc(size, sizeof *cap);
+    ws_comm_report *reports = NULL;
+    size_t nreports = 0, report_cap = 0;
+    int status = peers && npeers && cap ? 0 : -1;
+    uint64_t offset = 0;
+    /* pass 1: every rank's own partners, and its partners' partners that name it */
+    for (uint32_t q = 0; q < size && status == 0; q++) {
+        sp_reader rd;
+        sp_reader_init(&rd, all + offset, sizes[q]);
+        offset += sizes[q];
+        uint32_t n = sp_reader_u32(&rd);
+        for (uint32_t i = 0; i < n && !rd.failed && status == 0; i++) {
+            uint32_t p = sp_reader_u32(&rd);
+            if (p >= size)
+                continue;
+            uint32_t ends[2][2] = {{q, p}, {p, q}};
+            for (int e = 0; e < 2 && status == 0; e++) {
+                uint32_t at = ends[e][0];
+                if (npeers[at] == cap[at]) {
+                    uint32_t c = cap[at] ? 2 * cap[at] : 8;
+                    uint32_t *g = realloc(peers[at], c * sizeof *g);
+                    if (!g) {
+                        status = -1;
+                        break;
+                    }
+                    peers[at] = g;
+                    cap[at] = c;
+                }
+                peers[at][npeers[at]++] = ends[e][1];
+            }
         }
-    qsort(ranks, nranks, sizeof *ranks, cmp_u32);
-    size_t npeers = 0;
-    for (size_t i = 0; i < nranks; i++)
-        if (npeers == 0 || ranks[npeers - 1] != ranks[i])
-            ranks[npeers++] = ranks[i];
-    ws_peer *peers = calloc(npeers ? npeers : 1, sizeof *peers);
-    if (!peers) {
-        free(ranks);
-        return sp_error(err, errlen, "out of memory in the wait-state analysis");
+        uint32_t m = sp_reader_u32(&rd);
+        for (uint32_t i = 0; i < m && !rd.failed && status == 0; i++) {
+            if (nreports == report_cap) {
+                size_t c = report_cap ? 2 * report_cap : 64;
+                ws_comm_report *g = realloc(reports, c * sizeof *g);
+                if (!g) {
+                    status = -1;
+                    break;
+                }
+                reports = g;
+                report_cap = c;
+            }
+            ws_comm_report *x = &reports[nreports++];
+            x->key = sp_reader_u64(&rd);
+            x->count = sp_reader_u64(&rd);
+            x->size = sp_reader_u32(&rd);
+            x->rank = q;
+        }
+        if (rd.failed)
+            status = -1;
     }
-    for (size_t i = 0; i < npeers; i++)
-        peers[i].peer = ranks[i];
+    if (status == 0 && nreports)
+        qsort(reports, nreports, sizeof *reports, cmp_comm_report);
+    sp_buffer *out = calloc(size, sizeof *out);
+    if (!out)
+        status = -1;
+    for (uint32_t r = 0; r < size && status == 0; r++) {
+        sp_buffer_init(&out[r]);
+        uint32_t n = peers[r] ? (uint32_t)sort_unique(peers[r], npeers[r]) : 0;
+        sp_buffer_u32(&out[r], n);
+        for (uint32_t i = 0; i < n; i++)
+            sp_buffer_u32(&out[r], peers[r][i]);
+    }
+    /* communicators every member reported with the same count */
+    uint32_t *keys_of = status == 0 ? calloc(size, sizeof *keys_of) : NULL;
+    sp_buffer *keys = status == 0 ? calloc(size, sizeof *keys) : NULL;
+    if (status == 0 && (!keys_of || !keys))
+        status = -1;
+    for (uint32_t r = 0; r < size && status == 0; r++)
+        sp_buffer_init(&keys[r]);
+    for (size_t i = 0; i < nreports && status == 0;) {
+        size_t j = i;
+        bool same = true;
+        while (j < nreports && reports[j].key == reports[i].key) {
+            same = same && reports[j].count == reports[i].count &&
+                   reports[j].size == reports[i].size;
+            j++;
+        }
+        if (same && j - i == reports[i].size)
+            for (size_t k = i; k < j; k++) {
+                sp_buffer_u64(&keys[reports[k].rank], reports[k].key);
+                keys_of[reports[k].rank]++;
+            }
+        i = j;
+    }
+    for (uint32_t r = 0; r < size && status == 0; r++) {
+        sp_buffer_u32(&out[r], keys_of[r]);
+        sp_buffer_put(&out[r], keys[r].data, keys[r].size);
+        if (out[r].failed || keys[r].failed)
+            status = -1;
+        parts[r] = out[r].data;
+        part_sizes[r] = out[r].size;
+        out[r].data = NULL;
+    }
+    for (uint32_t r = 0; r < size; r++) {
+        if (peers)
+            free(peers[r]);
+        if (keys)
+            sp_buffer_free(&keys[r]);
+        if (out)
+            sp_buffer_free(&out[r]);
+    }
+    free(peers);
+    free(npeers);
+    free(cap);
+    free(reports);
+    free(out);
+    free(keys);
+    free(keys_of);
+    return status;
+}
+
+static int make_plan(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
+                     const sp_ws_comm *comms, uint32_t comm_count, ws_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    uint32_t *ranks = malloc((count ? count : 1) * sizeof *ranks);
+    uint64_t *per_comm = calloc(comm_count ? comm_count : 1, sizeof *per_comm);
+    if (!ranks || !per_comm) {
+        free(ranks);
+        free(per_comm);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (ev[i].kind == SP_WS_SEND || ev[i].kind == SP_WS_RECV)
+            ranks[n++] = ev[i].peer;
+        else if (ev[i].kind == SP_WS_COLL && classify(ev[i].op) != CLASS_NONE)
+            for (uint32_t c = 0; c < comm_count; c++)
+                if (comms[c].key == ev[i].comm) {
+                    per_comm[c]++;
+                    break;
+                }
+    }
+    n = sort_unique(ranks, n);
+    sp_buffer b;
+    sp_buffer_init(&b);
+    sp_buffer_u32(&b, (uint32_t)n);
+    for (size_t i = 0; i < n; i++)
+        sp_buffer_u32(&b, ranks[i]);
+    uint32_t m = 0;
+    for (uint32_t c = 0; c < comm_count; c++)
+        m += per_comm[c] > 0;
+    sp_buffer_u32(&b, m);
+    for (uint32_t c = 0; c < comm_count; c++)
+        if (per_comm[c]) {
+            sp_buffer_u64(&b, comms[c].key);
+            sp_buffer_u64(&b, per_comm[c]);
+            sp_buffer_u32(&b, comms[c].size);
+        }
     free(ranks);
+    free(per_comm);
+    int status = b.failed ? -1 : 0;
+    void *all = NULL;
+    uint64_t *sizes = malloc(ipc->size * sizeof *sizes);
+    void **parts = ipc->rank == 0 ? calloc(ipc->size, sizeof *parts) : NULL;
+    uint64_t *part_sizes = ipc->rank == 0 ? calloc(ipc->size, sizeof *part_sizes) : NULL;
+    if (!sizes || (ipc->rank == 0 && (!parts || !part_sizes)))
+        status = -1;
+    /* Every rank takes part in both steps, even after a failure here, so that none waits. */
+    if (sp_ipc_gather_bytes(ipc, b.data, b.failed ? 0 : b.size, &all, sizes) != 0)
+        status = -1;
+    if (ipc->rank == 0 && status == 0 &&
+        plan_at_root(ipc->size, all, sizes, parts, part_sizes) != 0)
+        status = -1;
+    void *mine = NULL;
+    uint64_t mine_size = 0;
+    if (ipc->rank == 0 && status != 0 && parts && part_sizes)
+        for (uint32_t r = 0; r < ipc->size; r++)
+            part_sizes[r] = 0; /* an empty plan: nobody exchanges anything */
+    if (sp_ipc_scatter_bytes(ipc, parts, part_sizes, &mine, &mine_size) != 0)
+        status = -1;
+    sp_buffer_free(&b);
+    free(all);
+    free(sizes);
+    if (parts)
+        for (uint32_t r = 0; r < ipc->size; r++)
+            free(parts[r]);
+    free(parts);
+    free(part_sizes);
+    sp_reader rd;
+    sp_reader_init(&rd, mine, mine_size);
+    uint32_t np = mine_size ? sp_reader_u32(&rd) : 0;
+    plan->peers = malloc((np ? np : 1) * sizeof *plan->peers);
+    for (uint32_t i = 0; plan->peers && i < np; i++)
+        plan->peers[i] = sp_reader_u32(&rd);
+    plan->npeers = plan->peers ? np : 0;
+    uint32_t nk = mine_size ? sp_reader_u32(&rd) : 0;
+    plan->keys = malloc((nk ? nk : 1) * sizeof *plan->keys);
+    for (uint32_t i = 0; plan->keys && i < nk; i++)
+        plan->keys[i] = sp_reader_u64(&rd);
+    plan->nkeys = plan->keys ? nk : 0;
+    free(mine);
+    if (rd.failed || !plan->peers || !plan->keys || (mine_size == 0 && status == 0))
+        status = -1;
+    return status;
+}
+
+static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
+                           const ws_plan *plan, sp_ws_result *r, char *err, size_t errlen)
+{
+    size_t nrecv = 0, npeers = plan->npeers;
+    for (size_t i = 0; i < count; i++)
+        nrecv += ev[i].kind == SP_WS_RECV;
+    ws_peer *peers = calloc(npeers ? npeers : 1, sizeof *peers);
+    if (!peers)
+        return sp_error(err, errlen, "out of memory in the wait-state analysis");
+    for (size_t i = 0; i < npeers; i++)
+        peers[i].peer = plan->peers[i];
     int status = 0;
     for (size_t i = 0; i < count && status == 0; i++) {
         if (ev[i].kind != SP_WS_SEND)
@@ -199,6 +435,8 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             break;
         }
         ws_peer *p = find_peer(peers, npeers, ev[i].peer);
+        if (!p)
+            continue;
         if (p->out_count == p->out_cap) {
             size_t cap = p->out_cap ? 2 * p->out_cap : 16;
             ws_sent *grown = realloc(p->out, cap * sizeof *grown);
@@ -226,9 +464,9 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             continue;
         ws_peer *p = find_peer(peers, npeers, ev[i].peer);
         int64_t found = INT64_MAX;
-        while (p->cursor < p->in_count && p->in[p->cursor].used)
+        while (p && p->cursor < p->in_count && p->in[p->cursor].used)
             p->cursor++;
-        for (size_t j = p->cursor; j < p->in_count; j++)
+        for (size_t j = p ? p->cursor : 0; p && j < p->in_count; j++)
             if (!p->in[j].used && p->in[j].comm == ev[i].comm && p->in[j].tag == ev[i].tag) {
                 p->in[j].used = 1;
                 found = p->in[j].enter;
@@ -286,9 +524,6 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
 }
 
 /* ---- collectives ----------------------------------------------------------------------- */
-
-typedef enum { CLASS_NONE, CLASS_BARRIER, CLASS_NXN, CLASS_BCAST, CLASS_REDUCE, CLASS_SCAN,
-               CLASS_INIT, CLASS_FINALIZE } op_class;
 
 static op_class classify(uint8_t op)
 {
@@ -513,8 +748,8 @@ static int replay_comm(const sp_ipc *ipc, const sp_ws_comm *comm, const ws_insta
 }
 
 static int replay_collectives(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
-                              const sp_ws_comm *comms, uint32_t comm_count, sp_ws_result *r,
-                              char *err, size_t errlen)
+                              const sp_ws_comm *comms, uint32_t comm_count, const ws_plan *plan,
+                              sp_ws_result *r, char *err, size_t errlen)
 {
     const sp_ws_comm **order = malloc((comm_count ? comm_count : 1) * sizeof *order);
     ws_instance *mine = malloc((count ? count : 1) * sizeof *mine);
@@ -537,7 +772,11 @@ static int replay_collectives(const sp_ipc *ipc, const sp_ws_event *ev, size_t c
                 mine[n] = (ws_instance){ev[i].op, ev[i].root, ev[i].enter, ev[i].leave};
                 index[n++] = i;
             }
-        if (n == 0)
+        bool planned = bsearch(&order[c]->key, plan->keys, plan->nkeys, sizeof *plan->keys,
+                               cmp_u64) != NULL;
+        if (!planned)
+            r->collectives_skipped += n;
+        if (n == 0 || !planned)
             continue;
         int done = replay_comm(ipc, order[c], mine, n, verdicts, r);
         if (done < 0)
@@ -583,7 +822,18 @@ int sp_ws_replay(const sp_ipc *ipc, const sp_ws_event *events, size_t count,
 {
     if (!ipc->ops->send || !ipc->ops->recv)
         return sp_error(err, errlen, "the wait-state analysis needs point-to-point messages");
-    if (replay_messages(ipc, events, count, result, err, errlen) != 0)
-        return -1;
-    return replay_collectives(ipc, events, count, comms, comm_count, result, err, errlen);
+    ws_plan plan;
+    if (make_plan(ipc, events, count, comms, comm_count, &plan) != 0) {
+        free(plan.peers);
+        free(plan.keys);
+        return sp_error(err, errlen, "the wait-state analysis could not agree on a plan");
+    }
+    qsort(plan.keys, plan.nkeys, sizeof *plan.keys, cmp_u64);
+    int status = replay_messages(ipc, events, count, &plan, result, err, errlen);
+    if (status == 0)
+        status = replay_collectives(ipc, events, count, comms, comm_count, &plan, result, err,
+                                    errlen);
+    free(plan.peers);
+    free(plan.keys);
+    return status;
 }
