@@ -380,7 +380,7 @@ static inline void sp_substrates_metrics_root(sp_location *loc)
 static inline void sp_substrates_wait_states(sp_measurement *m)
 {
     memset(&m->wait_states, 0, sizeof m->wait_states);
-    if (!m->collective || !m->grouped || !m->config.mpi || !m->config.wait_states ||
+    if (!m->collective || !m->grouped || !m->config.wait_states ||
         m->ipc.size < 2 || !m->ipc.ops->send || !m->ipc.ops->recv ||
         !sp_substrate_on(SP_SUBSTRATE_TRACE) || !sp_substrate_on(SP_SUBSTRATE_PROFILE))
         return;

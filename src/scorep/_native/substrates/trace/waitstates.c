@@ -20,7 +20,7 @@ typedef struct {
 } ws_frame;
 
 /* What MPI regions mean to the analysis beyond their events. */
-enum { REGION_PLAIN = 1, REGION_PROBE, REGION_INIT, REGION_FINALIZE };
+enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE };
 
 typedef struct {
     sp_measurement *m;
@@ -76,6 +76,9 @@ static uint8_t region_class(ws_reader *rd, uint32_t region)
         uint8_t c = REGION_PLAIN;
         if (name && (!strcmp(name, "MPI_Probe") || !strcmp(name, "MPI_Mprobe")))
             c = REGION_PROBE;
+        else if (name && (!strcmp(name, "MPI_Recv") || !strcmp(name, "MPI_Mrecv") ||
+                          !strcmp(name, "MPI_Imrecv")))
+            c = REGION_RECEIVE;
         else if (name && (!strcmp(name, "MPI_Init") || !strcmp(name, "MPI_Init_thread")))
             c = REGION_INIT;
         else if (name && !strcmp(name, "MPI_Finalize"))
@@ -301,6 +304,9 @@ static void read_records(ws_reader *rd, const sp_trace_record *r, const sp_trace
             rd->stack_capacity = (uint32_t)cap;
             rd->stack[rd->depth++] = (ws_frame){r->ref, SP_WS_NO_PATH, to_common_ns(rd, r->time), 0};
             uint8_t klass = region_class(rd, r->ref);
+            /* A probe's waiting belongs to the receive right after it, no other */
+            if (klass != REGION_RECEIVE)
+                rd->probe_open = false;
             if (klass == REGION_INIT || klass == REGION_FINALIZE)
                 init_or_finalize(rd, klass);
             break;
