@@ -310,6 +310,11 @@ VARIABLES = {
         "default", parse_mpi_groups, "the MPI function groups recorded (Score-P's: cg, coll, "
         "env, err, ext, io, misc, p2p, perf, rma, spawn, topo, type, xnonblock, xreqtest, all; "
         "default: cg,coll,env,io,p2p,rma,topo,xnonblock)"),
+    # Not a Score-P variable (Scalasca's trace analysis is a job of its own there): the ranks
+    # of a traced MPI run compute Scalasca's wait states themselves at the end.
+    "SCOREP_MPI_WAIT_STATES": ("true", parse_bool,
+                               "wait-state analysis of traced MPI runs at the end (Late Sender, "
+                               "Wait at Barrier, ...: Scalasca's metrics in the profile)"),
     "SCOREP_FILTERING_FILE": ("", parse_filter_file,
                               "filter file: regions and files to leave out (Score-P syntax)"),
     # Not a Score-P variable: --lines.

@@ -399,6 +399,7 @@ class Measurement:
                 metrics=_config.metric_requests(self.config),
                 memory=self.config["SCOREP_PYTHON_MEMORY"],
                 c_calls=self.config["SCOREP_PYTHON_C_CALLS"],
+                wait_states=self.config["SCOREP_MPI_WAIT_STATES"],
                 # Under a launcher rank 0 says for the job what every rank would say.
                 quiet=_mpi.launcher_rank() not in (None, 0),
             )
@@ -695,6 +696,15 @@ class Measurement:
                 facts.append("%d process(es) started with MPI_Comm_spawn are part of this "
                              "experiment (location groups \"MPI Rank r (spawned k)\")"
                              % r["spawned_ranks"])
+            if r.get("wait_states"):
+                facts.append(
+                    "the wait-state analysis (SCOREP_MPI_WAIT_STATES) replayed the ranks' MPI "
+                    "events at the end of the run in %.1f ms on rank 0; its Scalasca metrics "
+                    "(mpi_latesender, mpi_barrier_wait, ...) are in %s.cubex; %d message(s) "
+                    "received before they were sent on rank 0's clock (clock condition "
+                    "violations, not counted as waiting)"
+                    % (r["wait_state_ns"] / 1e6, self.config["SCOREP_PROFILING_BASE_NAME"],
+                       r["wait_state_violations"]))
             if r.get("metric_reads_ns"):
                 # Measured, not a problem: the manifest says it, stderr does not.
                 facts.append(
@@ -767,6 +777,13 @@ class Measurement:
             notes.append("the results of processes started with MPI_Comm_spawn did not arrive "
                          "within SCOREP_MPI_FINALIZE_TIMEOUT=%s s and are left out: %s"
                          % (self.config["SCOREP_MPI_FINALIZE_TIMEOUT"], r["parts_missing"]))
+        if r.get("wait_state_error"):
+            notes.append("the wait-state analysis did not run: %s (the profile has no wait-state "
+                         "metrics)" % r["wait_state_error"])
+        if r.get("wait_state_violations"):
+            notes.append("%d message(s) were received before they were sent on the ranks' "
+                         "common clock (clock condition violations): the wait-state analysis "
+                         "did not count them" % r["wait_state_violations"])
         if r["trace_lost_records"]:
             notes.append("%d trace record(s) were lost: memory for trace buffers "
                          "could not be allocated" % r["trace_lost_records"])

@@ -15,7 +15,8 @@ from scorep.report.imports import (IMPORT_PREFIX, SYSTEM_NAME, is_program_region
 from scorep.report.model import IO_ROLES
 
 __all__ = ["experiment_tree", "top_regions", "location_rows", "load_balance",
-           "balance_stats", "units", "call_stats", "callers_and_callees", "io_summary"]
+           "balance_stats", "units", "call_stats", "callers_and_callees", "io_summary",
+           "wait_states", "WAIT_STATE_METRICS"]
 
 IDLE_FRACTION = 0.25  # a rank doing less than this share of the busiest rank's work is idle
 
@@ -398,3 +399,65 @@ def io_summary(tree, io=None, top=15):
         files = files[:top] + [f for f in files[top:] if f["failed"]]
     return {"functions": ranked(functions.values()), "callers": ranked(callers.values()),
             "files": files, "totals": totals}
+
+
+# Scalasca's wait-state metrics (the ranks compute them at the end of a traced MPI run,
+# core/waitstates.h) in the order of its metric tree, with the role of the waiting rank.
+WAIT_STATE_METRICS = [
+    ("mpi_latesender", "Late Sender", "waits in a receive for a message sent late"),
+    ("mpi_barrier_wait", "Wait at Barrier", "waits in MPI_Barrier for the last rank"),
+    ("mpi_barrier_completion", "Barrier Completion", "in MPI_Barrier after the first rank left"),
+    ("mpi_wait_nxn", "Wait at N x N", "waits in an all-to-all collective for the last rank"),
+    ("mpi_nxn_completion", "N x N Completion", "in an all-to-all after the first rank left"),
+    ("mpi_latebroadcast", "Late Broadcast", "waits in Bcast/Scatter for a late root"),
+    ("mpi_earlyreduce", "Early Reduce", "the root waits in Reduce/Gather for the first sender"),
+    ("mpi_earlyscan", "Early Scan", "waits in Scan for the ranks before"),
+    ("mpi_init_completion", "Initialization Completion", "in MPI_Init after the first rank left"),
+    ("mpi_finalize_wait", "Wait at Finalize", "waits in MPI_Finalize for the last rank"),
+]
+
+
+def wait_states(profile):
+    """The wait states of a profile that has them (else None): the MPI time (exclusive time
+    of MPI regions, all locations) and per pattern with any waiting: its name, display
+    name, what it means, total seconds, share of the MPI time, and the worst call path and
+    location: (path names, location group name, seconds). Late Sender includes its Wrong
+    Order part (``wrong_order`` holds that part's total)."""
+    names = {m.uniq_name for m in profile.metrics}
+    if "mpi_latesender" not in names:
+        return None
+    time = profile.values("time", inclusive=False)
+    mpi_time = sum(sum(time[c.id]) for c in profile.cnodes
+                   if (c.region.paradigm or "").split(":", 1)[0] == "mpi")
+    wrong_order = profile.values("mpi_latesender_wo", inclusive=False) \
+        if "mpi_latesender_wo" in names else None
+    rows = []
+    for uniq, display, meaning in WAIT_STATE_METRICS:
+        if uniq not in names:
+            continue
+        values = profile.values(uniq, inclusive=False)
+        total, worst = 0.0, (0.0, None, None)
+        for c in profile.cnodes:
+            row = values[c.id]
+            if uniq == "mpi_latesender" and wrong_order is not None:
+                row = [a + b for a, b in zip(row, wrong_order[c.id])]
+            for loc, v in enumerate(row):
+                total += v
+                if v > worst[0]:
+                    worst = (v, c, loc)
+        if total <= 0:
+            continue
+        seconds, cnode, loc = worst
+        group = profile.locations[loc].group.name
+        rows.append({"metric": uniq, "display": display, "meaning": meaning, "total": total,
+                     "share": total / mpi_time if mpi_time > 0 else 0.0,
+                     "worst_path": cnode.path(), "worst_rank": group,
+                     "worst_seconds": seconds})
+    result = {"mpi_time": mpi_time, "patterns": rows,
+              "total": sum(r["total"] for r in rows
+                           if r["metric"] not in ("mpi_barrier_completion",
+                                                  "mpi_nxn_completion",
+                                                  "mpi_init_completion"))}
+    if wrong_order is not None:
+        result["wrong_order"] = sum(sum(r) for r in wrong_order)
+    return result

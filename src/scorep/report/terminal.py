@@ -12,7 +12,8 @@ import shutil
 import sys
 import textwrap
 
-from scorep.report.analysis import io_summary, load_balance, location_rows, top_regions
+from scorep.report.analysis import (io_summary, load_balance, location_rows, top_regions,
+                                    wait_states)
 from scorep.report.model import format_bytes, format_count, format_seconds
 
 __all__ = ["render", "terminal_width", "Style", "table_row", "wrap", "use_color"]
@@ -326,6 +327,32 @@ def _metrics(tree, top, width, style):
     return out
 
 
+def _wait_states(exp, width, style):
+    """Scalasca's wait states the ranks computed at the end of a traced MPI run: per
+    pattern its total, its share of the MPI time and where it was worst."""
+    ws = wait_states(exp.profile) if exp.has_profile else None
+    if ws is None:
+        return []
+    out = [style.title("Wait states (Scalasca's patterns, computed by the ranks at the end)")]
+    out.extend(wrap("waiting: %s of %s in MPI (%s); completion times excluded" % (
+        format_seconds(ws["total"]), format_seconds(ws["mpi_time"]),
+        _pct(ws["total"], ws["mpi_time"])), width))
+    if not ws["patterns"]:
+        out.extend(wrap("no rank waited for another", width))
+    for row in ws["patterns"]:
+        path = row["worst_path"]
+        where = " > ".join(path[-2:]) if len(path) > 1 else path[-1]
+        out.extend(wrap("%s: %s (%s of MPI time): %s; worst %s on %s in %s" % (
+            row["display"], format_seconds(row["total"]), _pct(row["total"], ws["mpi_time"]),
+            row["meaning"], format_seconds(row["worst_seconds"]), row["worst_rank"], where),
+            width, "  ", "    "))
+    if ws.get("wrong_order"):
+        out.extend(wrap("of Late Sender, %s while an earlier message was waiting to be "
+                        "received (Wrong Order)" % format_seconds(ws["wrong_order"]), width,
+                        "  ", "    "))
+    return out
+
+
 def render(exp, top=15, width=None, color=False):
     """The report as text (ends with a newline); every line at most `width` columns
     (ANSI codes aside when `color`)."""
@@ -385,6 +412,11 @@ def render(exp, top=15, width=None, color=False):
 
     if len(tree.ranks) > 1:
         out.extend(_balance(tree, top, width, style))
+        out.append("")
+
+    wait_lines = _wait_states(exp, width, style)
+    if wait_lines:
+        out.extend(wait_lines)
         out.append("")
 
     metric_lines = _metrics(tree, top, width, style)

@@ -146,10 +146,24 @@ def summary_lines(scenario):
     return lines + [""]
 
 
+def wait_state_line(profile):
+    """The total waiting time of a profile with wait states (a traced MPI run), or None."""
+    from scorep.report.analysis import wait_states
+    ws = wait_states(profile)
+    if ws is None:
+        return None
+    share = 100.0 * ws["total"] / ws["mpi_time"] if ws["mpi_time"] > 0 else 0.0
+    return ("Waiting time in MPI (wait states, all ranks): %.2fs of %.2fs in MPI (%.1f%%); "
+            "scorep-report shows the patterns" % (ws["total"], ws["mpi_time"], share))
+
+
 def format_report(est, sort="maxbuffer", show_regions=False, mangled=False):
     """The text scorep-score prints (without the -g message). Rows without bytes are not
     shown; the groups are sorted with ALL among them, the filtered ones after ALL-FLT."""
     lines = summary_lines(est.scenario)
+    waiting = wait_state_line(est.profile)
+    if waiting:
+        lines[-1:-1] = ["", waiting]
     all_group, groups = est.groups()
     shown = [g for g in sort_rows([all_group] + groups, sort) if g.total_bytes > 0]
     filtered = None

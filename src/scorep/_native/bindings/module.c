@@ -123,7 +123,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                "line_patterns", "mpi_groups", "spawn_args", "spawned",
                                "io_posix", "program_path", "unwinding", "sampling_event",
                                "sampling_period_us", "sampling_cpu", "metrics", "memory",
-                               "quiet", "c_calls", NULL};
+                               "quiet", "c_calls", "wait_states", NULL};
     sp_config config = {0};
     int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
     int mpi = 0, overwrite = 1, io_posix = 0, unwinding = 0, sampling_cpu = 0;
@@ -138,8 +138,8 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *line_patterns = NULL, *spawn_args = NULL;
     int spawned = 0;
     PyObject *metrics = NULL;
-    int memory = 0, quiet = 0, c_calls = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppzpzKpOppp",
+    int memory = 0, quiet = 0, c_calls = 0, wait_states = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppzpzKpOpppp",
                                      keywords,
                                      &config.experiment_dir, &tracing, &profiling, &verbose,
                                      &all_threads, &total_memory, &timer, &max_depth,
@@ -151,7 +151,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &config.mpi_groups, &spawn_args, &spawned, &io_posix,
                                      &config.program_path, &unwinding, &config.sampling_event,
                                      &sampling_period_us, &sampling_cpu, &metrics, &memory,
-                                     &quiet, &c_calls))
+                                     &quiet, &c_calls, &wait_states))
         return NULL;
     config.quiet_warnings = quiet;
     sp_metric_request requests[SP_MAX_METRICS * 2];
@@ -186,6 +186,7 @@ static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
     config.sampling_period_us = sampling_period_us;
     config.sampling_cpu = sampling_cpu;
     config.c_calls = c_calls;
+    config.wait_states = wait_states;
     if (!config.program_name)
         config.program_name = "python";
 
@@ -337,7 +338,14 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
                                                               (Py_ssize_t)strlen(r.trace_spill_error),
                                                               "replace")) ||
         set_item(d, "trace_error", PyUnicode_DecodeUTF8(r.trace_error, (Py_ssize_t)strlen(r.trace_error),
-                                                        "replace"))) {
+                                                        "replace")) ||
+        set_item(d, "wait_states", PyBool_FromLong(r.wait_states)) ||
+        set_item(d, "wait_state_violations", PyLong_FromUnsignedLongLong(r.wait_state_violations)) ||
+        set_item(d, "wait_state_unmatched", PyLong_FromUnsignedLongLong(r.wait_state_unmatched)) ||
+        set_item(d, "wait_state_ns", PyLong_FromUnsignedLongLong(r.wait_state_ns)) ||
+        set_item(d, "wait_state_error",
+                 PyUnicode_DecodeUTF8(r.wait_state_error, (Py_ssize_t)strlen(r.wait_state_error),
+                                      "replace"))) {
         Py_DECREF(d);
         return NULL;
     }

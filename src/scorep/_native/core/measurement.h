@@ -62,6 +62,7 @@ typedef struct sp_config {
     uint64_t sampling_period_us;
     bool sampling_cpu;
     bool c_calls; /* C functions called from Python are regions (SCOREP_PYTHON_C_CALLS) */
+    bool wait_states; /* SCOREP_MPI_WAIT_STATES: the wait-state analysis of a traced MPI run */
     /* The metrics asked for (SCOREP_METRIC_*, --memory); read at the start only. */
     const sp_metric_request *metric_requests;
     uint32_t metric_request_count;
@@ -120,6 +121,12 @@ typedef struct sp_results {
     uint32_t spawned_ranks;        /* processes of spawned worlds adopted (the root) */
     char parts_missing[512];       /* spawned processes whose parts did not arrive */
     char output_dir[4096];         /* where the results are */
+    /* The wait-state analysis (core/waitstates.h) at the end of a traced MPI run. */
+    bool wait_states;               /* it ran; its metrics are in the profile */
+    uint64_t wait_state_violations; /* messages received before they were sent */
+    uint64_t wait_state_unmatched;  /* receives whose send was not found */
+    uint64_t wait_state_ns;         /* how long it took on this process */
+    char wait_state_error[256];     /* why it did not run when it should have */
 } sp_results;
 
 /* This process's clock against the group's root (rank 0): the offsets measured when the
@@ -225,6 +232,12 @@ typedef struct sp_measurement {
      * started with MPI_Comm_spawn otherwise (communicators name their members by it). */
     uint32_t world;
     sp_clock_sync clock_sync;
+    /* What the wait-state analysis did (core/substrates.h fills it, the results report it). */
+    struct {
+        bool ran;
+        uint64_t violations, unmatched, ns;
+        char error[256];
+    } wait_states;
 
     /* The child processes' group (core/ipc.h through files; adapters/process): NULL when
      * this process follows none. Adapter-owned: the root's size is fixed by its agree. */

@@ -9,9 +9,13 @@
 #ifndef SCOREP_CORE_SUBSTRATES_H
 #define SCOREP_CORE_SUBSTRATES_H
 
+#include <stdio.h>
+#include <string.h>
+
 #include "core/measurement.h"
 #include "core/serial.h"
 #include "core/unify.h"
+#include "core/waitstates.h"
 #include "substrates/lines/lines.h"
 #include "substrates/profile/profile.h"
 #include "substrates/trace/trace.h"
@@ -369,9 +373,44 @@ static inline void sp_substrates_metrics_root(sp_location *loc)
  * the group when m->collective): what must happen before the definitions are unified.
  * A trace that cannot be written by this process alone is given up here (the profile is
  * still written; sp_substrates_results tells why). */
+/* The wait-state analysis of a traced MPI run (core/waitstates.h), before the trace's
+ * records are encoded: the trace gives this rank's MPI operations, all ranks replay them
+ * together, the profile gets the waiting times per call path. Never fails the end: when it
+ * cannot run, the results say why. */
+static inline void sp_substrates_wait_states(sp_measurement *m)
+{
+    memset(&m->wait_states, 0, sizeof m->wait_states);
+    if (!m->collective || !m->grouped || !m->config.wait_states ||
+        m->ipc.size < 2 || !m->ipc.ops->send || !m->ipc.ops->recv ||
+        !sp_substrate_on(SP_SUBSTRATE_TRACE) || !sp_substrate_on(SP_SUBSTRATE_PROFILE))
+        return;
+    uint64_t begin = sp_clock_monotonic_ns();
+    sp_ws_input in;
+    sp_ws_result r;
+    memset(&r, 0, sizeof r);
+    char *err = m->wait_states.error;
+    size_t errlen = sizeof m->wait_states.error;
+    bool ready = sp_trace_wait_state_input(m, &in, err, errlen) == 0;
+    if (ready && sp_ws_result_init(&r, in.path_count) != 0) {
+        ready = false;
+        sp_error(err, errlen, "out of memory in the wait-state analysis");
+    }
+    if (sp_ws_run(&m->ipc, ready, &in, &r, err, errlen) == 0) {
+        sp_profile_add_wait_states(m, &in, &r);
+        m->wait_states.ran = true;
+        m->wait_states.violations = r.clock_violations;
+        m->wait_states.unmatched = r.unmatched;
+    }
+    if (ready)
+        sp_ws_input_free(&in);
+    sp_ws_result_free(&r);
+    m->wait_states.ns = sp_clock_monotonic_ns() - begin;
+}
+
 SP_MUST_CHECK static inline int sp_substrates_prepare(sp_measurement *m, const char *dir,
                                                       char *err, size_t errlen)
 {
+    sp_substrates_wait_states(m);
     if (sp_substrate_on(SP_SUBSTRATE_TRACE) && sp_trace_encode(m, dir, err, errlen) != 0)
         return -1;
     return 0;
@@ -452,6 +491,11 @@ static inline void sp_substrates_part(sp_measurement *m, uint64_t ticks_per_seco
 /* Each substrate's part of the results (after writing or failing). */
 static inline void sp_substrates_results(sp_measurement *m, sp_results *r)
 {
+    r->wait_states = m->wait_states.ran;
+    r->wait_state_violations = m->wait_states.violations;
+    r->wait_state_unmatched = m->wait_states.unmatched;
+    r->wait_state_ns = m->wait_states.ns;
+    snprintf(r->wait_state_error, sizeof r->wait_state_error, "%s", m->wait_states.error);
     if (sp_substrate_on(SP_SUBSTRATE_TRACE))
         sp_trace_results(m, r);
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE))

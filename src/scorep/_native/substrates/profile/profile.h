@@ -96,6 +96,10 @@ typedef struct sp_profile_location {
     uint64_t *metric_sums;
     uint32_t metric_rows;
     uint64_t metric_lost; /* visits whose values found no memory */
+    /* Wait-state times per node (waitstates.c): wait_state_rows rows of SP_WS_METRIC_COUNT
+     * seconds, NULL unless the wait-state analysis charged this location. */
+    double *wait_states;
+    uint32_t wait_state_rows;
     /* While recording is off: the MEASUREMENT OFF node that holds the time (SP_PROFILE_NO_NODE
      * when recording is on or no node could be made) and since when. */
     uint32_t off_node;
@@ -138,6 +142,14 @@ void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *ou
 void sp_profile_results(sp_measurement *m, sp_results *r);
 
 void sp_profile_stop(sp_measurement *m);
+
+/* The wait-state analysis' times (core/waitstates.h; the core passes them in before the
+ * profile is written): each call path of `in` charges the node with the same regions under
+ * the same location's root (or its deepest existing caller). */
+struct sp_ws_input;
+struct sp_ws_result;
+void sp_profile_add_wait_states(sp_measurement *m, const struct sp_ws_input *in,
+                                const struct sp_ws_result *r);
 
 /* ---- the event path ----------------------------------------------------------------------- */
 

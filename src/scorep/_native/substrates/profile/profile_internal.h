@@ -65,4 +65,8 @@ void sp_profile_metrics_free(sp_profile_location *p);
  * values (write.c reads them back). */
 void sp_profile_metrics_serialize(const sp_profile_location *p, sp_buffer *b);
 
+/* waitstates.c */
+void sp_profile_wait_states_free(sp_profile_location *p);
+void sp_profile_wait_states_serialize(const sp_profile_location *p, sp_buffer *b);
+
 #endif

@@ -139,6 +139,7 @@ void sp_profile_location_free(sp_location *loc)
     sp_profile_io_free(p);
     sp_profile_folded_free(p);
     sp_profile_metrics_free(p);
+    sp_profile_wait_states_free(p);
     free(p);
     loc->substrate[sp_profile.slot] = NULL;
 }

@@ -1,5 +1,6 @@
 /* The end: every process reports its locations' trees with unified ids; the group's root
  * (or the process alone) merges them by call path and writes profile.cubex. */
+#include "core/waitstates.h"
 #include "substrates/profile/profile_internal.h"
 
 #include <ctype.h>
@@ -47,6 +48,8 @@ typedef struct {
     uint32_t *io_of;     /* per node: index into io, SP_NO_ID for none (NULL: no I/O) */
     uint64_t *metric_sums;  /* metric_rows x metric_stride values (NULL: none) */
     uint32_t metric_rows, metric_stride;
+    double *wait_states;    /* wait_state_rows x SP_WS_METRIC_COUNT seconds (NULL: none) */
+    uint32_t wait_state_rows;
     folded_function *folded_functions;
     folded_pair *folded_pairs;
     uint32_t nfolded_functions, nfolded_pairs;
@@ -123,6 +126,7 @@ void sp_profile_serialize_trees(sp_measurement *m, const sp_unified_maps *maps, 
         sp_profile_io_serialize(p, b);
         sp_profile_metrics_serialize(p, b);
         sp_profile_folded_serialize(p, u->region_map, u->region_count, seconds_per_tick, b);
+        sp_profile_wait_states_serialize(p, b);
     }
 }
 
@@ -220,6 +224,15 @@ void sp_profile_remap_trees(const unsigned char *data, uint64_t size, const sp_u
             for (int k = 0; k < 3; k++)
                 sp_buffer_f64(b, sp_reader_f64(&r));
         }
+        /* its wait states (sp_profile_wait_states_serialize): node numbers stay */
+        uint32_t nw = sp_reader_u32(&r);
+        if (nw > count) {
+            b->failed = true;
+            break;
+        }
+        sp_buffer_u32(b, nw);
+        for (uint64_t k = 0; k < (uint64_t)nw * SP_WS_METRIC_COUNT && !r.failed; k++)
+            sp_buffer_f64(b, sp_reader_f64(&r));
     }
     if (r.failed)
         b->failed = true;
@@ -331,6 +344,8 @@ enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTE
        /* I/O: + mode (0 read, 1 write) for all paradigms, + 2 * (1 + paradigm) + mode for
         * one paradigm */
        METRIC_IO,
+       /* Scalasca's wait-state metrics (core/waitstates.h): + sp_ws_metric */
+       METRIC_WAIT = 512,
        /* The measurement's metrics (core/metrics.h): + their index. */
        METRIC_DENSE = 1024 };
 
@@ -378,6 +393,7 @@ static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out
     unified_tree *u = user;
     uint32_t metric = u->metric_kind[metric_index];
     bool seconds = metric == METRIC_TIME || metric == METRIC_MIN_TIME || metric == METRIC_MAX_TIME;
+    bool waiting = metric >= METRIC_WAIT && metric < METRIC_DENSE;
     for (uint32_t l = 0; l < u->ncolumns; l++) {
         uint64_t count = 0;
         double time = 0.0;
@@ -385,7 +401,16 @@ static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out
         for (uint32_t local = u->unified_to_local[(size_t)cnode * u->ncolumns + l];
              local != SP_PROFILE_NO_NODE; local = u->next_local[l][local]) {
             const flat_node *n = &u->columns[l].nodes[local];
-            if (!seconds)
+            if (waiting) {
+                const column *col = &u->columns[l];
+                if (local < col->wait_state_rows) {
+                    const double *w = col->wait_states + (size_t)local * SP_WS_METRIC_COUNT;
+                    uint32_t k = metric - METRIC_WAIT;
+                    /* Cube shows a metric with its children: Late Sender keeps only the
+                     * time that is not Wrong Order */
+                    time += k == SP_WS_LATE_SENDER ? w[k] - w[SP_WS_LATE_SENDER_WO] : w[k];
+                }
+            } else if (!seconds)
                 count += count_value(u, l, local, metric);
             else if (metric == METRIC_TIME)
                 time += n->time;
@@ -395,7 +420,7 @@ static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out
                                                    : (n->max_time > time ? n->max_time : time);
             any = any || n->visits;
         }
-        if (seconds)
+        if (seconds || waiting)
             ((double *)out)[l] = time;
         else
             ((uint64_t *)out)[l] = count;
@@ -488,6 +513,23 @@ static int read_metrics(column *col, sp_reader *rd)
     return rd->failed ? -1 : 0;
 }
 
+/* A column's wait states (sp_profile_wait_states_serialize wrote them). */
+static int read_wait_states(column *col, sp_reader *rd)
+{
+    uint32_t rows = sp_reader_u32(rd);
+    if (rd->failed || rows > col->count)
+        return -1;
+    col->wait_state_rows = rows;
+    if (!rows)
+        return 0;
+    col->wait_states = malloc((size_t)rows * SP_WS_METRIC_COUNT * sizeof *col->wait_states);
+    if (!col->wait_states)
+        return -1;
+    for (size_t i = 0; i < (size_t)rows * SP_WS_METRIC_COUNT; i++)
+        col->wait_states[i] = sp_reader_f64(rd);
+    return rd->failed ? -1 : 0;
+}
+
 /* A column's folded calls (sp_profile_folded_serialize wrote them). */
 static int read_folded(column *col, sp_reader *rd)
 {
@@ -563,6 +605,8 @@ static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
             col->io_of = NULL;
             col->metric_sums = NULL;
             col->metric_rows = col->metric_stride = 0;
+            col->wait_states = NULL;
+            col->wait_state_rows = 0;
             col->folded_functions = NULL;
             col->folded_pairs = NULL;
             col->nfolded_functions = col->nfolded_pairs = 0;
@@ -594,7 +638,7 @@ static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
                     return -1; /* parents come before their children */
             }
             if (rd.failed || read_io(col, &rd) != 0 || read_metrics(col, &rd) != 0 ||
-                read_folded(col, &rd) != 0)
+                read_folded(col, &rd) != 0 || read_wait_states(col, &rd) != 0)
                 return -1;
         }
     }
@@ -642,6 +686,56 @@ static size_t add_io_metrics(const sp_defs *g, const unified_tree *t, cube_metri
                                        (uint32_t)parent + 1};
             metric_kind[n++] = METRIC_IO + 2 * (1 + p) + mode;
         }
+    }
+    return n;
+}
+
+/* Scalasca's wait-state metrics when the analysis ran (any column has them): its unique
+ * names and descriptions, Wrong Order below Late Sender as in Scalasca's tree; each is the
+ * waiting time of the MPI call on the waiting location, exclusive per call path.
+ * Returns the new number of metrics. */
+static size_t add_wait_state_metrics(const unified_tree *t, cube_metric *metrics,
+                                     uint32_t *metric_kind, size_t n)
+{
+    bool any = false;
+    for (uint32_t l = 0; l < t->ncolumns && !any; l++)
+        any = t->columns[l].wait_state_rows > 0;
+    if (!any)
+        return n;
+    static const char *const display[SP_WS_METRIC_COUNT] = {
+        [SP_WS_LATE_SENDER] = "Late Sender",
+        [SP_WS_LATE_SENDER_WO] = "Late Sender, Wrong Order",
+        [SP_WS_BARRIER_WAIT] = "Wait at Barrier",
+        [SP_WS_BARRIER_COMPLETION] = "Barrier Completion",
+        [SP_WS_WAIT_NXN] = "Wait at N x N",
+        [SP_WS_NXN_COMPLETION] = "N x N Completion",
+        [SP_WS_LATE_BROADCAST] = "Late Broadcast",
+        [SP_WS_EARLY_REDUCE] = "Early Reduce",
+        [SP_WS_EARLY_SCAN] = "Early Scan",
+        [SP_WS_INIT_COMPLETION] = "Initialization Completion",
+        [SP_WS_FINALIZE_WAIT] = "Wait at Finalize",
+    };
+    static const char *const description[SP_WS_METRIC_COUNT] = {
+        [SP_WS_LATE_SENDER] = "Time in MPI point-to-point receive operations, waiting for a message",
+        [SP_WS_LATE_SENDER_WO] = "Late Sender situations while an earlier sent message was waiting to be received",
+        [SP_WS_BARRIER_WAIT] = "Waiting time in front of MPI barriers",
+        [SP_WS_BARRIER_COMPLETION] = "Time spent in MPI barriers after the first process has left the operation",
+        [SP_WS_WAIT_NXN] = "Time due to inherent synchronization in MPI n-to-n operations",
+        [SP_WS_NXN_COMPLETION] = "Time needed to finish an n-to-n collective operation",
+        [SP_WS_LATE_BROADCAST] = "Waiting time in MPI 1-to-n operations because the root entered late",
+        [SP_WS_EARLY_REDUCE] = "Waiting time in MPI n-to-1 operations because the root entered early",
+        [SP_WS_EARLY_SCAN] = "Waiting time in MPI scan operations for the processes before",
+        [SP_WS_INIT_COMPLETION] = "Time needed to finish MPI initialization after the first process has left",
+        [SP_WS_FINALIZE_WAIT] = "Waiting time in front of MPI_Finalize",
+    };
+    size_t first = n;
+    for (int k = 0; k < SP_WS_METRIC_COUNT; k++) {
+        int parent = sp_ws_metric_parent[k];
+        metrics[n] = (cube_metric){sp_ws_metric_names[k], display[k], "sec",
+                                   "@mirror@scalasca_patterns.html", description[k],
+                                   CUBE_DTYPE_DOUBLE, CUBE_EXCLUSIVE,
+                                   parent < 0 ? 0 : (uint32_t)(first + (size_t)parent + 1)};
+        metric_kind[n++] = METRIC_WAIT + (uint32_t)k;
     }
     return n;
 }
@@ -865,7 +959,8 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
                               "Bytes received in one-sided communication", CUBE_DTYPE_UINT64,
                               CUBE_EXCLUSIVE, 0},
     };
-    cube_metric metrics[METRIC_IO + 2 + 2 * SP_IO_PARADIGM_COUNT + SP_MAX_METRICS];
+    cube_metric metrics[METRIC_IO + 2 + 2 * SP_IO_PARADIGM_COUNT + SP_WS_METRIC_COUNT +
+                        SP_MAX_METRICS];
     char dense_names[SP_MAX_METRICS][96], dense_units[SP_MAX_METRICS][48];
     uint32_t metric_kind[sizeof metrics / sizeof metrics[0]];
     char io_names[2 * SP_IO_PARADIGM_COUNT][96];
@@ -885,6 +980,7 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         metric_kind[nmetrics++] = METRIC_HITS;
     }
     nmetrics = add_io_metrics(g, t, metrics, metric_kind, nmetrics, io_names);
+    nmetrics = add_wait_state_metrics(t, metrics, metric_kind, nmetrics);
     nmetrics = add_dense_metrics(&m->metrics, metrics, metric_kind, nmetrics, dense_names,
                                  dense_units);
     t->metric_kind = metric_kind;
@@ -1017,6 +1113,7 @@ out:
         free(t.columns[l].io);
         free(t.columns[l].io_of);
         free(t.columns[l].metric_sums);
+        free(t.columns[l].wait_states);
         free(t.columns[l].folded_functions);
         free(t.columns[l].folded_pairs);
     }

@@ -163,7 +163,7 @@ static uint32_t collective_root(uint64_t root)
 }
 
 /* Raw records a kind takes (the record and its payload). */
-static unsigned record_length(const sp_trace_record *r)
+unsigned sp_trace_record_length(const sp_trace_record *r)
 {
     uint32_t kind = r->kind;
     switch (kind) {
@@ -283,7 +283,7 @@ OTF2_ErrorCode sp_trace_encode_records(sp_trace_location *tl, const sp_trace_rec
                 return s;
             continue;
         }
-        length = record_length(r);
+        length = sp_trace_record_length(r);
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
         if (skip_mpi && r->kind >= SP_REC_MPI_FIRST && r->kind <= SP_REC_MPI_LAST)
@@ -688,8 +688,8 @@ static void ns_per_tick_now(const sp_measurement *m)
 /* Records of one chunk with their times (and a flush's end) in nanoseconds. */
 static void append_in_ns(sp_buffer *b, const sp_trace_record *r, const sp_trace_record *end)
 {
-    for (; r < end; r += record_length(r)) {
-        unsigned n = record_length(r);
+    for (; r < end; r += sp_trace_record_length(r)) {
+        unsigned n = sp_trace_record_length(r);
         if (r + n > end)
             break;
         sp_trace_record head = *r;

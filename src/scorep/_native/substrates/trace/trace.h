@@ -166,6 +166,12 @@ SP_MUST_CHECK int sp_trace_encode(sp_measurement *m, const char *dir, char *err,
  * with times in nanoseconds; the root encodes them in sp_trace_encode. */
 void sp_trace_part(sp_measurement *m, sp_buffer *b);
 
+/* Before step 1: this process's MPI operations for the wait-state analysis, read from the
+ * records in memory and spilled (core/waitstates.h). */
+struct sp_ws_input;
+SP_MUST_CHECK int sp_trace_wait_state_input(sp_measurement *m, struct sp_ws_input *in,
+                                            char *err, size_t errlen);
+
 /* OTF2 events written for the location in step 1. */
 uint64_t sp_trace_location_events(const sp_location *loc);
 

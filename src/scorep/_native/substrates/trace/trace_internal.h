@@ -52,6 +52,9 @@ static inline sp_trace_location *trace_location(const sp_location *loc)
     return (sp_trace_location *)loc->substrate[sp_trace.slot];
 }
 
+/* encode.c: raw records a record's kind takes (the record and its payload). */
+unsigned sp_trace_record_length(const sp_trace_record *r);
+
 /* buffer.c */
 void sp_trace_retire_current_chunk(sp_trace_location *tl);
 void sp_trace_spill_path(const sp_trace_location *tl, char *path, size_t size);

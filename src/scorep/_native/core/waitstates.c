@@ -1,0 +1,839 @@
+/* The wait-state replay (waitstates.h): Scalasca's forward pass, over the group interface. */
+#include "core/waitstates.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/events.h"
+#include "core/serial.h"
+
+const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT] = {
+    [SP_WS_LATE_SENDER] = "mpi_latesender",
+    [SP_WS_LATE_SENDER_WO] = "mpi_latesender_wo",
+    [SP_WS_BARRIER_WAIT] = "mpi_barrier_wait",
+    [SP_WS_BARRIER_COMPLETION] = "mpi_barrier_completion",
+    [SP_WS_WAIT_NXN] = "mpi_wait_nxn",
+    [SP_WS_NXN_COMPLETION] = "mpi_nxn_completion",
+    [SP_WS_LATE_BROADCAST] = "mpi_latebroadcast",
+    [SP_WS_EARLY_REDUCE] = "mpi_earlyreduce",
+    [SP_WS_EARLY_SCAN] = "mpi_earlyscan",
+    [SP_WS_INIT_COMPLETION] = "mpi_init_completion",
+    [SP_WS_FINALIZE_WAIT] = "mpi_finalize_wait",
+};
+
+const int sp_ws_metric_parent[SP_WS_METRIC_COUNT] = {
+    [SP_WS_LATE_SENDER] = -1,
+    [SP_WS_LATE_SENDER_WO] = SP_WS_LATE_SENDER,
+    [SP_WS_BARRIER_WAIT] = -1,
+    [SP_WS_BARRIER_COMPLETION] = -1,
+    [SP_WS_WAIT_NXN] = -1,
+    [SP_WS_NXN_COMPLETION] = -1,
+    [SP_WS_LATE_BROADCAST] = -1,
+    [SP_WS_EARLY_REDUCE] = -1,
+    [SP_WS_EARLY_SCAN] = -1,
+    [SP_WS_INIT_COMPLETION] = -1,
+    [SP_WS_FINALIZE_WAIT] = -1,
+};
+
+int sp_ws_result_init(sp_ws_result *r, uint32_t cnode_count)
+{
+    memset(r, 0, sizeof *r);
+    size_t n = (size_t)(cnode_count ? cnode_count : 1) * SP_WS_METRIC_COUNT;
+    r->time = calloc(n, sizeof *r->time);
+    r->count = calloc(n, sizeof *r->count);
+    if (!r->time || !r->count) {
+        sp_ws_result_free(r);
+        return -1;
+    }
+    r->cnode_count = cnode_count;
+    return 0;
+}
+
+void sp_ws_result_free(sp_ws_result *r)
+{
+    free(r->time);
+    free(r->count);
+    r->time = NULL;
+    r->count = NULL;
+}
+
+void sp_ws_input_free(sp_ws_input *in)
+{
+    free(in->events);
+    for (uint32_t c = 0; c < in->comm_count; c++)
+        free((void *)in->comms[c].members);
+    free(in->comms);
+    free(in->path_parent);
+    free(in->path_region);
+    free(in->path_location);
+    memset(in, 0, sizeof *in);
+}
+
+static void charge(sp_ws_result *r, uint32_t cnode, sp_ws_metric metric, int64_t ns)
+{
+    if (ns <= 0 || cnode >= r->cnode_count)
+        return;
+    r->time[(size_t)cnode * SP_WS_METRIC_COUNT + metric] += (double)ns;
+    r->count[(size_t)cnode * SP_WS_METRIC_COUNT + metric] += 1;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+typedef enum { CLASS_NONE, CLASS_BARRIER, CLASS_NXN, CLASS_BCAST, CLASS_REDUCE, CLASS_SCAN,
+               CLASS_INIT, CLASS_FINALIZE } op_class;
+
+static op_class classify(uint8_t op);
+
+/* ---- point to point -------------------------------------------------------------------- */
+
+/* What a receiver learns of each message sent to it, in the order they were sent. */
+typedef struct {
+    uint64_t comm;
+    uint32_t tag;
+    uint32_t used; /* at the receiver: matched already */
+    int64_t enter;
+} ws_sent;
+
+typedef struct {
+    uint32_t peer;
+    ws_sent *out; /* what this rank sent to the peer */
+    size_t out_count, out_cap;
+    ws_sent *in; /* what the peer sent to this rank (malloc'ed by recv) */
+    size_t in_count, cursor; /* cursor: the first entry not matched yet */
+} ws_peer;
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static ws_peer *find_peer(ws_peer *peers, size_t n, uint32_t rank)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (peers[mid].peer < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && peers[lo].peer == rank ? &peers[lo] : NULL;
+}
+
+static void free_peers(ws_peer *peers, size_t n, uint32_t self)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(peers[i].out);
+        if (peers[i].peer != self)
+            free(peers[i].in);
+    }
+    free(peers);
+}
+
+/* Exchanges the batches of every pair of ranks that exchanged messages. The pairs are
+ * visited in increasing (lower rank, higher rank) order on every rank, the lower rank sending
+ * first: the smallest pair not done yet always has both ranks at it, so blocking sends
+ * cannot deadlock. */
+static int exchange_batches(const sp_ipc *ipc, ws_peer *peers, size_t n)
+{
+    uint32_t self = ipc->rank;
+    for (size_t i = 0; i < n; i++) {
+        ws_peer *p = &peers[i];
+        if (p->peer == self) {
+            p->in = p->out;
+            p->in_count = p->out_count;
+            continue;
+        }
+        bool first = self < p->peer;
+        for (int step = 0; step < 2; step++) {
+            if ((step == 0) == first) {
+                static const ws_sent none; /* a non-NULL buffer for an empty batch */
+                const void *data = p->out ? (const void *)p->out : &none;
+                if (ipc->ops->send(ipc->ctx, data, p->out_count * sizeof *p->out, p->peer) != 0)
+                    return -1;
+            } else {
+                void *data = NULL;
+                uint64_t bytes = 0;
+                if (ipc->ops->recv(ipc->ctx, &data, &bytes, p->peer) != 0)
+                    return -1;
+                p->in = data;
+                p->in_count = bytes / sizeof *p->in;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Which ranks exchange message batches and which communicators are replayed, agreed by all
+ * ranks (through rank 0) before anything is exchanged: a rank whose partner recorded nothing
+ * of their messages (recording off, a filter) must not wait for it, and a communicator is
+ * replayed only when every member has the same number of instances. */
+typedef struct {
+    uint32_t *peers; /* sorted, unique: this rank's partners, in both directions */
+    size_t npeers;
+    uint64_t *keys; /* communicators to replay */
+    size_t nkeys;
+} ws_plan;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t sort_unique(uint32_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_u32);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || v[k - 1] != v[i])
+            v[k++] = v[i];
+    return k;
+}
+
+
+typedef struct {
+    uint64_t key, count;
+    uint32_t size, rank;
+} ws_comm_report;
+
+static int cmp_comm_report(const void *a, const void *b)
+{
+    const ws_comm_report *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Rank 0: each rank's part of the plan from everybody's reports. */
+static int plan_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
+                        void **parts, uint64_t *part_sizes)
+{
+    uint32_t **peers = calloc(size, sizeof *peers);
+    uint32_t *npeers = calloc(size, sizeof *npeers), *cap = calloc(size, sizeof *cap);
+    ws_comm_report *reports = NULL;
+    size_t nreports = 0, report_cap = 0;
+    int status = peers && npeers && cap ? 0 : -1;
+    uint64_t offset = 0;
+    /* pass 1: every rank's own partners, and its partners' partners that name it */
+    for (uint32_t q = 0; q < size && status == 0; q++) {
+        sp_reader rd;
+        sp_reader_init(&rd, all + offset, sizes[q]);
+        offset += sizes[q];
+        uint32_t n = sp_reader_u32(&rd);
+        for (uint32_t i = 0; i < n && !rd.failed && status == 0; i++) {
+            uint32_t p = sp_reader_u32(&rd);
+            if (p >= size)
+                continue;
+            uint32_t ends[2][2] = {{q, p}, {p, q}};
+            for (int e = 0; e < 2 && status == 0; e++) {
+                uint32_t at = ends[e][0];
+                if (npeers[at] == cap[at]) {
+                    uint32_t c = cap[at] ? 2 * cap[at] : 8;
+                    uint32_t *g = realloc(peers[at], c * sizeof *g);
+                    if (!g) {
+                        status = -1;
+                        break;
+                    }
+                    peers[at] = g;
+                    cap[at] = c;
+                }
+                peers[at][npeers[at]++] = ends[e][1];
+            }
+        }
+        uint32_t m = sp_reader_u32(&rd);
+        for (uint32_t i = 0; i < m && !rd.failed && status == 0; i++) {
+            if (nreports == report_cap) {
+                size_t c = report_cap ? 2 * report_cap : 64;
+                ws_comm_report *g = realloc(reports, c * sizeof *g);
+                if (!g) {
+                    status = -1;
+                    break;
+                }
+                reports = g;
+                report_cap = c;
+            }
+            ws_comm_report *x = &reports[nreports++];
+            x->key = sp_reader_u64(&rd);
+            x->count = sp_reader_u64(&rd);
+            x->size = sp_reader_u32(&rd);
+            x->rank = q;
+        }
+        if (rd.failed)
+            status = -1;
+    }
+    if (status == 0 && nreports)
+        qsort(reports, nreports, sizeof *reports, cmp_comm_report);
+    sp_buffer *out = calloc(size, sizeof *out);
+    if (!out)
+        status = -1;
+    for (uint32_t r = 0; r < size && status == 0; r++) {
+        sp_buffer_init(&out[r]);
+        uint32_t n = peers[r] ? (uint32_t)sort_unique(peers[r], npeers[r]) : 0;
+        sp_buffer_u32(&out[r], n);
+        for (uint32_t i = 0; i < n; i++)
+            sp_buffer_u32(&out[r], peers[r][i]);
+    }
+    /* communicators every member reported with the same count */
+    uint32_t *keys_of = status == 0 ? calloc(size, sizeof *keys_of) : NULL;
+    sp_buffer *keys = status == 0 ? calloc(size, sizeof *keys) : NULL;
+    if (status == 0 && (!keys_of || !keys))
+        status = -1;
+    for (uint32_t r = 0; r < size && status == 0; r++)
+        sp_buffer_init(&keys[r]);
+    for (size_t i = 0; i < nreports && status == 0;) {
+        size_t j = i;
+        bool same = true;
+        while (j < nreports && reports[j].key == reports[i].key) {
+            same = same && reports[j].count == reports[i].count &&
+                   reports[j].size == reports[i].size;
+            j++;
+        }
+        if (same && j - i == reports[i].size)
+            for (size_t k = i; k < j; k++) {
+                sp_buffer_u64(&keys[reports[k].rank], reports[k].key);
+                keys_of[reports[k].rank]++;
+            }
+        i = j;
+    }
+    for (uint32_t r = 0; r < size && status == 0; r++) {
+        sp_buffer_u32(&out[r], keys_of[r]);
+        sp_buffer_put(&out[r], keys[r].data, keys[r].size);
+        if (out[r].failed || keys[r].failed)
+            status = -1;
+        parts[r] = out[r].data;
+        part_sizes[r] = out[r].size;
+        out[r].data = NULL;
+    }
+    for (uint32_t r = 0; r < size; r++) {
+        if (peers)
+            free(peers[r]);
+        if (keys)
+            sp_buffer_free(&keys[r]);
+        if (out)
+            sp_buffer_free(&out[r]);
+    }
+    free(peers);
+    free(npeers);
+    free(cap);
+    free(reports);
+    free(out);
+    free(keys);
+    free(keys_of);
+    return status;
+}
+
+static int make_plan(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
+                     const sp_ws_comm *comms, uint32_t comm_count, ws_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    uint32_t *ranks = malloc((count ? count : 1) * sizeof *ranks);
+    uint64_t *per_comm = calloc(comm_count ? comm_count : 1, sizeof *per_comm);
+    if (!ranks || !per_comm) {
+        free(ranks);
+        free(per_comm);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (ev[i].kind == SP_WS_SEND || ev[i].kind == SP_WS_RECV)
+            ranks[n++] = ev[i].peer;
+        else if (ev[i].kind == SP_WS_COLL && classify(ev[i].op) != CLASS_NONE)
+            for (uint32_t c = 0; c < comm_count; c++)
+                if (comms[c].key == ev[i].comm) {
+                    per_comm[c]++;
+                    break;
+                }
+    }
+    n = sort_unique(ranks, n);
+    sp_buffer b;
+    sp_buffer_init(&b);
+    sp_buffer_u32(&b, (uint32_t)n);
+    for (size_t i = 0; i < n; i++)
+        sp_buffer_u32(&b, ranks[i]);
+    uint32_t m = 0;
+    for (uint32_t c = 0; c < comm_count; c++)
+        m += per_comm[c] > 0;
+    sp_buffer_u32(&b, m);
+    for (uint32_t c = 0; c < comm_count; c++)
+        if (per_comm[c]) {
+            sp_buffer_u64(&b, comms[c].key);
+            sp_buffer_u64(&b, per_comm[c]);
+            sp_buffer_u32(&b, comms[c].size);
+        }
+    free(ranks);
+    free(per_comm);
+    int status = b.failed ? -1 : 0;
+    void *all = NULL;
+    uint64_t *sizes = malloc(ipc->size * sizeof *sizes);
+    void **parts = ipc->rank == 0 ? calloc(ipc->size, sizeof *parts) : NULL;
+    uint64_t *part_sizes = ipc->rank == 0 ? calloc(ipc->size, sizeof *part_sizes) : NULL;
+    if (!sizes || (ipc->rank == 0 && (!parts || !part_sizes)))
+        status = -1;
+    /* Every rank takes part in both steps, even after a failure here, so that none waits. */
+    if (sp_ipc_gather_bytes(ipc, b.data, b.failed ? 0 : b.size, &all, sizes) != 0)
+        status = -1;
+    if (ipc->rank == 0 && status == 0 &&
+        plan_at_root(ipc->size, all, sizes, parts, part_sizes) != 0)
+        status = -1;
+    void *mine = NULL;
+    uint64_t mine_size = 0;
+    if (ipc->rank == 0 && status != 0 && parts && part_sizes)
+        for (uint32_t r = 0; r < ipc->size; r++)
+            part_sizes[r] = 0; /* an empty plan: nobody exchanges anything */
+    if (sp_ipc_scatter_bytes(ipc, parts, part_sizes, &mine, &mine_size) != 0)
+        status = -1;
+    sp_buffer_free(&b);
+    free(all);
+    free(sizes);
+    if (parts)
+        for (uint32_t r = 0; r < ipc->size; r++)
+            free(parts[r]);
+    free(parts);
+    free(part_sizes);
+    sp_reader rd;
+    sp_reader_init(&rd, mine, mine_size);
+    uint32_t np = mine_size ? sp_reader_u32(&rd) : 0;
+    plan->peers = malloc((np ? np : 1) * sizeof *plan->peers);
+    for (uint32_t i = 0; plan->peers && i < np; i++)
+        plan->peers[i] = sp_reader_u32(&rd);
+    plan->npeers = plan->peers ? np : 0;
+    uint32_t nk = mine_size ? sp_reader_u32(&rd) : 0;
+    plan->keys = malloc((nk ? nk : 1) * sizeof *plan->keys);
+    for (uint32_t i = 0; plan->keys && i < nk; i++)
+        plan->keys[i] = sp_reader_u64(&rd);
+    plan->nkeys = plan->keys ? nk : 0;
+    free(mine);
+    if (rd.failed || !plan->peers || !plan->keys || (mine_size == 0 && status == 0))
+        status = -1;
+    return status;
+}
+
+static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
+                           const ws_plan *plan, sp_ws_result *r, char *err, size_t errlen)
+{
+    size_t nrecv = 0, npeers = plan->npeers;
+    for (size_t i = 0; i < count; i++)
+        nrecv += ev[i].kind == SP_WS_RECV;
+    ws_peer *peers = calloc(npeers ? npeers : 1, sizeof *peers);
+    if (!peers)
+        return sp_error(err, errlen, "out of memory in the wait-state analysis");
+    for (size_t i = 0; i < npeers; i++)
+        peers[i].peer = plan->peers[i];
+    int status = 0;
+    for (size_t i = 0; i < count && status == 0; i++) {
+        if (ev[i].kind != SP_WS_SEND)
+            continue;
+        if (ev[i].peer >= ipc->size) {
+            status = sp_error(err, errlen, "a message to rank %u of a group of %u",
+                              ev[i].peer, ipc->size);
+            break;
+        }
+        ws_peer *p = find_peer(peers, npeers, ev[i].peer);
+        if (!p)
+            continue;
+        if (p->out_count == p->out_cap) {
+            size_t cap = p->out_cap ? 2 * p->out_cap : 16;
+            ws_sent *grown = realloc(p->out, cap * sizeof *grown);
+            if (!grown) {
+                status = sp_error(err, errlen, "out of memory in the wait-state analysis");
+                break;
+            }
+            p->out = grown;
+            p->out_cap = cap;
+        }
+        p->out[p->out_count++] = (ws_sent){ev[i].comm, ev[i].tag, 0, ev[i].enter};
+    }
+    if (status == 0 && exchange_batches(ipc, peers, npeers) != 0)
+        status = sp_error(err, errlen, "the wait-state analysis could not exchange messages");
+    /* Each receive's send, matched as MPI does: the oldest unmatched message of the same
+     * source, communicator and tag. */
+    size_t *recv_index = malloc((nrecv ? nrecv : 1) * sizeof *recv_index);
+    int64_t *send_enter = malloc((nrecv ? nrecv : 1) * sizeof *send_enter);
+    int64_t *later_min = malloc((nrecv ? nrecv : 1) * sizeof *later_min);
+    if (status == 0 && (!recv_index || !send_enter || !later_min))
+        status = sp_error(err, errlen, "out of memory in the wait-state analysis");
+    size_t k = 0;
+    for (size_t i = 0; i < count && status == 0; i++) {
+        if (ev[i].kind != SP_WS_RECV)
+            continue;
+        ws_peer *p = find_peer(peers, npeers, ev[i].peer);
+        int64_t found = INT64_MAX;
+        while (p && p->cursor < p->in_count && p->in[p->cursor].used)
+            p->cursor++;
+        for (size_t j = p ? p->cursor : 0; p && j < p->in_count; j++)
+            if (!p->in[j].used && p->in[j].comm == ev[i].comm && p->in[j].tag == ev[i].tag) {
+                p->in[j].used = 1;
+                found = p->in[j].enter;
+                break;
+            }
+        if (found == INT64_MAX)
+            r->unmatched++;
+        recv_index[k] = i;
+        send_enter[k++] = found;
+    }
+    if (status == 0) {
+        /* Per receive, the earliest send of a message received after it (after its whole
+         * Waitall): sent before the receiver began to wait, it could have been received. */
+        int64_t suffix = INT64_MAX, group_min = INT64_MAX;
+        uint32_t group = 0;
+        for (size_t q = k; q-- > 0;) {
+            const sp_ws_event *e = &ev[recv_index[q]];
+            if (e->completion == 0 || e->completion != group) {
+                suffix = min64(suffix, group_min);
+                group_min = INT64_MAX;
+            }
+            later_min[q] = suffix;
+            group_min = min64(group_min, send_enter[q]);
+            group = e->completion;
+        }
+        /* Late Sender, one instance per receive or per group of receives one call completed. */
+        int64_t ls = 0, wo = 0;
+        for (size_t q = 0; q < k; q++) {
+            const sp_ws_event *e = &ev[recv_index[q]];
+            if (send_enter[q] != INT64_MAX) {
+                if (e->leave < send_enter[q]) {
+                    r->clock_violations++;
+                } else {
+                    int64_t w = min64(send_enter[q], e->leave) - e->enter;
+                    if (w > ls)
+                        ls = w;
+                    if (w > 0 && later_min[q] < e->enter && w > wo)
+                        wo = w;
+                }
+            }
+            bool last = q + 1 == k || e->completion == 0 ||
+                        ev[recv_index[q + 1]].completion != e->completion;
+            if (last) {
+                charge(r, e->cnode, SP_WS_LATE_SENDER, ls);
+                charge(r, e->cnode, SP_WS_LATE_SENDER_WO, wo);
+                ls = wo = 0;
+            }
+        }
+    }
+    free(recv_index);
+    free(send_enter);
+    free(later_min);
+    free_peers(peers, npeers, ipc->rank);
+    return status;
+}
+
+/* ---- collectives ----------------------------------------------------------------------- */
+
+static op_class classify(uint8_t op)
+{
+    switch (op) {
+    case SP_COLL_BARRIER:
+        return CLASS_BARRIER;
+    case SP_COLL_ALLREDUCE:
+    case SP_COLL_ALLGATHER:
+    case SP_COLL_ALLGATHERV:
+    case SP_COLL_ALLTOALL:
+    case SP_COLL_ALLTOALLV:
+    case SP_COLL_ALLTOALLW:
+    case SP_COLL_REDUCE_SCATTER:
+    case SP_COLL_REDUCE_SCATTER_BLOCK:
+        return CLASS_NXN;
+    case SP_COLL_BCAST:
+    case SP_COLL_SCATTER:
+    case SP_COLL_SCATTERV:
+        return CLASS_BCAST;
+    case SP_COLL_REDUCE:
+    case SP_COLL_GATHER:
+    case SP_COLL_GATHERV:
+        return CLASS_REDUCE;
+    case SP_COLL_SCAN:
+    case SP_COLL_EXSCAN:
+        return CLASS_SCAN;
+    case SP_WS_OP_INIT:
+        return CLASS_INIT;
+    case SP_WS_OP_FINALIZE:
+        return CLASS_FINALIZE;
+    default:
+        return CLASS_NONE;
+    }
+}
+
+/* One instance as a member reports it to the communicator's leader. */
+typedef struct {
+    uint32_t op, root;
+    int64_t enter, leave;
+} ws_instance;
+
+/* What the leader tells a member: its waiting and its completion time, in ns. */
+typedef struct {
+    int64_t wait, completion;
+} ws_verdict;
+
+static int cmp_comm(const void *a, const void *b)
+{
+    const sp_ws_comm *x = *(const sp_ws_comm *const *)a, *y = *(const sp_ws_comm *const *)b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The leader's computation for instance `i` of every member (`all[m]` is member m's list). */
+static void judge(ws_instance *const *all, uint32_t members, const uint32_t *ranks, size_t i,
+                  ws_verdict *out)
+{
+    op_class c = classify((uint8_t)all[0][i].op);
+    int64_t max_enter = INT64_MIN, min_leave = INT64_MAX, root_enter = INT64_MAX,
+            first_other = INT64_MAX;
+    uint32_t root = all[0][i].root;
+    for (uint32_t m = 0; m < members; m++) {
+        const ws_instance *x = &all[m][i];
+        if (x->enter > max_enter)
+            max_enter = x->enter;
+        if (x->leave < min_leave)
+            min_leave = x->leave;
+        if (ranks[m] == root)
+            root_enter = x->enter;
+        else if (x->enter < first_other)
+            first_other = x->enter;
+    }
+    int64_t prefix = INT64_MIN;
+    for (uint32_t m = 0; m < members; m++) {
+        const ws_instance *x = &all[m][i];
+        ws_verdict v = {0, 0};
+        switch (c) {
+        case CLASS_BARRIER:
+        case CLASS_NXN:
+        case CLASS_FINALIZE:
+            v.wait = min64(max_enter, x->leave) - x->enter;
+            if (c != CLASS_FINALIZE)
+                v.completion = x->leave - min_leave;
+            break;
+        case CLASS_INIT:
+            v.completion = x->leave - min_leave;
+            break;
+        case CLASS_BCAST:
+            if (ranks[m] != root && root_enter != INT64_MAX)
+                v.wait = min64(root_enter, x->leave) - x->enter;
+            break;
+        case CLASS_REDUCE:
+            if (ranks[m] == root && first_other != INT64_MAX)
+                v.wait = min64(first_other, x->leave) - x->enter;
+            break;
+        case CLASS_SCAN:
+            if (x->enter > prefix)
+                prefix = x->enter;
+            v.wait = min64(prefix, x->leave) - x->enter;
+            break;
+        case CLASS_NONE:
+            break;
+        }
+        out[m] = v;
+    }
+}
+
+static void charge_collective(sp_ws_result *r, const sp_ws_event *e, const ws_verdict *v)
+{
+    switch (classify(e->op)) {
+    case CLASS_BARRIER:
+        charge(r, e->cnode, SP_WS_BARRIER_WAIT, v->wait);
+        charge(r, e->cnode, SP_WS_BARRIER_COMPLETION, v->completion);
+        break;
+    case CLASS_NXN:
+        charge(r, e->cnode, SP_WS_WAIT_NXN, v->wait);
+        charge(r, e->cnode, SP_WS_NXN_COMPLETION, v->completion);
+        break;
+    case CLASS_BCAST:
+        charge(r, e->cnode, SP_WS_LATE_BROADCAST, v->wait);
+        break;
+    case CLASS_REDUCE:
+        charge(r, e->cnode, SP_WS_EARLY_REDUCE, v->wait);
+        break;
+    case CLASS_SCAN:
+        charge(r, e->cnode, SP_WS_EARLY_SCAN, v->wait);
+        break;
+    case CLASS_INIT:
+        charge(r, e->cnode, SP_WS_INIT_COMPLETION, v->completion);
+        break;
+    case CLASS_FINALIZE:
+        charge(r, e->cnode, SP_WS_FINALIZE_WAIT, v->wait);
+        break;
+    case CLASS_NONE:
+        break;
+    }
+}
+
+/* The collectives of one communicator: members send their instances to the lowest rank,
+ * which sends each its verdicts. `mine` holds this rank's instances (n of them). */
+static int replay_comm(const sp_ipc *ipc, const sp_ws_comm *comm, const ws_instance *mine,
+                       size_t n, ws_verdict *verdicts, sp_ws_result *r)
+{
+    uint32_t leader = UINT32_MAX, self_index = UINT32_MAX;
+    for (uint32_t m = 0; m < comm->size; m++) {
+        if (comm->members[m] < leader)
+            leader = comm->members[m];
+        if (comm->members[m] == ipc->rank)
+            self_index = m;
+    }
+    if (self_index == UINT32_MAX)
+        return 0;
+    if (ipc->rank != leader) {
+        void *data = NULL;
+        uint64_t bytes = 0;
+        if (ipc->ops->send(ipc->ctx, mine, n * sizeof *mine, leader) != 0 ||
+            ipc->ops->recv(ipc->ctx, &data, &bytes, leader) != 0)
+            return -1;
+        if (bytes == n * sizeof *verdicts)
+            memcpy(verdicts, data, bytes);
+        else
+            r->collectives_skipped += n;
+        free(data);
+        return bytes == n * sizeof *verdicts ? 0 : 1;
+    }
+    uint32_t size = comm->size;
+    ws_instance **all = calloc(size, sizeof *all);
+    ws_verdict **out = calloc(size, sizeof *out);
+    ws_verdict *row = malloc(size * sizeof *row);
+    int status = all && out && row ? 0 : -1;
+    bool agree = true;
+    for (uint32_t m = 0; m < size && status == 0; m++) {
+        if (m == self_index) {
+            all[m] = (ws_instance *)mine;
+            continue;
+        }
+        void *data = NULL;
+        uint64_t bytes = 0;
+        if (ipc->ops->recv(ipc->ctx, &data, &bytes, comm->members[m]) != 0) {
+            status = -1;
+            break;
+        }
+        all[m] = data;
+        if (bytes != n * sizeof *mine)
+            agree = false;
+    }
+    for (size_t i = 0; i < n && agree && status == 0; i++)
+        for (uint32_t m = 1; m < size; m++)
+            if (all[m][i].op != all[0][i].op || all[m][i].root != all[0][i].root)
+                agree = false;
+    for (uint32_t m = 0; m < size && status == 0 && agree; m++)
+        if (!(out[m] = malloc((n ? n : 1) * sizeof **out)))
+            status = -1;
+    if (status == 0 && agree)
+        for (size_t i = 0; i < n; i++) {
+            judge(all, size, comm->members, i, row);
+            for (uint32_t m = 0; m < size; m++)
+                out[m][i] = row[m];
+        }
+    for (uint32_t m = 0; m < size && status == 0; m++) {
+        if (m == self_index) {
+            if (agree)
+                memcpy(verdicts, out[m], n * sizeof *verdicts);
+            continue;
+        }
+        /* A disagreement is answered with nothing: every member skips the communicator. */
+        if (ipc->ops->send(ipc->ctx, agree ? (void *)out[m] : (void *)"", agree ? n * sizeof **out : 0,
+                           comm->members[m]) != 0)
+            status = -1;
+    }
+    if (!agree)
+        r->collectives_skipped += n;
+    for (uint32_t m = 0; m < size; m++) {
+        if (all && m != self_index)
+            free(all ? all[m] : NULL);
+        if (out)
+            free(out[m]);
+    }
+    free(all);
+    free(out);
+    free(row);
+    return status != 0 ? -1 : agree ? 0 : 1;
+}
+
+static int replay_collectives(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
+                              const sp_ws_comm *comms, uint32_t comm_count, const ws_plan *plan,
+                              sp_ws_result *r, char *err, size_t errlen)
+{
+    const sp_ws_comm **order = malloc((comm_count ? comm_count : 1) * sizeof *order);
+    ws_instance *mine = malloc((count ? count : 1) * sizeof *mine);
+    ws_verdict *verdicts = malloc((count ? count : 1) * sizeof *verdicts);
+    size_t *index = malloc((count ? count : 1) * sizeof *index);
+    int status = 0;
+    if (!order || !mine || !verdicts || !index)
+        status = sp_error(err, errlen, "out of memory in the wait-state analysis");
+    for (uint32_t c = 0; c < comm_count && status == 0; c++)
+        order[c] = &comms[c];
+    if (status == 0)
+        qsort(order, comm_count, sizeof *order, cmp_comm);
+    /* Communicators in increasing key order on every rank: the smallest one not done yet
+     * has all its members at it. */
+    for (uint32_t c = 0; c < comm_count && status == 0; c++) {
+        size_t n = 0;
+        for (size_t i = 0; i < count; i++)
+            if (ev[i].kind == SP_WS_COLL && ev[i].comm == order[c]->key &&
+                classify(ev[i].op) != CLASS_NONE) {
+                mine[n] = (ws_instance){ev[i].op, ev[i].root, ev[i].enter, ev[i].leave};
+                index[n++] = i;
+            }
+        bool planned = bsearch(&order[c]->key, plan->keys, plan->nkeys, sizeof *plan->keys,
+                               cmp_u64) != NULL;
+        if (!planned)
+            r->collectives_skipped += n;
+        if (n == 0 || !planned)
+            continue;
+        int done = replay_comm(ipc, order[c], mine, n, verdicts, r);
+        if (done < 0)
+            status = sp_error(err, errlen,
+                              "the wait-state analysis could not exchange collective times");
+        else if (done == 0)
+            for (size_t j = 0; j < n; j++)
+                charge_collective(r, &ev[index[j]], &verdicts[j]);
+    }
+    free(order);
+    free(mine);
+    free(verdicts);
+    free(index);
+    return status;
+}
+
+int sp_ws_run(const sp_ipc *ipc, bool ready, const sp_ws_input *in, sp_ws_result *result,
+              char *err, size_t errlen)
+{
+    uint8_t mine = ready, all = 1;
+    uint8_t *flags = ipc->rank == 0 ? malloc(ipc->size) : NULL;
+    int status = ipc->rank == 0 && !flags ? -1 : 0;
+    if (ipc->ops->gather(ipc->ctx, &mine, 1, flags ? (void *)flags : (void *)&all, 0) != 0)
+        status = -1;
+    if (flags)
+        for (uint32_t r = 0; r < ipc->size; r++)
+            all &= flags[r];
+    if (status != 0)
+        all = 0;
+    free(flags);
+    if (ipc->ops->bcast(ipc->ctx, &all, 1, 0) != 0 || !all) {
+        if (ready)
+            sp_error(err, errlen, "another rank could not take part in the wait-state analysis");
+        return -1;
+    }
+    return sp_ws_replay(ipc, in->events, in->count, in->comms, in->comm_count, result, err,
+                        errlen);
+}
+
+int sp_ws_replay(const sp_ipc *ipc, const sp_ws_event *events, size_t count,
+                 const sp_ws_comm *comms, uint32_t comm_count, sp_ws_result *result, char *err,
+                 size_t errlen)
+{
+    if (!ipc->ops->send || !ipc->ops->recv)
+        return sp_error(err, errlen, "the wait-state analysis needs point-to-point messages");
+    ws_plan plan;
+    if (make_plan(ipc, events, count, comms, comm_count, &plan) != 0) {
+        free(plan.peers);
+        free(plan.keys);
+        return sp_error(err, errlen, "the wait-state analysis could not agree on a plan");
+    }
+    qsort(plan.keys, plan.nkeys, sizeof *plan.keys, cmp_u64);
+    int status = replay_messages(ipc, events, count, &plan, result, err, errlen);
+    if (status == 0)
+        status = replay_collectives(ipc, events, count, comms, comm_count, &plan, result, err,
+                                    errlen);
+    free(plan.peers);
+    free(plan.keys);
+    return status;
+}

@@ -1,0 +1,139 @@
+/* Wait-state analysis of MPI programs: Scalasca's patterns (Late Sender, Wait at Barrier, ...)
+ * computed by replaying the MPI operations of every rank of a group together.
+ *
+ * The engine knows neither OTF2 nor the trace substrate's records: a caller turns its own
+ * events (the trace substrate's records at the end of a run, an OTF2 archive offline) into
+ * the neutral operations below, one array per rank in the order they happened, with
+ * timestamps on one clock for the whole group (the clock offsets applied). Every rank of the
+ * group calls sp_ws_replay with its own operations; the replay re-enacts each message and
+ * each collective over the group interface (core/ipc.h, point to point) with the
+ * timestamps as payload:
+ *   - messages: one batch per pair of ranks that exchanged messages, in both directions
+ *     (pairs visited in one global order, so blocking sends cannot deadlock);
+ *   - collectives: per communicator, its members send their instances' times to the lowest
+ *     rank, which computes everyone's waiting and sends each member its part.
+ * The traffic grows like the program's own communication, not with the group size squared.
+ *
+ * Definitions (Scalasca's pattern documentation; times are ns on the common clock):
+ *   Late Sender      receiver: min(send enter, receive leave) - receive enter, when > 0; a
+ *                    receive completed by MPI_Wait* counts from the enter of that call, and
+ *                    the receives one call completed (Waitall) count once, with their maximum
+ *   LS, Wrong Order  a Late Sender instance while a message sent earlier (by the time the
+ *                    receiver began waiting) was still to be received by it
+ *   Wait at Barrier  min(last member's enter, own leave) - own enter (MPI_Barrier)
+ *   Barrier Compl.   own leave - first member's leave
+ *   Wait at NxN, NxN Completion: the same for Allreduce, Allgather(v), Alltoall(v,w),
+ *                    Reduce_scatter(_block)
+ *   Late Broadcast   non-root: min(root's enter, own leave) - own enter (Bcast, Scatter(v))
+ *   Early Reduce     root: min(first non-root's enter, own leave) - own enter (Reduce, Gather(v))
+ *   Early Scan       rank i: min(max enter of ranks <= i, own leave) - own enter (Scan, Exscan)
+ *   Wait at Finalize min(last rank's enter, own leave) - own enter (MPI_Finalize)
+ *   Init Completion  own leave - first rank's leave (MPI_Init)
+ * A message received before it was sent (receive leave < send enter) is a clock condition
+ * violation: counted, and its waiting is not. */
+#ifndef SCOREP_CORE_WAITSTATES_H
+#define SCOREP_CORE_WAITSTATES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/ipc.h"
+
+typedef enum {
+    SP_WS_SEND = 0, /* a message this rank sent: enter = the enter of the sending call */
+    SP_WS_RECV,     /* a message received: enter = the enter of the call that waited for it,
+                     * leave = the leave of the call that completed it */
+    SP_WS_COLL,     /* one collective operation (or MPI_Init / MPI_Finalize) */
+} sp_ws_kind;
+
+/* Operations of SP_WS_COLL beyond sp_collective_op (core/events.h). */
+#define SP_WS_OP_INIT 200
+#define SP_WS_OP_FINALIZE 201
+
+typedef struct {
+    uint8_t kind;        /* sp_ws_kind */
+    uint8_t op;          /* COLL: sp_collective_op or SP_WS_OP_* */
+    uint32_t peer;       /* SEND: the destination's rank in the group, RECV: the source's */
+    uint32_t tag;        /* SEND, RECV */
+    uint32_t root;       /* COLL: the root's rank in the group, or SP_NO_ROOT */
+    uint32_t cnode;      /* the caller's call path to charge (< result's cnode_count) */
+    uint32_t completion; /* RECV: non-zero and shared by the receives one call completed */
+    uint64_t comm;       /* the communicator's key (the same on every rank) */
+    int64_t enter, leave;
+} sp_ws_event;
+
+/* A communicator on which this rank took part in collectives: its members' ranks in the
+ * group, in communicator rank order. */
+typedef struct {
+    uint64_t key;
+    uint32_t size;
+    const uint32_t *members;
+} sp_ws_comm;
+
+/* Scalasca's metrics, in the order of its metric tree (sp_ws_metric_names). */
+typedef enum {
+    SP_WS_LATE_SENDER = 0,
+    SP_WS_LATE_SENDER_WO,
+    SP_WS_BARRIER_WAIT,
+    SP_WS_BARRIER_COMPLETION,
+    SP_WS_WAIT_NXN,
+    SP_WS_NXN_COMPLETION,
+    SP_WS_LATE_BROADCAST,
+    SP_WS_EARLY_REDUCE,
+    SP_WS_EARLY_SCAN,
+    SP_WS_INIT_COMPLETION,
+    SP_WS_FINALIZE_WAIT,
+    SP_WS_METRIC_COUNT
+} sp_ws_metric;
+
+/* Scalasca's unique names of the metrics above ("mpi_latesender", ...). */
+extern const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT];
+/* The parent of each metric in Scalasca's tree, as an index above, or -1 when its parent is
+ * one of Scalasca's groups that only sum their children (mpi_latesender_wo is a part of
+ * mpi_latesender; the others hang below mpi_point2point, mpi_collective, ...). */
+extern const int sp_ws_metric_parent[SP_WS_METRIC_COUNT];
+
+typedef struct sp_ws_result {
+    uint32_t cnode_count;
+    /* [cnode * SP_WS_METRIC_COUNT + metric]: waiting time in ns, each metric including its
+     * parts (Late Sender includes its Wrong Order time), and how many instances waited. */
+    double *time;
+    uint64_t *count;
+    uint64_t clock_violations;    /* messages received before they were sent */
+    uint64_t unmatched;           /* receives whose send was not among the senders' events */
+    uint64_t collectives_skipped; /* instances whose members disagreed (none in a correct run) */
+} sp_ws_result;
+
+/* One process's operations as a substrate builds them at the end of a run, with the call
+ * paths they charge (a tree per location: parent SP_WS_NO_PATH is the location's root) and
+ * the communicators of its collectives. All arrays malloc'ed (sp_ws_input_free). */
+#define SP_WS_NO_PATH UINT32_MAX
+typedef struct sp_ws_input {
+    sp_ws_event *events;
+    size_t count, capacity;
+    sp_ws_comm *comms;
+    uint32_t comm_count;
+    uint32_t *path_parent, *path_region, *path_location;
+    uint32_t path_count, path_capacity;
+} sp_ws_input;
+
+void sp_ws_input_free(sp_ws_input *in);
+
+/* Allocates the result's arrays for `cnode_count` call paths (zeroed). */
+SP_MUST_CHECK int sp_ws_result_init(sp_ws_result *r, uint32_t cnode_count);
+void sp_ws_result_free(sp_ws_result *r);
+
+/* Called by every rank of `ipc` (which must have send and recv) with its own operations, in
+ * the order they happened, and the communicators of its collectives. */
+SP_MUST_CHECK int sp_ws_replay(const sp_ipc *ipc, const sp_ws_event *events, size_t count,
+                               const sp_ws_comm *comms, uint32_t comm_count,
+                               sp_ws_result *result, char *err, size_t errlen);
+
+/* sp_ws_replay after every rank said whether it has its operations (`ready`): when one has
+ * not, none replays and all return -1 (`err` says why on the ranks that were not ready). */
+SP_MUST_CHECK int sp_ws_run(const sp_ipc *ipc, bool ready, const sp_ws_input *in,
+                            sp_ws_result *result, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,248 @@
+/* The wait-state replay (core/waitstates.h) on four ranks simulated by threads: constructed
+ * operations whose waiting is known by construction, one scenario per call path (cnode). */
+#include "core/events.h"
+#include "core/waitstates.h"
+#include "ctest.h"
+#include "thread_ipc.h"
+
+#define RANKS 4
+#define CNODES 11
+#define WORLD 0
+#define PAIR 5 /* a communicator of ranks 1 and 3 */
+
+static const uint32_t world_members[RANKS] = {0, 1, 2, 3};
+static const uint32_t pair_members[2] = {1, 3};
+
+typedef struct {
+    thread_rank me;
+    int status;
+    char err[256];
+    sp_ws_result r;
+} ws_work;
+
+#define SEND(to, tg, t) {SP_WS_SEND, 0, to, tg, SP_NO_ROOT, 0, 0, WORLD, t, t + 5}
+#define RECV(from, tg, e, l, cn, compl) {SP_WS_RECV, 0, from, tg, SP_NO_ROOT, cn, compl, WORLD, e, l}
+#define COLL(o, rt, cm, e, l, cn) {SP_WS_COLL, o, 0, 0, rt, cn, 0, cm, e, l}
+
+static const sp_ws_event rank0[] = {
+    SEND(1, 0, 1000),
+    RECV(1, 0, 2500, 2600, 1, 0),
+    SEND(2, 9, 3000),
+    COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 10000, 10310, 4),
+    COLL(SP_COLL_REDUCE, 0, WORLD, 30000, 30500, 6),
+    COLL(SP_COLL_ALLREDUCE, SP_NO_ROOT, WORLD, 40000, 40400, 7),
+    COLL(SP_COLL_SCAN, SP_NO_ROOT, WORLD, 50000, 50400, 8),
+    RECV(3, 0, 59000, 59500, 9, 0), /* before its send: a clock condition violation */
+};
+static const sp_ws_event rank1[] = {
+    RECV(0, 0, 100, 1020, 0, 0), /* Late Sender: 900 */
+    SEND(0, 0, 2000),
+    SEND(2, 9, 3500),
+    COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 10100, 10320, 4),
+    COLL(SP_COLL_BCAST, 1, PAIR, 20500, 20600, 5),
+    COLL(SP_COLL_REDUCE, 0, WORLD, 30400, 30500, 6),
+    COLL(SP_COLL_ALLREDUCE, SP_NO_ROOT, WORLD, 40100, 40400, 7),
+    COLL(SP_COLL_SCAN, SP_NO_ROOT, WORLD, 50300, 50400, 8),
+};
+static const sp_ws_event rank2[] = {
+    SEND(3, 1, 100),
+    SEND(3, 2, 500),
+    /* one Waitall completes both: 1000 and 1500 of waiting count once, as 1500 */
+    RECV(0, 9, 2000, 3600, 3, 7),
+    RECV(1, 9, 2000, 3600, 3, 7),
+    COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 10300, 10330, 4),
+    COLL(SP_COLL_REDUCE, 0, WORLD, 30200, 30500, 6),
+    COLL(SP_COLL_ALLREDUCE, SP_NO_ROOT, WORLD, 40200, 40400, 7),
+    COLL(SP_COLL_SCAN, SP_NO_ROOT, WORLD, 50100, 50400, 8),
+};
+static const sp_ws_event rank3[] = {
+    /* waits for tag 2 (sent at 500) while tag 1 (sent at 100) is there: wrong order */
+    RECV(2, 2, 200, 510, 2, 0),
+    RECV(2, 1, 600, 610, 10, 0),
+    COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 10050, 10340, 4),
+    COLL(SP_COLL_BCAST, 1, PAIR, 20000, 20600, 5),
+    COLL(SP_COLL_REDUCE, 0, WORLD, 30300, 30500, 6),
+    COLL(SP_COLL_ALLREDUCE, SP_NO_ROOT, WORLD, 40300, 40400, 7),
+    COLL(SP_COLL_SCAN, SP_NO_ROOT, WORLD, 50200, 50400, 8),
+    SEND(0, 0, 60000),
+};
+
+static const sp_ws_event *const programs[RANKS] = {rank0, rank1, rank2, rank3};
+static const size_t lengths[RANKS] = {sizeof rank0 / sizeof rank0[0], sizeof rank1 / sizeof rank1[0],
+                                      sizeof rank2 / sizeof rank2[0], sizeof rank3 / sizeof rank3[0]};
+
+static void *replay_rank(void *arg)
+{
+    ws_work *w = arg;
+    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, RANKS};
+    sp_ws_comm comms[2] = {{PAIR, 2, pair_members}, {WORLD, RANKS, world_members}};
+    bool in_pair = w->me.rank == 1 || w->me.rank == 3;
+    /* In an order that is not the keys' order: the replay sorts them. */
+    w->status = sp_ws_replay(&ipc, programs[w->me.rank], lengths[w->me.rank],
+                             in_pair ? comms : comms + 1, in_pair ? 2 : 1, &w->r, w->err,
+                             sizeof w->err);
+    return NULL;
+}
+
+static double t(const ws_work *w, uint32_t cnode, sp_ws_metric m)
+{
+    return w->r.time[cnode * SP_WS_METRIC_COUNT + m];
+}
+
+static uint64_t n(const ws_work *w, uint32_t cnode, sp_ws_metric m)
+{
+    return w->r.count[cnode * SP_WS_METRIC_COUNT + m];
+}
+
+static double total(const ws_work *w, sp_ws_metric m)
+{
+    double sum = 0;
+    for (uint32_t c = 0; c < CNODES; c++)
+        sum += t(w, c, m);
+    return sum;
+}
+
+static void test_patterns_of_constructed_programs(void)
+{
+    thread_group group;
+    CHECK(thread_group_init(&group, RANKS) == 0);
+    ws_work work[RANKS];
+    pthread_t threads[RANKS];
+    for (uint32_t r = 0; r < RANKS; r++) {
+        memset(&work[r], 0, sizeof work[r]);
+        work[r].me = (thread_rank){&group, r};
+        CHECK(sp_ws_result_init(&work[r].r, CNODES) == 0);
+        CHECK(pthread_create(&threads[r], NULL, replay_rank, &work[r]) == 0);
+    }
+    for (uint32_t r = 0; r < RANKS; r++)
+        pthread_join(threads[r], NULL);
+    for (uint32_t r = 0; r < RANKS; r++) {
+        if (work[r].status != 0)
+            fprintf(stderr, "rank %u: %s\n", r, work[r].err);
+        CHECK(work[r].status == 0);
+        CHECK_EQ_U64(work[r].r.unmatched, 0);
+        CHECK_EQ_U64(work[r].r.collectives_skipped, 0);
+    }
+    const ws_work *w0 = &work[0], *w1 = &work[1], *w2 = &work[2], *w3 = &work[3];
+    /* Late Sender */
+    CHECK_EQ_U64(t(w1, 0, SP_WS_LATE_SENDER), 900);
+    CHECK_EQ_U64(n(w1, 0, SP_WS_LATE_SENDER), 1);
+    CHECK_EQ_U64(t(w1, 0, SP_WS_LATE_SENDER_WO), 0);
+    CHECK_EQ_U64(total(w0, SP_WS_LATE_SENDER), 0);
+    CHECK_EQ_U64(t(w2, 3, SP_WS_LATE_SENDER), 1500);
+    CHECK_EQ_U64(n(w2, 3, SP_WS_LATE_SENDER), 1);
+    CHECK_EQ_U64(t(w2, 3, SP_WS_LATE_SENDER_WO), 0);
+    CHECK_EQ_U64(t(w3, 2, SP_WS_LATE_SENDER), 300);
+    CHECK_EQ_U64(t(w3, 2, SP_WS_LATE_SENDER_WO), 300);
+    CHECK_EQ_U64(t(w3, 10, SP_WS_LATE_SENDER), 0);
+    CHECK_EQ_U64(w0->r.clock_violations, 1);
+    CHECK_EQ_U64(w1->r.clock_violations + w2->r.clock_violations + w3->r.clock_violations, 0);
+    /* Wait at Barrier, Barrier Completion */
+    CHECK_EQ_U64(t(w0, 4, SP_WS_BARRIER_WAIT), 300);
+    CHECK_EQ_U64(t(w1, 4, SP_WS_BARRIER_WAIT), 200);
+    CHECK_EQ_U64(t(w2, 4, SP_WS_BARRIER_WAIT), 0);
+    CHECK_EQ_U64(t(w3, 4, SP_WS_BARRIER_WAIT), 250);
+    CHECK_EQ_U64(t(w0, 4, SP_WS_BARRIER_COMPLETION), 0);
+    CHECK_EQ_U64(t(w1, 4, SP_WS_BARRIER_COMPLETION), 10);
+    CHECK_EQ_U64(t(w2, 4, SP_WS_BARRIER_COMPLETION), 20);
+    CHECK_EQ_U64(t(w3, 4, SP_WS_BARRIER_COMPLETION), 30);
+    /* Late Broadcast on the pair's communicator: the root (1) enters 500 after rank 3 */
+    CHECK_EQ_U64(t(w3, 5, SP_WS_LATE_BROADCAST), 500);
+    CHECK_EQ_U64(t(w1, 5, SP_WS_LATE_BROADCAST), 0);
+    /* Early Reduce: the root waits for the first other rank (rank 2 at 30200) */
+    CHECK_EQ_U64(t(w0, 6, SP_WS_EARLY_REDUCE), 200);
+    CHECK_EQ_U64(total(w1, SP_WS_EARLY_REDUCE) + total(w2, SP_WS_EARLY_REDUCE) +
+                 total(w3, SP_WS_EARLY_REDUCE), 0);
+    /* Wait at N x N */
+    CHECK_EQ_U64(t(w0, 7, SP_WS_WAIT_NXN), 300);
+    CHECK_EQ_U64(t(w1, 7, SP_WS_WAIT_NXN), 200);
+    CHECK_EQ_U64(t(w2, 7, SP_WS_WAIT_NXN), 100);
+    CHECK_EQ_U64(t(w3, 7, SP_WS_WAIT_NXN), 0);
+    CHECK_EQ_U64(total(w0, SP_WS_NXN_COMPLETION), 0);
+    /* Early Scan: rank i waits for the last of ranks 0..i */
+    CHECK_EQ_U64(t(w0, 8, SP_WS_EARLY_SCAN), 0);
+    CHECK_EQ_U64(t(w1, 8, SP_WS_EARLY_SCAN), 0);
+    CHECK_EQ_U64(t(w2, 8, SP_WS_EARLY_SCAN), 200);
+    CHECK_EQ_U64(t(w3, 8, SP_WS_EARLY_SCAN), 100);
+    for (uint32_t r = 0; r < RANKS; r++)
+        sp_ws_result_free(&work[r].r);
+    thread_group_free(&group);
+}
+
+/* Members that disagree on a communicator's collectives (an erroneous trace) make every
+ * member skip it, without deadlock, and the others still count. */
+static void *mismatch_rank(void *arg)
+{
+    ws_work *w = arg;
+    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, 2};
+    static const uint32_t members[2] = {0, 1};
+    sp_ws_comm comm = {WORLD, 2, members};
+    sp_ws_event ev[2] = {COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 0, 100, 0),
+                         COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 200, 300, 0)};
+    w->status = sp_ws_replay(&ipc, ev, w->me.rank == 0 ? 2 : 1, &comm, 1, &w->r, w->err,
+                             sizeof w->err);
+    return NULL;
+}
+
+static void test_disagreeing_members_skip_the_communicator(void)
+{
+    thread_group group;
+    CHECK(thread_group_init(&group, 2) == 0);
+    ws_work work[2];
+    pthread_t threads[2];
+    for (uint32_t r = 0; r < 2; r++) {
+        memset(&work[r], 0, sizeof work[r]);
+        work[r].me = (thread_rank){&group, r};
+        CHECK(sp_ws_result_init(&work[r].r, 1) == 0);
+        CHECK(pthread_create(&threads[r], NULL, mismatch_rank, &work[r]) == 0);
+    }
+    for (uint32_t r = 0; r < 2; r++)
+        pthread_join(threads[r], NULL);
+    CHECK(work[0].status == 0 && work[1].status == 0);
+    CHECK_EQ_U64(work[0].r.collectives_skipped, 2);
+    CHECK_EQ_U64(work[1].r.collectives_skipped, 1);
+    CHECK_EQ_U64(t(&work[0], 0, SP_WS_BARRIER_WAIT), 0);
+    for (uint32_t r = 0; r < 2; r++)
+        sp_ws_result_free(&work[r].r);
+    thread_group_free(&group);
+}
+
+/* A rank whose partner recorded nothing of their message or of their communicator's
+ * collectives (recording off there, a filter): nobody waits for the other, nothing counts. */
+static void *one_sided_rank(void *arg)
+{
+    ws_work *w = arg;
+    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, 2};
+    static const uint32_t members[2] = {0, 1};
+    sp_ws_comm comm = {WORLD, 2, members};
+    sp_ws_event ev[2] = {SEND(1, 0, 100), COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 0, 100, 0)};
+    w->status = sp_ws_replay(&ipc, ev, w->me.rank == 0 ? 2 : 0, &comm, 1, &w->r, w->err,
+                             sizeof w->err);
+    return NULL;
+}
+
+static void test_partner_that_recorded_nothing(void)
+{
+    thread_group group;
+    CHECK(thread_group_init(&group, 2) == 0);
+    ws_work work[2];
+    pthread_t threads[2];
+    for (uint32_t r = 0; r < 2; r++) {
+        memset(&work[r], 0, sizeof work[r]);
+        work[r].me = (thread_rank){&group, r};
+        CHECK(sp_ws_result_init(&work[r].r, 1) == 0);
+        CHECK(pthread_create(&threads[r], NULL, one_sided_rank, &work[r]) == 0);
+    }
+    for (uint32_t r = 0; r < 2; r++)
+        pthread_join(threads[r], NULL);
+    CHECK(work[0].status == 0 && work[1].status == 0);
+    CHECK_EQ_U64(work[0].r.collectives_skipped, 1);
+    CHECK_EQ_U64(work[1].r.unmatched + work[0].r.unmatched, 0);
+    CHECK_EQ_U64(t(&work[0], 0, SP_WS_BARRIER_WAIT), 0);
+    for (uint32_t r = 0; r < 2; r++)
+        sp_ws_result_free(&work[r].r);
+    thread_group_free(&group);
+}
+
+CTEST_MAIN(test_patterns_of_constructed_programs, test_disagreeing_members_skip_the_communicator,
+           test_partner_that_recorded_nothing)
