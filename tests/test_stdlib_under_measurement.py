@@ -25,8 +25,10 @@ from scorep import cube
 
 QUICK = ["test_generators", "test_coroutines", "test_asyncgen", "test_contextlib",
          "test_sys_settrace", "test_exceptions", "test_descr", "test_class",
-         # a program running cProfile itself (3.12+: both are sys.monitoring tools)
-         "test_cprofile"]
+         # a program running cProfile itself (3.12+: both are sys.monitoring tools), and the
+         # pure-Python profile module and profile hooks it installs (3.12+: sys.setprofile is
+         # a sys.monitoring tool too, next to our CALL and C_RETURN events)
+         "test_cprofile", "test_sys_setprofile"]
 # (module, interpreter version, mode): each long module once, on a different interpreter.
 LONG = [("test_itertools", (3, 10), "trace"), ("test_threading", (3, 11), "profile"),
         ("test_asyncio.test_tasks", (3, 12), "trace"), ("test_threading", (3, 13), "trace"),
@@ -43,7 +45,10 @@ LONG = [("test_itertools", (3, 10), "trace"), ("test_threading", (3, 11), "profi
         ("test_inspect", (3, 13), "profile"),
         # they start child processes (issue 29: each reported "env changed" under measurement)
         ("test_weakref", (3, 10), "profile"), ("test_weakref", (3, 13), "trace"),
-        ("test_itertools", (3, 13), "profile")]
+        ("test_itertools", (3, 13), "profile"),
+        # C functions called back and forth (partial, reduce, lru_cache, singledispatch)
+        ("test_functools", (3, 12), "profile"), ("test_functools", (3, 13), "trace"),
+        ("test_functools", (3, 11), "c-calls")]
 # With I/O recording (mode "io": tracing and SCOREP_IO_POSIX=true): the file object tests,
 # which open, read, write, seek and close files and bad descriptors in every way.
 QUICK_IO = ["test_fileio"]
@@ -124,7 +129,7 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     with subprocess.Popen([python] + args, env=scorep_env(), cwd=plain_dir, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
         options = {"lines": ["--lines=*"], "metrics": ["--memory"],
-                   "sampling": ["--sampling=5000"]}.get(mode, [])
+                   "sampling": ["--sampling=5000"], "c-calls": ["--c-calls"]}.get(mode, [])
         metrics = {"SCOREP_METRIC_RUSAGE": "ru_utime,ru_minflt",
                    "SCOREP_METRIC_PERF": "page-faults"} if mode == "metrics" else {}
         measured = run_scorep(python, options + args,
@@ -151,6 +156,10 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
                for r in profile.regions), "nothing of %s was recorded" % test_module
     if mode in ("trace", "io", "metrics"):
         assert (tmp_path / "exp" / "traces.otf2").exists()
+    # C functions are regions: by default on 3.12+, asked for before.
+    if (version >= (3, 12) and mode in ("profile", "trace")) or mode == "c-calls":
+        assert any(r.name == "builtins:isinstance" and r.paradigm.startswith("compiler")
+                   for r in profile.regions), "no C function was recorded"
     if mode == "sampling":
         hits = profile.values("hits", inclusive=False)
         assert sum(sum(row) for row in hits) > 10, "hardly any samples"

@@ -66,7 +66,7 @@ options:
   --c-calls, --no-c-calls    C functions called from Python (sorted, time.sleep,
                              ndarray.dot, numpy ufuncs) are regions of their own, or not
                              (their time is then their Python caller's); the default is
-                             off (sets SCOREP_PYTHON_C_CALLS)
+                             on for Python 3.12+, off before (sets SCOREP_PYTHON_C_CALLS)
   --no-children              do not measure the Python processes the program starts
                              (multiprocessing, subprocess, os.fork); sets
                              SCOREP_CHILDREN=false

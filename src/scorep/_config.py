@@ -349,15 +349,13 @@ VARIABLES = {
                                        "PAPI events recorded by the first thread"),
     "SCOREP_METRIC_PAPI_SEP": (",", parse_separator,
                                "separator of the names in SCOREP_METRIC_PAPI*"),
-    # Not Score-P's: --c-calls / --no-c-calls set it. Off by default: with C returns watched
-    # (any sys.monitoring tool asking for CALL and C_RETURN), 3.12+ shows a profiler that
-    # sys.setprofile installs the return of that very call, and the pure-Python `profile`
-    # module of a measured program fails its "Bad return" assertion (CPython's test_cprofile);
-    # before 3.12 only the profile hook reports C calls, at about cProfile's cost (README).
-    "SCOREP_PYTHON_C_CALLS": ("false", parse_bool,
+    # Not Score-P's: --c-calls / --no-c-calls set it. On by default where sys.monitoring
+    # reports C calls (3.12+); before 3.12 only the profile hook does, which costs about as
+    # much as cProfile (README, Benchmarks).
+    "SCOREP_PYTHON_C_CALLS": ("true" if sys.version_info >= (3, 12) else "false", parse_bool,
                               "C functions called from Python (builtins, methods of C types, "
                               "numpy ufuncs on 3.12+) are regions of their own, as cProfile "
-                              "shows them (default: false)"),
+                              "shows them (default: true on 3.12+, false before)"),
     # Not Score-P's: --memory sets the three.
     "SCOREP_PYTHON_MEMORY": ("false", parse_bool,
                              "bytes allocated and freed by the Python allocators per region "
