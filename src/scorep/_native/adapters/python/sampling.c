@@ -218,7 +218,7 @@ static void walk_frames(PyThreadState *ts, raw_stack *s)
 #include <unistd.h>
 
 #define CAP_THREADS 256   /* threads read per tick; more wait for the pass (counted) */
-#define CAP_FRAMES 32768  /* frames read per tick, all threads together */
+#define CAP_FRAMES 16384  /* frames read per tick, all threads together */
 #define CAP_DEPTH 4096    /* a deeper chain is taken as a torn read */
 #define KNOWN_SLOTS 65536 /* known code objects (power of two; filled at most half) */
 
@@ -231,9 +231,20 @@ typedef struct {
     int status;
 } cap_thread;
 
+/* What identifies a code object read without a reference to it: checked again at the pass
+ * before the object is trusted (a freed one fails: its memory no longer says
+ * PyCode_Type with a live reference count, or holds another function). */
 typedef struct {
-    const void *frame;
-    PyCodeObject *code; /* a known one (status CAP_OK): kept alive by `known` */
+    const void *name, *filename;
+    int firstlineno;
+} fingerprint;
+
+typedef struct {
+    const void *frame, *code; /* the frame's code object: known (alive), or `unknown` */
+    const void *extra; /* unknown ones: the frame's globals */
+    const void *object; /* unknown ones before 3.11: the frame object (names methods) */
+    fingerprint id; /* unknown ones */
+    bool unknown;
 } cap_frame;
 
 /* A code object the measurement keeps alive, with what a read needs of it without
@@ -358,6 +369,29 @@ static const void *top_frame_of(const PyThreadState *copy)
 #endif
 }
 
+
+/* A code object's header as a safe read finds it, if it looks like a live code object. */
+static bool read_code(const void *at, PyCodeObject *copy, size_t size)
+{
+    if (!safe_read(at, copy, size))
+        return false;
+    Py_ssize_t refs = ((PyObject *)copy)->ob_refcnt;
+    return Py_TYPE((PyObject *)copy) == &PyCode_Type && refs >= 1 && refs < ((Py_ssize_t)1 << 32);
+}
+
+#if PY_VERSION_HEX >= 0x030B0000
+#define CODE_HEADER offsetof(PyCodeObject, co_code_adaptive)
+#else
+#define CODE_HEADER sizeof(PyCodeObject)
+#endif
+
+static bool looks_alive(const void *at, PyTypeObject *type)
+{
+    PyObject copy;
+    return safe_read(at, &copy, sizeof copy) && Py_TYPE(&copy) == type &&
+           copy.ob_refcnt >= 1 && copy.ob_refcnt < ((Py_ssize_t)1 << 32);
+}
+
 /* One thread's chain from `top`, into A.frames from `t->first`: its status. */
 static int capture_chain(const void *top, cap_thread *t)
 {
@@ -370,57 +404,129 @@ static int capture_chain(const void *top, cap_thread *t)
         if (!safe_read(at, &f, offsetof(_PyInterpreterFrame, localsplus)))
             return CAP_TORN;
         const void *next = f.previous;
-#if PY_VERSION_HEX >= 0x030D0000
-        if (f.owner == FRAME_OWNED_BY_CSTACK) {
-            at = next;
-            continue;
-        }
-        const void *code = f.f_executable;
-        const void *instr = f.instr_ptr;
-#else
 #if PY_VERSION_HEX >= 0x030C0000
         if (f.owner == FRAME_OWNED_BY_CSTACK) {
             at = next;
             continue;
         }
 #endif
+#if PY_VERSION_HEX >= 0x030D0000
+        const void *code = f.f_executable;
+        const void *instr = f.instr_ptr;
+#else
         const void *code = f.f_code;
         const void *instr = f.prev_instr;
 #endif
-        const known_code *k = known_find(code);
-        if (!k)
-            return CAP_UNKNOWN;
-        if (!k->skip) {
-            const _Py_CODEUNIT *start = k->start;
-            if ((const _Py_CODEUNIT *)instr < start - 1 || instr > k->end)
-                return CAP_TORN;
-            /* Not started yet (its code has not begun): not where the time goes. */
-            bool incomplete = f.owner != FRAME_OWNED_BY_GENERATOR && instr < k->traceable;
-            if (!incomplete) {
-                if (t->first + t->count >= CAP_FRAMES)
-                    return CAP_TOO_MANY;
-                A.frames[t->first + t->count++] = (cap_frame){at, (PyCodeObject *)code};
-            }
-        }
-        at = next;
+        const void *extra = f.f_globals;
 #else
         PyFrameObject f;
         if (!safe_read(at, &f, offsetof(PyFrameObject, f_localsplus)))
             return CAP_TORN;
-        const known_code *k = known_find(f.f_code);
-        if (!k)
-            return CAP_UNKNOWN;
-        if (f.f_lasti < -1 || (uintptr_t)f.f_lasti >= (uintptr_t)k->start)
+        const void *next = f.f_back;
+        const void *code = f.f_code;
+        const void *extra = f.f_globals;
+#endif
+        const known_code *k = known_find(code);
+        cap_frame out = {at, (PyCodeObject *)code, NULL, at, {0}, false};
+        const void *start, *traceable, *end;
+        if (k && k->skip) {
+            at = next;
+            continue;
+        }
+        if (k) {
+            start = k->start;
+            traceable = k->traceable;
+            end = k->end;
+        } else {
+            /* Not seen yet: what the frame says it runs must look like a live code object;
+             * the pass checks that again, under the GIL, before it names it. */
+            PyCodeObject copy;
+            if (!read_code(code, &copy, CODE_HEADER))
+                return CAP_TORN;
+            out.unknown = true;
+            out.extra = extra;
+            out.id = (fingerprint){copy.co_name, copy.co_filename, copy.co_firstlineno};
+#if PY_VERSION_HEX >= 0x030B0000
+            start = (const char *)code + CODE_HEADER;
+            traceable = (const _Py_CODEUNIT *)start + copy._co_firsttraceable;
+            end = (const _Py_CODEUNIT *)start + Py_SIZE(&copy);
+#else
+            start = NULL;
+            traceable = NULL;
+            end = NULL;
+            (void)traceable;
+            if (!looks_alive(copy.co_code, &PyBytes_Type))
+                return CAP_TORN;
+            PyBytesObject bytes;
+            if (!safe_read(copy.co_code, &bytes, offsetof(PyBytesObject, ob_sval)))
+                return CAP_TORN;
+            start = (const void *)(uintptr_t)Py_SIZE(&bytes);
+#endif
+        }
+#if PY_VERSION_HEX >= 0x030B0000
+        if ((const _Py_CODEUNIT *)instr < (const _Py_CODEUNIT *)start - 1 ||
+            (const _Py_CODEUNIT *)instr > (const _Py_CODEUNIT *)end)
             return CAP_TORN;
+        /* Not started yet (its code has not begun): not where the time goes. */
+        if (f.owner != FRAME_OWNED_BY_GENERATOR &&
+            (const _Py_CODEUNIT *)instr < (const _Py_CODEUNIT *)traceable) {
+            at = next;
+            continue;
+        }
+#else
+        (void)end;
+        if (f.f_lasti < -1 || (uintptr_t)f.f_lasti >= (uintptr_t)start)
+            return CAP_TORN;
+#endif
         if (t->first + t->count >= CAP_FRAMES)
             return CAP_TOO_MANY;
-        A.frames[t->first + t->count++] = (cap_frame){at, f.f_code};
-        at = f.f_back;
-#endif
+        A.frames[t->first + t->count++] = out;
+        at = next;
     }
     return CAP_OK;
 }
 
+/* The pass, GIL held: a code object read at the tick and not known then is named and kept
+ * if it is still the object the read saw. False: it is gone (the sample is dropped). */
+static bool adopt(const cap_frame *f)
+{
+    if (known_find(f->code))
+        return true;
+    PyCodeObject copy;
+    if (!read_code(f->code, &copy, CODE_HEADER) || copy.co_name != f->id.name ||
+        copy.co_filename != f->id.filename || copy.co_firstlineno != f->id.firstlineno)
+        return false;
+    /* Alive, and nothing frees it while the GIL is held. */
+    uint32_t region;
+#if PY_VERSION_HEX >= 0x030B0000
+    PyObject *globals = looks_alive(f->extra, &PyDict_Type) ? (PyObject *)f->extra : NULL;
+    if (!globals)
+        return false;
+    lookup_code_region((PyCodeObject *)f->code, NULL, globals, NULL, NULL, &region);
+#else
+    /* The frame object names a method by its first argument while it runs; after it
+     * returned (3.10 reads at a later safe point), its module's globals do. */
+    PyFrameObject frame;
+    if (looks_alive(f->object, &PyFrame_Type) && safe_read(f->object, &frame, sizeof frame) &&
+        frame.f_code == f->code) {
+        lookup_code_region((PyCodeObject *)f->code, (PyFrameObject *)f->object, NULL, NULL,
+                           NULL, &region);
+    } else {
+        PyObject *globals = looks_alive(f->extra, &PyDict_Type) ? (PyObject *)f->extra : NULL;
+        if (!globals)
+            return false;
+        PyObject *qualname = sp_python_qualname_in_globals((PyCodeObject *)f->code, globals);
+        if (!qualname) {
+            PyErr_Clear();
+            return false;
+        }
+        lookup_code_region((PyCodeObject *)f->code, NULL, globals, NULL, qualname, &region);
+        Py_DECREF(qualname);
+    }
+#endif
+    known_add((PyObject *)f->code);
+    return true;
+}
 
 /* The sampler thread, at a tick, without the GIL: every thread's frames as they are now. */
 static void capture(void)
@@ -687,13 +793,16 @@ static void sample_thread(PyThreadState *ts, uint64_t now, uint64_t pass_weight,
      * and the thread's code objects are named; else those it has now, at this safe point. */
     const cap_thread *c = captured ? capture_of(ts) : NULL;
     bool from_capture = c && c->status == CAP_OK && raw_reserve(&S.raw, c->count);
-    bool unknown = false;
+    bool unknown = false, gone = false;
     uint32_t old = 0, inner = 0, count = 0;
+    for (uint32_t i = 0; from_capture && i < c->count; i++)
+        if (A.frames[c->first + i].unknown && !adopt(&A.frames[c->first + i]))
+            gone = true, from_capture = false;
     if (from_capture) {
         S.raw.count = c->count;
         for (uint32_t i = 0; i < c->count; i++) {
             const cap_frame *f = &A.frames[c->first + i];
-            S.raw.frames[i] = (raw_frame){f->frame, f->code, NULL, NULL};
+            S.raw.frames[i] = (raw_frame){f->frame, (PyCodeObject *)f->code, NULL, NULL};
         }
         old = old_frame_count(&S.raw, ts->id);
         /* Known code objects are alive (`known` holds them): their cache can be read. */
@@ -704,7 +813,7 @@ static void sample_thread(PyThreadState *ts, uint64_t now, uint64_t pass_weight,
     if (A.enabled) {
         if (from_capture) {
             atomic_fetch_add(&A.async_samples, 1);
-        } else if (c && (c->status == CAP_TORN || c->status == CAP_TOO_MANY)) {
+        } else if (gone || (c && (c->status == CAP_TORN || c->status == CAP_TOO_MANY))) {
             /* Dropped, not taken here: a safe point is often the start of a function, which
              * would get the samples of the reads that failed (3.10-3.13, a straight-line
              * function calling a cheap one: the cheap one 5-9% of the samples instead of
