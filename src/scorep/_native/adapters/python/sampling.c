@@ -952,17 +952,20 @@ static bool request_pass(void)
 }
 
 /* The sampler takes the GIL and runs the pass itself. */
-static void pass_with_gil(void)
+static void pass_with_gil(bool hurry)
 {
 #if PY_VERSION_HEX < 0x030C0000
     /* A thread that holds the GIL running bytecode gives it up at its next check when
      * asked (after the switch interval it would be asked anyway); one in C code or
-     * waiting does not need to be. */
+     * waiting does not need to be. Not when a late pass only records reads made where
+     * the threads were: the holder would wait at that check, where the next read finds it. */
     PyThreadState *holder = gil_holder();
-    if (holder && holder != S.main_tstate) {
+    if (hurry && holder && holder != S.main_tstate) {
         _Py_atomic_store_relaxed(&S.interp->ceval.gil_drop_request, 1);
         _Py_atomic_store_relaxed(&S.interp->ceval.eval_breaker, 1);
     }
+#else
+    (void)hurry;
 #endif
     PyGILState_STATE gil = PyGILState_Ensure();
     take_samples();
@@ -1021,15 +1024,26 @@ static void *sampler_main(void *arg)
          * (often the start of a function), and a busy machine then let the next read find
          * it waiting there, in that function: 3.11, sampling_safe_points.py tail, cheap()
          * 11-18% of the samples instead of 0.4%. */
-        bool with_gil;
+        bool with_gil, hurry = true;
         if (!unserved) {
             late_ticks = 0;
             with_gil = !request_pass();
+        } else if (!A.enabled) {
+            with_gil = true;
         } else {
-            with_gil = !A.enabled || ++late_ticks >= LATE_TICKS;
+#if PY_VERSION_HEX < 0x030C0000
+            /* Before 3.12 the GIL's holder is known: a free GIL means no thread runs
+             * bytecode, and taking it makes nobody wait. A held one is left alone: its
+             * holder runs the pending call at its next safe point, or computes in C and
+             * would not give the GIL up earlier anyway. */
+            with_gil = !gil_holder() || ++late_ticks >= 16 * LATE_TICKS;
+#else
+            with_gil = ++late_ticks >= LATE_TICKS;
+#endif
+            hurry = false;
         }
         if (with_gil)
-            pass_with_gil();
+            pass_with_gil(hurry);
     }
     PyEval_RestoreThread(saved);
     S.sampler_tstate = NULL;
