@@ -174,6 +174,10 @@ def write_manifest(path, profile_name="profile", notes=(), other_ranks=False, pr
 
 def sampling_facts(counts):
     """How the samples were read (MANIFEST.md, not stderr: deferring a sample is normal)."""
+    if counts.get("unavailable_errno"):
+        return ["samples were read at safe points: reading the threads' stacks where they are "
+                "needs process_vm_readv on this process, which failed here (%s; a container's "
+                "seccomp profile may forbid it)" % os.strerror(counts["unavailable_errno"])]
     deferred = counts["unknown_code"] + counts["new_thread"] + counts["no_read"]
     if not counts["async"] and not deferred and not counts["failed_check"]:
         return []  # read at safe points (SCOREP_SAMPLING_READ=safepoint)

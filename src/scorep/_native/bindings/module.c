@@ -1177,12 +1177,12 @@ static PyObject *py_sampling_counts(PyObject *self, PyObject *args)
 {
     (void)self;
     (void)args;
-    uint64_t c[5];
+    uint64_t c[6];
     sp_python_sampling_counts(c);
-    return Py_BuildValue("{sKsKsKsKsK}", "async", (unsigned long long)c[0], "unknown_code",
+    return Py_BuildValue("{sKsKsKsKsKsi}", "async", (unsigned long long)c[0], "unknown_code",
                          (unsigned long long)c[1], "failed_check", (unsigned long long)c[2],
                          "new_thread", (unsigned long long)c[3], "no_read",
-                         (unsigned long long)c[4]);
+                         (unsigned long long)c[4], "unavailable_errno", (int)c[5]);
 }
 
 static PyMethodDef methods[] = {

@@ -80,7 +80,8 @@ void sp_python_exclude_code(PyCodeObject *code);
 void sp_python_sampling_set_async(bool on);
 /* Samples read where the threads were, and those taken at a safe point instead because a
  * code object was not known yet, the read failed its checks, the thread was new, or no
- * capture came with the pass: since the last start. */
-void sp_python_sampling_counts(uint64_t counts[5]);
+ * capture came with the pass: since the last start; and the errno that made reads where the
+ * threads are unavailable (0: none). */
+void sp_python_sampling_counts(uint64_t counts[6]);
 
 #endif

@@ -272,6 +272,7 @@ static struct {
     /* Counted for MANIFEST.md (kept after the end, until the next start). */
     _Atomic uint64_t async_samples, deferred_unknown, deferred_torn, deferred_new,
         deferred_late;
+    int unavailable; /* errno of the probe read when reads where the threads are failed */
 } A;
 
 static inline bool safe_read(const void *from, void *to, size_t size)
@@ -1142,8 +1143,9 @@ void sp_python_sampling_set_async(bool on)
     want_async = on;
 }
 
-void sp_python_sampling_counts(uint64_t counts[5])
+void sp_python_sampling_counts(uint64_t counts[6])
 {
+    counts[5] = (uint64_t)A.unavailable;
     counts[0] = atomic_load(&A.async_samples);
     counts[1] = atomic_load(&A.deferred_unknown);
     counts[2] = atomic_load(&A.deferred_torn);
@@ -1193,6 +1195,7 @@ int sp_python_sampling_start(bool unwinding, uint64_t period_us, bool cpu)
     atomic_store(&A.deferred_late, 0);
     atomic_store(&A.ready, 0);
     A.enabled = false;
+    A.unavailable = 0;
     if (S.configured && want_async) {
         /* Allocated once, kept for later measurements of the process. */
         if (!A.known)
@@ -1204,7 +1207,13 @@ int sp_python_sampling_start(bool unwinding, uint64_t period_us, bool cpu)
             return -1;
         }
         A.pid = getpid();
-        A.enabled = true;
+        /* A container's seccomp profile may forbid process_vm_readv (EPERM, ENOSYS): then
+         * the stacks are read at safe points, and MANIFEST.md says why. */
+        long probe = 1, copy = 0;
+        if (safe_read(&probe, &copy, sizeof copy) && copy == probe)
+            A.enabled = true;
+        else
+            A.unavailable = errno ? errno : EINVAL;
     }
     atomic_store(&S.unwinders_may_acquire, true);
     sp_set_unwinder(unwind_own);
