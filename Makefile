@@ -64,7 +64,8 @@ DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3
   python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat python3-pandas \
   python3-jupyter-kernel-test python3-protobuf python3-line-profiler graphviz chromium nodejs npm \
   python3-pip python3-venv python3-setuptools python3-wheel python3-build \
-  python3-setuptools-whl python3-wheel-whl libpython3.11-testsuite python3-networkx python3-joblib
+  python3-setuptools-whl python3-wheel-whl libpython3.11-testsuite python3-networkx python3-joblib \
+  python3-seccomp
 # libpython3.11-testsuite: CPython's own regression tests for Debian's python3 (3.11.2, the
 # interpreter scorep is installed for), run under measurement by the tests. python3-networkx,
 # python3-joblib: third-party programs the tests measure (tests/test_third_party.py,

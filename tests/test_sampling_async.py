@@ -8,6 +8,7 @@ known to about sqrt(p (1 - p) / S)), compared with the instrumented profile of t
 program, whose big straight-line functions (no loop, no call inside) it measures to ~1%."""
 
 import re
+import sys
 
 import pytest
 
@@ -155,3 +156,33 @@ def test_stress_threads_fork_gc_generators_at_10_khz(python, tmp_path):
     profile = cube.read(str(exp / "profile.cubex"))
     names = {r.name for r in profile.regions}
     assert {"__main__:spin", "__main__:gen"} <= names, names
+
+
+NO_READV = r'''
+import errno, os, sys, seccomp
+f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+f.add_rule(seccomp.ERRNO(errno.EPERM), "process_vm_readv")
+f.load()
+os.execv(sys.argv[1], sys.argv[1:])
+'''
+
+
+def test_without_process_vm_readv_samples_are_read_at_safe_points(python, tmp_path):
+    # A container whose seccomp profile forbids process_vm_readv (Docker's did without
+    # CAP_SYS_PTRACE): made here with a real seccomp filter (Debian's python3-seccomp), which
+    # the measured interpreter inherits through exec.
+    pytest.importorskip("seccomp", reason="python3-seccomp (libseccomp's bindings) is needed")
+    launcher = tmp_path / "noreadv.py"
+    launcher.write_text(NO_READV)
+    exp = tmp_path / "exp"
+    out = run([sys.executable, str(launcher), python, "-m", "scorep", "--sampling",
+               program("straight_line.py"), "3000"],
+              env=scorep_env(exp), cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "" and out.stderr == ""
+    manifest = (exp / "MANIFEST.md").read_text()
+    assert ("samples were read at safe points: reading the threads' stacks where they are "
+            "needs process_vm_readv on this process, which failed here (Operation not "
+            "permitted;") in manifest, manifest
+    _, samples = exclusive_shares(exp, "hits")
+    assert samples > 0
