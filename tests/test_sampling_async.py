@@ -4,8 +4,8 @@ GIL and through fault-safe reads, and the pass at the next safe point records th
 On every interpreter in SCOREP_TEST_PYTHONS.
 
 No test asserts a time: the shares are statistics of samples (with S samples a share p is
-known to about sqrt(p (1 - p) / S)), compared with the instrumented profile of the same
-program, whose big straight-line functions (no loop, no call inside) it measures to ~1%."""
+known to about sqrt(p (1 - p) / S)), compared with what the program's big straight-line
+functions (no loop, no call inside) are known to take."""
 
 import re
 import sys
@@ -45,23 +45,30 @@ def straight_line_run(python, tmp_path, name, *args, **env):
     return exp
 
 
-def test_straight_line_functions_get_their_instrumented_shares(python, tmp_path):
-    instrumented, _ = exclusive_shares(straight_line_run(python, tmp_path, "i"), "time")
+def test_straight_line_functions_get_their_shares(python, tmp_path):
+    # The eight functions do 160, 96, 64, 48, 32, 20, 12 and 6 statements of the same
+    # arithmetic, and their time shares follow (the program's own thread-CPU timing gave
+    # big 33.9%, large 20.8%, medium 14.4%, mid 11.1%, small 7.9% of their time). That is
+    # the reference: an instrumented profile of the same program is wall-clock time too and
+    # on a loaded machine moved by several points from run to run (3.13: `large` 3.7% in
+    # one run, 22% in others), so it is printed by benchmarks/sampling_accuracy.py instead.
+    statements = {"big": 160, "large": 96, "medium": 64, "mid": 48, "small": 32,
+                  "smaller": 20, "tiny": 12, "wee": 6}
     exp = straight_line_run(python, tmp_path, "s", "--sampling=2000")
     sampled, samples = exclusive_shares(exp, "hits")
     assert samples >= 300, "too few samples to judge: %d" % samples
     read, dropped, deferred = manifest_counts(exp)
     assert read >= 0.9 * samples, (read, dropped, deferred, samples)
-    # Each of the big functions within 10 points: about 3 standard deviations of a share
-    # with 300+ samples, plus the instrumented profile's own noise on a loaded machine (two
-    # runs, each preempted elsewhere; benchmarks/sampling_accuracy.py measures the 3-point
-    # goal on a quiet one). Read at safe points they got 0-1% from 3.10 on (all of it went
-    # to their caller), at 3.9's nearly-every-instruction safe points about their share.
+    inside = sum(sampled.get("__main__:" + name, 0.0) for name in statements)
+    # Read at safe points the functions got 0-1% from 3.10 on (all of it went to their
+    # caller, main); at 3.9's nearly-every-instruction safe points about their share.
+    assert inside > 0.8, sampled
+    # Each of the big functions within 7 points of its share of the statements (about 3
+    # standard deviations of a share with 300+ samples, plus the statements' uneven cost).
     for name in STRAIGHT:
-        region = "__main__:" + name
-        assert abs(sampled.get(region, 0.0) - instrumented[region]) <= 0.10, (
-            name, sampled, instrumented, samples)
-    assert sampled.get("__main__:main", 0.0) < 0.15, sampled
+        expected = statements[name] / sum(statements.values())
+        got = sampled.get("__main__:" + name, 0.0) / inside
+        assert abs(got - expected) <= 0.07, (name, got, expected, sampled, samples)
 
 
 def test_reads_at_safe_points_stay_selectable(python, tmp_path):
