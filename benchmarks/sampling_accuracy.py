@@ -2,7 +2,7 @@
 the time.
 
     python3 benchmarks/sampling_accuracy.py [--python P ...] [--workload W ...] [--scale F]
-                                            [--hz HZ] [--top N]
+                                            [--hz HZ] [--top N] [--read async|safepoint]
 
 For every interpreter and workload it profiles the same program twice with scorep, once
 instrumented (every call recorded) and once sampled (--sampling=HZ, wall-clock time), and
@@ -27,6 +27,7 @@ depth), printed next to the uncorrected share, never instead of it:
     corrected  the same with scorep's estimated cost per call taken out
     sampled    the sampled profile's share
     s-i, s-c   sampled minus instr, sampled minus corrected (percentage points)
+    hits, h-i  the share of the samples (counts, not times), minus instr
 
 and then the inclusive shares (the function and what it calls; recursion counted once) of
 the top N functions below the program's top level, instrumented/sampled, with the largest
@@ -47,6 +48,9 @@ import tempfile
 
 from overhead import SRC, WORKLOADS, default_pythons, version_of
 
+# Big functions without a loop or a call inside: the instrumented shares are exact to ~1%.
+WORKLOADS = dict(WORKLOADS, straight_line=["straight_line.py", "5000"])
+
 sys.path.insert(0, SRC)
 from scorep import cube  # noqa: E402  (the checkout's reader)
 
@@ -54,10 +58,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OO = ["oo_scheduler", "oo_raytrace", "oo_go", "oo_constraints"]
 
 
-def profile_of(python, script, experiment, sampling_hz=None):
+def profile_of(python, script, experiment, sampling_hz=None, read="async"):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCOREP_")}
     env.update(PYTHONPATH=SRC, SCOREP_EXPERIMENT_DIRECTORY=experiment,
-               SCOREP_TOTAL_MEMORY="1G")
+               SCOREP_TOTAL_MEMORY="1G", SCOREP_SAMPLING_READ=read)
     args = [python, "-m", "scorep"]
     if sampling_hz:
         args.append("--sampling=%g" % sampling_hz)
@@ -87,6 +91,18 @@ def shares(profile, cost=None):
     if any(m.uniq_name == "hits" for m in profile.metrics):
         hits = sum(sum(row) for row in profile.values(profile.metric("hits"), inclusive=False))
     return {name: t / total for name, t in by_region.items()}, hits
+
+
+def hit_shares(profile):
+    """region name -> the share of the samples whose innermost frame it was: on a loaded
+    machine steadier than the estimated times, each of which weighs its sample by the time
+    since the previous one (a sampler thread kept from running makes that uneven)."""
+    hits = profile.values(profile.metric("hits"), inclusive=False)
+    by_region = {}
+    for node in profile.cnodes:
+        by_region[node.region.name] = by_region.get(node.region.name, 0.0) + sum(hits[node.id])
+    total = sum(by_region.values()) or 1.0
+    return {name: h / total for name, h in by_region.items()}
 
 
 def inclusive_shares(profile):
@@ -146,6 +162,9 @@ def main():
                         help="multiply each workload's size (default 4: runs of a few seconds)")
     parser.add_argument("--hz", type=float, default=1000.0)
     parser.add_argument("--top", type=int, default=10)
+    parser.add_argument("--read", choices=["async", "safepoint"], default="async",
+                        help="SCOREP_SAMPLING_READ of the sampled runs: where each thread is "
+                             "at the tick (default) or at the next safe point")
     args = parser.parse_args()
     if args.scale <= 0:
         parser.error("--scale must be positive")
@@ -164,26 +183,33 @@ def main():
             instrumented, _ = shares(profile)
             corrected, _ = shares(profile, cost)
             instrumented_incl = inclusive_shares(profile)
-            sampled_profile = profile_of(python, script, os.path.join(tmp, "s"), args.hz)
+            sampled_profile = profile_of(python, script, os.path.join(tmp, "s"), args.hz,
+                                         args.read)
             sampled, samples = shares(sampled_profile)
+            by_hits = hit_shares(sampled_profile)
             sampled_incl = inclusive_shares(sampled_profile)
             subprocess.run(["rm", "-rf", os.path.join(tmp, "i"), os.path.join(tmp, "s")])
             top = sorted(instrumented, key=instrumented.get, reverse=True)[:args.top]
             print("%s %s(%d), %d samples at %g Hz: exclusive time shares" % (
                 version, name, size, samples, args.hz))
-            print("  %-50s %6s %9s %7s %6s %6s" % ("", "instr", "corrected", "sampled",
-                                                   "s-i", "s-c"))
-            worst = worst_corrected = 0.0
+            print("  %-50s %6s %9s %7s %6s %6s %6s %6s" % ("", "instr", "corrected", "sampled",
+                                                             "s-i", "s-c", "hits", "h-i"))
+            worst = worst_corrected = worst_hits = 0.0
             for region in top:
                 a, c = instrumented[region], corrected.get(region, 0.0)
                 b = sampled.get(region, 0.0)
+                h = by_hits.get(region, 0.0)
                 worst = max(worst, abs(a - b))
                 worst_corrected = max(worst_corrected, abs(c - b))
-                print("  %-50s %5.1f%% %8.1f%% %6.1f%% %+6.1f %+6.1f" % (
-                    region[:50], 100 * a, 100 * c, 100 * b, 100 * (b - a), 100 * (b - c)))
+                worst_hits = max(worst_hits, abs(a - h))
+                print("  %-50s %5.1f%% %8.1f%% %6.1f%% %+6.1f %+6.1f %5.1f%% %+6.1f" % (
+                    region[:50], 100 * a, 100 * c, 100 * b, 100 * (b - a), 100 * (b - c),
+                    100 * h, 100 * (h - a)))
             print("%s %s: largest difference over the top %d: %.1f points against the "
-                  "instrumented shares, %.1f against the corrected ones" % (
-                      version, name, len(top), 100 * worst, 100 * worst_corrected))
+                  "instrumented shares, %.1f against the corrected ones; the samples' counts "
+                  "(hits) %.1f points from the instrumented shares" % (
+                      version, name, len(top), 100 * worst, 100 * worst_corrected,
+                      100 * worst_hits))
             # Inclusive time (the function and what it calls) of the functions below the
             # program's top level: where a sampled call path's time comes from.
             deep = [r for r in sorted(instrumented_incl, key=instrumented_incl.get,

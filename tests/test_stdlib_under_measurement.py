@@ -87,7 +87,11 @@ CASES += [(version, module, "lines") for module, version in LINES if version in 
 # coroutines suspend and resume, and the tests' own tracers run.
 SAMPLING = [("test_threading", (3, 9)), ("test_generators", (3, 10)),
             ("test_sys_settrace", (3, 11)), ("test_coroutines", (3, 12)),
-            ("test_asyncgen", (3, 13)), ("test_threading", (3, 13))]
+            ("test_asyncgen", (3, 13)), ("test_threading", (3, 13)),
+            # Reads where the threads are (the default): the tests' own signal handlers,
+            # EINTR and SA_RESTART behaviour must stay theirs (the sampler sends no signal).
+            ("test_signal", (3, 9)), ("test_signal", (3, 11)), ("test_signal", (3, 13)),
+            ("test_generators", (3, 13)), ("test_threading", (3, 11))]
 CASES += [(version, module, "sampling") for module, version in SAMPLING
           if version in INTERPRETERS]
 # With metrics (mode "metrics": tracing, rusage and perf metrics at every enter and leave,

@@ -18,6 +18,13 @@ _TRUE = {"true", "yes", "on", "1", "t", "y"}
 _FALSE = {"false", "no", "off", "0", "f", "n", ""}
 
 
+def parse_sampling_read(name, text):
+    value = text.strip().lower()
+    if value not in ("async", "safepoint"):
+        raise ConfigError("%s=%r: use async or safepoint" % (name, text))
+    return value
+
+
 def parse_bool(name, text):
     value = text.strip().lower()
     if value in _TRUE:
@@ -378,6 +385,11 @@ VARIABLES = {
         "thread's CPU time), a sample every US microseconds; empty: no samples, only the "
         "calling contexts of recorded regions"),
     "SCOREP_SAMPLING_SEP": (",", parse_separator, "separator of SCOREP_SAMPLING_EVENTS"),
+    "SCOREP_SAMPLING_READ": (
+        "async", parse_sampling_read,
+        "where a sample reads the Python stacks: async (where each thread is at the tick, "
+        "read by the sampler thread without the GIL) or safepoint (at the interpreter's next "
+        "safe point, the GIL held: later, and so sometimes in a later function)"),
 }
 
 # Score-P variables that only tune a mechanism this tool does not have, or that act only

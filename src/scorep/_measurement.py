@@ -172,6 +172,24 @@ def write_manifest(path, profile_name="profile", notes=(), other_ranks=False, pr
         out.write("\n".join(lines) + "\n")
 
 
+def sampling_facts(counts):
+    """How the samples were read (MANIFEST.md, not stderr: deferring a sample is normal)."""
+    if counts.get("unavailable_errno"):
+        return ["samples were read at safe points: reading the threads' stacks where they are "
+                "needs process_vm_readv on this process, which failed here (%s; a container's "
+                "seccomp profile may forbid it)" % os.strerror(counts["unavailable_errno"])]
+    deferred = counts["unknown_code"] + counts["new_thread"] + counts["no_read"]
+    if not counts["async"] and not deferred and not counts["failed_check"]:
+        return []  # read at safe points (SCOREP_SAMPLING_READ=safepoint)
+    return ["samples: %d read where the thread was at the tick; %d dropped because the read "
+            "failed its checks (the thread moved while it was read; the time went to the "
+            "thread's next sample); %d taken at the next safe point instead (%d: a function "
+            "not seen before, %d: a thread that started since the tick, %d: no read came "
+            "with the pass)"
+            % (counts["async"], counts["failed_check"], deferred, counts["unknown_code"],
+               counts["new_thread"], counts["no_read"])]
+
+
 def _describe(p):
     return "process %d (pid %d, %s, started by %s)" % (p["number"], p["pid"],
                                                       p["name"] or "unnamed", p["method"])
@@ -359,6 +377,7 @@ class Measurement:
         sampling = self.config.sampling_event if self.instrumenter != "none" else None
         from scorep import _mpi
         try:
+            native.set_sampling_async(self.config["SCOREP_SAMPLING_READ"] == "async")
             native.start(
                 native_path(path, "the experiment directory"),
                 tracing=self.config.tracing,
@@ -712,6 +731,8 @@ class Measurement:
                     "%.1f ms of CPU time (calibrated at the start: %d ns per read of all "
                     "metrics); ru_utime, ru_stime, task-clock and cpu-clock do not count it"
                     % (r["metric_reads_ns"] / 1e6, r["metric_read_cost_ns"]))
+            if self.config.sampling_event and self._native is not None:
+                facts += sampling_facts(self._native.sampling_counts())
             write_manifest(self.experiment_dir, self.config["SCOREP_PROFILING_BASE_NAME"],
                            notes + facts, r["mpi_size"] > 1 and r["mpi_collective"],
                            r.get("child_processes", ()))

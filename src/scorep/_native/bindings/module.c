@@ -1171,7 +1171,34 @@ static PyObject *py_tsc_invariant(PyObject *self, PyObject *unused)
     return PyBool_FromLong(sp_clock_tsc_invariant());
 }
 
+static PyObject *py_set_sampling_async(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    sp_python_sampling_set_async(on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_sampling_counts(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    uint64_t c[6];
+    sp_python_sampling_counts(c);
+    return Py_BuildValue("{sKsKsKsKsKsi}", "async", (unsigned long long)c[0], "unknown_code",
+                         (unsigned long long)c[1], "failed_check", (unsigned long long)c[2],
+                         "new_thread", (unsigned long long)c[3], "no_read",
+                         (unsigned long long)c[4], "unavailable_errno", (int)c[5]);
+}
+
 static PyMethodDef methods[] = {
+    {"set_sampling_async", py_set_sampling_async, METH_O,
+     "Read samples where the threads are (True) or at safe points (False); before start."},
+    {"sampling_counts", py_sampling_counts, METH_NOARGS,
+     "Samples of the last measurement: read where the threads were, and taken at a safe "
+     "point instead, by reason."},
     {"start", (PyCFunction)(void (*)(void))py_start, METH_VARARGS | METH_KEYWORDS,
      "start(experiment_dir, **config): start a measurement in this process."},
     {"finalize", py_finalize, METH_VARARGS,

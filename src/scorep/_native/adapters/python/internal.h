@@ -150,6 +150,10 @@ static inline int cached_region(PyCodeObject *code, uint32_t *region)
  * returns CODE_FILTERED, CODE_RECORDED or CODE_LINES. */
 int sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObject *globals,
                                  PyObject *module, PyObject *qualname, uint32_t *region);
+#if PY_VERSION_HEX < 0x030B0000
+/* Before 3.11 (no co_qualname): the qualified name from the module's globals, new reference. */
+PyObject *sp_python_qualname_in_globals(PyCodeObject *code, PyObject *globals);
+#endif
 
 /* The region of a code object: from its cache slot, else defined once (with the thread
  * busy, so nothing the definition runs is recorded). The one lookup behind both the

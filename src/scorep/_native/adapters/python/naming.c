@@ -96,6 +96,17 @@ static PyObject *legacy_qualname(PyCodeObject *code, PyFrameObject *frame)
     Py_INCREF(code->co_name);
     return code->co_name;
 }
+
+/* A function's qualified name found from its module's globals alone (its frame is gone):
+ * module-level functions and methods of the module's classes; else its plain name. */
+PyObject *sp_python_qualname_in_globals(PyCodeObject *code, PyObject *globals)
+{
+    PyObject *q = qualname_in_dict(globals, code, 2);
+    if (q)
+        return q;
+    Py_INCREF(code->co_name);
+    return code->co_name;
+}
 #endif
 
 static PyObject *globals_module_name(PyObject *globals)

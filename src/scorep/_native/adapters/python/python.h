@@ -76,4 +76,12 @@ void sp_python_memory_hook(bool on);
 /* Marks a code object as never recorded (the tool's own frames around the program). */
 void sp_python_exclude_code(PyCodeObject *code);
 
+/* Samples read where the threads are (the default) or at safe points (before start). */
+void sp_python_sampling_set_async(bool on);
+/* Samples read where the threads were, and those taken at a safe point instead because a
+ * code object was not known yet, the read failed its checks, the thread was new, or no
+ * capture came with the pass: since the last start; and the errno that made reads where the
+ * threads are unavailable (0: none). */
+void sp_python_sampling_counts(uint64_t counts[6]);
+
 #endif
