@@ -1019,7 +1019,7 @@ void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b)
 static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_t **sizes,
                      uint32_t nranks)
 {
-    uint32_t root = m->program_region < u->region_count ? u->region_map[m->program_region] : 0;
+    uint32_t root = m->program_region < u->maps.region_count ? u->maps.region_map[m->program_region] : 0;
     if (!m->part_count)
         return 0;
     sp_buffer b;
@@ -1061,12 +1061,12 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
     sp_buffer_init(&mine);
-    const sp_unified_maps own = sp_unified_own_maps(u);
+    const sp_unified_maps *own = &u->maps;
     uint32_t group = m->collective ? m->ipc.rank
                      : m->processes.alone ? m->processes.info.number
                                           : 0;
     /* This process's trees, then those of the child processes whose parts it adopted. */
-    sp_profile_serialize_trees(m, &own, group, sp_profile_adopted_locations(m), seconds_per_tick,
+    sp_profile_serialize_trees(m, own, group, sp_profile_adopted_locations(m), seconds_per_tick,
                                &mine);
     sp_profile_append_adopted(m, u, &mine);
     void *all = NULL;
