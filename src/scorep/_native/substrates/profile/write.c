@@ -1070,18 +1070,25 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
                                &mine);
     sp_profile_append_adopted(m, u, &mine);
     void *all = NULL;
-    uint64_t *sizes = calloc(ipc->size, sizeof *sizes);
+    uint64_t *sizes = NULL;
+    uint32_t nchunks = ipc->size;
+    /* With point-to-point messages the trees are merged along the unification's tree (the
+     * root receives each call path once, not once per location); else gathered. */
+    bool tree = ipc->size > 1 && ipc->ops->send && ipc->ops->recv;
     int status = -1;
-    if (mine.failed || !sizes) {
+    if (!tree)
+        sizes = calloc(ipc->size, sizeof *sizes);
+    if (mine.failed || (!tree && !sizes)) {
         sp_error(err, errlen, "out of memory while writing the profile");
-    } else if (sp_ipc_gather_bytes(ipc, mine.data, mine.size, &all, sizes) != 0) {
+    } else if (tree ? sp_profile_reduce(ipc, mine.data, mine.size, &all, &sizes, &nchunks) != 0
+                    : sp_ipc_gather_bytes(ipc, mine.data, mine.size, &all, sizes) != 0) {
         sp_error(err, errlen, "collecting the profiles of all ranks failed");
     } else if (ipc->rank != 0) {
         status = 0;
-    } else if (add_parts(m, u, &all, &sizes, ipc->size) != 0) {
+    } else if (add_parts(m, u, &all, &sizes, nchunks) != 0) {
         sp_error(err, errlen, "out of memory while writing the profile");
     } else {
-        status = merge_and_write(m, u, all, sizes, ipc->size + m->part_count, dir, err, errlen);
+        status = merge_and_write(m, u, all, sizes, nchunks + m->part_count, dir, err, errlen);
     }
     free(all);
     free(sizes);
