@@ -15,7 +15,7 @@
  *
  * The reduced layout: [u32 nodes] per node [u32 parent][u32 region][u32 kind][u32 parameter]
  * [u64 value]; [u32 chunks] per chunk (one rank's report) [u32 locations] per location
- * [u32 group][u32 name][u32 count] per row [u32 node] and the node's 72 bytes of values,
+ * [u32 group][u32 name][u32 count] per row [u32 node] and the node's values (put_values),
  * then [u64 length] and the location's I/O, metric and folded sections, copied unchanged
  * (their node numbers are the location's own row numbers, which the rows keep in order). */
 #include "substrates/profile/profile_internal.h"
@@ -106,6 +106,64 @@ static int tail_length(sp_reader *r, uint32_t count, uint64_t *length)
     return 0;
 }
 
+/* A row's values, sparse: [u16 mask] and the 8-byte values whose bit is set (a default run
+ * has no MPI bytes and no samples: 5 of the 9 values are 0, and a row takes 32 bytes
+ * instead of 72). */
+enum { VALUES = VALUE_BYTES / 8 };
+
+static void put_values(sp_buffer *b, const unsigned char *values)
+{
+    static const unsigned char zero[8];
+    uint16_t mask = 0;
+    for (int k = 0; k < VALUES; k++)
+        if (memcmp(values + 8 * k, zero, 8) != 0)
+            mask |= (uint16_t)(1u << k);
+    sp_buffer_put(b, &mask, sizeof mask);
+    for (int k = 0; k < VALUES; k++)
+        if (mask & (1u << k))
+            sp_buffer_put(b, values + 8 * k, 8);
+}
+
+/* Reads the mask and returns the length of the values after it (the reader stays before
+ * them). */
+static uint64_t values_length(sp_reader *r)
+{
+    uint16_t mask = 0;
+    if (r->pos + sizeof mask > r->size) {
+        r->failed = true;
+        return 0;
+    }
+    memcpy(&mask, r->data + r->pos, sizeof mask);
+    r->pos += sizeof mask;
+    uint64_t length = 8 * (uint64_t)__builtin_popcount(mask & ((1u << VALUES) - 1));
+    if (mask >> VALUES || length > r->size - r->pos) {
+        r->failed = true;
+        return 0;
+    }
+    return length;
+}
+
+/* A row's values back in full (72 bytes). */
+static int get_values(sp_reader *r, sp_buffer *b)
+{
+    size_t start = r->pos;
+    (void)values_length(r); /* checks the mask and the length */
+    if (r->failed)
+        return -1;
+    uint16_t mask;
+    memcpy(&mask, r->data + start, sizeof mask);
+    static const unsigned char zero[8];
+    for (int k = 0; k < VALUES; k++) {
+        if (mask & (1u << k)) {
+            sp_buffer_put(b, r->data + r->pos, 8);
+            r->pos += 8;
+        } else {
+            sp_buffer_put(b, zero, 8);
+        }
+    }
+    return 0;
+}
+
 /* One rank's report (sp_profile_serialize_trees' layout) added as a chunk. */
 static int add_flat(reduction *t, const void *data, uint64_t size)
 {
@@ -142,7 +200,9 @@ static int add_flat(reduction *t, const void *data, uint64_t size)
             if (node_of[i] == SP_NO_ID)
                 goto failed;
             sp_buffer_u32(b, node_of[i]);
-            sp_buffer_put(b, r.data + r.pos, VALUE_BYTES);
+            if (r.pos + VALUE_BYTES > r.size)
+                goto failed;
+            put_values(b, r.data + r.pos);
             r.pos += VALUE_BYTES;
         }
         size_t tail = r.pos;
@@ -198,7 +258,7 @@ static int add_reduced(reduction *t, const void *data, uint64_t size)
             sp_buffer_u32(b, sp_reader_u32(&r));
             sp_buffer_u32(b, sp_reader_u32(&r));
             uint32_t count = sp_reader_u32(&r);
-            if (r.failed || count > (r.size - r.pos) / (4 + VALUE_BYTES))
+            if (r.failed || count > (r.size - r.pos) / (4 + 2))
                 goto failed;
             sp_buffer_u32(b, count);
             for (uint32_t i = 0; i < count; i++) {
@@ -206,8 +266,11 @@ static int add_reduced(reduction *t, const void *data, uint64_t size)
                 if (node >= nnodes)
                     goto failed;
                 sp_buffer_u32(b, node_of[node]);
-                sp_buffer_put(b, r.data + r.pos, VALUE_BYTES);
-                r.pos += VALUE_BYTES;
+                uint64_t length = values_length(&r);
+                if (r.failed)
+                    goto failed;
+                sp_buffer_put(b, r.data + r.pos - 2, length + 2);
+                r.pos += length;
             }
             uint64_t length = sp_reader_u64(&r);
             if (r.failed || length > r.size - r.pos)
@@ -278,17 +341,15 @@ static int expand(const reduction *t, void **all, uint64_t **sizes_out)
                 sp_buffer_u32(&b, n->kind);
                 sp_buffer_u32(&b, n->parameter);
                 sp_buffer_u64(&b, n->value);
-                if (r.pos + VALUE_BYTES > r.size)
+                if (get_values(&r, &b) != 0)
                     goto failed;
-                sp_buffer_put(&b, r.data + r.pos, VALUE_BYTES);
-                r.pos += VALUE_BYTES;
             }
             /* reset what this location set */
             size_t end = r.pos;
             r.pos = rows;
             for (uint32_t i = 0; i < count; i++) {
                 local_of[sp_reader_u32(&r)] = SP_NO_ID;
-                r.pos += VALUE_BYTES;
+                r.pos += values_length(&r);
             }
             r.pos = end;
             uint64_t length = sp_reader_u64(&r);
