@@ -25,8 +25,8 @@ sys.path.insert(0, HERE)
 from unify_scale import NATIVE, REPO, exponent  # noqa: E402
 
 
-def build(tmp):
-    exe = os.path.join(tmp, "profile_driver")
+def build(tmp, name="profile_driver"):
+    exe = os.path.join(tmp, name)
     sources = sorted(glob.glob(os.path.join(NATIVE, "core", "*.c")) +
                      glob.glob(os.path.join(NATIVE, "substrates", "*", "*.c")) +
                      [p for p in glob.glob(os.path.join(NATIVE, "adapters", "*", "*.c"))
@@ -36,7 +36,7 @@ def build(tmp):
                           text=True).stdout.split()
     cmd = (["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-I", NATIVE, "-I",
             os.path.join(REPO, "tests", "c")] + flags +
-           ["-o", exe, os.path.join(HERE, "scale", "profile_driver.c")] + sources + libs +
+           ["-o", exe, os.path.join(HERE, "scale", name + ".c")] + sources + libs +
            ["-lpthread", "-lm"])
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
