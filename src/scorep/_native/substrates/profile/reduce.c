@@ -124,8 +124,8 @@ static void put_values(sp_buffer *b, const unsigned char *values)
             sp_buffer_put(b, values + 8 * k, 8);
 }
 
-/* Reads the mask and returns the length of the values after it (the reader stays before
- * them). */
+/* Reads the mask and returns the length of the values after it (the reader is left after
+ * the mask, before the values). */
 static uint64_t values_length(sp_reader *r)
 {
     uint16_t mask = 0;
