@@ -135,9 +135,9 @@ static void unify_group(uint32_t ranks, bool tree)
     CHECK_EQ_U64(root->node_count, (ranks + 1) / 2);
     for (uint32_t r = 0; r < ranks; r++) {
         const sp_unified *u = &work[r].u;
-        uint32_t shared = u->region_map[work[r].shared_region];
-        uint32_t own = u->region_map[work[r].own_region];
-        CHECK_EQ_U64(shared, work[0].u.region_map[work[0].shared_region]);
+        uint32_t shared = u->maps.region_map[work[r].shared_region];
+        uint32_t own = u->maps.region_map[work[r].own_region];
+        CHECK_EQ_U64(shared, work[0].u.maps.region_map[work[0].shared_region]);
         CHECK_STR(sp_defs_str(&root->global, root->global.regions[shared].name), "__main__:shared");
         char expected[64];
         snprintf(expected, sizeof expected, "__main__:work_of_rank_%u", r);
@@ -155,27 +155,27 @@ static void unify_group(uint32_t ranks, bool tree)
         CHECK_STR(sp_defs_str(&root->global, reported->locations[0].name), expected);
         /* MPI-IO handles: one for the shared file, one per rank for the own ones, each on
          * its communicator (ordered: the world first, each after its parent) */
-        uint32_t world_file = u->io_handle_map[work[r].world_file];
-        uint32_t own_file = u->io_handle_map[work[r].own_file];
-        CHECK_EQ_U64(world_file, work[0].u.io_handle_map[work[0].world_file]);
-        CHECK(r == 0 || own_file != work[0].u.io_handle_map[work[0].own_file]);
+        uint32_t world_file = u->maps.io_handle_map[work[r].world_file];
+        uint32_t own_file = u->maps.io_handle_map[work[r].own_file];
+        CHECK_EQ_U64(world_file, work[0].u.maps.io_handle_map[work[0].world_file]);
+        CHECK(r == 0 || own_file != work[0].u.maps.io_handle_map[work[0].own_file]);
         CHECK_EQ_U64(root->global.io_handles[world_file].comm, 0);
-        CHECK_EQ_U64(u->comm_map[0], 0);
-        CHECK_EQ_U64(root->global.io_handles[own_file].comm, u->comm_map[1]);
-        CHECK_EQ_U64(root->global.comms[u->comm_map[1]].key, 1000 + r);
+        CHECK_EQ_U64(u->maps.comm_map[0], 0);
+        CHECK_EQ_U64(root->global.io_handles[own_file].comm, u->maps.comm_map[1]);
+        CHECK_EQ_U64(root->global.comms[u->maps.comm_map[1]].key, 1000 + r);
         /* calling contexts: the top one shared, the others the rank's, with their regions
          * and parents translated */
-        uint32_t top = u->context_map[work[r].shared_context];
-        uint32_t own_context = u->context_map[work[r].own_context];
-        uint32_t inner = u->context_map[work[r].inner_context];
-        CHECK_EQ_U64(top, work[0].u.context_map[work[0].shared_context]);
+        uint32_t top = u->maps.context_map[work[r].shared_context];
+        uint32_t own_context = u->maps.context_map[work[r].own_context];
+        uint32_t inner = u->maps.context_map[work[r].inner_context];
+        CHECK_EQ_U64(top, work[0].u.maps.context_map[work[0].shared_context]);
         CHECK_EQ_U64(root->global.contexts[top].region, shared);
         CHECK_EQ_U64(root->global.contexts[top].parent, SP_NO_ID);
         CHECK_EQ_U64(root->global.contexts[own_context].region, own);
         CHECK_EQ_U64(root->global.contexts[own_context].parent, top);
         CHECK_EQ_U64(root->global.contexts[inner].region, shared);
         CHECK_EQ_U64(root->global.contexts[inner].parent, own_context);
-        CHECK(r == 0 || inner != work[0].u.context_map[work[0].inner_context]);
+        CHECK(r == 0 || inner != work[0].u.maps.context_map[work[0].inner_context]);
     }
     CHECK_EQ_U64(root->global.io_handle_count, ranks + 1);
     CHECK_EQ_U64(root->global.context_count, 1 + 2 * ranks + ranks / 2);

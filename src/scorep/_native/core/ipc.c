@@ -138,3 +138,111 @@ int sp_ipc_scatter_bytes(const sp_ipc *ipc, void *const *parts, const uint64_t *
     }
     return status;
 }
+
+/* ---- clock offsets along a tree ----------------------------------------------------------
+ * A parent's message to a child: 8 bytes per ping, then the result [i64 offset][i64 bound];
+ * the child answers each ping with its clock. A failed exchange sends INT64_MIN as the
+ * result, so that the whole subtree learns of it and nobody waits forever. */
+
+static uint32_t lowest_bit(uint32_t rank, uint32_t size)
+{
+    uint32_t step = 1;
+    while (step < size && !(rank & step))
+        step <<= 1;
+    return step;
+}
+
+static int offset_to_child(const sp_ipc *ipc, uint32_t child, uint32_t rounds,
+                           int64_t (*now)(void *), void *now_ctx, int64_t mine, int64_t my_bound,
+                           bool ok)
+{
+    int64_t best_rtt = INT64_MAX, best = 0;
+    for (uint32_t k = 0; ok && k < rounds; k++) {
+        int64_t ping = 0;
+        int64_t t1 = now(now_ctx);
+        if (ipc->ops->send(ipc->ctx, &ping, sizeof ping, child) != 0) {
+            ok = false;
+            break;
+        }
+        void *data = NULL;
+        uint64_t bytes = 0;
+        if (ipc->ops->recv(ipc->ctx, &data, &bytes, child) != 0 || bytes != sizeof(int64_t)) {
+            free(data);
+            ok = false;
+            break;
+        }
+        int64_t t3 = now(now_ctx), t2;
+        memcpy(&t2, data, sizeof t2);
+        free(data);
+        if (t3 - t1 < best_rtt) {
+            best_rtt = t3 - t1;
+            best = t1 + (t3 - t1) / 2 - t2; /* parent minus child */
+        }
+    }
+    int64_t result[3] = {1, ok ? mine + best : INT64_MIN, ok ? my_bound + best_rtt / 2 : 0};
+    return ipc->ops->send(ipc->ctx, result, sizeof result, child) == 0 && ok ? 0 : -1;
+}
+
+int sp_ipc_clock_offsets(const sp_ipc *ipc, bool tree, uint32_t rounds,
+                         int64_t (*now)(void *now_ctx), void *now_ctx, int64_t *offset_ns,
+                         int64_t *bound_ns)
+{
+    *offset_ns = 0;
+    *bound_ns = 0;
+    if (ipc->size < 2)
+        return 0;
+    if (!ipc->ops->send || !ipc->ops->recv || rounds == 0)
+        return -1;
+    uint32_t rank = ipc->rank, size = ipc->size;
+    bool ok = true;
+    if (rank != 0) {
+        /* Answer the parent's pings (a first word 0) until its result (a first word 1). */
+        uint32_t parent = tree ? rank - lowest_bit(rank, size) : 0;
+        for (;;) {
+            void *data = NULL;
+            uint64_t bytes = 0;
+            if (ipc->ops->recv(ipc->ctx, &data, &bytes, parent) != 0 ||
+                (bytes != sizeof(int64_t) && bytes != 3 * sizeof(int64_t))) {
+                free(data);
+                ok = false;
+                break;
+            }
+            if (bytes == sizeof(int64_t)) {
+                int64_t t2 = now(now_ctx);
+                free(data);
+                if (ipc->ops->send(ipc->ctx, &t2, sizeof t2, parent) != 0) {
+                    ok = false;
+                    break;
+                }
+                continue;
+            }
+            int64_t result[3];
+            memcpy(result, data, sizeof result);
+            free(data);
+            ok = result[1] != INT64_MIN;
+            *offset_ns = ok ? result[1] : 0;
+            *bound_ns = ok ? result[2] : 0;
+            break;
+        }
+    }
+    /* Then this rank's children, the largest subtree first (its own children start early). */
+    int status = ok ? 0 : -1;
+    if (tree) {
+        uint32_t low = rank ? lowest_bit(rank, size) : size;
+        uint32_t step = 1;
+        while (step < low && step < size)
+            step <<= 1;
+        for (step >>= 1; step >= 1; step >>= 1) {
+            if (step >= low || rank + step >= size)
+                continue;
+            if (offset_to_child(ipc, rank + step, rounds, now, now_ctx, *offset_ns, *bound_ns,
+                                ok) != 0)
+                status = -1;
+        }
+    } else if (rank == 0) {
+        for (uint32_t child = 1; child < size; child++)
+            if (offset_to_child(ipc, child, rounds, now, now_ctx, 0, 0, ok) != 0)
+                status = -1;
+    }
+    return status;
+}

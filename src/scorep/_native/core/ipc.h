@@ -12,6 +12,7 @@
 #ifndef SCOREP_CORE_IPC_H
 #define SCOREP_CORE_IPC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/error.h"
@@ -60,5 +61,19 @@ SP_MUST_CHECK int sp_ipc_gather_bytes(const sp_ipc *ipc, const void *data, uint6
  * (*mine, malloc'ed, *size bytes). `parts` and `sizes` are read at rank 0 only. */
 SP_MUST_CHECK int sp_ipc_scatter_bytes(const sp_ipc *ipc, void *const *parts,
                                        const uint64_t *sizes, void **mine, uint64_t *size);
+
+/* Rank 0's clock minus this process's, in ns (*offset_ns; 0 on rank 0), measured with
+ * point-to-point messages (the group must have send and recv): each parent exchanges
+ * `rounds` ping-pongs with each child, the one with the shortest round trip counts
+ * (Cristian's method: the child's clock read at the middle of it), and sends the child its
+ * offset composed with its own: the child's offset to rank 0 is its parent's plus its own to
+ * the parent. `tree`: along the binomial tree of the unification (log2(P) levels, parents
+ * working in parallel); else rank 0 with every rank in turn (the direct method). `now` reads
+ * this process's clock (ns). *bound_ns: the error bound the measurement proves, half the
+ * shortest round trip summed over the hops from rank 0 (clocks that do not drift during
+ * the exchange are within it). Returns 0, or -1 when a message failed. */
+SP_MUST_CHECK int sp_ipc_clock_offsets(const sp_ipc *ipc, bool tree, uint32_t rounds,
+                                       int64_t (*now)(void *now_ctx), void *now_ctx,
+                                       int64_t *offset_ns, int64_t *bound_ns);
 
 #endif

@@ -535,36 +535,21 @@ static int maps_identity(const sp_defs *g, id_maps *out)
     return 0;
 }
 
-/* A process's maps, local -> global, into `u` (its own maps) or a part's. */
-static void maps_into_slots(id_maps *m, uint32_t **slots[MAP_KINDS], uint32_t *counts[MAP_KINDS])
+/* A process's maps, local -> global, moved into `u` (a process's own maps, u->maps, or a
+ * part's). */
+static void maps_into(id_maps *m, sp_unified_maps *u)
 {
+    uint32_t **slots[MAP_KINDS] = {&u->string_map, &u->region_map, &u->parameter_map,
+                                   &u->comm_map, &u->win_map, &u->io_file_map,
+                                   &u->io_handle_map, &u->context_map};
+    uint32_t *counts[MAP_KINDS] = {&u->string_count, &u->region_count, &u->parameter_count,
+                                   &u->comm_count, &u->win_count, &u->io_file_count,
+                                   &u->io_handle_count, &u->context_count};
     for (int k = 0; k < MAP_KINDS; k++) {
         *slots[k] = m->ids[k];
         *counts[k] = m->count[k];
         m->ids[k] = NULL;
     }
-}
-
-static void maps_into(id_maps *m, sp_unified *u)
-{
-    uint32_t **slots[MAP_KINDS] = {&u->string_map, &u->region_map, &u->parameter_map,
-                                   &u->comm_map, &u->win_map, &u->io_file_map,
-                                   &u->io_handle_map, &u->context_map};
-    uint32_t *counts[MAP_KINDS] = {&u->string_count, &u->region_count, &u->parameter_count,
-                                   &u->comm_count, &u->win_count, &u->io_file_count,
-                                   &u->io_handle_count, &u->context_count};
-    maps_into_slots(m, slots, counts);
-}
-
-static void maps_into_part(id_maps *m, sp_unified_maps *u)
-{
-    uint32_t **slots[MAP_KINDS] = {&u->string_map, &u->region_map, &u->parameter_map,
-                                   &u->comm_map, &u->win_map, &u->io_file_map,
-                                   &u->io_handle_map, &u->context_map};
-    uint32_t *counts[MAP_KINDS] = {&u->string_count, &u->region_count, &u->parameter_count,
-                                   &u->comm_count, &u->win_count, &u->io_file_count,
-                                   &u->io_handle_count, &u->context_count};
-    maps_into_slots(m, slots, counts);
 }
 
 /* Renumbers maps' communicator ids (merged -> ordered). */
@@ -811,7 +796,7 @@ static int finish_root(merger *m, sp_part *parts, uint32_t part_count, sp_unifie
         if (status == 0) {
             if (*new_id)
                 maps_renumber_comms(&part_maps[k], *new_id, u->global.comm_count);
-            maps_into_part(&part_maps[k], &parts[k].maps);
+            maps_into(&part_maps[k], &parts[k].maps);
         }
         maps_free(&part_maps[k]);
     }
@@ -884,7 +869,7 @@ static int unify_at_root(const sp_ipc *ipc, const sp_buffer *report, sp_part *pa
         sp_error(err, errlen, "the unified definitions arrived damaged");
         goto out;
     }
-    maps_into(&mine, u);
+    maps_into(&mine, &u->maps);
     status = 0;
 out:
     if (map_buffers)
@@ -1057,7 +1042,7 @@ static int unify_tree(const sp_ipc *ipc, const sp_buffer *report, sp_part *parts
     if (ok) {
         id_maps mine;
         if (maps_compose(&to_global, &local, &mine) == 0)
-            maps_into(&mine, u);
+            maps_into(&mine, &u->maps);
         else {
             ok = false;
             why = "out of memory while unifying the definitions";
@@ -1093,8 +1078,8 @@ int sp_unify(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank *mine
     return sp_unify_parts(ipc, defs, mine, NULL, 0, parts, part_count, u, err, errlen);
 }
 
-/* u's own maps (merged ids -> global) as id_maps, borrowed. */
-static id_maps maps_of(const sp_unified *u)
+/* Maps (merged ids -> global) as id_maps, borrowed. */
+static id_maps maps_of(const sp_unified_maps *u)
 {
     id_maps m = {{u->string_map, u->region_map, u->parameter_map, u->comm_map, u->win_map,
                   u->io_file_map, u->io_handle_map, u->context_map},
@@ -1163,7 +1148,7 @@ int sp_unify_parts(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank
     }
     if (unify_report(ipc, &merged, parts, part_count, u, err, errlen) != 0)
         goto out;
-    id_maps to_global = maps_of(u), composed;
+    id_maps to_global = maps_of(&u->maps), composed;
     u->part_maps = calloc(nchildren, sizeof *u->part_maps);
     if (!u->part_maps) {
         sp_error(err, errlen, "out of memory while unifying the definitions");
@@ -1174,7 +1159,7 @@ int sp_unify_parts(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank
             sp_error(err, errlen, "out of memory while unifying the definitions");
             goto out;
         }
-        maps_into_part(&composed, &u->part_maps[k]);
+        maps_into(&composed, &u->part_maps[k]);
     }
     if (maps_compose(&to_global, &own, &composed) != 0) {
         sp_error(err, errlen, "out of memory while unifying the definitions");
@@ -1182,7 +1167,7 @@ int sp_unify_parts(const sp_ipc *ipc, const sp_defs *defs, const sp_unified_rank
     }
     for (int k = 0; k < MAP_KINDS; k++)
         free(to_global.ids[k]); /* u's maps of the merged set, replaced by its own */
-    maps_into(&composed, u);
+    maps_into(&composed, &u->maps);
     status = 0;
 out:
     if (merging)
@@ -1203,17 +1188,10 @@ void sp_unified_free(sp_unified *u)
         free(u->ranks[r].locations);
     free(u->ranks);
     free(u->nodes);
-    free(u->string_map);
-    free(u->region_map);
-    free(u->parameter_map);
-    free(u->comm_map);
-    free(u->win_map);
-    free(u->io_file_map);
-    free(u->io_handle_map);
+    sp_unified_maps_free(&u->maps);
     for (uint32_t k = 0; k < u->part_count; k++)
         sp_unified_maps_free(&u->part_maps[k]);
     free(u->part_maps);
-    free(u->context_map);
     if (u->process_index.capacity)
         sp_u64map_free(&u->process_index);
     memset(u, 0, sizeof *u);

@@ -88,30 +88,12 @@ typedef struct sp_unified {
      * experiment (OTF2's group of MPI locations; child processes are none). */
     sp_u64map process_index;
     /* This rank's local -> global maps. */
-    uint32_t *string_map, *region_map, *parameter_map, *comm_map, *win_map;
-    uint32_t string_count, region_count, parameter_count, comm_count, win_count;
-    uint32_t *io_file_map, *io_handle_map;
-    uint32_t io_file_count, io_handle_count;
-    uint32_t *context_map; /* calling contexts (sampling) */
-    uint32_t context_count;
+    sp_unified_maps maps;
     /* The maps of the child processes' parts, in the order given to sp_unify_parts (a
      * spawned process's part keeps its maps itself). */
     sp_unified_maps *part_maps;
     uint32_t part_count;
 } sp_unified;
-
-static inline sp_unified_maps sp_unified_own_maps(const sp_unified *u)
-{
-    return (sp_unified_maps){
-        .string_map = u->string_map, .region_map = u->region_map,
-        .parameter_map = u->parameter_map, .comm_map = u->comm_map, .win_map = u->win_map,
-        .string_count = u->string_count, .region_count = u->region_count,
-        .parameter_count = u->parameter_count, .comm_count = u->comm_count,
-        .win_count = u->win_count, .io_file_map = u->io_file_map,
-        .io_handle_map = u->io_handle_map, .io_file_count = u->io_file_count,
-        .io_handle_count = u->io_handle_count, .context_map = u->context_map,
-        .context_count = u->context_count};
-}
 
 struct sp_part;
 
@@ -141,7 +123,7 @@ void sp_unified_free(sp_unified *u);
 
 static inline uint32_t sp_unified_string(const sp_unified *u, uint32_t local)
 {
-    return local < u->string_count ? u->string_map[local] : 0;
+    return local < u->maps.string_count ? u->maps.string_map[local] : 0;
 }
 
 /* At the root: the MPI rank of a process in the experiment (consecutive over all worlds,

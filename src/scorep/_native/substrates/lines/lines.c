@@ -105,7 +105,7 @@ static void serialize(sp_measurement *m, const sp_unified *u, double seconds_per
         sp_buffer_u32(b, t->count);
         for (uint32_t i = 0; i < t->count; i++) {
             const sp_line_entry *e = &t->entries[i];
-            sp_buffer_u32(b, e->region < u->region_count ? u->region_map[e->region] : 0);
+            sp_buffer_u32(b, e->region < u->maps.region_count ? u->maps.region_map[e->region] : 0);
             sp_buffer_u32(b, e->line);
             sp_buffer_u64(b, e->hits);
             sp_buffer_f64(b, (double)e->time * seconds_per_tick);

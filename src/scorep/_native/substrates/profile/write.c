@@ -1154,7 +1154,7 @@ void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b)
 static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_t **sizes,
                      uint32_t nranks)
 {
-    uint32_t root = m->program_region < u->region_count ? u->region_map[m->program_region] : 0;
+    uint32_t root = m->program_region < u->maps.region_count ? u->maps.region_map[m->program_region] : 0;
     if (!m->part_count)
         return 0;
     sp_buffer b;
@@ -1196,27 +1196,34 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
     const sp_ipc *ipc = m->collective ? &m->ipc : &sp_ipc_single;
     sp_buffer mine;
     sp_buffer_init(&mine);
-    const sp_unified_maps own = sp_unified_own_maps(u);
+    const sp_unified_maps *own = &u->maps;
     uint32_t group = m->collective ? m->ipc.rank
                      : m->processes.alone ? m->processes.info.number
                                           : 0;
     /* This process's trees, then those of the child processes whose parts it adopted. */
-    sp_profile_serialize_trees(m, &own, group, sp_profile_adopted_locations(m), seconds_per_tick,
+    sp_profile_serialize_trees(m, own, group, sp_profile_adopted_locations(m), seconds_per_tick,
                                &mine);
     sp_profile_append_adopted(m, u, &mine);
     void *all = NULL;
-    uint64_t *sizes = calloc(ipc->size, sizeof *sizes);
+    uint64_t *sizes = NULL;
+    uint32_t nchunks = ipc->size;
+    /* With point-to-point messages the trees are merged along the unification's tree (the
+     * root receives each call path once, not once per location); else gathered. */
+    bool tree = ipc->size > 1 && ipc->ops->send && ipc->ops->recv;
     int status = -1;
-    if (mine.failed || !sizes) {
+    if (!tree)
+        sizes = calloc(ipc->size, sizeof *sizes);
+    if (mine.failed || (!tree && !sizes)) {
         sp_error(err, errlen, "out of memory while writing the profile");
-    } else if (sp_ipc_gather_bytes(ipc, mine.data, mine.size, &all, sizes) != 0) {
+    } else if (tree ? sp_profile_reduce(ipc, mine.data, mine.size, &all, &sizes, &nchunks) != 0
+                    : sp_ipc_gather_bytes(ipc, mine.data, mine.size, &all, sizes) != 0) {
         sp_error(err, errlen, "collecting the profiles of all ranks failed");
     } else if (ipc->rank != 0) {
         status = 0;
-    } else if (add_parts(m, u, &all, &sizes, ipc->size) != 0) {
+    } else if (add_parts(m, u, &all, &sizes, nchunks) != 0) {
         sp_error(err, errlen, "out of memory while writing the profile");
     } else {
-        status = merge_and_write(m, u, all, sizes, ipc->size + m->part_count, dir, err, errlen);
+        status = merge_and_write(m, u, all, sizes, nchunks + m->part_count, dir, err, errlen);
     }
     free(all);
     free(sizes);

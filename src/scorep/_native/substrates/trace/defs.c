@@ -174,13 +174,13 @@ static int write_local_definitions(sp_measurement *m, const sp_unified *u, char 
     OTF2_Archive *archive = sp_trace.archive;
     if (sp_trace_check(OTF2_Archive_OpenDefFiles(archive), "OpenDefFiles", err, errlen) != 0)
         return -1;
-    sp_unified_maps mine = sp_unified_own_maps(u);
+    const sp_unified_maps *mine = &u->maps;
     const sp_clock_sync *sync = &m->clock_sync;
     sp_part_clock clock = {sync->offset_begin_ns, sync->offset_end_ns, sync->sync_begin_ns,
                            sync->sync_end_ns, m->start.monotonic_ns, sp_trace_last_event_ns(m)};
     uint32_t nlocs = atomic_load(&m->location_count);
     for (uint32_t i = 0; i < nlocs; i++)
-        if (write_definitions_of(archive, m->locations[i]->id, &mine,
+        if (write_definitions_of(archive, m->locations[i]->id, mine,
                                  sp_trace.collective ? &clock : NULL, err, errlen) != 0)
             return -1;
     /* The child processes whose parts this process adopted (same host: no clock offsets). */
