@@ -3,11 +3,12 @@
  * from them holds the same values per location. Ranks simulated by threads (thread_ipc.h). */
 #include "ctest.h"
 #include "substrates/profile/profile_internal.h"
+#include "core/waitstates.h"
 #include "thread_ipc.h"
 
 /* Rank r's trees in sp_profile_serialize_trees' layout: a program root, call paths every
  * rank shares, some shared by a few ranks, one of the rank's own, parameter nodes, and
- * I/O, metric and folded sections on some ranks. Every value depends on the rank, the
+ * I/O, metric, folded and wait-state sections on some ranks. Every value depends on the rank, the
  * location and the node. `damaged`: cut short in the middle of a node. */
 static void rank_trees(uint32_t r, bool damaged, sp_buffer *b)
 {
@@ -83,6 +84,11 @@ static void rank_trees(uint32_t r, bool damaged, sp_buffer *b)
             for (int k = 0; k < 3; k++)
                 sp_buffer_f64(b, r * 0.25 + k);
         }
+        /* wait states (MPI ranks of a traced run) */
+        uint32_t nwait = r % 4 == 1 ? count : 0;
+        sp_buffer_u32(b, nwait);
+        for (uint32_t k = 0; k < nwait * SP_WS_METRIC_COUNT; k++)
+            sp_buffer_f64(b, r * 0.125 + k);
     }
 }
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/tables.h"
+#include "core/waitstates.h"
 
 /* The values of a node after its identity: visits, bytes sent/received/put/get, hits and
  * three times (write.c's sp_profile_serialize_trees). */
@@ -77,8 +78,8 @@ static uint32_t path_of(reduction *t, const path_node *n)
     return t->count++;
 }
 
-/* Skips a location's I/O, metric and folded sections (write.c's layout), checking their
- * counts; their length in *length. */
+/* Skips a location's I/O, metric, folded and wait-state sections (write.c's layout),
+ * checking their counts; their length in *length. */
 static int tail_length(sp_reader *r, uint32_t count, uint64_t *length)
 {
     size_t start = r->pos;
@@ -98,6 +99,10 @@ static int tail_length(sp_reader *r, uint32_t count, uint64_t *length)
     if (r->failed || np > r->size / 48)
         return -1;
     r->pos += (size_t)np * 48;
+    uint32_t nwait = sp_reader_u32(r);
+    if (r->failed || nwait > count)
+        return -1;
+    r->pos += (size_t)nwait * SP_WS_METRIC_COUNT * 8;
     if (r->pos > r->size) {
         r->failed = true;
         return -1;
