@@ -107,6 +107,9 @@ static void release_measurement(void)
     m->substrates = 0;
     free(m->output_dir);
     m->output_dir = NULL;
+    if (m->experiment_lock >= 0)
+        close(m->experiment_lock);
+    m->experiment_lock = SP_NO_LOCK;
     free(m->spawned.dir);
     m->spawned.dir = NULL;
     m->spawned.active = false;
@@ -242,6 +245,7 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
     memset(m, 0, sizeof *m);
     atomic_store(&m->generation, generation);
     m->ipc = sp_ipc_single;
+    m->experiment_lock = SP_NO_LOCK;
     m->mpi.thread_requested = m->mpi.thread_provided = -1;
     if (pthread_mutex_init(&m->locations_lock, NULL) != 0 || sp_defs_init(&m->defs) != 0 ||
         sp_chunk_pool_init(&m->pool, config->total_memory, SP_CHUNK_SIZE) != 0 ||
@@ -283,6 +287,23 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
     }
     atomic_store(&m->state, SP_STATE_RUNNING);
     atomic_fetch_add(&m->generation, 1);
+    return 0;
+}
+
+int sp_measurement_start_with(const sp_config *config, const sp_start_step *steps,
+                              size_t count, void *context, char *err, size_t errlen)
+{
+    if (sp_measurement_start(config, err, errlen) != 0)
+        return -1;
+    for (size_t i = 0; i < count; i++) {
+        if (steps[i].run(context, err, errlen) == 0)
+            continue;
+        while (i-- > 0)
+            if (steps[i].undo)
+                steps[i].undo(context);
+        sp_measurement_cancel();
+        return -1;
+    }
     return 0;
 }
 
@@ -449,8 +470,10 @@ int sp_mpi_initialized(const sp_ipc *ipc, uint32_t world, int requested, int pro
         snprintf(agreed.path, sizeof agreed.path, "%s", m->spawned.dir);
     } else if (ipc->rank == 0) {
         snprintf(agreed.path, sizeof agreed.path, "%s", m->config.experiment_dir);
-        agreed.status = sp_experiment_dir_prepare(agreed.path, m->config.overwrite, agreed.error,
-                                                  sizeof agreed.error);
+        sp_experiment_dir_claim claim;
+        agreed.status = sp_experiment_dir_prepare(agreed.path, m->config.overwrite, &claim,
+                                                  agreed.error, sizeof agreed.error);
+        m->experiment_lock = claim.lock_fd;
     }
     if (ipc->ops->bcast(ipc->ctx, &agreed, sizeof agreed, 0) != 0)
         return sp_error(err, errlen, "agreeing on the experiment directory failed");
@@ -916,6 +939,10 @@ void sp_measurement_abandon(void)
     if (atomic_load(&sp_meas.state) == SP_STATE_IDLE)
         return;
     /* The copies of buffers and writers are leaked on purpose: closing them would write. */
+    /* Closing the inherited descriptor leaves the parent's lock (the same open file) held. */
+    if (sp_meas.experiment_lock >= 0)
+        close(sp_meas.experiment_lock);
+    sp_meas.experiment_lock = SP_NO_LOCK;
     sp_meas.substrates = 0;
     atomic_fetch_add(&sp_meas.generation, 1);
     atomic_store(&sp_meas.state, SP_STATE_IDLE);

@@ -70,6 +70,14 @@ typedef struct sp_config {
     bool quiet_warnings;
 } sp_config;
 
+/* What the caller starts on top of the core (the Python adapter, its hooks), in order:
+ * `run` returns 0, or -1 with the reason in err (or already reported to the caller, err
+ * left empty); `undo` (may be NULL) takes back a step that ran. */
+typedef struct sp_start_step {
+    int (*run)(void *context, char *err, size_t errlen);
+    void (*undo)(void *context);
+} sp_start_step;
+
 /* The defaults of the configuration; the bindings override what the user set. */
 #define SP_DEFAULT_MAX_CALLPATH_DEPTH 128
 #define SP_DEFAULT_TOTAL_MEMORY ((uint64_t)16000 * 1024)
@@ -250,6 +258,9 @@ typedef struct sp_measurement {
         char error[512];
     } mpi;
     char *output_dir; /* where this measurement writes (a rank's own part when ranks failed) */
+    /* Rank 0 of an MPI run: the flock on the experiment directory it prepared
+     * (core/experiment_dir.h), held until the measurement is released; SP_NO_LOCK else. */
+    int experiment_lock;
     /* A process of a world started with MPI_Comm_spawn by a measured parent: it writes a
      * part of the parent's experiment (core/part.h). */
     struct {
@@ -288,6 +299,13 @@ extern SP_TLS sp_thread_state sp_thread;
 extern SP_TLS sp_python_memory sp_thread_memory;
 
 SP_MUST_CHECK int sp_measurement_start(const sp_config *config, char *err, size_t errlen);
+
+/* Starts the measurement, then each step in order; when a step fails, the steps that ran
+ * are undone in reverse order and the measurement is cancelled, so that nothing of a failed
+ * start remains. */
+SP_MUST_CHECK int sp_measurement_start_with(const sp_config *config, const sp_start_step *steps,
+                                            size_t count, void *context, char *err,
+                                            size_t errlen);
 
 /* The calling thread's work is done (a Python thread's run() returned): its substrates
  * give their buffers back to the budget. Events that still follow are recorded. */
