@@ -1179,7 +1179,7 @@ static PyObject *py_recording(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     /* Also in a forked child, whose copy of the measurement stopped in the fork. */
-    return PyBool_FromLong(atomic_load(&sp_meas.recording));
+    return PyBool_FromLong(sp_measurement_recording());
 }
 
 static PyObject *py_watch_signal(PyObject *self, PyObject *arg)

@@ -15,6 +15,7 @@
 #include "core/unify.h"
 
 sp_measurement sp_meas;
+sp_measurement_live sp_live;
 
 static char *copy_string(const char *text)
 {
@@ -237,13 +238,11 @@ static int define_measurement_regions(sp_measurement *m)
 int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
 {
     register_fork_handler();
-    if (atomic_load(&sp_meas.state) != SP_STATE_IDLE)
+    if (atomic_load(&sp_live.state) != SP_STATE_IDLE)
         return sp_error(err, errlen, "a measurement is already running");
     sp_measurement *m = &sp_meas;
-    /* Keep the generation across measurements: threads compare against it. */
-    uint32_t generation = atomic_load(&m->generation);
+    /* sp_live (state, generation) stays: threads compare against the generation. */
     memset(m, 0, sizeof *m);
-    atomic_store(&m->generation, generation);
     m->ipc = sp_ipc_single;
     m->experiment_lock = SP_NO_LOCK;
     m->mpi.thread_requested = m->mpi.thread_provided = -1;
@@ -285,8 +284,8 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
         release_measurement();
         return -1;
     }
-    atomic_store(&m->state, SP_STATE_RUNNING);
-    atomic_fetch_add(&m->generation, 1);
+    atomic_store(&sp_live.state, SP_STATE_RUNNING);
+    atomic_fetch_add(&sp_live.generation, 1);
     return 0;
 }
 
@@ -419,6 +418,31 @@ uint32_t sp_string_define(const char *text)
 }
 
 /* ---- the experiment directory ------------------------------------------------------------ */
+
+const sp_config *sp_measurement_config(void)
+{
+    return &sp_meas.config;
+}
+
+const sp_metric_set *sp_measurement_metrics(void)
+{
+    return &sp_meas.metrics;
+}
+
+bool sp_measurement_recording(void)
+{
+    return atomic_load(&sp_meas.recording);
+}
+
+int64_t sp_measurement_clock_offset_ns(void)
+{
+    return sp_meas.clock_sync.offset_begin_ns;
+}
+
+bool sp_measurement_grouped(void)
+{
+    return sp_meas.grouped;
+}
 
 const char *sp_measurement_experiment_dir(void)
 {
@@ -800,7 +824,7 @@ void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_res
 int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err, size_t errlen)
 {
     sp_measurement *m = &sp_meas;
-    if (m->mpi.finalized && atomic_load(&m->state) == SP_STATE_IDLE) {
+    if (m->mpi.finalized && atomic_load(&sp_live.state) == SP_STATE_IDLE) {
         /* The MPI_Finalize wrapper wrote everything already. */
         m->mpi.finalized = false;
         if (results)
@@ -810,9 +834,9 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
         return m->mpi.status;
     }
     int expected = SP_STATE_RUNNING;
-    if (!atomic_compare_exchange_strong(&m->state, &expected, SP_STATE_FINALIZING))
+    if (!atomic_compare_exchange_strong(&sp_live.state, &expected, SP_STATE_FINALIZING))
         return sp_error(err, errlen, "no measurement is running");
-    atomic_fetch_add(&m->generation, 1);
+    atomic_fetch_add(&sp_live.generation, 1);
     sp_adapters_end();
     wait_for_sections(m);
     sp_clock_take_anchor(&m->end);
@@ -840,7 +864,7 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
             *results = r;
         release_measurement();
         m->grouped = false;
-        atomic_store(&m->state, SP_STATE_IDLE);
+        atomic_store(&sp_live.state, SP_STATE_IDLE);
         return status;
     }
     sp_unified u;
@@ -909,7 +933,7 @@ done:
         *results = r;
     release_measurement();
     m->grouped = false;
-    atomic_store(&m->state, SP_STATE_IDLE);
+    atomic_store(&sp_live.state, SP_STATE_IDLE);
     return status;
 }
 
@@ -924,19 +948,19 @@ void sp_measurement_thread_ended(void)
 void sp_measurement_cancel(void)
 {
     int expected = SP_STATE_RUNNING;
-    if (!atomic_compare_exchange_strong(&sp_meas.state, &expected, SP_STATE_FINALIZING))
+    if (!atomic_compare_exchange_strong(&sp_live.state, &expected, SP_STATE_FINALIZING))
         return;
-    atomic_fetch_add(&sp_meas.generation, 1);
+    atomic_fetch_add(&sp_live.generation, 1);
     sp_adapters_end();
     wait_for_sections(&sp_meas);
     release_measurement();
     sp_meas.grouped = false;
-    atomic_store(&sp_meas.state, SP_STATE_IDLE);
+    atomic_store(&sp_live.state, SP_STATE_IDLE);
 }
 
 void sp_measurement_abandon(void)
 {
-    if (atomic_load(&sp_meas.state) == SP_STATE_IDLE)
+    if (atomic_load(&sp_live.state) == SP_STATE_IDLE)
         return;
     /* The copies of buffers and writers are leaked on purpose: closing them would write. */
     /* Closing the inherited descriptor leaves the parent's lock (the same open file) held. */
@@ -944,6 +968,6 @@ void sp_measurement_abandon(void)
         close(sp_meas.experiment_lock);
     sp_meas.experiment_lock = SP_NO_LOCK;
     sp_meas.substrates = 0;
-    atomic_fetch_add(&sp_meas.generation, 1);
-    atomic_store(&sp_meas.state, SP_STATE_IDLE);
+    atomic_fetch_add(&sp_live.generation, 1);
+    atomic_store(&sp_live.state, SP_STATE_IDLE);
 }

@@ -10,6 +10,7 @@
 #define SCOREP_CORE_SUBSTRATES_H
 
 #include "core/measurement.h"
+#include "core/measurement_state.h"
 #include "core/serial.h"
 #include "core/unify.h"
 #include "substrates/lines/lines.h"

@@ -389,7 +389,7 @@ static bool root_identity(uint32_t *number, uint32_t *base)
     }
     *number = 0;
     *base = 1;
-    return !sp_meas.config.mpi;
+    return !sp_measurement_config()->mpi;
 }
 
 /* The root's files: its lock (held while it lives) in the registry. */
