@@ -821,6 +821,136 @@ void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_res
                                                  : 0;
 }
 
+/* ---- the end of a measurement: one path, three ways for a process to leave its results --- */
+
+/* A process of a spawned world (core/part.h): its part, adopted by the experiment's root
+ * later. Nothing collective: it ends without its parent's help. */
+static int end_as_spawned_part(sp_measurement *m, uint64_t end_time, sp_results *r, char *err,
+                               size_t errlen)
+{
+    m->clock_sync.offset_end_ns = m->clock_sync.offset_begin_ns;
+    m->clock_sync.sync_end_ns = sp_clock_monotonic_ns();
+    int status = write_own_part(m, end_time, r->ticks_per_second, err, errlen);
+    m->collective = false;
+    m->output_dir = strdup(m->config.experiment_dir);
+    sp_measurement_collect_results(m, end_time, r);
+    r->part_written = status == 0;
+    return status;
+}
+
+/* A child process whose root still waits: its part goes to the root (core/processes.c). */
+static int end_as_handed_over(sp_measurement *m, uint64_t end_time, sp_results *r, char *err,
+                              size_t errlen)
+{
+    int status = sp_processes_hand_over(m, end_time, r->ticks_per_second, err, errlen);
+    sp_measurement_collect_results(m, end_time, r);
+    r->process_member = true;
+    snprintf(r->output_dir, sizeof r->output_dir, "%s", m->config.experiment_dir);
+    return status;
+}
+
+/* An experiment: the root's (with the child processes' parts it adopts), the ranks'
+ * together, a rank's own when the ranks did not meet, or a child's whose root had ended. */
+static int end_as_experiment(sp_measurement *m, uint64_t end_time, sp_results *r, char *err,
+                             size_t errlen)
+{
+    int status = 0;
+    if (m->processes.alone) {
+        m->output_dir = choose_alone_dir(m);
+    } else {
+        char why[512];
+        if (m->processes.ipc && sp_processes_adopt(m, why, sizeof why) != 0) {
+            fprintf(stderr, "scorep: %s\n", why);
+            fflush(stderr);
+        }
+        m->output_dir = choose_output_dir(m);
+    }
+    /* The spawned processes' parts (core/part.h) are numbered after every location group
+     * of the ranks and their child processes. */
+    uint32_t first_spawned = m->ipc.size;
+    if (m->output_dir && m->collective &&
+        sp_processes_numbers_end(m, &first_spawned, err, errlen) != 0)
+        status = -1;
+    if (status == 0 && m->output_dir && m->collective && m->ipc.rank == 0 && m->config.mpi &&
+        sp_parts_collect(m->output_dir, m->config.mpi_timeout, first_spawned, &m->parts,
+                         &m->part_count, r->parts_missing, sizeof r->parts_missing) != 0)
+        status = sp_error(err, errlen, "out of memory while reading the spawned processes' parts");
+    if (!m->output_dir)
+        status = sp_error(err, errlen, "out of memory");
+    if (status == 0) {
+        /* Location ids are final now: (thread index << 32) | group, as Score-P numbers them
+         * with and without MPI (a process alone is rank 0; a child process that writes
+         * alone, its process number). */
+        uint32_t group = m->collective ? m->ipc.rank
+                         : m->processes.alone ? m->processes.info.number
+                                              : 0;
+        uint32_t nlocs = atomic_load(&m->location_count);
+        for (uint32_t i = 0; i < nlocs; i++)
+            m->locations[i]->id = ((uint64_t)m->locations[i]->index << 32) | group;
+        status = sp_substrates_prepare(m, m->output_dir, err, errlen);
+    }
+    sp_unified u;
+    memset(&u, 0, sizeof u);
+    if (status == 0)
+        status = unify_definitions(m, end_time, r->ticks_per_second, &u, err, errlen);
+    if (status == 0)
+        status = sp_substrates_write(m, &u, m->output_dir, r->ticks_per_second, err, errlen);
+    sp_unified_free(&u);
+    sp_measurement_collect_results(m, end_time, r);
+    r->spawned_ranks = m->part_count;
+    /* The parts are in the experiment now; late ones (r->parts_missing) keep theirs. */
+    sp_parts_free(m->output_dir, m->parts, m->part_count,
+                  status == 0 && m->collective && m->ipc.rank == 0 && !r->parts_missing[0]);
+    m->parts = NULL;
+    m->part_count = 0;
+    return status;
+}
+
+/* The three ways, as data: which one a process takes is decided once (end_way), what it
+ * does is its entry. */
+typedef enum { END_SPAWNED_PART, END_HANDED_OVER, END_EXPERIMENT } end_kind;
+
+static const struct {
+    int (*write)(sp_measurement *m, uint64_t end_time, sp_results *r, char *err, size_t errlen);
+} end_ways[] = {
+    [END_SPAWNED_PART] = {end_as_spawned_part},
+    [END_HANDED_OVER] = {end_as_handed_over},
+    [END_EXPERIMENT] = {end_as_experiment},
+};
+
+static end_kind end_way(sp_measurement *m)
+{
+    if (m->spawned.active && m->grouped && !m->mpi.aborting)
+        return END_SPAWNED_PART;
+    const sp_ipc *processes = m->processes.ipc;
+    if (!processes || !m->processes.info.member)
+        return END_EXPERIMENT;
+    /* A child process hands its part over to its root, unless the root ended first: then
+     * it writes an experiment of its own. */
+    if (processes->ops->agree(processes->ctx, m->processes.info.timeout) == 0)
+        return END_HANDED_OVER;
+    m->processes.alone = true;
+    return END_EXPERIMENT;
+}
+
+/* Stops recording: no event after this; every location's open frames are closed at the
+ * returned end time (the latest event's or the end anchor's). */
+static uint64_t stop_recording(sp_measurement *m, int64_t exit_status)
+{
+    atomic_fetch_add(&sp_live.generation, 1);
+    sp_adapters_end();
+    wait_for_sections(m);
+    sp_clock_take_anchor(&m->end);
+    uint64_t end_time = m->end.ticks;
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs; i++)
+        if (m->locations[i]->last_time > end_time)
+            end_time = m->locations[i]->last_time;
+    for (uint32_t i = 0; i < nlocs; i++)
+        sp_location_close(m->locations[i], end_time, exit_status);
+    return end_time;
+}
+
 int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err, size_t errlen)
 {
     sp_measurement *m = &sp_meas;
@@ -836,99 +966,11 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
     int expected = SP_STATE_RUNNING;
     if (!atomic_compare_exchange_strong(&sp_live.state, &expected, SP_STATE_FINALIZING))
         return sp_error(err, errlen, "no measurement is running");
-    atomic_fetch_add(&sp_live.generation, 1);
-    sp_adapters_end();
-    wait_for_sections(m);
-    sp_clock_take_anchor(&m->end);
-    uint64_t end_time = m->end.ticks;
-    uint32_t nlocs = atomic_load(&m->location_count);
-    for (uint32_t i = 0; i < nlocs; i++)
-        if (m->locations[i]->last_time > end_time)
-            end_time = m->locations[i]->last_time;
-    for (uint32_t i = 0; i < nlocs; i++)
-        sp_location_close(m->locations[i], end_time, exit_status);
-
+    uint64_t end_time = stop_recording(m, exit_status);
     sp_results r;
     memset(&r, 0, sizeof r);
     r.ticks_per_second = sp_clock_ticks_per_second(&m->start, &m->end);
-    if (m->spawned.active && m->grouped && !m->mpi.aborting) {
-        /* A spawned world's process: its part, adopted by the experiment's root later. */
-        m->clock_sync.offset_end_ns = m->clock_sync.offset_begin_ns;
-        m->clock_sync.sync_end_ns = sp_clock_monotonic_ns();
-        int status = write_own_part(m, end_time, r.ticks_per_second, err, errlen);
-        m->collective = false;
-        m->output_dir = strdup(m->config.experiment_dir);
-        sp_measurement_collect_results(m, end_time, &r);
-        r.part_written = status == 0;
-        if (results)
-            *results = r;
-        release_measurement();
-        m->grouped = false;
-        atomic_store(&sp_live.state, SP_STATE_IDLE);
-        return status;
-    }
-    sp_unified u;
-    memset(&u, 0, sizeof u);
-    int status = 0;
-    const sp_ipc *processes = m->processes.ipc;
-    if (processes && m->processes.info.member) {
-        /* A child process hands its part over to its root, unless the root ended first:
-         * then it writes an experiment of its own. */
-        if (processes->ops->agree(processes->ctx, m->processes.info.timeout) == 0) {
-            status = sp_processes_hand_over(m, end_time, r.ticks_per_second, err, errlen);
-            sp_measurement_collect_results(m, end_time, &r);
-            r.process_member = true;
-            snprintf(r.output_dir, sizeof r.output_dir, "%s", m->config.experiment_dir);
-            goto done;
-        }
-        m->processes.alone = true;
-        m->output_dir = choose_alone_dir(m);
-    } else if (processes) {
-        char why[512];
-        if (sp_processes_adopt(m, why, sizeof why) != 0) {
-            fprintf(stderr, "scorep: %s\n", why);
-            fflush(stderr);
-        }
-        m->output_dir = choose_output_dir(m);
-    } else {
-        m->output_dir = choose_output_dir(m);
-    }
-    /* The spawned processes' parts (core/part.h) are numbered after every location group
-     * of the ranks and their child processes. */
-    uint32_t first_spawned = m->ipc.size;
-    if (m->output_dir && m->collective &&
-        sp_processes_numbers_end(m, &first_spawned, err, errlen) != 0)
-        status = -1;
-    if (status == 0 && m->output_dir && m->collective && m->ipc.rank == 0 && m->config.mpi &&
-        sp_parts_collect(m->output_dir, m->config.mpi_timeout, first_spawned, &m->parts,
-                         &m->part_count, r.parts_missing, sizeof r.parts_missing) != 0)
-        status = sp_error(err, errlen, "out of memory while reading the spawned processes' parts");
-    if (!m->output_dir)
-        status = sp_error(err, errlen, "out of memory");
-    if (status == 0) {
-        /* Location ids are final now: (thread index << 32) | group, as Score-P numbers them
-         * with and without MPI (a process alone is rank 0; a child process that writes
-         * alone, its process number). */
-        uint32_t group = m->collective ? m->ipc.rank
-                         : m->processes.alone ? m->processes.info.number
-                                              : 0;
-        for (uint32_t i = 0; i < nlocs; i++)
-            m->locations[i]->id = ((uint64_t)m->locations[i]->index << 32) | group;
-        status = sp_substrates_prepare(m, m->output_dir, err, errlen);
-    }
-    if (status == 0)
-        status = unify_definitions(m, end_time, r.ticks_per_second, &u, err, errlen);
-    if (status == 0)
-        status = sp_substrates_write(m, &u, m->output_dir, r.ticks_per_second, err, errlen);
-    sp_unified_free(&u);
-    sp_measurement_collect_results(m, end_time, &r);
-    r.spawned_ranks = m->part_count;
-    /* The parts are in the experiment now; late ones (r.parts_missing) keep theirs. */
-    sp_parts_free(m->output_dir, m->parts, m->part_count,
-                  status == 0 && m->collective && m->ipc.rank == 0 && !r.parts_missing[0]);
-    m->parts = NULL;
-    m->part_count = 0;
-done:
+    int status = end_ways[end_way(m)].write(m, end_time, &r, err, errlen);
     if (results)
         *results = r;
     release_measurement();
