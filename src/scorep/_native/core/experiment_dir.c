@@ -106,7 +106,9 @@ int sp_experiment_dir_prepare(const char *path, bool overwrite, sp_experiment_di
     claim->moved_to[0] = '\0';
     struct stat st;
     if (lstat(path, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
+        /* A symbolic link to a directory is used as the directory (a non-empty one: the
+         * link is moved aside); a dangling one is in the way. */
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
             return sp_error(err, errlen, "experiment directory %s exists and is not a directory",
                             path);
         /* A running measurement's directory is neither moved nor written into. */
