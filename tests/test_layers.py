@@ -54,5 +54,38 @@ def test_each_rule_catches_its_violation(tmp_path):
         "include each other",
         "substrates/trace/encode.c:2: includes core/substrates.h: a substrate never includes "
         "core/substrates.h (it names the other substrates)",
-        "8 include(s) break the layering rules of ARCHITECTURE.md",
+        "8 use(s) break the layering rules of ARCHITECTURE.md",
+    ]
+
+
+def test_an_adapter_touching_the_cores_state_fails(tmp_path):
+    """measurement.h used to expose the whole sp_measurement struct, which adapters
+    (mpi/spawn.c, metrics/papi.c) and the bindings read and wrote directly."""
+    write(tmp_path, "substrates/trace/trace.h", "core/measurement_state.h")  # allowed
+    write(tmp_path, "core/measurement.c", "core/measurement_state.h")  # allowed
+    (tmp_path / "adapters" / "mpi").mkdir(parents=True)
+    (tmp_path / "adapters" / "mpi" / "spawn.c").write_text(
+        '#include "core/measurement.h"\n'
+        '/* sp_meas in a comment is no use */\n'
+        'static const char *why = "nor sp_meas in a string";\n'
+        'static bool on(void)\n'
+        '{\n'
+        '    return sp_meas.config.mpi && sp_meas.grouped;\n'
+        '}\n')
+    write(tmp_path, "adapters/metrics/papi.c", "core/measurement_state.h")
+    write(tmp_path, "bindings/module.c", "core/measurement.h")
+    (tmp_path / "bindings" / "module.c").write_text(
+        '#include "core/measurement.h"\nint r(void) { return sp_meas.recording; }\n')
+    out = run_check(tmp_path)
+    assert out.returncode == 1
+    state = "names sp_meas: adapters and the bindings use the functions of " \
+            "core/measurement.h, never the core's state"
+    assert out.stdout.splitlines() == [
+        "adapters/metrics/papi.c:1: includes core/measurement_state.h: "
+        "core/measurement_state.h belongs to the core and the substrates; use "
+        "core/measurement.h",
+        "adapters/mpi/spawn.c:6: " + state,
+        "adapters/mpi/spawn.c:6: " + state,
+        "bindings/module.c:2: " + state,
+        "4 use(s) break the layering rules of ARCHITECTURE.md",
     ]

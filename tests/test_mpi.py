@@ -5,12 +5,13 @@ every rank in the profile."""
 import collections
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
 import pytest
 
-from conftest import SRC, Trace, otf2_print, program, scorep_env
+from conftest import SRC, Trace, otf2_print, program, run_scorep, scorep_env
 from mpi_support import MpiTrace, comm_name, group_ranks, match_messages, mpirun
 from scorep import cube
 
@@ -240,3 +241,57 @@ def test_score_ranks_shows_the_load_balance(tmp_path):
     # Sorted by the largest max: MPI_Init_thread and the work come before the barrier.
     names = [line.split()[-1] for line in lines[3:]]
     assert names.index("__main__:work") < names.index("MPI_Barrier")
+
+
+def test_mpi_and_serial_runs_respect_each_others_lock_on_the_directory(tmp_path):
+    """One experiment-directory policy for every run (core/experiment_dir.c): an MPI run's
+    rank 0 used to neither take nor honour the lock a serial run holds."""
+    exp = tmp_path / "exp"
+    serial = subprocess.Popen([sys.executable, "-m", "scorep", program("signals.py")],
+                              env=scorep_env(exp, SCOREP_ENABLE_TRACING="true"),
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    assert serial.stdout.readline() == "ready\n"
+    go = tmp_path / "go"
+    go.touch()
+    out = mpirun(2, ["--mpp=mpi", program("mpi_wait.py"), go], tmp_path)
+    # The program runs as it would unmeasured; the measurement says why it did not start.
+    assert out.returncode == 0
+    assert sorted(out.stdout.splitlines()) == ["rank 0 done", "rank 1 done", "ready"]
+    assert out.stderr == ("scorep: experiment directory %s is in use by another running "
+                          "measurement; set SCOREP_EXPERIMENT_DIRECTORY to another "
+                          "directory\n" % exp)
+    # Nothing moved or written into the held directory: the ranks, without the group's
+    # directory, wrote alone (as when MPI is never initialized).
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp", "exp-rank0", "exp-rank1",
+                                                          "go"]
+    serial.send_signal(signal.SIGTERM)
+    serial.communicate(timeout=60)
+    assert Trace(exp).enters("__main__:spin") > 0
+
+    # The other way round: the MPI run holds the directory while its ranks wait.
+    go.unlink()
+    env = scorep_env(exp, SCOREP_ENABLE_TRACING="true")
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    ranks = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", sys.executable, "-m",
+                              "scorep", "--mpp=mpi", program("mpi_wait.py"), str(go)],
+                             env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    assert ranks.stdout.readline() == "ready\n"
+    second = run_scorep(sys.executable, [program("calls.py")], exp, cwd=tmp_path)
+    assert second.returncode == 1 and second.stdout == ""
+    assert second.stderr == ("scorep: experiment directory %s is in use by another running "
+                             "measurement; set SCOREP_EXPERIMENT_DIRECTORY to another "
+                             "directory\n" % exp)
+    go.touch()
+    stdout, stderr = ranks.communicate(timeout=180)
+    assert ranks.returncode == 0, stderr
+    assert sorted(stdout.splitlines()) == ["rank 0 done", "rank 1 done"]
+    # The serial run's experiment, ended, was moved aside by the MPI run; the MPI run's own
+    # is whole, untouched by the refused serial run.
+    aside = [p for p in tmp_path.glob("exp-*") if not p.name.startswith("exp-rank")]
+    assert len(aside) == 1
+    assert Trace(aside[0]).enters("__main__:spin") > 0
+    t = MpiTrace(exp)
+    assert [t.enters[(r, "MPI_Barrier")] for r in range(2)] == [1, 1]

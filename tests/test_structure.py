@@ -5,6 +5,8 @@ than repeated, and the core's defaults agreeing with the configuration's."""
 import re
 from pathlib import Path
 
+import pytest
+
 from conftest import SRC
 
 from scorep import _cli, _config, _errors, _filter, _measurement, _mpi, _native, cube, score
@@ -61,8 +63,36 @@ def test_the_core_exports_its_sizes_and_limits():
 
 def test_the_core_defaults_the_call_path_depth_as_the_configuration_does(tmp_path):
     native = _native.load()
-    native.start(str(tmp_path))  # every option at the core's own default
+    # every option at the core's own default
+    native.start(dict(native.start_defaults(), experiment_dir=str(tmp_path)))
     native.finalize(0)
     profile = cube.read(tmp_path)
     assert profile.attrs["scorep::max_callpath_depth"] == \
         _config.VARIABLES["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"][0] == "128"
+
+
+def test_start_takes_exactly_the_fields_of_the_cores_table(tmp_path):
+    """start() used to parse 36 keywords with a hand-kept format string: one wrong letter
+    parsed the wrong argument. Now a missing, unknown or mistyped field is named."""
+    native = _native.load()
+    fields = dict(native.start_defaults(), experiment_dir=str(tmp_path))
+    assert len(fields) == 38 and fields["max_callpath_depth"] == 128
+    assert fields["timer"] == "tsc" and fields["profiling"] is True
+    missing = dict(fields)
+    del missing["mpi_timeout"]
+    with pytest.raises(KeyError, match="configuration field 'mpi_timeout' is missing"):
+        native.start(missing)
+    with pytest.raises(KeyError, match="no configuration field 'mpi_timout'"):
+        native.start(dict(fields, mpi_timout=1.0))
+    with pytest.raises(TypeError, match="field 'max_callpath_depth' must be an int, not str"):
+        native.start(dict(fields, max_callpath_depth="12"))
+    with pytest.raises(TypeError, match="field 'exclude_dirs' must be a sequence, not int"):
+        native.start(dict(fields, exclude_dirs=3))
+    assert not native.running()
+    # The session passes exactly these fields (a drift would fail every start).
+    callers = [p.read_text() for p in sorted((Path(SRC) / "scorep").rglob("*.py"))
+               if "native.start(dict(" in p.read_text()]
+    assert len(callers) == 1
+    call = callers[0][callers[0].index("native.start(dict("):]
+    call = call[:call.index("))\n")]
+    assert set(re.findall(r"^\s+(\w+)=", call, re.M)) == set(fields)

@@ -9,7 +9,10 @@
   another substrate, never core/substrates.h (which names them all).
 - An adapter (adapters/<name>/) includes core headers and its own folder only: never a
   substrate, never OTF2, never another adapter, never core/substrates.h.
-- core/core_internal.h is included by core/ only.
+- core/core_internal.h is included by core/ only; core/measurement_state.h (the
+  measurement's whole state, sp_meas) by core/ and the substrates only.
+- Adapters and the bindings never name the core's state (sp_meas): they use the functions
+  of core/measurement.h.
 - The bindings (bindings/) include core headers and the public headers of the Python and the
   child processes' adapters only.
 - OTF2 is included by the trace substrate and the reports' reader only.
@@ -23,6 +26,10 @@ import sys
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 DISPATCH = "core/substrates.h"
 CORE_INTERNAL = "core/core_internal.h"
+CORE_STATE = "core/measurement_state.h"
+# The core's state, by name, outside comments and strings.
+CORE_STATE_NAME = re.compile(r"\bsp_meas\b")
+COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
 
 
 def layer_of(path):
@@ -40,6 +47,8 @@ def violation(rel, include):
     is_otf2 = include.startswith("otf2/")
     if include == CORE_INTERNAL and layer != "core":
         return "core/core_internal.h belongs to the core's own files"
+    if include == CORE_STATE and layer not in ("core", "substrates"):
+        return "%s belongs to the core and the substrates; use core/measurement.h" % CORE_STATE
     if layer == "core":
         if target_layer == "substrates" and rel != DISPATCH:
             return "the core names substrates only in %s" % DISPATCH
@@ -76,6 +85,15 @@ def violation(rel, include):
     return None
 
 
+def state_uses(rel, text):
+    """Where an adapter or the bindings name the core's state."""
+    # Comments and strings are blanked, keeping their newlines, so line numbers stay.
+    code = COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    return ["%s:%d: names sp_meas: adapters and the bindings use the functions of "
+            "core/measurement.h, never the core's state" % (rel, code.count("\n", 0, m.start()) + 1)
+            for m in CORE_STATE_NAME.finditer(code)]
+
+
 def check(root):
     problems = []
     for directory, subdirectories, files in os.walk(root):
@@ -86,14 +104,17 @@ def check(root):
             path = os.path.join(directory, name)
             rel = os.path.relpath(path, root).replace(os.sep, "/")
             with open(path, encoding="utf-8") as source:
-                for number, line in enumerate(source, 1):
-                    match = INCLUDE.match(line)
-                    if not match:
-                        continue
-                    why = violation(rel, match.group(1))
-                    if why:
-                        problems.append("%s:%d: includes %s: %s" % (rel, number, match.group(1),
-                                                                   why))
+                text = source.read()
+            for number, line in enumerate(text.splitlines(), 1):
+                match = INCLUDE.match(line)
+                if not match:
+                    continue
+                why = violation(rel, match.group(1))
+                if why:
+                    problems.append("%s:%d: includes %s: %s" % (rel, number, match.group(1),
+                                                               why))
+            if layer_of(rel)[0] in ("adapters", "bindings"):
+                problems += state_uses(rel, text)
     return problems
 
 
@@ -104,7 +125,7 @@ def main(argv):
     for problem in problems:
         print(problem)
     if problems:
-        print("%d include(s) break the layering rules of ARCHITECTURE.md" % len(problems))
+        print("%d use(s) break the layering rules of ARCHITECTURE.md" % len(problems))
         return 1
     return 0
 

@@ -21,7 +21,6 @@ import time
 
 from scorep import _config, _native, _processes
 from scorep._errors import MeasurementError
-from scorep._files import move_aside
 from scorep._version import __version__
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -108,28 +107,16 @@ def lock_experiment_dir(path):
 
 
 def prepare_experiment_dir(path, overwrite):
-    """Creates the experiment directory. An existing empty one is used as it is; a non-empty
-    one is moved aside (scorep._files.move_aside: renamed, never deleted) when overwriting is
-    allowed, unless a running measurement holds it. Returns (the path it was moved to or
-    None, the descriptor holding the lock on the new directory or None)."""
-    moved_to = None
-    if os.path.lexists(path):
-        if not os.path.isdir(path):
-            raise MeasurementError("experiment directory %s exists and is not a directory" % path)
-        probe = lock_experiment_dir(path)
-        if probe is not None:
-            os.close(probe)
-        if os.listdir(path):
-            if not overwrite:
-                raise MeasurementError(
-                    "experiment directory %s exists and SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY "
-                    "is false" % path)
-            moved_to = move_aside(path)
+    """Creates the experiment directory and locks it, by the core's one policy
+    (core/experiment_dir.h, also rank 0's in an MPI run): an existing empty one is used as it
+    is; a non-empty one is moved aside (renamed, never deleted) when overwriting is allowed;
+    one a running measurement holds is an error. Returns (the path it was moved to or None,
+    the descriptor holding the lock on the new directory or None)."""
     try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as error:
-        raise MeasurementError("cannot create experiment directory %s: %s" % (path, error.strerror))
-    return moved_to, lock_experiment_dir(path)
+        return _native.load().experiment_dir_prepare(native_path(path, "the experiment "
+                                                                       "directory"), overwrite)
+    except RuntimeError as error:
+        raise MeasurementError(str(error)) from None
 
 
 MANIFEST_ENTRIES = [
@@ -378,8 +365,9 @@ class Measurement:
         from scorep import _mpi
         try:
             native.set_sampling_async(self.config["SCOREP_SAMPLING_READ"] == "async")
-            native.start(
-                native_path(path, "the experiment directory"),
+            # One dict whose fields are exactly those of native.start_defaults().
+            native.start(dict(
+                experiment_dir=native_path(path, "the experiment directory"),
                 tracing=self.config.tracing,
                 profiling=self.config.profiling,
                 verbose=self.config.verbose,
@@ -421,7 +409,7 @@ class Measurement:
                 wait_states=self.config["SCOREP_MPI_WAIT_STATES"],
                 # Under a launcher rank 0 says for the job what every rank would say.
                 quiet=_mpi.launcher_rank() not in (None, 0),
-            )
+            ))
         except RuntimeError as error:
             raise MeasurementError(str(error)) from None
         timeout = float(self.config["SCOREP_CHILDREN_TIMEOUT"])

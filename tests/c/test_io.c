@@ -12,6 +12,7 @@
 #include "core/events.h"
 #include "core/io.h"
 #include "core/measurement.h"
+#include "core/measurement_state.h" /* white-box: the core's own state */
 #include "ctest.h"
 #include "ctest_support.h"
 

@@ -9,6 +9,7 @@
 #include <otf2/otf2.h>
 
 #include "core/measurement.h"
+#include "core/measurement_state.h" /* white-box: the core's own state */
 #include "ctest.h"
 #include "ctest_support.h"
 

@@ -3,6 +3,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -112,132 +113,319 @@ static int metric_requests_from(PyObject *metrics, sp_metric_request *out, uint3
     return status;
 }
 
-static PyObject *py_start(PyObject *self, PyObject *args, PyObject *kwargs)
+/* What start() takes: one dict whose keys are exactly the fields of `start_fields`, each
+ * converted by its kind into `start_request`. The table is the one place that names them:
+ * the Python side asks for it (start_defaults()), so the two sides cannot drift apart, and
+ * a missing, unknown or mistyped field is an error naming it. */
+typedef struct {
+    sp_config config;
+    const char *timer, *instrumenter, *thread_name, *cwd;
+    PyObject *program_args, *exclude_dirs, *line_patterns, *spawn_args, *metrics;
+    bool do_register, memory;
+} start_request;
+
+typedef enum {
+    FIELD_BOOL,
+    FIELD_U32,
+    FIELD_U64,
+    FIELD_DOUBLE,
+    FIELD_STR,      /* str */
+    FIELD_STR_NONE, /* str or None (NULL) */
+    FIELD_SEQ,      /* a sequence, converted after the table (borrowed) */
+} field_kind;
+
+typedef struct {
+    const char *name;
+    field_kind kind;
+    size_t offset;
+    /* The default (start_defaults()): a number, or text for FIELD_STR. */
+    double number;
+    const char *text;
+} start_field;
+
+#define CFG(member) offsetof(start_request, config.member)
+#define REQ(member) offsetof(start_request, member)
+static const start_field start_fields[] = {
+    {"experiment_dir", FIELD_STR, CFG(experiment_dir), 0, ""},
+    {"tracing", FIELD_BOOL, CFG(tracing), 0, NULL},
+    {"profiling", FIELD_BOOL, CFG(profiling), 1, NULL},
+    {"verbose", FIELD_BOOL, CFG(verbose), 0, NULL},
+    {"all_threads", FIELD_BOOL, CFG(all_threads), 1, NULL},
+    {"total_memory", FIELD_U64, CFG(total_memory), (double)SP_DEFAULT_TOTAL_MEMORY, NULL},
+    {"timer", FIELD_STR, REQ(timer), 0, "tsc"},
+    {"max_callpath_depth", FIELD_U32, CFG(max_callpath_depth), SP_DEFAULT_MAX_CALLPATH_DEPTH,
+     NULL},
+    {"profile_base_name", FIELD_STR, CFG(profile_base_name), 0, "profile"},
+    {"program_name", FIELD_STR, CFG(program_name), 0, "python"},
+    {"program_path", FIELD_STR_NONE, CFG(program_path), 0, NULL},
+    {"program_args", FIELD_SEQ, REQ(program_args), 0, NULL},
+    {"machine_name", FIELD_STR, CFG(machine_name), 0, "Linux"},
+    {"node_name", FIELD_STR, CFG(node_name), 0, "localhost"},
+    {"creator", FIELD_STR, CFG(creator), 0, "scorep"},
+    {"exclude_dirs", FIELD_SEQ, REQ(exclude_dirs), 0, NULL},
+    {"cwd", FIELD_STR_NONE, REQ(cwd), 0, NULL},
+    {"instrumenter", FIELD_STR, REQ(instrumenter), 0, "none"},
+    {"thread_name", FIELD_STR, REQ(thread_name), 0, "MainThread"},
+    {"register", FIELD_BOOL, REQ(do_register), 1, NULL},
+    {"filter_file", FIELD_STR_NONE, CFG(filter_file), 0, NULL},
+    {"mpi", FIELD_BOOL, CFG(mpi), 0, NULL},
+    {"overwrite", FIELD_BOOL, CFG(overwrite), 1, NULL},
+    {"mpi_timeout", FIELD_DOUBLE, CFG(mpi_timeout), 60.0, NULL},
+    {"mpi_groups", FIELD_STR_NONE, CFG(mpi_groups), 0, NULL},
+    {"spawn_args", FIELD_SEQ, REQ(spawn_args), 0, NULL},
+    {"spawned", FIELD_BOOL, CFG(spawned), 0, NULL},
+    {"line_patterns", FIELD_SEQ, REQ(line_patterns), 0, NULL},
+    {"io_posix", FIELD_BOOL, CFG(io_posix), 0, NULL},
+    {"unwinding", FIELD_BOOL, CFG(unwinding), 0, NULL},
+    {"sampling_event", FIELD_STR_NONE, CFG(sampling_event), 0, NULL},
+    {"sampling_period_us", FIELD_U64, CFG(sampling_period_us), 0, NULL},
+    {"sampling_cpu", FIELD_BOOL, CFG(sampling_cpu), 0, NULL},
+    {"metrics", FIELD_SEQ, REQ(metrics), 0, NULL},
+    {"memory", FIELD_BOOL, REQ(memory), 0, NULL},
+    {"quiet", FIELD_BOOL, CFG(quiet_warnings), 0, NULL},
+    {"c_calls", FIELD_BOOL, CFG(c_calls), 0, NULL},
+    {"wait_states", FIELD_BOOL, CFG(wait_states), 1, NULL},
+};
+#undef CFG
+#undef REQ
+#define START_FIELD_COUNT (sizeof start_fields / sizeof start_fields[0])
+
+static int field_error(const start_field *f, const char *expected, PyObject *value)
+{
+    PyErr_Format(PyExc_TypeError, "start(): configuration field '%s' must be %s, not %s",
+                 f->name, expected, Py_TYPE(value)->tp_name);
+    return -1;
+}
+
+/* Returns 0, or -1 with a Python exception naming the field. */
+static int field_convert(const start_field *f, PyObject *value, start_request *req)
+{
+    char *at = (char *)req + f->offset;
+    switch (f->kind) {
+    case FIELD_BOOL:
+        if (!PyBool_Check(value) && !PyLong_Check(value))
+            return field_error(f, "a bool", value);
+        *(bool *)at = PyObject_IsTrue(value) == 1;
+        return 0;
+    case FIELD_U32:
+    case FIELD_U64: {
+        if (!PyLong_Check(value) || PyBool_Check(value))
+            return field_error(f, "an int", value);
+        unsigned long long n = PyLong_AsUnsignedLongLong(value);
+        if (PyErr_Occurred() || (f->kind == FIELD_U32 && n > UINT32_MAX)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "start(): configuration field '%s' is out of range",
+                         f->name);
+            return -1;
+        }
+        if (f->kind == FIELD_U32)
+            *(uint32_t *)at = (uint32_t)n;
+        else
+            *(uint64_t *)at = n;
+        return 0;
+    }
+    case FIELD_DOUBLE:
+        if (!PyFloat_Check(value) && !(PyLong_Check(value) && !PyBool_Check(value)))
+            return field_error(f, "a number", value);
+        *(double *)at = PyFloat_AsDouble(value);
+        return PyErr_Occurred() ? -1 : 0;
+    case FIELD_STR:
+    case FIELD_STR_NONE:
+        if (value == Py_None && f->kind == FIELD_STR_NONE) {
+            *(const char **)at = NULL;
+            return 0;
+        }
+        if (!PyUnicode_Check(value))
+            return field_error(f, f->kind == FIELD_STR ? "a str" : "a str or None", value);
+        *(const char **)at = PyUnicode_AsUTF8(value);
+        return *(const char **)at ? 0 : -1;
+    case FIELD_SEQ:
+        if (value != Py_None && !PySequence_Check(value))
+            return field_error(f, "a sequence", value);
+        *(PyObject **)at = value;
+        return 0;
+    }
+    return 0;
+}
+
+/* Fills `req` from the dict `fields` (borrowed strings stay valid while it lives). */
+static int start_request_from(PyObject *fields, start_request *req)
+{
+    if (!PyDict_Check(fields)) {
+        PyErr_Format(PyExc_TypeError, "start() takes a dict of its configuration, not %s",
+                     Py_TYPE(fields)->tp_name);
+        return -1;
+    }
+    memset(req, 0, sizeof *req);
+    for (size_t i = 0; i < START_FIELD_COUNT; i++) {
+        PyObject *value = PyDict_GetItemString(fields, start_fields[i].name);
+        if (!value) {
+            PyErr_Format(PyExc_KeyError, "start(): configuration field '%s' is missing",
+                         start_fields[i].name);
+            return -1;
+        }
+        if (field_convert(&start_fields[i], value, req) != 0)
+            return -1;
+    }
+    if ((size_t)PyDict_Size(fields) != START_FIELD_COUNT) {
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(fields, &pos, &key, &value)) {
+            const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+            bool known = false;
+            for (size_t i = 0; name && i < START_FIELD_COUNT && !known; i++)
+                known = strcmp(start_fields[i].name, name) == 0;
+            if (!known) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_KeyError, "start(): no configuration field %R", key);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static PyObject *py_start_defaults(PyObject *self, PyObject *unused)
 {
     (void)self;
-    static char *keywords[] = {"experiment_dir", "tracing", "profiling", "verbose", "all_threads",
-                               "total_memory", "timer", "max_callpath_depth", "profile_base_name",
-                               "program_name", "program_args", "machine_name", "node_name",
-                               "creator", "exclude_dirs", "cwd", "instrumenter", "thread_name",
-                               "register", "filter_file", "mpi", "overwrite", "mpi_timeout",
-                               "line_patterns", "mpi_groups", "spawn_args", "spawned",
-                               "io_posix", "program_path", "unwinding", "sampling_event",
-                               "sampling_period_us", "sampling_cpu", "metrics", "memory",
-                               "quiet", "c_calls", "wait_states", NULL};
-    sp_config config = {0};
-    int tracing = 0, profiling = 1, verbose = 0, all_threads = 1, do_register = 1;
-    int mpi = 0, overwrite = 1, io_posix = 0, unwinding = 0, sampling_cpu = 0;
-    unsigned long long sampling_period_us = 0;
-    double mpi_timeout = 60.0;
-    unsigned long long total_memory = SP_DEFAULT_TOTAL_MEMORY;
-    const char *timer = "tsc", *instrumenter = "none", *thread_name = "MainThread";
-    const char *cwd = NULL;
-    PyObject *exclude_dirs = NULL;
-    unsigned int max_depth = SP_DEFAULT_MAX_CALLPATH_DEPTH;
-    PyObject *program_args = NULL;
-    PyObject *line_patterns = NULL, *spawn_args = NULL;
-    int spawned = 0;
-    PyObject *metrics = NULL;
-    int memory = 0, quiet = 0, c_calls = 0, wait_states = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$ppppKsIssOsssOssspzppdOzOppzpzKpOpppp",
-                                     keywords,
-                                     &config.experiment_dir, &tracing, &profiling, &verbose,
-                                     &all_threads, &total_memory, &timer, &max_depth,
-                                     &config.profile_base_name, &config.program_name,
-                                     &program_args, &config.machine_name, &config.node_name,
-                                     &config.creator, &exclude_dirs, &cwd, &instrumenter,
-                                     &thread_name, &do_register, &config.filter_file, &mpi,
-                                     &overwrite, &mpi_timeout, &line_patterns,
-                                     &config.mpi_groups, &spawn_args, &spawned, &io_posix,
-                                     &config.program_path, &unwinding, &config.sampling_event,
-                                     &sampling_period_us, &sampling_cpu, &metrics, &memory,
-                                     &quiet, &c_calls, &wait_states))
-        return NULL;
-    config.quiet_warnings = quiet;
-    sp_metric_request requests[SP_MAX_METRICS * 2];
-    if (metric_requests_from(metrics, requests, &config.metric_request_count) != 0)
-        return NULL;
-    config.metric_requests = requests;
-    sp_instrumenter_kind kind = parse_instrumenter(instrumenter);
-    if ((int)kind < 0) {
-        PyErr_Format(PyExc_ValueError, "unknown instrumenter '%s'", instrumenter);
-        return NULL;
+    (void)unused;
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < START_FIELD_COUNT; i++) {
+        const start_field *f = &start_fields[i];
+        PyObject *value = NULL;
+        switch (f->kind) {
+        case FIELD_BOOL:
+            value = PyBool_FromLong(f->number != 0);
+            break;
+        case FIELD_U32:
+        case FIELD_U64:
+            value = PyLong_FromUnsignedLongLong((unsigned long long)f->number);
+            break;
+        case FIELD_DOUBLE:
+            value = PyFloat_FromDouble(f->number);
+            break;
+        case FIELD_STR:
+            value = PyUnicode_FromString(f->text);
+            break;
+        case FIELD_STR_NONE:
+            Py_INCREF(Py_None);
+            value = Py_None;
+            break;
+        case FIELD_SEQ:
+            value = PyList_New(0);
+            break;
+        }
+        if (!value || PyDict_SetItemString(d, f->name, value) != 0) {
+            Py_XDECREF(value);
+            Py_CLEAR(d);
+        }
+        Py_XDECREF(value);
     }
-    if (strcmp(timer, "tsc") == 0) {
-        config.timer = SP_TIMER_TSC;
-    } else if (strcmp(timer, "clock_gettime") == 0) {
-        config.timer = SP_TIMER_CLOCK_GETTIME;
-    } else {
-        PyErr_Format(PyExc_ValueError, "unknown timer '%s'", timer);
-        return NULL;
-    }
-    config.tracing = tracing;
-    config.profiling = profiling;
-    config.verbose = verbose;
-    config.all_threads = all_threads;
-    config.total_memory = total_memory;
-    config.max_callpath_depth = max_depth;
-    config.mpi = mpi;
-    config.overwrite = overwrite;
-    config.mpi_timeout = mpi_timeout;
-    config.spawned = spawned;
-    config.io_posix = io_posix;
-    config.unwinding = unwinding;
-    config.sampling_period_us = sampling_period_us;
-    config.sampling_cpu = sampling_cpu;
-    config.c_calls = c_calls;
-    config.wait_states = wait_states;
-    if (!config.program_name)
-        config.program_name = "python";
+    return d;
+}
 
-    /* Every argument is converted before the measurement starts. */
-    string_list argv, dirs, patterns, spawn;
-    if (string_list_from(&argv, program_args, "program_args must be a sequence of str") != 0)
-        return NULL;
-    if (string_list_from(&dirs, exclude_dirs, "exclude_dirs must be a sequence of str") != 0) {
-        string_list_free(&argv);
-        return NULL;
-    }
-    if (string_list_from(&patterns, line_patterns, "line_patterns must be a sequence of str") != 0) {
-        string_list_free(&argv);
-        string_list_free(&dirs);
-        return NULL;
-    }
-    if (string_list_from(&spawn, spawn_args, "spawn_args must be a sequence of str") != 0) {
-        string_list_free(&argv);
-        string_list_free(&dirs);
-        string_list_free(&patterns);
-        return NULL;
-    }
-    config.program_args = argv.items;
-    config.program_argc = (uint32_t)argv.count;
-    config.spawn_args = spawn.items;
-    config.spawn_argc = (uint32_t)spawn.count;
-    char err[512] = "";
-    int status = sp_measurement_start(&config, err, sizeof err);
-    if (status != 0)
-        PyErr_SetString(PyExc_RuntimeError, err);
-    else if (sp_python_adapter_start(dirs.items, dirs.count, cwd, kind, patterns.items,
-                                     patterns.count, &config) != 0) {
-        sp_measurement_cancel();
-        status = -1;
-    }
-    string_list_free(&argv);
-    string_list_free(&dirs);
-    string_list_free(&patterns);
-    string_list_free(&spawn);
-    if (status != 0)
-        return NULL;
-    if (memory)
+/* The steps on top of the core, in the order sp_measurement_start_with runs them. */
+typedef struct {
+    start_request *req;
+    string_list dirs, patterns;
+    sp_instrumenter_kind kind;
+} start_context;
+
+static int step_adapter(void *context, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    start_context *c = context;
+    return sp_python_adapter_start(c->dirs.items, c->dirs.count, c->req->cwd, c->kind,
+                                   c->patterns.items, c->patterns.count, &c->req->config);
+}
+
+static void undo_adapter(void *context)
+{
+    (void)context;
+    sp_python_adapter_stop();
+}
+
+static int step_memory(void *context, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    if (((start_context *)context)->req->memory)
         sp_python_memory_hook(true);
+    return 0;
+}
+
+static void undo_memory(void *context)
+{
+    (void)context;
+    sp_python_memory_hook(false);
+}
+
+static int step_register(void *context, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    start_context *c = context;
     /* The starting thread is location 0; it writes ProgramBegin. */
-    sp_python_attach_named(thread_name);
-    if (do_register && sp_python_register() != 0) {
-        sp_python_adapter_stop();
-        sp_python_memory_hook(false);
-        sp_measurement_cancel();
+    sp_python_attach_named(c->req->thread_name);
+    return c->req->do_register ? sp_python_register() : 0;
+}
+
+static const sp_start_step start_steps[] = {
+    {step_adapter, undo_adapter},
+    {step_memory, undo_memory},
+    {step_register, NULL},
+};
+
+static PyObject *py_start(PyObject *self, PyObject *fields)
+{
+    (void)self;
+    start_request req;
+    if (start_request_from(fields, &req) != 0)
+        return NULL;
+    sp_config *config = &req.config;
+    sp_metric_request requests[SP_MAX_METRICS * 2];
+    if (metric_requests_from(req.metrics, requests, &config->metric_request_count) != 0)
+        return NULL;
+    config->metric_requests = requests;
+    start_context context = {.req = &req, .kind = parse_instrumenter(req.instrumenter)};
+    if ((int)context.kind < 0) {
+        PyErr_Format(PyExc_ValueError, "unknown instrumenter '%s'", req.instrumenter);
         return NULL;
     }
+    if (strcmp(req.timer, "tsc") == 0) {
+        config->timer = SP_TIMER_TSC;
+    } else if (strcmp(req.timer, "clock_gettime") == 0) {
+        config->timer = SP_TIMER_CLOCK_GETTIME;
+    } else {
+        PyErr_Format(PyExc_ValueError, "unknown timer '%s'", req.timer);
+        return NULL;
+    }
+    string_list argv, spawn;
+    string_list *lists[] = {&argv, &context.dirs, &context.patterns, &spawn};
+    PyObject *sources[] = {req.program_args, req.exclude_dirs, req.line_patterns,
+                           req.spawn_args};
+    for (size_t i = 0; i < 4; i++) {
+        if (string_list_from(lists[i], sources[i], "a sequence of str") == 0)
+            continue;
+        while (i-- > 0)
+            string_list_free(lists[i]);
+        return NULL;
+    }
+    config->program_args = argv.items;
+    config->program_argc = (uint32_t)argv.count;
+    config->spawn_args = spawn.items;
+    config->spawn_argc = (uint32_t)spawn.count;
+    char err[512] = "";
+    int status = sp_measurement_start_with(config, start_steps,
+                                           sizeof start_steps / sizeof start_steps[0],
+                                           &context, err, sizeof err);
+    if (status != 0 && !PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, err[0] ? err : "the measurement did not start");
+    for (size_t i = 0; i < 4; i++)
+        string_list_free(lists[i]);
+    if (status != 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -999,7 +1187,7 @@ static PyObject *py_recording(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     /* Also in a forked child, whose copy of the measurement stopped in the fork. */
-    return PyBool_FromLong(atomic_load(&sp_meas.recording));
+    return PyBool_FromLong(sp_measurement_recording());
 }
 
 static PyObject *py_watch_signal(PyObject *self, PyObject *arg)
@@ -1102,6 +1290,30 @@ static PyObject *py_experiment_dir(PyObject *self, PyObject *unused)
 
 /* Before the end of an MPI-mode measurement whose ranks never initialized MPI: the
  * directory Python prepared for this process alone. */
+static PyObject *py_experiment_dir_prepare(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *bytes;
+    int overwrite;
+    if (!PyArg_ParseTuple(args, "O&p", PyUnicode_FSConverter, &bytes, &overwrite))
+        return NULL;
+    sp_experiment_dir_claim claim;
+    char err[8192] = "";
+    int status =
+        sp_experiment_dir_prepare(PyBytes_AS_STRING(bytes), overwrite != 0, &claim, err, sizeof err);
+    Py_DECREF(bytes);
+    if (status != 0) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        return NULL;
+    }
+    PyObject *moved = claim.moved_to[0] ? PyUnicode_DecodeFSDefault(claim.moved_to) : NULL;
+    if (claim.moved_to[0] && !moved)
+        return NULL;
+    return Py_BuildValue("(NN)", moved ? moved : (Py_INCREF(Py_None), Py_None),
+                         claim.lock_fd >= 0 ? PyLong_FromLong(claim.lock_fd)
+                                            : (Py_INCREF(Py_None), Py_None));
+}
+
 static PyObject *py_set_experiment_dir(PyObject *self, PyObject *path)
 {
     (void)self;
@@ -1199,8 +1411,11 @@ static PyMethodDef methods[] = {
     {"sampling_counts", py_sampling_counts, METH_NOARGS,
      "Samples of the last measurement: read where the threads were, and taken at a safe "
      "point instead, by reason."},
-    {"start", (PyCFunction)(void (*)(void))py_start, METH_VARARGS | METH_KEYWORDS,
-     "start(experiment_dir, **config): start a measurement in this process."},
+    {"start", py_start, METH_O,
+     "start(config): start a measurement in this process; config is a dict with exactly the "
+     "fields of start_defaults()."},
+    {"start_defaults", py_start_defaults, METH_NOARGS,
+     "Every field start() takes, at the core's default."},
     {"finalize", py_finalize, METH_VARARGS,
      "finalize(exit_status=0) -> dict: close the measurement and write its files."},
     {"running", py_running, METH_NOARGS, "Whether a measurement runs."},
@@ -1241,6 +1456,9 @@ static PyMethodDef methods[] = {
      "filter_excludes(filter, name, mangled=None, file=None) -> bool"},
     {"filter_rule_count", py_filter_rule_count, METH_O, "Number of patterns of a filter."},
     {"experiment_dir", py_experiment_dir, METH_NOARGS, "The running measurement's directory."},
+    {"experiment_dir_prepare", py_experiment_dir_prepare, METH_VARARGS,
+     "experiment_dir_prepare(path, overwrite) -> (moved_to, lock_fd): the one policy for an "
+     "experiment directory (core/experiment_dir.h); RuntimeError with the reason."},
     {"set_experiment_dir", py_set_experiment_dir, METH_O,
      "Where an MPI-mode measurement without MPI writes."},
     {"mpi_info", py_mpi_info, METH_NOARGS, "(rank, size) once MPI is initialized, else None."},

@@ -4,6 +4,7 @@
 #define SCOREP_CORE_INTERNAL_H
 
 #include "core/measurement.h"
+#include "core/measurement_state.h"
 #include "core/unify.h"
 
 /* location.c: frees every location of the measurement. */

@@ -1,9 +1,12 @@
 #include "core/experiment_dir.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,26 +63,78 @@ int sp_move_aside(const char *path, char *aside, size_t aside_len, char *err, si
     return status;
 }
 
-int sp_experiment_dir_prepare(const char *path, bool overwrite, char *err, size_t errlen)
+/* Opens `path` and takes the exclusive flock on it: returns the descriptor, SP_NO_LOCK where
+ * the file system has no locks (some network file systems) or the directory cannot be
+ * opened, or -2 when another running measurement holds it. */
+#define HELD_ELSEWHERE (-2)
+static int lock_directory(const char *path)
 {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return SP_NO_LOCK;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return fd;
+    int error = errno;
+    close(fd);
+    return error == EWOULDBLOCK ? HELD_ELSEWHERE : SP_NO_LOCK;
+}
+
+static int in_use(const char *path, char *err, size_t errlen)
+{
+    return sp_error(err, errlen,
+                    "experiment directory %s is in use by another running measurement; set "
+                    "SCOREP_EXPERIMENT_DIRECTORY to another directory",
+                    path);
+}
+
+static bool directory_empty(const char *path)
+{
+    DIR *dir = opendir(path);
+    if (!dir)
+        return false;
+    bool empty = true;
+    for (struct dirent *e; empty && (e = readdir(dir));)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(dir);
+    return empty;
+}
+
+int sp_experiment_dir_prepare(const char *path, bool overwrite, sp_experiment_dir_claim *claim,
+                              char *err, size_t errlen)
+{
+    claim->lock_fd = SP_NO_LOCK;
+    claim->moved_to[0] = '\0';
     struct stat st;
     if (lstat(path, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
+        /* A symbolic link to a directory is used as the directory (a non-empty one: the
+         * link is moved aside); a dangling one is in the way. */
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
             return sp_error(err, errlen, "experiment directory %s exists and is not a directory",
                             path);
-        bool empty = rmdir(path) == 0; /* an empty one goes and is made again below */
-        if (!empty) {
+        /* A running measurement's directory is neither moved nor written into. */
+        int probe = lock_directory(path);
+        if (probe == HELD_ELSEWHERE)
+            return in_use(path, err, errlen);
+        if (probe >= 0)
+            close(probe);
+        if (!directory_empty(path)) {
             if (!overwrite)
                 return sp_error(err, errlen,
                                 "experiment directory %s exists and "
                                 "SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY is false",
                                 path);
-            if (sp_move_aside(path, NULL, 0, err, errlen) != 0)
+            if (sp_move_aside(path, claim->moved_to, sizeof claim->moved_to, err, errlen) != 0)
                 return -1;
         }
     }
     char why[512];
     if (sp_make_directories(path, why, sizeof why) != 0)
         return sp_error(err, errlen, "experiment directory: %s", why);
+    /* Another run may have made and locked the same new directory in between. */
+    claim->lock_fd = lock_directory(path);
+    if (claim->lock_fd == HELD_ELSEWHERE) {
+        claim->lock_fd = SP_NO_LOCK;
+        return in_use(path, err, errlen);
+    }
     return 0;
 }

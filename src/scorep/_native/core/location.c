@@ -97,7 +97,7 @@ sp_location *sp_location_attach(uint64_t thread_ident, const char *name, bool re
 sp_location *sp_location_attach_keyed(uint64_t key, uint64_t thread_ident, const char *name,
                                       bool register_thread)
 {
-    uint32_t generation = atomic_load_explicit(&sp_meas.generation, memory_order_acquire);
+    uint32_t generation = atomic_load_explicit(&sp_live.generation, memory_order_acquire);
     if (sp_thread.generation == generation && sp_thread.location) {
         if (register_thread && name)
             sp_location_set_name(sp_thread.location, name);

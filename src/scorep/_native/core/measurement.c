@@ -15,6 +15,7 @@
 #include "core/unify.h"
 
 sp_measurement sp_meas;
+sp_measurement_live sp_live;
 
 static char *copy_string(const char *text)
 {
@@ -107,6 +108,9 @@ static void release_measurement(void)
     m->substrates = 0;
     free(m->output_dir);
     m->output_dir = NULL;
+    if (m->experiment_lock >= 0)
+        close(m->experiment_lock);
+    m->experiment_lock = SP_NO_LOCK;
     free(m->spawned.dir);
     m->spawned.dir = NULL;
     m->spawned.active = false;
@@ -234,14 +238,13 @@ static int define_measurement_regions(sp_measurement *m)
 int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
 {
     register_fork_handler();
-    if (atomic_load(&sp_meas.state) != SP_STATE_IDLE)
+    if (atomic_load(&sp_live.state) != SP_STATE_IDLE)
         return sp_error(err, errlen, "a measurement is already running");
     sp_measurement *m = &sp_meas;
-    /* Keep the generation across measurements: threads compare against it. */
-    uint32_t generation = atomic_load(&m->generation);
+    /* sp_live (state, generation) stays: threads compare against the generation. */
     memset(m, 0, sizeof *m);
-    atomic_store(&m->generation, generation);
     m->ipc = sp_ipc_single;
+    m->experiment_lock = SP_NO_LOCK;
     m->mpi.thread_requested = m->mpi.thread_provided = -1;
     if (pthread_mutex_init(&m->locations_lock, NULL) != 0 || sp_defs_init(&m->defs) != 0 ||
         sp_chunk_pool_init(&m->pool, config->total_memory, SP_CHUNK_SIZE) != 0 ||
@@ -281,8 +284,25 @@ int sp_measurement_start(const sp_config *config, char *err, size_t errlen)
         release_measurement();
         return -1;
     }
-    atomic_store(&m->state, SP_STATE_RUNNING);
-    atomic_fetch_add(&m->generation, 1);
+    atomic_store(&sp_live.state, SP_STATE_RUNNING);
+    atomic_fetch_add(&sp_live.generation, 1);
+    return 0;
+}
+
+int sp_measurement_start_with(const sp_config *config, const sp_start_step *steps,
+                              size_t count, void *context, char *err, size_t errlen)
+{
+    if (sp_measurement_start(config, err, errlen) != 0)
+        return -1;
+    for (size_t i = 0; i < count; i++) {
+        if (steps[i].run(context, err, errlen) == 0)
+            continue;
+        while (i-- > 0)
+            if (steps[i].undo)
+                steps[i].undo(context);
+        sp_measurement_cancel();
+        return -1;
+    }
     return 0;
 }
 
@@ -399,6 +419,31 @@ uint32_t sp_string_define(const char *text)
 
 /* ---- the experiment directory ------------------------------------------------------------ */
 
+const sp_config *sp_measurement_config(void)
+{
+    return &sp_meas.config;
+}
+
+const sp_metric_set *sp_measurement_metrics(void)
+{
+    return &sp_meas.metrics;
+}
+
+bool sp_measurement_recording(void)
+{
+    return atomic_load(&sp_meas.recording);
+}
+
+int64_t sp_measurement_clock_offset_ns(void)
+{
+    return sp_meas.clock_sync.offset_begin_ns;
+}
+
+bool sp_measurement_grouped(void)
+{
+    return sp_meas.grouped;
+}
+
 const char *sp_measurement_experiment_dir(void)
 {
     return sp_measurement_running() ? sp_meas.config.experiment_dir : NULL;
@@ -449,8 +494,10 @@ int sp_mpi_initialized(const sp_ipc *ipc, uint32_t world, int requested, int pro
         snprintf(agreed.path, sizeof agreed.path, "%s", m->spawned.dir);
     } else if (ipc->rank == 0) {
         snprintf(agreed.path, sizeof agreed.path, "%s", m->config.experiment_dir);
-        agreed.status = sp_experiment_dir_prepare(agreed.path, m->config.overwrite, agreed.error,
-                                                  sizeof agreed.error);
+        sp_experiment_dir_claim claim;
+        agreed.status = sp_experiment_dir_prepare(agreed.path, m->config.overwrite, &claim,
+                                                  agreed.error, sizeof agreed.error);
+        m->experiment_lock = claim.lock_fd;
     }
     if (ipc->ops->bcast(ipc->ctx, &agreed, sizeof agreed, 0) != 0)
         return sp_error(err, errlen, "agreeing on the experiment directory failed");
@@ -774,76 +821,48 @@ void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_res
                                                  : 0;
 }
 
-int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err, size_t errlen)
-{
-    sp_measurement *m = &sp_meas;
-    if (m->mpi.finalized && atomic_load(&m->state) == SP_STATE_IDLE) {
-        /* The MPI_Finalize wrapper wrote everything already. */
-        m->mpi.finalized = false;
-        if (results)
-            *results = m->mpi.results;
-        if (m->mpi.status != 0)
-            snprintf(err, errlen, "%s", m->mpi.error);
-        return m->mpi.status;
-    }
-    int expected = SP_STATE_RUNNING;
-    if (!atomic_compare_exchange_strong(&m->state, &expected, SP_STATE_FINALIZING))
-        return sp_error(err, errlen, "no measurement is running");
-    atomic_fetch_add(&m->generation, 1);
-    sp_adapters_end();
-    wait_for_sections(m);
-    sp_clock_take_anchor(&m->end);
-    uint64_t end_time = m->end.ticks;
-    uint32_t nlocs = atomic_load(&m->location_count);
-    for (uint32_t i = 0; i < nlocs; i++)
-        if (m->locations[i]->last_time > end_time)
-            end_time = m->locations[i]->last_time;
-    for (uint32_t i = 0; i < nlocs; i++)
-        sp_location_close(m->locations[i], end_time, exit_status);
+/* ---- the end of a measurement: one path, three ways for a process to leave its results --- */
 
-    sp_results r;
-    memset(&r, 0, sizeof r);
-    r.ticks_per_second = sp_clock_ticks_per_second(&m->start, &m->end);
-    if (m->spawned.active && m->grouped && !m->mpi.aborting) {
-        /* A spawned world's process: its part, adopted by the experiment's root later. */
-        m->clock_sync.offset_end_ns = m->clock_sync.offset_begin_ns;
-        m->clock_sync.sync_end_ns = sp_clock_monotonic_ns();
-        int status = write_own_part(m, end_time, r.ticks_per_second, err, errlen);
-        m->collective = false;
-        m->output_dir = strdup(m->config.experiment_dir);
-        sp_measurement_collect_results(m, end_time, &r);
-        r.part_written = status == 0;
-        if (results)
-            *results = r;
-        release_measurement();
-        m->grouped = false;
-        atomic_store(&m->state, SP_STATE_IDLE);
-        return status;
-    }
-    sp_unified u;
-    memset(&u, 0, sizeof u);
+/* A process of a spawned world (core/part.h): its part, adopted by the experiment's root
+ * later. Nothing collective: it ends without its parent's help. */
+static int end_as_spawned_part(sp_measurement *m, uint64_t end_time, sp_results *r, char *err,
+                               size_t errlen)
+{
+    m->clock_sync.offset_end_ns = m->clock_sync.offset_begin_ns;
+    m->clock_sync.sync_end_ns = sp_clock_monotonic_ns();
+    int status = write_own_part(m, end_time, r->ticks_per_second, err, errlen);
+    m->collective = false;
+    m->output_dir = strdup(m->config.experiment_dir);
+    sp_measurement_collect_results(m, end_time, r);
+    r->part_written = status == 0;
+    return status;
+}
+
+/* A child process whose root still waits: its part goes to the root (core/processes.c). */
+static int end_as_handed_over(sp_measurement *m, uint64_t end_time, sp_results *r, char *err,
+                              size_t errlen)
+{
+    int status = sp_processes_hand_over(m, end_time, r->ticks_per_second, err, errlen);
+    sp_measurement_collect_results(m, end_time, r);
+    r->process_member = true;
+    snprintf(r->output_dir, sizeof r->output_dir, "%s", m->config.experiment_dir);
+    return status;
+}
+
+/* An experiment: the root's (with the child processes' parts it adopts), the ranks'
+ * together, a rank's own when the ranks did not meet, or a child's whose root had ended. */
+static int end_as_experiment(sp_measurement *m, uint64_t end_time, sp_results *r, char *err,
+                             size_t errlen)
+{
     int status = 0;
-    const sp_ipc *processes = m->processes.ipc;
-    if (processes && m->processes.info.member) {
-        /* A child process hands its part over to its root, unless the root ended first:
-         * then it writes an experiment of its own. */
-        if (processes->ops->agree(processes->ctx, m->processes.info.timeout) == 0) {
-            status = sp_processes_hand_over(m, end_time, r.ticks_per_second, err, errlen);
-            sp_measurement_collect_results(m, end_time, &r);
-            r.process_member = true;
-            snprintf(r.output_dir, sizeof r.output_dir, "%s", m->config.experiment_dir);
-            goto done;
-        }
-        m->processes.alone = true;
+    if (m->processes.alone) {
         m->output_dir = choose_alone_dir(m);
-    } else if (processes) {
+    } else {
         char why[512];
-        if (sp_processes_adopt(m, why, sizeof why) != 0) {
+        if (m->processes.ipc && sp_processes_adopt(m, why, sizeof why) != 0) {
             fprintf(stderr, "scorep: %s\n", why);
             fflush(stderr);
         }
-        m->output_dir = choose_output_dir(m);
-    } else {
         m->output_dir = choose_output_dir(m);
     }
     /* The spawned processes' parts (core/part.h) are numbered after every location group
@@ -854,7 +873,7 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
         status = -1;
     if (status == 0 && m->output_dir && m->collective && m->ipc.rank == 0 && m->config.mpi &&
         sp_parts_collect(m->output_dir, m->config.mpi_timeout, first_spawned, &m->parts,
-                         &m->part_count, r.parts_missing, sizeof r.parts_missing) != 0)
+                         &m->part_count, r->parts_missing, sizeof r->parts_missing) != 0)
         status = sp_error(err, errlen, "out of memory while reading the spawned processes' parts");
     if (!m->output_dir)
         status = sp_error(err, errlen, "out of memory");
@@ -865,28 +884,98 @@ int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err,
         uint32_t group = m->collective ? m->ipc.rank
                          : m->processes.alone ? m->processes.info.number
                                               : 0;
+        uint32_t nlocs = atomic_load(&m->location_count);
         for (uint32_t i = 0; i < nlocs; i++)
             m->locations[i]->id = ((uint64_t)m->locations[i]->index << 32) | group;
         status = sp_substrates_prepare(m, m->output_dir, err, errlen);
     }
+    sp_unified u;
+    memset(&u, 0, sizeof u);
     if (status == 0)
-        status = unify_definitions(m, end_time, r.ticks_per_second, &u, err, errlen);
+        status = unify_definitions(m, end_time, r->ticks_per_second, &u, err, errlen);
     if (status == 0)
-        status = sp_substrates_write(m, &u, m->output_dir, r.ticks_per_second, err, errlen);
+        status = sp_substrates_write(m, &u, m->output_dir, r->ticks_per_second, err, errlen);
     sp_unified_free(&u);
-    sp_measurement_collect_results(m, end_time, &r);
-    r.spawned_ranks = m->part_count;
-    /* The parts are in the experiment now; late ones (r.parts_missing) keep theirs. */
+    sp_measurement_collect_results(m, end_time, r);
+    r->spawned_ranks = m->part_count;
+    /* The parts are in the experiment now; late ones (r->parts_missing) keep theirs. */
     sp_parts_free(m->output_dir, m->parts, m->part_count,
-                  status == 0 && m->collective && m->ipc.rank == 0 && !r.parts_missing[0]);
+                  status == 0 && m->collective && m->ipc.rank == 0 && !r->parts_missing[0]);
     m->parts = NULL;
     m->part_count = 0;
-done:
+    return status;
+}
+
+/* The three ways, as data: which one a process takes is decided once (end_way), what it
+ * does is its entry. */
+typedef enum { END_SPAWNED_PART, END_HANDED_OVER, END_EXPERIMENT } end_kind;
+
+static const struct {
+    int (*write)(sp_measurement *m, uint64_t end_time, sp_results *r, char *err, size_t errlen);
+} end_ways[] = {
+    [END_SPAWNED_PART] = {end_as_spawned_part},
+    [END_HANDED_OVER] = {end_as_handed_over},
+    [END_EXPERIMENT] = {end_as_experiment},
+};
+
+static end_kind end_way(sp_measurement *m)
+{
+    if (m->spawned.active && m->grouped && !m->mpi.aborting)
+        return END_SPAWNED_PART;
+    const sp_ipc *processes = m->processes.ipc;
+    if (!processes || !m->processes.info.member)
+        return END_EXPERIMENT;
+    /* A child process hands its part over to its root, unless the root ended first: then
+     * it writes an experiment of its own. */
+    if (processes->ops->agree(processes->ctx, m->processes.info.timeout) == 0)
+        return END_HANDED_OVER;
+    m->processes.alone = true;
+    return END_EXPERIMENT;
+}
+
+/* Stops recording: no event after this; every location's open frames are closed at the
+ * returned end time (the latest event's or the end anchor's). */
+static uint64_t stop_recording(sp_measurement *m, int64_t exit_status)
+{
+    atomic_fetch_add(&sp_live.generation, 1);
+    sp_adapters_end();
+    wait_for_sections(m);
+    sp_clock_take_anchor(&m->end);
+    uint64_t end_time = m->end.ticks;
+    uint32_t nlocs = atomic_load(&m->location_count);
+    for (uint32_t i = 0; i < nlocs; i++)
+        if (m->locations[i]->last_time > end_time)
+            end_time = m->locations[i]->last_time;
+    for (uint32_t i = 0; i < nlocs; i++)
+        sp_location_close(m->locations[i], end_time, exit_status);
+    return end_time;
+}
+
+int sp_measurement_finalize(int64_t exit_status, sp_results *results, char *err, size_t errlen)
+{
+    sp_measurement *m = &sp_meas;
+    if (m->mpi.finalized && atomic_load(&sp_live.state) == SP_STATE_IDLE) {
+        /* The MPI_Finalize wrapper wrote everything already. */
+        m->mpi.finalized = false;
+        if (results)
+            *results = m->mpi.results;
+        if (m->mpi.status != 0)
+            snprintf(err, errlen, "%s", m->mpi.error);
+        return m->mpi.status;
+    }
+    int expected = SP_STATE_RUNNING;
+    if (!atomic_compare_exchange_strong(&sp_live.state, &expected, SP_STATE_FINALIZING))
+        return sp_error(err, errlen, "no measurement is running");
+    uint64_t end_time = stop_recording(m, exit_status);
+    sp_results r;
+    memset(&r, 0, sizeof r);
+    r.ticks_per_second = sp_clock_ticks_per_second(&m->start, &m->end);
+    int status = end_ways[end_way(m)].write(m, end_time, &r, err, errlen);
     if (results)
         *results = r;
     release_measurement();
     m->grouped = false;
-    atomic_store(&m->state, SP_STATE_IDLE);
+    atomic_store(&sp_live.state, SP_STATE_IDLE);
     return status;
 }
 
@@ -901,22 +990,26 @@ void sp_measurement_thread_ended(void)
 void sp_measurement_cancel(void)
 {
     int expected = SP_STATE_RUNNING;
-    if (!atomic_compare_exchange_strong(&sp_meas.state, &expected, SP_STATE_FINALIZING))
+    if (!atomic_compare_exchange_strong(&sp_live.state, &expected, SP_STATE_FINALIZING))
         return;
-    atomic_fetch_add(&sp_meas.generation, 1);
+    atomic_fetch_add(&sp_live.generation, 1);
     sp_adapters_end();
     wait_for_sections(&sp_meas);
     release_measurement();
     sp_meas.grouped = false;
-    atomic_store(&sp_meas.state, SP_STATE_IDLE);
+    atomic_store(&sp_live.state, SP_STATE_IDLE);
 }
 
 void sp_measurement_abandon(void)
 {
-    if (atomic_load(&sp_meas.state) == SP_STATE_IDLE)
+    if (atomic_load(&sp_live.state) == SP_STATE_IDLE)
         return;
     /* The copies of buffers and writers are leaked on purpose: closing them would write. */
+    /* Closing the inherited descriptor leaves the parent's lock (the same open file) held. */
+    if (sp_meas.experiment_lock >= 0)
+        close(sp_meas.experiment_lock);
+    sp_meas.experiment_lock = SP_NO_LOCK;
     sp_meas.substrates = 0;
-    atomic_fetch_add(&sp_meas.generation, 1);
-    atomic_store(&sp_meas.state, SP_STATE_IDLE);
+    atomic_fetch_add(&sp_live.generation, 1);
+    atomic_store(&sp_live.state, SP_STATE_IDLE);
 }

@@ -71,6 +71,14 @@ typedef struct sp_config {
     bool quiet_warnings;
 } sp_config;
 
+/* What the caller starts on top of the core (the Python adapter, its hooks), in order:
+ * `run` returns 0, or -1 with the reason in err (or already reported to the caller, err
+ * left empty); `undo` (may be NULL) takes back a step that ran. */
+typedef struct sp_start_step {
+    int (*run)(void *context, char *err, size_t errlen);
+    void (*undo)(void *context);
+} sp_start_step;
+
 /* The defaults of the configuration; the bindings override what the user set. */
 #define SP_DEFAULT_MAX_CALLPATH_DEPTH 128
 #define SP_DEFAULT_TOTAL_MEMORY ((uint64_t)16000 * 1024)
@@ -181,106 +189,20 @@ typedef struct sp_process_part {
     uint64_t section_size[SP_SUBSTRATE_SLOTS];
 } sp_process_part;
 
-typedef struct sp_measurement {
+/* The measurement's state lives in core/measurement_state.h, for the core and the
+ * substrates only; adapters and the bindings go through the functions here
+ * (tools/check_layers.py checks it). What the event path reads of it inline: */
+typedef struct sp_measurement sp_measurement;
+typedef struct sp_measurement_live {
     _Atomic int state; /* sp_state */
     /* Bumped at every start and finalize: a thread whose cached location is of another
      * generation looks its location up again. */
     _Atomic uint32_t generation;
-    sp_config config;
-    sp_defs defs;
-    sp_chunk_pool pool;
-    sp_clock_anchor start, end;
-    /* One bit per substrate that records (core/substrates.h). */
-    uint32_t substrates;
+} sp_measurement_live;
 
-    pthread_mutex_t locations_lock; /* taken only when a thread gets its location */
-    sp_location *locations[SP_MAX_LOCATIONS];
-    _Atomic uint32_t location_count;
-
-    /* Recording on/off (scorep.user.enable_recording): every change bumps the epoch; each
-     * location writes its MeasurementOnOff marker at its next event. */
-    _Atomic bool recording;
-    _Atomic uint32_t recording_epoch;
-    _Atomic uint64_t recording_changed_at;
-
-    uint32_t program_region; /* the root of every call path */
-    uint32_t error_region;
-    /* Score-P's artificial regions of the profile (SP_NO_ID without profiling): the time
-     * while recording was off, the pauses to flush trace buffers, and (defined at the first
-     * call deeper than SCOREP_PROFILING_MAX_CALLPATH_DEPTH) the calls beyond the limit. */
-    uint32_t measurement_off_region;
-    uint32_t buffer_flush_region;
-    _Atomic uint32_t collapse_region;
-    /* MPI events were left out (recording off, a rewind discarded them): the trace's
-     * OTF2::MPI_COMMUNICATION_COMPLETE property is false then, as in Score-P. */
-    _Atomic bool mpi_events_unrecorded;
-    uint32_t error_parameter;
-    bool error_reported; /* the region-exit-without-enter message is printed once */
-
-    struct sp_filter *filter; /* NULL: nothing is filtered */
-
-    /* Reads the calling thread's own call stack while calling contexts are recorded
-     * (sp_set_unwinder); NULL otherwise. */
-    sp_unwinder unwinder;
-
-    /* The group of processes this one writes its results with: itself alone until a
-     * paradigm (MPI) joins a larger group. */
-    sp_ipc ipc;
-    bool grouped;    /* a larger group joined */
-    bool collective; /* decided at the end: the group writes one experiment together */
-    /* The MPI world this process belongs to: 0 for the job's first, the token of a world
-     * started with MPI_Comm_spawn otherwise (communicators name their members by it). */
-    uint32_t world;
-    sp_clock_sync clock_sync;
-    /* What the wait-state analysis did (core/substrates.h fills it, the results report it). */
-    struct {
-        bool ran;
-        uint64_t violations, unmatched, ns;
-        char error[256];
-    } wait_states;
-
-    /* The child processes' group (core/ipc.h through files; adapters/process): NULL when
-     * this process follows none. Adapter-owned: the root's size is fixed by its agree. */
-    struct {
-        const sp_ipc *ipc;
-        sp_process_info info;
-        uint64_t begin_ns;   /* a member: when it started measuring (CLOCK_MONOTONIC) */
-        bool alone;          /* a member whose root had ended: it wrote its own experiment */
-        bool named;          /* ... and the root said so (sp_processes_named_by_root) */
-        void *received;      /* the root: the bytes its members handed over (owned) */
-        sp_process_part *parts;
-        uint32_t part_count;
-    } processes;
-
-    struct {
-        int32_t thread_requested, thread_provided; /* MPI_Init_thread levels, -1 unknown */
-        bool finalized;     /* the MPI_Finalize wrapper wrote the results already */
-        bool aborting;      /* MPI_Abort: this rank writes its own part, no collectives */
-        int abort_code;
-        int64_t exit_status; /* for a write at MPI_Finalize */
-        sp_results results; /* what it wrote, for the caller that finalizes next */
-        int status;
-        char error[512];
-    } mpi;
-    char *output_dir; /* where this measurement writes (a rank's own part when ranks failed) */
-    /* A process of a world started with MPI_Comm_spawn by a measured parent: it writes a
-     * part of the parent's experiment (core/part.h). */
-    struct {
-        bool active;
-        char *dir;              /* the parent's experiment directory */
-        int64_t root_offset_ns; /* its world's rank 0's clock against the experiment's root */
-    } spawned;
-    /* At the experiment's root: the parts it adopts at the end. */
-    struct sp_part *parts;
-    uint32_t part_count;
-    struct sp_io_registry *io; /* native I/O handles bound to defined ones (core/io.h) */
-    /* The metrics read at every enter and leave (core/metrics.h); count 0: none. */
-    sp_metric_set metrics;
-} sp_measurement;
-
-/* The one measurement of this process. Global because adapters are entered from
- * interpreter hooks, signal handlers and MPI wrappers that carry no context pointer. */
-extern sp_measurement sp_meas;
+/* Global because adapters are entered from interpreter hooks, signal handlers and MPI
+ * wrappers that carry no context pointer. */
+extern sp_measurement_live sp_live;
 
 /* Thread-local data in the initial-exec model: a plain %fs-relative load on the event
  * path instead of a __tls_get_addr call (this core lives in a dlopen'ed module). */
@@ -301,6 +223,13 @@ extern SP_TLS sp_thread_state sp_thread;
 extern SP_TLS sp_python_memory sp_thread_memory;
 
 SP_MUST_CHECK int sp_measurement_start(const sp_config *config, char *err, size_t errlen);
+
+/* Starts the measurement, then each step in order; when a step fails, the steps that ran
+ * are undone in reverse order and the measurement is cancelled, so that nothing of a failed
+ * start remains. */
+SP_MUST_CHECK int sp_measurement_start_with(const sp_config *config, const sp_start_step *steps,
+                                            size_t count, void *context, char *err,
+                                            size_t errlen);
 
 /* The calling thread's work is done (a Python thread's run() returned): its substrates
  * give their buffers back to the budget. Events that still follow are recorded. */
@@ -376,16 +305,28 @@ void sp_measurement_cancel(void);
  * whose copy of the parent's buffers must never reach the parent's files. */
 void sp_measurement_abandon(void);
 
+/* What adapters and the bindings read of the measurement (not on the event path). */
+/* The configuration it started with (copied; valid while it runs and until the next start). */
+const sp_config *sp_measurement_config(void);
+/* The metrics it reads at every enter and leave (core/metrics.h). */
+const sp_metric_set *sp_measurement_metrics(void);
+/* Whether recording is on (scorep.user.enable_recording). */
+bool sp_measurement_recording(void);
+/* This process's clock against its group's root at the start (0 alone). */
+int64_t sp_measurement_clock_offset_ns(void);
+/* Whether a larger group (MPI) joined. */
+bool sp_measurement_grouped(void);
+
 static inline bool sp_measurement_running(void)
 {
-    return atomic_load_explicit(&sp_meas.state, memory_order_acquire) == SP_STATE_RUNNING;
+    return atomic_load_explicit(&sp_live.state, memory_order_acquire) == SP_STATE_RUNNING;
 }
 
 /* Bumped at every start and end of a measurement: what an adapter caches per measurement
  * carries the generation it was made in. */
 static inline uint32_t sp_measurement_generation(void)
 {
-    return atomic_load(&sp_meas.generation);
+    return atomic_load(&sp_live.generation);
 }
 
 /* Whether the calling thread's cached location (possibly NULL: not measured) belongs to
@@ -393,7 +334,7 @@ static inline uint32_t sp_measurement_generation(void)
  * sp_location_attach with the thread's identity. */
 static inline bool sp_location_cache_valid(void)
 {
-    return sp_thread.generation == atomic_load_explicit(&sp_meas.generation, memory_order_relaxed);
+    return sp_thread.generation == atomic_load_explicit(&sp_live.generation, memory_order_relaxed);
 }
 
 /* Adapters compiled into the core library (adapters/<name>/, other than python and mpi)

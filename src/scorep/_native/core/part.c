@@ -10,29 +10,13 @@
 #include <unistd.h>
 
 #include "core/experiment_dir.h"
+#include "core/files.h"
 
 #define MAGIC "SPPART01"
 
 static void part_path(char *path, size_t len, const char *dir, uint32_t world, uint32_t rank)
 {
     snprintf(path, len, "%s/" SP_PART_DIR "/part-%08x-%u", dir, world, rank);
-}
-
-static int write_file(const char *path, const void *data, size_t size, char *err, size_t errlen)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return sp_error(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-    bool ok = fwrite(data, 1, size, f) == size;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return sp_error(err, errlen, "cannot write %s: %s", path, strerror(e));
-    }
-    return 0;
 }
 
 int sp_part_write(const char *dir, uint32_t world, uint32_t world_rank, const sp_part_clock *clock,
@@ -69,7 +53,7 @@ int sp_part_write(const char *dir, uint32_t world, uint32_t world_rank, const sp
         sp_error(err, errlen, "out of memory while writing this process's part");
     } else {
         part_path(path, sizeof path, dir, world, world_rank);
-        status = write_file(path, b.data, b.size, err, errlen);
+        status = sp_file_write_atomic(path, b.data, b.size, err, errlen);
     }
     sp_buffer_free(&b);
     return status;
@@ -87,7 +71,7 @@ int sp_part_announce(const char *dir, uint32_t world, uint32_t size, char *err, 
     int n = snprintf(text, sizeof text, "%u %lld\n", size,
                      (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
     snprintf(path, sizeof path, "%s/" SP_PART_DIR "/world-%08x", dir, world);
-    return write_file(path, text, (size_t)n, err, errlen);
+    return sp_file_write_atomic(path, text, (size_t)n, err, errlen);
 }
 
 /* ---- the root --------------------------------------------------------------------------- */
@@ -293,17 +277,5 @@ void sp_parts_free(const char *dir, sp_part *parts, uint32_t count, bool remove_
         return;
     char path[4200];
     snprintf(path, sizeof path, "%s/" SP_PART_DIR, dir);
-    DIR *d = opendir(path);
-    if (!d)
-        return;
-    struct dirent *entry;
-    while ((entry = readdir(d)) != NULL) {
-        if (entry->d_name[0] == '.')
-            continue;
-        char file[4600];
-        snprintf(file, sizeof file, "%s/%s", path, entry->d_name);
-        unlink(file);
-    }
-    closedir(d);
-    rmdir(path);
+    sp_dir_remove_flat(path);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/measurement.h"
+#include "core/measurement_state.h"
 #include "core/serial.h"
 #include "core/unify.h"
 #include "core/waitstates.h"

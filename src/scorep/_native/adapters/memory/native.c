@@ -391,7 +391,7 @@ static void native_read(void *state, bool per_process, uint64_t own_ns, uint64_t
 {
     (void)state;
     (void)own_ns; /* bytes, not CPU time */
-    const sp_metric_set *set = &sp_meas.metrics;
+    const sp_metric_set *set = sp_measurement_metrics();
     uint32_t first = set->first[SP_METRIC_SOURCE_NATIVE][per_process];
     uint32_t n = set->n[SP_METRIC_SOURCE_NATIVE][per_process];
     for (uint32_t i = 0; i < n; i++) {

@@ -162,7 +162,7 @@ static void *papi_location_open(bool first_location)
     papi_state *st = calloc(1, sizeof *st);
     if (!st)
         return NULL;
-    const sp_metric_set *m = &sp_meas.metrics;
+    const sp_metric_set *m = sp_measurement_metrics();
     for (int k = 0; k < 2; k++) {
         st->set[k] = PAPI_NULL;
         uint32_t n = m->n[SP_METRIC_SOURCE_PAPI][k];
@@ -183,7 +183,7 @@ static void papi_read(void *state, bool per_process, uint64_t own_ns, uint64_t *
 {
     (void)own_ns; /* counters, not CPU time */
     papi_state *st = state;
-    uint32_t n = sp_meas.metrics.n[SP_METRIC_SOURCE_PAPI][per_process];
+    uint32_t n = sp_measurement_metrics()->n[SP_METRIC_SOURCE_PAPI][per_process];
     if (st && st->set[per_process] != PAPI_NULL &&
         papi.read(st->set[per_process], st->values) == PAPI_OK) {
         for (uint32_t i = 0; i < n; i++)

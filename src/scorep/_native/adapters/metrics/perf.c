@@ -209,7 +209,7 @@ static void *perf_location_open(bool first_location)
     perf_state *st = calloc(1, sizeof *st);
     if (!st)
         return NULL;
-    const sp_metric_set *set = &sp_meas.metrics;
+    const sp_metric_set *set = sp_measurement_metrics();
     for (int k = 0; k < 2; k++) {
         st->fd[k] = -1;
         if (k == 1 && !first_location)
@@ -231,7 +231,7 @@ static void *perf_location_open(bool first_location)
 static void perf_read(void *state, bool per_process, uint64_t own_ns, uint64_t *values)
 {
     perf_state *st = state;
-    const sp_metric_set *set = &sp_meas.metrics;
+    const sp_metric_set *set = sp_measurement_metrics();
     uint32_t first = set->first[SP_METRIC_SOURCE_PERF][per_process];
     uint32_t n = set->n[SP_METRIC_SOURCE_PERF][per_process];
     /* PERF_FORMAT_GROUP: the number of counters, then their values in group order. */

@@ -144,7 +144,7 @@ static void program_times(rusage_times *t, const struct rusage *ru, uint64_t own
 
 static void rusage_read(void *state, bool per_process, uint64_t own_ns, uint64_t *values)
 {
-    const sp_metric_set *set = &sp_meas.metrics;
+    const sp_metric_set *set = sp_measurement_metrics();
     uint32_t first = set->first[SP_METRIC_SOURCE_RUSAGE][per_process];
     uint32_t n = set->n[SP_METRIC_SOURCE_RUSAGE][per_process];
     struct rusage ru;

@@ -27,7 +27,7 @@ static void refresh_groups(void)
     sp_location *loc = sp_event_section_begin(); /* the configuration stays while it runs */
     if (!loc)
         return;
-    spmpi_enabled = spmpi_parse_groups(sp_meas.config.mpi_groups);
+    spmpi_enabled = spmpi_parse_groups(sp_measurement_config()->mpi_groups);
     atomic_store(&groups_generation, generation);
     sp_event_section_end(loc);
 }

@@ -64,7 +64,7 @@ static bool takes_value(const char *option)
  * strings are the caller's and the configuration's; free() the array only. */
 static char **through_tool(const char *command, char **argv)
 {
-    const sp_config *c = &sp_meas.config;
+    const sp_config *c = sp_measurement_config();
     if (!is_python(command) || !c->spawn_argc || argv == MPI_ARGV_NULL)
         return NULL;
     size_t n = 0, options = 0;
@@ -118,8 +118,8 @@ static void parent_handshake(MPI_Comm comm, int root, MPI_Comm intercomm)
         spawn_info info = {.token = new_token()};
         sp_location *section = sp_event_section_begin();
         if (section) {
-            snprintf(info.dir, sizeof info.dir, "%s", sp_meas.config.experiment_dir);
-            info.root_offset_ns = sp_meas.clock_sync.offset_begin_ns;
+            snprintf(info.dir, sizeof info.dir, "%s", sp_measurement_config()->experiment_dir);
+            info.root_offset_ns = sp_measurement_clock_offset_ns();
             spmpi_boot_id(info.boot, sizeof info.boot);
             char err[512];
             if (sp_mpi_spawn_announce(info.token, (uint32_t)remote_size, err, sizeof err) != 0)
@@ -142,7 +142,7 @@ static void parent_handshake(MPI_Comm comm, int root, MPI_Comm intercomm)
 void spmpi_spawned_init(void)
 {
     MPI_Comm parent = MPI_COMM_NULL;
-    if (!sp_measurement_running() || !sp_meas.config.spawned ||
+    if (!sp_measurement_running() || !sp_measurement_config()->spawned ||
         PMPI_Comm_get_parent(&parent) != MPI_SUCCESS || parent == MPI_COMM_NULL)
         return;
     MPI_Comm tool;
@@ -220,7 +220,8 @@ static bool measuring_mpi(void)
     sp_location *section = sp_event_section_begin();
     if (!section)
         return false;
-    bool on = sp_meas.config.mpi && sp_meas.grouped && sp_meas.config.spawn_argc > 0;
+    bool on = sp_measurement_config()->mpi && sp_measurement_grouped() &&
+              sp_measurement_config()->spawn_argc > 0;
     sp_event_section_end(section);
     return on;
 }

@@ -11,6 +11,7 @@
  *   bcast, scatter(v): only in a group of one (a member cannot receive: it is gone)
  *   clock_offset: 0 (one host, one CLOCK_MONOTONIC) */
 #include "adapters/process/internal.h"
+#include "core/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,38 +23,12 @@
 
 /* ---- the member ------------------------------------------------------------------------- */
 
-static int write_whole(int fd, const void *data, uint64_t bytes)
-{
-    const char *p = data;
-    while (bytes) {
-        ssize_t n = write(fd, p, bytes > (1u << 30) ? (1u << 30) : (size_t)bytes);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        bytes -= (uint64_t)n;
-    }
-    return 0;
-}
-
 static int member_send(const void *in, uint64_t bytes)
 {
-    char name[32], path[4400], tmp[4420];
+    char name[32], path[4400];
     snprintf(name, sizeof name, "op-%u", sp_proc.next_op++);
     sp_process_member_path(sp_proc.number, name, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0)
-        return -1;
-    int status = write_whole(fd, in, bytes);
-    if (close(fd) != 0)
-        status = -1;
-    if (status == 0 && rename(tmp, path) != 0)
-        status = -1;
-    if (status != 0)
-        unlink(tmp);
-    return status;
+    return sp_file_write_atomic(path, in, (size_t)bytes, NULL, 0);
 }
 
 static int member_agree(void)

@@ -2,6 +2,7 @@
  * who is alive (an flock held by each living process: the kernel lets go of it when a
  * process dies, whatever killed it), joining as root or member, fork, and cleaning up. */
 #include "adapters/process/internal.h"
+#include "core/files.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -141,19 +142,15 @@ static int hold_lock(const char *path)
 
 static void write_info(void)
 {
-    char path[4400], tmp[4420];
+    char path[4400], text[1024];
     sp_process_member_path(sp_proc.number, "info", path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "we");
-    if (!f)
+    int n = snprintf(text, sizeof text,
+                     "pid %llu\nparent %u\nroot %u\nstarted %llu\nmethod %s\nname %s\n",
+                     (unsigned long long)sp_proc.pid, sp_proc.parent, sp_proc.root,
+                     (unsigned long long)sp_proc.started_ns, sp_proc.method, sp_proc.info.name);
+    /* Best effort, as every registry file: a reader takes a missing one for "not yet". */
+    if (n > 0 && (size_t)n < sizeof text && sp_file_write_atomic(path, text, (size_t)n, NULL, 0))
         return;
-    fprintf(f, "pid %llu\nparent %u\nroot %u\nstarted %llu\nmethod %s\nname %s\n",
-            (unsigned long long)sp_proc.pid, sp_proc.parent, sp_proc.root,
-            (unsigned long long)sp_proc.started_ns, sp_proc.method, sp_proc.info.name);
-    if (fclose(f) == 0)
-        rename(tmp, path);
-    else
-        unlink(tmp);
 }
 
 /* A member's file in the registry: "info" (write_info) once it joined, "reserved"
@@ -392,7 +389,7 @@ static bool root_identity(uint32_t *number, uint32_t *base)
     }
     *number = 0;
     *base = 1;
-    return !sp_meas.config.mpi;
+    return !sp_measurement_config()->mpi;
 }
 
 /* The root's files: its lock (held while it lives) in the registry. */
@@ -468,16 +465,9 @@ static uint32_t next_number(int fd, uint32_t base)
 
 static void write_small_file(const char *path, const char *text)
 {
-    char tmp[4420];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "we");
-    if (!f)
+    /* Best effort: a reader takes a missing file for "not yet". */
+    if (sp_file_write_atomic(path, text, strlen(text), NULL, 0) != 0)
         return;
-    fputs(text, f);
-    if (fclose(f) == 0)
-        rename(tmp, path);
-    else
-        unlink(tmp);
 }
 
 uint32_t sp_process_reserve(void)

@@ -47,7 +47,7 @@ sp_location *sp_python_attach_thread(void)
     PyObject *py_name = NULL;
     sp_thread.busy++;
     saved_exception saved = exception_save();
-    if (sp_measurement_running() && sp_meas.config.all_threads) {
+    if (sp_measurement_running() && sp_measurement_config()->all_threads) {
         py_name = sp_python_thread_name(ident);
         name = py_name ? PyUnicode_AsUTF8(py_name) : NULL;
         if (!name) {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/measurement.h"
+#include "core/measurement_state.h"
 #include "core/tables.h"
 #include "core/unify.h"
 

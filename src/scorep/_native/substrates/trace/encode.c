@@ -2,6 +2,7 @@
  * ones first, then those in memory) are encoded into its event file. */
 #include "substrates/trace/trace_internal.h"
 
+#include "core/files.h"
 #include "core/part.h"
 
 #include <dirent.h>
@@ -657,19 +658,7 @@ static void remove_trace_files(const char *dir)
 {
     char path[4300];
     snprintf(path, sizeof path, "%s/traces", dir);
-    DIR *d = opendir(path);
-    if (d) {
-        struct dirent *entry;
-        while ((entry = readdir(d)) != NULL) {
-            if (entry->d_name[0] == '.')
-                continue;
-            char file[4600];
-            snprintf(file, sizeof file, "%s/%s", path, entry->d_name);
-            unlink(file);
-        }
-        closedir(d);
-        rmdir(path);
-    }
+    sp_dir_remove_flat(path);
     snprintf(path, sizeof path, "%s/traces.otf2", dir);
     unlink(path);
     snprintf(path, sizeof path, "%s/traces.def", dir);

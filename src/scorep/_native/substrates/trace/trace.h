@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "core/measurement.h"
+#include "core/measurement_state.h"
 #include "core/serial.h"
 #include "core/unify.h"
 

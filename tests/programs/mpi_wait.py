@@ -1,0 +1,16 @@
+"""Rank 0 says when MPI is initialized (the experiment directory is prepared then) and the
+ranks wait until the file named by the first argument exists (at most 60 s)."""
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+if comm.Get_rank() == 0:
+    print("ready", flush=True)
+deadline = time.time() + 60
+while not os.path.exists(sys.argv[1]) and time.time() < deadline:
+    time.sleep(0.05)
+comm.Barrier()
+print("rank %d done" % comm.Get_rank(), flush=True)
