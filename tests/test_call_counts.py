@@ -12,7 +12,8 @@ import os
 import pytest
 
 from conftest import MEASURED_PYTHONS, python_id, run, run_scorep, scorep_env, program
-from scorep import _measurement, cube
+from scorep import cube
+from scorep.measure import session as _measurement
 
 N = 3000  # the program's size: Grid.__getitem__ is called 12 * N times
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from conftest import SRC
 
-from scorep import _cli, _config, _errors, _filter, _measurement, _mpi, _native, cube, score
+from scorep import _errors, _native, cube, score
+from scorep.measure import cli as _cli, config as _config, filter as _filter, session as _measurement, mpi as _mpi
 from scorep._errors import ScorepError
 from scorep.jupyter import magics, results
 from scorep.report import cli as report_cli

@@ -237,7 +237,7 @@ def parameter_string(name, string):
 
 def force_finalize():
     """Write the results now; later events are not recorded."""
-    from scorep import _measurement
+    from scorep.measure import session as _measurement
     measurement = _measurement.Measurement.current
     if measurement is not None:
         measurement.finalize(report_errors=True)
@@ -246,7 +246,7 @@ def force_finalize():
 def reregister_exit_handler():
     """Register the exit handler that writes the results again (for programs that cleared
     the atexit handlers)."""
-    from scorep import _measurement
+    from scorep.measure import session as _measurement
     measurement = _measurement.Measurement.current
     if measurement is not None:
         import atexit

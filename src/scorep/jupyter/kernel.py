@@ -27,7 +27,7 @@ import tokenize
 from ipykernel.ipkernel import IPythonKernel
 
 import scorep
-from scorep import _config, _measurement
+from scorep.measure import config as _config, session as _measurement
 from scorep.jupyter import magics as _magics
 from scorep.jupyter.results import kernel_options
 

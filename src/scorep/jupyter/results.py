@@ -14,7 +14,7 @@ import re
 import shutil
 import sys
 
-from scorep import _config
+from scorep.measure import config as _config
 from scorep._errors import ConfigError, UsageError
 
 __all__ = ["KERNEL_VARIABLES", "UPSTREAM_VARIABLES", "kernel_options", "kernel_notices",
@@ -495,7 +495,7 @@ class Notebook:
     def clean(self, keep, options):
         """Removes the experiments of this notebook's folder but the newest `keep`; one line
         says what went. Experiments a running measurement holds stay."""
-        from scorep import _measurement
+        from scorep.measure import session as _measurement
         from scorep._errors import MeasurementError
         folder = self.folder(options)
         try:

@@ -36,10 +36,10 @@ import signal
 import sys
 
 from scorep import _native
+from scorep.measure import PACKAGE_DIR
 
 ENV = "_SCOREP_PYTHON_CHILD"
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-SITE_DIR = os.path.join(PACKAGE_DIR, "_child_site")
+SITE_DIR = os.path.join(PACKAGE_DIR, "measure", "child_site")
 
 # The functions wrapped while a measurement follows children: name -> original.
 _originals = {}
@@ -51,7 +51,7 @@ _carrier = None
 
 
 def _measurement():
-    from scorep._measurement import Measurement
+    from scorep.measure.session import Measurement
     return Measurement.current
 
 
@@ -606,9 +606,9 @@ def start_member(info, lineage, method, program_name, program_args, register, re
 
 
 def _start_member(info, lineage, method, program_name, program_args, recording, name, reserved):
-    from scorep import _config
+    from scorep.measure import config as _config
     from scorep._errors import ScorepError
-    from scorep._measurement import INSTRUMENTERS, Measurement
+    from scorep.measure.session import INSTRUMENTERS, Measurement
     choice = info.get("instrumenter", "default")
     if INSTRUMENTERS.get(choice) in (None, "monitoring", "eval"):
         choice = "default"  # the fastest of this interpreter (it may be another version)
@@ -748,7 +748,7 @@ def _continue_in_child(frame):
 
 def _default_signal_handlers():
     """A forked child that measures nothing ends by these signals as plain python does."""
-    from scorep._measurement import _is_measurement_handler
+    from scorep.measure.session import _is_measurement_handler
     import _signal
     for signum in TERMINATING:
         if _is_measurement_handler(_signal.getsignal(signum)):

@@ -13,7 +13,7 @@ import signal
 import sys
 import types
 
-from scorep import _config, _measurement, _processes
+from scorep.measure import config as _config, session as _measurement, children as _processes
 from scorep._errors import ConfigError, HelpRequested, MeasurementError, UsageError
 from scorep._version import __version__
 
@@ -435,7 +435,7 @@ def main(argv=None):
     except UsageError as error:
         fail(str(error), error.status)
 
-    from scorep import _mpi
+    from scorep.measure import mpi as _mpi
     # Said once for a job, not once per rank.
     speaks = _mpi.launcher_rank() in (None, 0) and opts.spawned is None
     overrides = config_overrides(opts)

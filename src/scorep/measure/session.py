@@ -19,12 +19,13 @@ import sys
 import threading
 import time
 
-from scorep import _config, _native, _processes
+from scorep import _native
+from scorep.measure import config as _config, children as _processes
 from scorep._errors import MeasurementError
 from scorep._files import move_aside
 from scorep._version import __version__
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+from scorep.measure import PACKAGE_DIR
 
 # The instrumenter names of the original bindings map onto our implementations.
 INSTRUMENTERS = {
@@ -299,7 +300,7 @@ class Measurement:
         self._finalizing = False
         self._deferred_signal = None  # a terminating signal that arrived during finalize
         self._handles_terminating_signals = False
-        # Child processes (scorep._processes): this process follows the Python processes
+        # Child processes (scorep.measure.children): this process follows the Python processes
         # it starts into its experiment; as a member (a child itself) it hands its part
         # over to its root: {"lineage": group, "method": how it was started}.
         self.member = member
@@ -343,7 +344,7 @@ class Measurement:
                     "experiment directory %s exists and SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY "
                     "is false" % path)
         else:
-            from scorep import _mpi
+            from scorep.measure import mpi as _mpi
             rank, size = _mpi.launcher_rank(), _mpi.launcher_size()
             if self.config["SCOREP_EXPERIMENT_DIRECTORY"] and rank is not None and (size or 1) > 1:
                 # Several processes of a launcher measuring without MPI (--mpp=none): one
@@ -357,7 +358,7 @@ class Measurement:
         # Samples replace the automatic instrumentation; without it (dummy) only the calling
         # contexts of recorded regions remain.
         sampling = self.config.sampling_event if self.instrumenter != "none" else None
-        from scorep import _mpi
+        from scorep.measure import mpi as _mpi
         try:
             native.start(
                 native_path(path, "the experiment directory"),
@@ -458,7 +459,7 @@ class Measurement:
     def _prepare_without_mpi(self):
         """MPI mode, but MPI was never initialized: this process writes alone; under a
         launcher with several ranks each one in a directory of its own."""
-        from scorep import _mpi
+        from scorep.measure import mpi as _mpi
         path = self.experiment_dir
         rank, size = _mpi.launcher_rank(), _mpi.launcher_size()
         if rank is not None and (size or 1) > 1:
@@ -712,7 +713,7 @@ class Measurement:
             notes = []
         self._report(notes)
         if self.summary and self.speaker:
-            from scorep import _summary
+            from scorep.measure import summary as _summary
             try:
                 text = _summary.format_summary(self, time.perf_counter() - started)
             except Exception as error:  # the results are written; the summary is a courtesy

@@ -3,7 +3,7 @@ per-rank breakdown, the load balance across ranks (or threads of one process) an
 cProfile's view of the calls (per function and per caller -> callee pair).
 
 These are the one set of aggregates of the project: the terminal and HTML reports, the
-end-of-run summary (scorep._summary) and the Jupyter kernel's table of top regions
+end-of-run summary (scorep.measure.summary) and the Jupyter kernel's table of top regions
 (scorep.jupyter.magics) all rank regions with ``top_regions`` on the tree that
 ``experiment_tree`` reads, so they agree on every number (a parameter's node is a split
 of its region's visit, never a visit of its own)."""

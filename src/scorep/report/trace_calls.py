@@ -69,7 +69,7 @@ def scan_calls(exp, min_ns=0, max_depth=None):
     if not exp.has_trace:
         raise ReportError("%s has no trace (traces.otf2): run with SCOREP_ENABLE_TRACING=true"
                           % exp.path)
-    from scorep.report.export_chrome import estimate
+    from scorep.report.exports.chrome import estimate
     if exp.scan is None:
         exp.run_scan()
     calls, _ = estimate(exp.scan, min_ns, max_depth, per_event=0)

@@ -166,7 +166,7 @@ def run(argv, out):
         return 0
     filter = None
     if opts.filter_file is not None:
-        from scorep._filter import Filter
+        from scorep.measure.filter import Filter
         if not os.path.isfile(opts.filter_file):
             raise ScoreError("%s: no such filter file" % opts.filter_file)
         try:

@@ -355,6 +355,6 @@ def _ordered(by_type):
 
 def estimate(profile, filter=None, dense=0):
     """The Estimate of a profile read with :func:`scorep.cube.read`; ``filter`` is a
-    :class:`scorep._filter.Filter` or None; ``dense`` the number of hardware counters a
+    :class:`scorep.measure.filter.Filter` or None; ``dense`` the number of hardware counters a
     tracing run would record per event (scorep-score -c)."""
     return Estimate(profile, filter, dense)

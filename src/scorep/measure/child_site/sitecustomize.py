@@ -16,7 +16,7 @@ def _scorep_start():
                          "Python 3.9 and newer\n" % ((os.getpid(),) + tuple(sys.version_info[:2])))
         return
     try:
-        import scorep._processes as processes
+        import scorep.measure.children as processes
     except ImportError:
         # Another interpreter than the measured program's: scorep from where that one has it.
         import json
@@ -26,7 +26,7 @@ def _scorep_start():
             return
         sys.path.append(package)
         try:
-            import scorep._processes as processes
+            import scorep.measure.children as processes
         finally:
             sys.path.remove(package)
     processes.start_from_environment()
