@@ -19,8 +19,9 @@ import os
 import sys
 
 from scorep._errors import MPIError
+from scorep.measure import PACKAGE_DIR
 
-LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libscorep_mpi.so")
+LIBRARY = os.path.join(PACKAGE_DIR, "libscorep_mpi.so")
 
 # Environment variables MPI launchers set in every process they start.
 _RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK",
