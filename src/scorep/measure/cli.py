@@ -16,6 +16,7 @@ import types
 from scorep.measure import config as _config, session as _measurement, children as _processes
 from scorep._errors import ConfigError, HelpRequested, MeasurementError, UsageError
 from scorep._version import __version__
+from scorep.measure.instrumenters import INSTRUMENTERS
 
 USAGE = "Usage: python -m scorep [options] [--] script.py [args] | -m module [args] | -c code [args]"
 
@@ -213,9 +214,9 @@ def parse_args(argv):
             elif name == "--lines":
                 opts.lines = value
             elif name == "--instrumenter-type":
-                if value not in _measurement.INSTRUMENTERS:
+                if value not in INSTRUMENTERS:
                     raise UsageError("unknown instrumenter type %r; valid types: %s" % (
-                        value, ", ".join(_measurement.INSTRUMENTERS)))
+                        value, ", ".join(INSTRUMENTERS)))
                 opts.instrumenter = value
             else:
                 opts.instrumenter_file = value

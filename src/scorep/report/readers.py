@@ -349,8 +349,7 @@ def tree_from_profile(profile):
         tree.hits = profile.values("hits", inclusive=False)
     # The metrics recorded at every enter and leave (SCOREP_METRIC_*, --memory): per call
     # path, summed over locations.
-    from scorep.score.model import recorded_metrics
-    for metric in recorded_metrics(profile):
+    for metric in cube.recorded_metrics(profile):
         incl = profile.values(metric, inclusive=True)
         excl = profile.values(metric, inclusive=False)
         tree.metrics.append(MetricValues(metric.uniq_name, metric.disp_name, metric.uom,

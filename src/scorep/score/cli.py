@@ -8,7 +8,8 @@ from scorep.score.balance import format_rank_balance
 from scorep.score.filters import (format_generate_message, parse_generate_options,
                                   write_filter_file)
 from scorep.score.formatting import format_report
-from scorep.score.model import ScoreError, estimate
+from scorep.score.estimator import estimate
+from scorep.score.model import ScoreError
 
 SORT_KEYS = {
     "maxbuffer": "maxbuffer", "maxbuf": "maxbuffer", "totaltime": "totaltime",
