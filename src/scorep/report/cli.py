@@ -7,7 +7,7 @@ import os
 import sys
 import tempfile
 
-from scorep._errors import UsageError
+from scorep._errors import UsageError, run_tool
 from scorep.report.model import (ReportError, format_bytes, format_count, parse_duration,
                                  parse_size)
 
@@ -431,46 +431,21 @@ def run_diff(args):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        if argv and argv[0] == "diff":
-            args = build_diff_parser().parse_intermixed_args(argv[1:])
-            if not args.experiments:
-                newest = _experiments_here()
-                if len(newest) < 2:
-                    raise UsageError("diff needs two experiments, and the current directory "
-                                     "has one: %s" % newest[0])
-                args.experiments = [newest[1], newest[0]]
-            if len(args.experiments) != 2:
-                raise UsageError("diff compares two experiments (got %d)" % len(args.experiments))
-            args.a, args.b = args.experiments
-            return run_diff(args)
-        args = build_parser().parse_intermixed_args(argv)
-        return run_report(args)
-    except UsageError as error:
-        sys.stderr.write("%s: %s (see %s --help)\n" % (PROG, error, PROG))
-        return 2
-    except ReportError as error:
-        sys.stderr.write("%s: %s\n" % (PROG, error))
-        return 1
-    except BrokenPipeError:
-        # `| head`: the reader went away; nothing to report.
-        try:
-            sys.stdout = None
-        except Exception:
-            pass
-        return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("%s: interrupted\n" % PROG)
-        return 130
-    except OSError as error:
-        where = " %s" % error.filename if getattr(error, "filename", None) else ""
-        sys.stderr.write("%s: cannot write%s: %s\n" % (PROG, where,
-                                                      error.strerror or error))
-        return 1
-    except (IndexError, KeyError, ValueError, TypeError, OverflowError, UnicodeError) as error:
-        # Files that pass the readers' checks but hold inconsistent data (a damaged trace
-        # or profile): one line, never a traceback.
-        sys.stderr.write("%s: the input is damaged or inconsistent (%s: %s)\n"
-                         % (PROG, type(error).__name__, error))
-        return 1
+    return run_tool(PROG, _main, list(sys.argv[1:] if argv is None else argv), usage_hint=True)
+
+
+def _main(argv):
+    if argv and argv[0] == "diff":
+        args = build_diff_parser().parse_intermixed_args(argv[1:])
+        if not args.experiments:
+            newest = _experiments_here()
+            if len(newest) < 2:
+                raise UsageError("diff needs two experiments, and the current directory "
+                                 "has one: %s" % newest[0])
+            args.experiments = [newest[1], newest[0]]
+        if len(args.experiments) != 2:
+            raise UsageError("diff compares two experiments (got %d)" % len(args.experiments))
+        args.a, args.b = args.experiments
+        return run_diff(args)
+    args = build_parser().parse_intermixed_args(argv)
+    return run_report(args)

@@ -6,7 +6,7 @@ import math
 
 from scorep._errors import ScorepError
 
-__all__ = ["ReportError", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
+__all__ = ["ReportError", "DamagedInputError", "reads_input", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
            "MetricValues", "Sampling",
            "disambiguate", "PARADIGMS", "ROLES", "IO_ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
            "format_bytes", "parse_duration", "parse_size", "format_duration_option"]
@@ -14,6 +14,33 @@ __all__ = ["ReportError", "Region", "Location", "Rank", "Node", "CallTree", "Reg
 
 class ReportError(ScorepError):
     """A report that cannot be made; str() is the one-line reason shown to the user."""
+
+
+class DamagedInputError(ReportError):
+    """A trace or profile that passed the readers' checks but holds inconsistent data."""
+
+
+# What inconsistent data in a file raises in the code that reads it (an index past a table,
+# an unknown reference, a value of the wrong kind).
+_DAMAGE = (IndexError, KeyError, ValueError, TypeError, OverflowError, UnicodeError)
+
+
+def reads_input(function):
+    """`function` reads a trace or a profile: inconsistent data in it is a DamagedInputError
+    (one line for the user), raised here where the input is read. The code that works on what
+    was read catches nothing: an error there is a bug and stays a traceback."""
+    import functools
+
+    @functools.wraps(function)
+    def reading(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except ScorepError:
+            raise
+        except _DAMAGE as error:
+            raise DamagedInputError("the input is damaged or inconsistent (%s: %s)"
+                                    % (type(error).__name__, error)) from error
+    return reading
 
 
 # OTF2 enumerations (OTF2_Definitions.h, 3.0), named as CUBE names them.
