@@ -9,7 +9,7 @@ from scorep._errors import ScorepError
 __all__ = ["ReportError", "DamagedInputError", "reads_input", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
            "MetricValues", "Sampling",
            "disambiguate", "PARADIGMS", "ROLES", "IO_ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
-           "format_bytes", "parse_duration", "parse_size", "format_duration_option"]
+           "format_bytes", "location_offsets", "parse_duration", "parse_size", "format_duration_option"]
 
 
 class ReportError(ScorepError):
@@ -379,19 +379,25 @@ class CallTree:
     def excl(self):
         """Exclusive time per node and location: own inclusive minus the children's."""
         if self._excl is None:
-            nloc = len(self.locations)
-            out = []
-            for node in self.nodes:
-                row = list(self.incl[node.id])
-                for child in node.children:
-                    crow = self.incl[child.id]
-                    for i in range(nloc):
-                        row[i] -= crow[i]
-                # Rounding of stored doubles can leave +-1e-18 where the truth is 0 (no
-                # clock resolves a picosecond).
-                out.append([v if v > 1e-12 else 0.0 for v in row])
-            self._excl = out
+            # Rounding of stored doubles can leave +-1e-18 where the truth is 0 (no clock
+            # resolves a picosecond).
+            self._excl = [[v if v > 1e-12 else 0.0 for v in row]
+                          for row in self.unclamped_excl()]
         return self._excl
+
+    def unclamped_excl(self):
+        """Exclusive time per node and location as computed, rounding and all: own inclusive
+        minus the children's (sums of it add up to the inclusive times exactly)."""
+        nloc = len(self.locations)
+        out = []
+        for node in self.nodes:
+            row = list(self.incl[node.id])
+            for child in node.children:
+                crow = self.incl[child.id]
+                for i in range(nloc):
+                    row[i] -= crow[i]
+            out.append(row)
+        return out
 
     def samples_by_region(self, locations=None):
         """{region id: samples whose innermost frame was the region} (sampled trees)."""
@@ -573,6 +579,17 @@ def format_seconds(s):
 
 def format_count(n):
     return "{:,}".format(int(n))
+
+
+def location_offsets(loc, nloc):
+    """For calls sorted by location (``loc[i]`` the location of call i): ``offsets[l]`` ..
+    ``offsets[l + 1]`` are location l's calls."""
+    offsets = [0] * (nloc + 1)
+    for l in loc:
+        offsets[l + 1] += 1
+    for i in range(nloc):
+        offsets[i + 1] += offsets[i]
+    return offsets
 
 
 def format_bytes(n):

@@ -9,7 +9,7 @@ open/close events built from it nest properly."""
 import array
 import heapq
 
-from scorep.report.model import ReportError, disambiguate
+from scorep.report.model import ReportError, disambiguate, location_offsets
 
 __all__ = ["TraceCalls", "scan_calls"]
 
@@ -22,12 +22,7 @@ class TraceCalls:
         self.scan = scan
         self.start, self.dur, self.region, self.loc, self.depth = start, dur, region, loc, depth
         nloc = len(scan.locations)
-        offsets = [0] * (nloc + 1)
-        for l in loc:
-            offsets[l + 1] += 1
-        for i in range(nloc):
-            offsets[i + 1] += offsets[i]
-        self.offsets = offsets
+        self.offsets = location_offsets(loc, nloc)
 
     def __len__(self):
         return len(self.start)
