@@ -7,7 +7,7 @@ How a child gets measured:
   starts a measurement of its own in the child, as a member of the parent's group.
 - **a new interpreter** (multiprocessing's spawn, subprocess, os.system, os.exec*): the
   measured program's environment carries ``_SCOREP_PYTHON_CHILD`` (the group, the
-  configuration, the user API's state) and ``PYTHONPATH`` starts with ``_child_site``, whose
+  configuration, the user API's state) and ``PYTHONPATH`` starts with ``measure/child_site``, whose
   ``sitecustomize`` starts the measurement before the child's program runs (and then runs
   the interpreter's own ``sitecustomize``). Interpreters that are no Python, or one this
   scorep is not built for, are left alone (the latter says so in one line).
@@ -199,7 +199,7 @@ def _c_environ():
 def _with_state(env, method="subprocess", reserved=None, own=False):
     """`env` (a list of b"NAME=value" as _posixsubprocess takes it, or a mapping) for a child
     started now: ENV holds this moment's state, and, in this process's own environment
-    (`own`), PYTHONPATH starts with _child_site (the program may have set PYTHONPATH). A new
+    (`own`), PYTHONPATH starts with measure/child_site (the program may have set PYTHONPATH). A new
     list or dict; None when nothing differs or the environment does not carry ENV (the
     program decided what its child sees)."""
     m = _measurement()
@@ -783,7 +783,7 @@ def _program(command_line):
 
 
 def start_from_environment():
-    """Called by _child_site/sitecustomize.py in every interpreter started with our
+    """Called by child_site/sitecustomize.py in every interpreter started with our
     environment."""
     global _carrier
     text = os.environ.get(ENV)
