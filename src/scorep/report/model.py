@@ -566,11 +566,13 @@ def format_seconds(s):
     a = abs(s)
     if a >= 100:
         return "%.0f s" % s
-    if a >= 1:
+    # A value that rounds to 1000 of a unit is shown in the next one (999.7 ns is "1 us",
+    # not "1e+03 ns").
+    if a >= 0.9995:
         return "%.3g s" % s if a < 10 else "%.1f s" % s
-    if a >= 1e-3:
+    if a >= 0.9995e-3:
         return "%.3g ms" % (s * 1e3)
-    if a >= 1e-6:
+    if a >= 0.9995e-6:
         return "%.3g us" % (s * 1e6)
     if a == 0:
         return "0 s"
