@@ -12,7 +12,8 @@ import pytest
 
 from conftest import (MEASURED_PYTHONS, cprofile_stats, python_id, program, run, run_scorep,
                       scorep_env)
-from scorep import _measurement, cube
+from scorep import cube
+from scorep.measure.instrumenters import eval_keeps_subscripts_generic
 
 N = 3000  # the program's size: Grid.__getitem__ is called 12 * N times
 
@@ -78,7 +79,7 @@ def test_visits_equal_cprofile_ncalls(any_python, tmp_path):
     # The instrumenter each version gets by default, and what it does on 3.11.0-3.11.3.
     if version >= (3, 12):
         assert "instrumenter monitoring" in out.stderr
-    elif _measurement.eval_keeps_subscripts_generic(version):
+    elif eval_keeps_subscripts_generic(version):
         assert ("instrumenter eval, subscripts left unspecialised (Python %d.%d.%d would run a "
                 "Python __getitem__ past the hook)" % version) in out.stderr
     else:
@@ -134,5 +135,5 @@ def test_affected_versions():
     """gh-104405's fix of BINARY_SUBSCR_GETITEM is in 3.11.4 (Misc/NEWS.d/3.11.4.rst)."""
     assert [v for v in [(3, 10, 13), (3, 11, 0), (3, 11, 2), (3, 11, 3), (3, 11, 4), (3, 11, 7),
                         (3, 12, 0), (3, 13, 0)]
-            if _measurement.eval_keeps_subscripts_generic(v)] == [
+            if eval_keeps_subscripts_generic(v)] == [
         (3, 11, 0), (3, 11, 2), (3, 11, 3)]

@@ -288,7 +288,7 @@ def test_thread_id_when_the_program_begins_on_another_thread(tmp_path):
     import otf2
     script = tmp_path / "from_thread.py"
     script.write_text(
-        "import os, threading, scorep._measurement as m, scorep._config as c\n"
+        "import os, threading, scorep.measure.session as m, scorep.measure.config as c\n"
         "ids = []\n"
         "def run():\n"
         "    ids.append(threading.get_native_id())\n"

@@ -89,3 +89,61 @@ def test_an_adapter_touching_the_cores_state_fails(tmp_path):
         "bindings/module.c:2: " + state,
         "4 use(s) break the layering rules of ARCHITECTURE.md",
     ]
+
+
+def run_python_check(package):
+    return subprocess.run([sys.executable, str(CHECK), "--python", str(package)],
+                          capture_output=True, text=True)
+
+
+def test_the_python_package_follows_the_rules():
+    out = run_python_check(REPO / "src" / "scorep")
+    assert (out.returncode, out.stdout) == (0, "")
+
+
+def write_module(root, rel, text):
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_each_python_rule_catches_its_violation(tmp_path):
+    package = tmp_path / "scorep"
+    write_module(package, "__init__.py", "")
+    write_module(package, "_errors.py", "")
+    write_module(package, "_native.py", "from scorep import _bindings\n")  # allowed
+    # A cycle hidden in functions (the lazy imports of two modules of one layer).
+    write_module(package, "measure/__init__.py", "")
+    write_module(package, "measure/session.py",
+                 "def start():\n    from scorep.measure import children\n")
+    write_module(package, "measure/children.py",
+                 "import os\n\n\ndef fork():\n    if os:\n"
+                 "        import scorep.measure.session as s\n        return s\n")
+    # A reading tool importing the measurement, the extension past _native, a private name.
+    write_module(package, "report/__init__.py", "")
+    write_module(package, "report/model.py",
+                 "from scorep._errors import ScorepError\n\n\ndef f():\n"
+                 "    from scorep.measure.session import start\n"
+                 "    from scorep import _bindings\n"
+                 "    from scorep.measure.children import _saved\n")
+    write_module(package, "user.py", "from scorep.measure import session\n"
+                 "session._finalize_at_exit()\n")
+    out = run_python_check(package)
+    assert out.returncode == 1
+    assert out.stdout.splitlines() == [
+        "scorep/measure/children.py:6: import cycle scorep.measure.children -> "
+        "scorep.measure.session -> scorep.measure.children",
+        "scorep/report/model.py:5: imports scorep.measure.session: the reading tools layer "
+        "never imports the measurement layer (above it)",
+        "scorep/report/model.py:6: imports scorep._bindings: only scorep._native imports the "
+        "extension",
+        "scorep/report/model.py:7: imports scorep.measure.children: the reading tools layer "
+        "never imports the measurement layer (above it)",
+        "scorep/report/model.py:7: uses scorep.measure.children._saved: a name with a leading "
+        "underscore is its module's own",
+        "scorep/user.py:1: imports scorep.measure.session: the user api layer never imports "
+        "the measurement layer (above it)",
+        "scorep/user.py:2: uses scorep.measure.session._finalize_at_exit: a name with a leading "
+        "underscore is its module's own",
+        "7 import(s) break the layering rules of ARCHITECTURE.md",
+    ]

@@ -273,7 +273,7 @@ def measure_and_report(venv, work, tag):
     assert out.stdout.startswith(str(venv.path)), out.stdout  # what reads the trace
 
     # The Python processes it starts join the experiment, from the installed package's
-    # _child_site.
+    # measure/child_site.
     child_exp = work / ("exp-child-" + tag)
     out = run([venv.python, "-m", "scorep", "child_app.py"], cwd=work,
               SCOREP_EXPERIMENT_DIRECTORY=str(child_exp))
@@ -305,7 +305,7 @@ def test_installed_package_measures_outside_the_checkout(installs, name):
     measure_and_report(venv, installs["work"], name)
     files = installed_files(venv)
     for expected in ("scorep/libscorep_core.so", "scorep/libscorep_mpi.so",
-                     "scorep/report/js/report.js", "scorep/_child_site/sitecustomize.py",
+                     "scorep/report/js/report.js", "scorep/measure/child_site/sitecustomize.py",
                      "scorep/report/js/node_modules/d3-flame-graph/dist/d3-flamegraph.umd.min.js",
                      "scorep/report/js/node_modules/d3-flame-graph/LICENSE",
                      "../../../bin/scorep-score", "../../../bin/scorep-report"):

@@ -198,7 +198,7 @@ def test_perfetto_protobuf_trace(both, tmp_path):
     """.pftrace: decoded with the protobuf library that wrote it, it holds a process and
     a thread track, the interned region names with their source, and a begin/end pair
     per call on the thread's track, properly nested, the same calls as the Chrome JSON."""
-    from scorep.report.export_perfetto import message_classes
+    from scorep.report.exports.perfetto import message_classes
     path = tmp_path / "t.pftrace"
     out = report(both, "-o", path, "-o", tmp_path / "t.json")
     assert out.returncode == 0, out.stderr

@@ -321,3 +321,9 @@ def test_png_reader_on_a_known_image(tmp_path):
     w, h, rows = read_png(path)
     assert (w, h) == (2, 2)
     assert rows == [[(255, 0, 0), (0, 255, 0)], [(255, 0, 255), (0, 255, 255)]]
+
+
+def test_format_seconds_never_shows_a_thousand_of_a_unit():
+    from scorep.report.model import format_seconds
+    assert [format_seconds(s) for s in (9.997e-7, 9.997e-4, 0.9997, 1e-6, 999e-9, 0.5, 12.34)] \
+        == ["1 us", "1 ms", "1 s", "1 us", "999 ns", "500 ms", "12.3 s"]

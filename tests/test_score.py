@@ -457,7 +457,7 @@ def test_generate_parameters_and_moving_an_existing_file_aside(calls, tmp_path):
 
 
 def test_generated_names_are_escaped_for_the_filter_parser(tmp_path):
-    from scorep._filter import Filter
+    from scorep.measure.filter import Filter
     name = "my region[1]*?#!x\\y"
     path = tmp_path / "escaped.filter"
     path.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\n    MANGLED %s\n"
@@ -736,7 +736,7 @@ def test_hardware_counters_add_metric_records(calls):
 
 
 def test_generate_on_a_score_p_profile_writes_score_p_s_shape(tmp_path):
-    from scorep._filter import Filter
+    from scorep.measure.filter import Filter
     out = ok("-g", TIME_P4, cwd=tmp_path)
     text = (tmp_path / score.FILTER_FILE_NAME).read_text()
     # The only USR region under 1 us per visit with 1 % of max_buf: its mangled name.
@@ -748,7 +748,7 @@ def test_generate_on_a_score_p_profile_writes_score_p_s_shape(tmp_path):
 
 
 def test_generate_all_writes_max_scorep_filter(calls, tmp_path):
-    from scorep._filter import Filter
+    from scorep.measure.filter import Filter
     out = ok("-r", "-g", "all", calls, cwd=tmp_path)
     path = tmp_path / score.ALL_FILTER_FILE_NAME
     assert "generated: '%s'" % path in out and not (tmp_path / score.FILTER_FILE_NAME).exists()

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import SRC
 
-from scorep import _cli, _config, _errors, _filter, _measurement, _mpi, _native, cube, score
+from scorep import _errors, _native, cube, score
+from scorep.measure import cli as _cli, config as _config, filter as _filter, session as _measurement, mpi as _mpi
 from scorep._errors import ScorepError
 from scorep.jupyter import magics, results
 from scorep.report import cli as report_cli
@@ -96,3 +97,47 @@ def test_start_takes_exactly_the_fields_of_the_cores_table(tmp_path):
     call = callers[0][callers[0].index("native.start(dict("):]
     call = call[:call.index("))\n")]
     assert set(re.findall(r"^\s+(\w+)=", call, re.M)) == set(fields)
+
+
+def _run(body, argv=(), usage_hint=False):
+    import io
+    from contextlib import redirect_stderr
+    err = io.StringIO()
+    with redirect_stderr(err):
+        status = _errors.run_tool("tool", body, list(argv), usage_hint=usage_hint)
+    return status, err.getvalue()
+
+
+def test_run_tool_turns_scorep_errors_into_one_line_and_lets_bugs_through():
+    def damaged(argv):
+        raise report_model.DamagedInputError("the input is damaged or inconsistent\n(x)")
+
+    def usage(argv):
+        raise _errors.UsageError("unknown option --x")
+
+    def bug(argv):
+        return {}["missing"]  # a KeyError of the tool's own code
+
+    assert _run(lambda argv: len(argv), ["a", "b"]) == (2, "")
+    assert _run(damaged) == (1, "tool: the input is damaged or inconsistent (x)\n")
+    assert _run(usage, usage_hint=True) == (2, "tool: unknown option --x (see tool --help)\n")
+    assert _run(usage) == (2, "tool: unknown option --x\n")
+    import pytest
+    with pytest.raises(KeyError):
+        _run(bug)
+
+
+def test_damaged_input_is_raised_where_it_is_read():
+    @report_model.reads_input
+    def read(table, index):
+        return table[index]
+
+    import pytest
+    with pytest.raises(report_model.DamagedInputError) as error:
+        read([1, 2], 5)
+    assert str(error.value) == "the input is damaged or inconsistent (IndexError: list index " \
+        "out of range)"
+    # The readers' own errors pass unchanged (ConfigError is a ValueError too).
+    with pytest.raises(report_model.ReportError) as error:
+        report_model.reads_input(lambda: (_ for _ in ()).throw(report_model.ReportError("no")))()
+    assert type(error.value) is report_model.ReportError

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from scorep import _config, _native
+from scorep import _native
+from scorep.measure import config as _config
 
 
 class KernelDistrustsTsc:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Checks the dependency rules of the C code (ARCHITECTURE.md) from its #include lines.
+"""Checks the dependency rules of the C code (ARCHITECTURE.md) from its #include lines, and
+those of the Python package from its imports (tools/python_layers.py).
 
-    python3 tools/check_layers.py [src/scorep/_native]
+    python3 tools/check_layers.py [src/scorep/_native] [--python src/scorep]
 
 - core/ names no substrate, except core/substrates.h (the one dispatch header); it names no
   adapter, and never includes OTF2.
@@ -119,15 +120,33 @@ def check(root):
 
 
 def main(argv):
-    root = argv[1] if len(argv) > 1 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "src", "scorep", "_native")
-    problems = check(root)
-    for problem in problems:
-        print(problem)
-    if problems:
-        print("%d use(s) break the layering rules of ARCHITECTURE.md" % len(problems))
-        return 1
-    return 0
+    here = os.path.dirname(os.path.abspath(__file__))
+    argv = list(argv)
+    package = None
+    if "--python" in argv:  # the Python package (and the C tree only when a root is given)
+        i = argv.index("--python")
+        package = argv[i + 1]
+        del argv[i:i + 2]
+        native = argv[1] if len(argv) > 1 else None
+    else:
+        native = argv[1] if len(argv) > 1 else os.path.join(here, "..", "src", "scorep", "_native")
+        if len(argv) <= 1:
+            package = os.path.join(here, "..", "src", "scorep")
+    status = 0
+    for problems, what in ((check(native) if native else [], "use(s)"),
+                           (_python_problems(here, package) if package else [], "import(s)")):
+        for problem in problems:
+            print(problem)
+        if problems:
+            print("%d %s break the layering rules of ARCHITECTURE.md" % (len(problems), what))
+            status = 1
+    return status
+
+
+def _python_problems(here, package):
+    sys.path.insert(0, here)
+    import python_layers
+    return python_layers.check(package)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """python -m scorep: measure a Python program (see `python -m scorep --help`)."""
 
 if __name__ == "__main__":
-    from scorep._cli import main
+    from scorep.measure.cli import main
 
     main()

@@ -13,7 +13,7 @@ catches those keeps working.
 """
 
 __all__ = ["ScorepError", "UsageError", "HelpRequested", "ConfigError", "FilterError",
-           "MeasurementError", "MPIError", "InputError", "CubeError", "one_line"]
+           "MeasurementError", "MPIError", "InputError", "CubeError", "one_line", "run_tool"]
 
 
 class ScorepError(Exception):
@@ -68,3 +68,34 @@ class CubeError(InputError):
 def one_line(error):
     """The error's message on one line (never empty: the class name stands in)."""
     return " ".join(str(error).split()) or type(error).__name__
+
+
+def run_tool(prog, body, argv=None, usage_hint=False):
+    """Runs the body of a command line (scorep, scorep-score, scorep-report) and returns its
+    exit status. A ScorepError ends it with ``<prog>: <message>`` on one line and the error's
+    status (a UsageError says where the help is when ``usage_hint``); a closed pipe (``| head``)
+    and Ctrl-C end it quietly and with one line. Anything else is a bug of the tool and
+    stays a traceback: damaged input is detected where it is read and raised as a
+    ScorepError subclass there."""
+    import sys
+    try:
+        return body(argv)
+    except HelpRequested as error:
+        return error.status
+    except ScorepError as error:
+        hint = " (see %s --help)" % prog if usage_hint and isinstance(error, UsageError) else ""
+        sys.stderr.write("%s: %s%s\n" % (prog, one_line(error), hint))
+        sys.stderr.flush()
+        return error.status
+    except BrokenPipeError:
+        # The reader went away (`| head`): flushing at exit would fail again.
+        sys.stdout = None
+        return 0
+    except OSError as error:
+        # The file system's answer (a file that cannot be written, a full disk): no bug.
+        where = " %s:" % error.filename if getattr(error, "filename", None) else ""
+        sys.stderr.write("%s:%s %s\n" % (prog, where, error.strerror or error))
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("%s: interrupted\n" % prog)
+        return 130

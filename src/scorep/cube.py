@@ -707,3 +707,12 @@ def read(path):
     if root.tag != "cube":
         raise CubeError("%s: anchor.xml root element is <%s>, not <cube>" % (path, root.tag))
     return Profile(path, root, members)
+
+
+def recorded_metrics(profile):
+    """The metrics a measurement recorded at enters and leaves (Score-P's dense metrics:
+    rusage, PAPI, perf, the Python allocation counters): inclusive integer metrics of the
+    profile's metric tree, beside Score-P's time."""
+    return [m for m in profile.metrics
+            if m.type == "INCLUSIVE" and m.uniq_name != "time" and m.parent is None and
+            m.dtype in ("UINT64", "INT64")]

@@ -11,7 +11,7 @@ The switch is process-wide: it affects every thread, as sys.monitoring does.
 import functools
 import sys
 
-from scorep import _native
+from scorep import _api, _native
 
 __all__ = ["enable", "disable", "register", "unregister", "get_instrumenter",
            "has_c_instrumenter"]
@@ -59,40 +59,31 @@ class Instrumenter:
             native.region_end("%s:%s" % (module_name, function_name))
 
     def rewind_begin(self, name, file_name=None, line_number=None):
-        from scorep import user
-        user.rewind_begin(name, file_name, line_number)
+        _api.rewind_begin(name, file_name, line_number)
 
     def rewind_end(self, name, value):
-        from scorep import user
-        user.rewind_end(name, value)
+        _api.rewind_end(name, value)
 
     def user_enable_recording(self):
-        from scorep import user
-        user.enable_recording()
+        _api.enable_recording()
 
     def user_disable_recording(self):
-        from scorep import user
-        user.disable_recording()
+        _api.disable_recording()
 
     def user_parameter_int(self, name, val):
-        from scorep import user
-        user.parameter_int(name, val)
+        _api.parameter_int(name, val)
 
     def user_parameter_uint(self, name, val):
-        from scorep import user
-        user.parameter_uint(name, val)
+        _api.parameter_uint(name, val)
 
     def user_parameter_string(self, name, string):
-        from scorep import user
-        user.parameter_string(name, string)
+        _api.parameter_string(name, string)
 
     def force_finalize(self):
-        from scorep import user
-        user.force_finalize()
+        _api.force_finalize()
 
     def reregister_exit_handler(self):
-        from scorep import user
-        user.reregister_exit_handler()
+        _api.reregister_exit_handler()
 
 
 _instrumenter = Instrumenter()

@@ -4,7 +4,7 @@ import ctypes
 import os
 import sys
 
-from scorep import _config, _measurement
+from scorep.measure import config as _config, session as _measurement
 
 
 def save(path, size):

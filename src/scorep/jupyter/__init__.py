@@ -10,3 +10,10 @@ scorep.jupyter.magics for how a cell is measured).
 
 KERNEL_NAME = "scorep_jupyter"
 DISPLAY_NAME = "Score-P Python"
+
+
+def source_dir():
+    """The directory that holds the scorep package (for PYTHONPATH)."""
+    import os
+    from scorep.measure import PACKAGE_DIR
+    return os.path.dirname(PACKAGE_DIR)

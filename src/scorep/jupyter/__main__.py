@@ -8,14 +8,13 @@ import site
 import sys
 import tempfile
 
-from scorep.jupyter import DISPLAY_NAME, KERNEL_NAME
+from scorep.jupyter import DISPLAY_NAME, KERNEL_NAME, source_dir
 
 _UNSET_PYTHONPATH = "${PYTHONPATH}"
 
 
 def _source_dir():
-    import scorep
-    return os.path.dirname(os.path.dirname(os.path.realpath(scorep.__file__)))
+    return os.path.realpath(source_dir())
 
 
 def _importable_without_pythonpath(directory):

@@ -26,9 +26,9 @@ import tokenize
 
 from ipykernel.ipkernel import IPythonKernel
 
-import scorep
-from scorep import _config, _measurement
-from scorep.jupyter import magics as _magics
+from scorep.measure import config as _config, session as _measurement
+from scorep._version import __version__
+from scorep.jupyter import magics as _magics, source_dir
 from scorep.jupyter.results import kernel_options
 
 DEFAULT, MULTICELL, WRITEFILE = "default", "multicell", "writefile"
@@ -100,11 +100,6 @@ def multicell_banner(position, cell):
     code = body if magic in MEASURED_MAGICS else cell
     width = max(len(line) for line in code.split("\n"))
     return "Executing cell %d\n%s\n%s" % (position, code, "-" * width)
-
-
-def source_dir():
-    """The directory that holds the scorep package (for PYTHONPATH)."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(scorep.__file__)))
 
 
 class ScriptWriter:
@@ -208,7 +203,7 @@ class ScorePKernel(IPythonKernel):
     """IPython kernel whose marked cells run under scorep measurement, in-process."""
 
     implementation = "scorep_jupyter"
-    implementation_version = scorep.__version__
+    implementation_version = __version__
     banner = ("Score-P Python kernel: IPython with cells measured by scorep "
               "(%%execute_with_scorep, %%scorep; see %scorep --help)")
 

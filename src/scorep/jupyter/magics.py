@@ -70,7 +70,7 @@ class SettingsError(_errors.UsageError, ValueError):
 
 def parse_binding_args(args):
     """The binding arguments as the command line parses them (without a script)."""
-    from scorep import _cli
+    from scorep.measure import cli as _cli
     for arg in args:
         if arg in ("-h", "--help", "--version"):
             raise SettingsError("%s is not a binding argument here" % arg)
@@ -81,7 +81,7 @@ def parse_binding_args(args):
     if opts.mode != "code" or opts.target != "" or opts.args:
         raise SettingsError("binding arguments may not name a script, -m or -c: %s"
                             % " ".join(args))
-    from scorep import _config, _measurement
+    from scorep.measure import config as _config, session as _measurement
     try:  # an instrumenter this Python lacks is said now, not at the next measured cell
         _measurement.Measurement(_config.Config({}), opts.instrumenter)
     except _measurement.MeasurementError as error:
@@ -189,7 +189,7 @@ class CellMeasurement:
 
     def __init__(self, shell, settings, binding_args=None, program_args=(), notebook=None,
                  execution_count=None):
-        from scorep import _cli, _config, _measurement
+        from scorep.measure import cli as _cli, config as _config, session as _measurement
         from scorep.jupyter import monitor
         from scorep.jupyter.results import kernel_options
         self.shell = shell
@@ -578,7 +578,7 @@ def _build_magics_class():
     from IPython.core.error import UsageError
     from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
-    from scorep import _config, _measurement
+    from scorep.measure import config as _config, session as _measurement
     from scorep.jupyter import results, vampir
 
     @magics_class

@@ -27,6 +27,8 @@ import os
 import threading
 import time
 
+from scorep.report.model import format_bytes
+
 __all__ = ["ResourceMonitor", "Samples", "read_csv", "svg", "sparkline", "MONITORING_FILE",
            "DEFAULT_INTERVAL"]
 
@@ -405,13 +407,6 @@ class ResourceMonitor:
 
 # ---- the inline plot --------------------------------------------------------------------
 
-def _fmt_bytes(n):
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return "%.1f %s" % (n / size, unit)
-    return "%d B" % n
-
-
 def _polyline(segments, color, width=1.5, opacity=1.0):
     return "".join('<polyline fill="none" stroke="%s" stroke-width="%s" stroke-opacity="%s" '
                    'points="%s"/>' % (color, width, opacity,
@@ -435,15 +430,20 @@ def _steps(xs, ys, x0, y0, w, h, top):
     return segments
 
 
+def _time_axis(rows):
+    """(start ns, span ns, per row its (start, end) as fractions of the span)."""
+    t0, t1 = rows[0]["start_ns"], rows[-1]["end_ns"]
+    span = max(t1 - t0, 1)
+    return t0, span, [((r["start_ns"] - t0) / span, (r["end_ns"] - t0) / span) for r in rows]
+
+
 def svg(samples, width=640):
     """A small plot of the samples: CPU (the process, each core), resident memory and I/O
     over the cell's time, as one inline SVG (no script needed)."""
     rows = samples.rows
     if not rows:
         return ""
-    t0, t1 = rows[0]["start_ns"], rows[-1]["end_ns"]
-    span = max(t1 - t0, 1)
-    xs = [((r["start_ns"] - t0) / span, (r["end_ns"] - t0) / span) for r in rows]
+    t0, span, xs = _time_axis(rows)
     left, right, panel, gap = 150, 8, 38, 10
     w = width - left - right
     parts = []
@@ -471,7 +471,7 @@ def svg(samples, width=640):
     rss = samples.column("rss_bytes")
     if any(v is not None for v in rss):
         peak = samples.peak_rss()
-        frame("Memory", "RSS peak %s" % _fmt_bytes(peak), _fmt_bytes(peak))
+        frame("Memory", "RSS peak %s" % format_bytes(peak), format_bytes(peak))
         parts.append(_polyline(_steps(xs, rss, left, y, w, panel, peak or 1), "#2e9e5b", 2))
         y += panel + gap
     reads, writes = samples.column("read_chars"), samples.column("write_chars")
@@ -480,9 +480,9 @@ def svg(samples, width=640):
         rr = [v / s if v is not None else None for v, s in zip(reads, secs)]
         wr = [v / s if v is not None else None for v, s in zip(writes, secs)]
         top = max([1.0] + [v for v in rr + wr if v is not None])
-        frame("I/O", "read %s" % _fmt_bytes(samples.total("read_chars") or 0),
-              _fmt_bytes(top) + "/s",
-              "written %s" % _fmt_bytes(samples.total("write_chars") or 0))
+        frame("I/O", "read %s" % format_bytes(samples.total("read_chars") or 0),
+              format_bytes(top) + "/s",
+              "written %s" % format_bytes(samples.total("write_chars") or 0))
         parts.append(_polyline(_steps(xs, rr, left, y, w, panel, top), "#e07b00", 1.5))
         parts.append(_polyline(_steps(xs, wr, left, y, w, panel, top), "#8a4fd1", 1.5))
         y += panel + gap
@@ -506,9 +506,7 @@ def sparkline(samples, width=60, height=14):
     rows = samples.rows
     if not rows:
         return ""
-    t0, t1 = rows[0]["start_ns"], rows[-1]["end_ns"]
-    span = max(t1 - t0, 1)
-    xs = [((r["start_ns"] - t0) / span, (r["end_ns"] - t0) / span) for r in rows]
+    t0, span, xs = _time_axis(rows)
     cpu = samples.column("process_cpu_percent")
     top = max([100.0] + [v for v in cpu if v is not None])
     return ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '

@@ -14,8 +14,9 @@ import re
 import shutil
 import sys
 
-from scorep import _config
+from scorep.measure import config as _config
 from scorep._errors import ConfigError, UsageError
+from scorep.report.model import format_bytes, format_seconds
 
 __all__ = ["KERNEL_VARIABLES", "UPSTREAM_VARIABLES", "kernel_options", "kernel_notices",
            "Notebook", "CellResult", "RESULT_NAME"]
@@ -234,18 +235,6 @@ def region_rows(tree):
     return rows
 
 
-def _fmt_seconds(s):
-    from scorep.report.model import format_seconds
-    return format_seconds(s)
-
-
-def _fmt_bytes(n):
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return "%.1f %s" % (n / size, unit)
-    return "%d B" % n
-
-
 def _label(result):
     return "In [%s]" % result.execution_count
 
@@ -268,7 +257,7 @@ def summarize(result, tree):
     from scorep.report.model import format_count
     parts = []
     if result.seconds is not None:
-        parts.append(_fmt_seconds(result.seconds))
+        parts.append(format_seconds(result.seconds))
     if tree is not None:
         result.rows = region_rows(tree)
         threads = len(tree.locations)
@@ -285,7 +274,7 @@ def summarize(result, tree):
             st = hottest[0]
             share = 100 * st.excl / total if total > 0 else 0
             parts.append("hottest %s %s own%s" % (
-                st.region.display, _fmt_seconds(st.excl),
+                st.region.display, format_seconds(st.excl),
                 " (%.0f%%)" % share if share >= 1 else ""))
     elif result.problem:
         parts.append("no call tree: %s" % result.problem)
@@ -295,7 +284,7 @@ def summarize(result, tree):
         text = "CPU %.0f%%" % cpu if cpu is not None else ""
         rss = samples.peak_rss()
         if rss is not None:
-            text += "%sRSS %s" % (", " if text else "", _fmt_bytes(rss))
+            text += "%sRSS %s" % (", " if text else "", format_bytes(rss))
         if text:
             parts.append(text)
     if not result.ok:
@@ -314,8 +303,8 @@ def _static_table(rows):
     for r in rows[:SUMMARY_TOP]:
         out.append('<tr><td style="text-align:left"><code>%s</code></td><td>%d</td><td>%s</td>'
                    '<td>%s</td></tr>' % (htmlmod.escape(r["region"]), r[count],
-                                         _fmt_seconds(r["inclusive_s"]),
-                                         _fmt_seconds(r["exclusive_s"])))
+                                         format_seconds(r["inclusive_s"]),
+                                         format_seconds(r["exclusive_s"])))
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -514,7 +503,7 @@ class Notebook:
         if changed:
             top = changed[0]
             head += "; most changed %s %s%s" % (top["name"], "+" if top["own"] > 0 else "",
-                                                _fmt_seconds(top["own"]))
+                                                format_seconds(top["own"]))
         fragment = embed(render_html(result), '<span style="font-family:system-ui,sans-serif;'
                          'font-size:13px">%s</span>' % htmlmod.escape(head),
                          static_html="<pre>%s</pre>" % htmlmod.escape(text), open_=True,
@@ -526,7 +515,7 @@ class Notebook:
     def clean(self, keep, options):
         """Removes the experiments of this notebook's folder but the newest `keep`; one line
         says what went. Experiments a running measurement holds stay."""
-        from scorep import _measurement
+        from scorep.measure import session as _measurement
         from scorep._errors import MeasurementError
         folder = self.folder(options)
         try:
@@ -557,7 +546,7 @@ class Notebook:
                     self.last = None
         kept = len(paths) - removed
         line = "Removed %d experiment%s (%s) from %s; %d kept" % (
-            removed, "" if removed == 1 else "s", _fmt_bytes(size), folder, kept)
+            removed, "" if removed == 1 else "s", format_bytes(size), folder, kept)
         if held:
             line += " (%d in use by a running measurement)" % held
         sys.stdout.write(line + "\n")

@@ -3,7 +3,7 @@ per-rank breakdown, the load balance across ranks (or threads of one process) an
 cProfile's view of the calls (per function and per caller -> callee pair).
 
 These are the one set of aggregates of the project: the terminal and HTML reports, the
-end-of-run summary (scorep._summary) and the Jupyter kernel's table of top regions
+end-of-run summary (scorep.measure.summary) and the Jupyter kernel's table of top regions
 (scorep.jupyter.magics) all rank regions with ``top_regions`` on the tree that
 ``experiment_tree`` reads, so they agree on every number (a parameter's node is a split
 of its region's visit, never a visit of its own)."""
@@ -190,25 +190,12 @@ def call_stats(tree, locations=None):
             continue
         nc = sum(visits[node.id][l] for l in cols)
         ct = sum(incl[node.id][l] for l in cols)
-        f = funcs.get(rid)
-        if f is None:
-            f = funcs[rid] = [0, 0, 0.0, 0.0]
-        f[1] += nc
-        f[2] += tt
+        f = _add_calls(funcs, edges, active_pair, caller, rid, nc, tt, nc, ct)
         if not active.get(rid):
             f[0] += nc
             f[3] += ct
         if caller is not None:
-            pair = (caller, rid)
-            e = edges.get(pair)
-            if e is None:
-                e = edges[pair] = [0, 0, 0.0, 0.0]
-            e[0] += nc
-            e[2] += tt
-            if not active_pair.get(pair):
-                e[1] += nc
-                e[3] += ct
-            active_pair[pair] = active_pair.get(pair, 0) + 1
+            active_pair[(caller, rid)] = active_pair.get((caller, rid), 0) + 1
         active[rid] = active.get(rid, 0) + 1
         stack.append((node, caller, None, True))
         for child in reversed(node.children):
@@ -216,25 +203,35 @@ def call_stats(tree, locations=None):
     return funcs, edges
 
 
-def _add_folded_calls(funcs, edges, active, active_pair, folded, cols):
-    functions, pairs = folded
-    for l, caller, callee, calls, primitive, _, once, excl in pairs:
-        if l not in cols:
-            continue
-        f = funcs.get(callee)
-        if f is None:
-            f = funcs[callee] = [0, 0, 0.0, 0.0]
-        f[1] += calls
-        f[2] += excl
+def _add_calls(funcs, edges, active_pair, caller, callee, calls, time, primitive, once):
+    """Counts `calls` of `callee` taking `time` into its row of funcs ([primitive calls,
+    calls, total time, cumulative time]) and, with a caller, into the edge's row ([calls,
+    primitive calls, total time, cumulative time]; primitive and cumulative only where the
+    pair is not active already, recursion counted once). Returns the callee's row."""
+    f = funcs.get(callee)
+    if f is None:
+        f = funcs[callee] = [0, 0, 0.0, 0.0]
+    f[1] += calls
+    f[2] += time
+    if caller is not None:
         pair = (caller, callee)
         e = edges.get(pair)
         if e is None:
             e = edges[pair] = [0, 0, 0.0, 0.0]
         e[0] += calls
-        e[2] += excl
+        e[2] += time
         if not active_pair.get(pair):
             e[1] += primitive
             e[3] += once
+    return f
+
+
+def _add_folded_calls(funcs, edges, active, active_pair, folded, cols):
+    functions, pairs = folded
+    for l, caller, callee, calls, primitive, _, once, excl in pairs:
+        if l not in cols:
+            continue
+        _add_calls(funcs, edges, active_pair, caller, callee, calls, excl, primitive, once)
     for l, rid, primitive, once, _, _ in functions:
         if l in cols and not active.get(rid):
             f = funcs[rid]

@@ -7,7 +7,7 @@ import os
 import sys
 import tempfile
 
-from scorep._errors import UsageError
+from scorep._errors import UsageError, run_tool
 from scorep.report.model import (ReportError, format_bytes, format_count, parse_duration,
                                  parse_size)
 
@@ -320,7 +320,7 @@ def write_output(exp, path, fmt, args):
              % (path, n, path))
         return
     if fmt == "chrome":
-        from scorep.report import export_chrome
+        from scorep.report.exports import chrome as export_chrome
         calls, nbytes = export_chrome.check_size(exp.scan, path, args.min_duration,
                                                  args.max_depth, args.max_size, args.force)
         stats = export_chrome.write(exp, path, args.min_duration, args.max_depth)
@@ -331,7 +331,7 @@ def write_output(exp, path, fmt, args):
             format_count(stats["flows"] // 2), format_count(stats["flushes"])))
         return
     if fmt == "perfetto":
-        from scorep.report import export_chrome, export_perfetto
+        from scorep.report.exports import chrome as export_chrome, perfetto as export_perfetto
         from scorep.report.trace_calls import scan_calls
         export_perfetto.message_classes()  # the library is there before a long pass
         export_chrome.check_size(exp.scan, path, args.min_duration, args.max_depth,
@@ -360,7 +360,7 @@ def write_output(exp, path, fmt, args):
     calls = None
     if fmt == "speedscope" and exp.has_trace and exp.trace_error is None:
         # Time order from the trace: an evented profile per thread.
-        from scorep.report import export_chrome, export_stacks
+        from scorep.report.exports import chrome as export_chrome, stacks as export_stacks
         from scorep.report.trace_calls import scan_calls
         export_chrome.check_size(exp.scan, path, args.min_duration, args.max_depth,
                                  args.max_size, args.force, viewers="speedscope",
@@ -369,7 +369,7 @@ def write_output(exp, path, fmt, args):
         calls = scan_calls(exp, args.min_duration, args.max_depth)
     for target, locs in _per_rank(tree, path):
         if (fmt == "collapsed" or (fmt == "speedscope" and calls is None)) and not args.force:
-            from scorep.report import export_stacks
+            from scorep.report.exports import stacks as export_stacks
             size, deepest = export_stacks.estimated_size(tree, fmt, locs)
             if size > args.max_size:
                 raise ReportError(
@@ -378,22 +378,22 @@ def write_output(exp, path, fmt, args):
                     "SCOREP_PROFILING_MAX_CALLPATH_DEPTH, or give --force"
                     % (target, format_bytes(size), deepest, format_bytes(args.max_size)))
         if fmt == "pstats":
-            from scorep.report import export_pstats
+            from scorep.report.exports import pstats as export_pstats
             n = export_pstats.write(tree, target, locs)
             _say("wrote %s: %d functions (pstats; python -m pstats %s)" % (target, n, target))
         elif fmt == "collapsed":
-            from scorep.report import export_stacks
+            from scorep.report.exports import stacks as export_stacks
             n = export_stacks.write_collapsed(tree, target, locs)
             _say("wrote %s: %d stacks (values: exclusive ns)" % (target, n))
         elif fmt == "speedscope":
-            from scorep.report import export_stacks
+            from scorep.report.exports import stacks as export_stacks
             n, kind = export_stacks.write_speedscope(tree, target, exp.program, locs, calls)
             _say("wrote %s: %d %s profile(s), one per thread (open in speedscope.app)%s"
                  % (target, n, kind, ": calls in time order from the trace"
                     if kind == "evented" else ": call paths by exclusive time, no time "
                     "order (that needs a trace)"))
         else:
-            from scorep.report import export_dot
+            from scorep.report.exports import dot as export_dot
             title = exp.program if locs is None else "%s, %s" % (
                 exp.program, tree.ranks[tree.locations[locs[0]].rank].name)
             if fmt == "dot":
@@ -431,46 +431,21 @@ def run_diff(args):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        if argv and argv[0] == "diff":
-            args = build_diff_parser().parse_intermixed_args(argv[1:])
-            if not args.experiments:
-                newest = _experiments_here()
-                if len(newest) < 2:
-                    raise UsageError("diff needs two experiments, and the current directory "
-                                     "has one: %s" % newest[0])
-                args.experiments = [newest[1], newest[0]]
-            if len(args.experiments) != 2:
-                raise UsageError("diff compares two experiments (got %d)" % len(args.experiments))
-            args.a, args.b = args.experiments
-            return run_diff(args)
-        args = build_parser().parse_intermixed_args(argv)
-        return run_report(args)
-    except UsageError as error:
-        sys.stderr.write("%s: %s (see %s --help)\n" % (PROG, error, PROG))
-        return 2
-    except ReportError as error:
-        sys.stderr.write("%s: %s\n" % (PROG, error))
-        return 1
-    except BrokenPipeError:
-        # `| head`: the reader went away; nothing to report.
-        try:
-            sys.stdout = None
-        except Exception:
-            pass
-        return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("%s: interrupted\n" % PROG)
-        return 130
-    except OSError as error:
-        where = " %s" % error.filename if getattr(error, "filename", None) else ""
-        sys.stderr.write("%s: cannot write%s: %s\n" % (PROG, where,
-                                                      error.strerror or error))
-        return 1
-    except (IndexError, KeyError, ValueError, TypeError, OverflowError, UnicodeError) as error:
-        # Files that pass the readers' checks but hold inconsistent data (a damaged trace
-        # or profile): one line, never a traceback.
-        sys.stderr.write("%s: the input is damaged or inconsistent (%s: %s)\n"
-                         % (PROG, type(error).__name__, error))
-        return 1
+    return run_tool(PROG, _main, list(sys.argv[1:] if argv is None else argv), usage_hint=True)
+
+
+def _main(argv):
+    if argv and argv[0] == "diff":
+        args = build_diff_parser().parse_intermixed_args(argv[1:])
+        if not args.experiments:
+            newest = _experiments_here()
+            if len(newest) < 2:
+                raise UsageError("diff needs two experiments, and the current directory "
+                                 "has one: %s" % newest[0])
+            args.experiments = [newest[1], newest[0]]
+        if len(args.experiments) != 2:
+            raise UsageError("diff compares two experiments (got %d)" % len(args.experiments))
+        args.a, args.b = args.experiments
+        return run_diff(args)
+    args = build_parser().parse_intermixed_args(argv)
+    return run_report(args)

@@ -21,7 +21,7 @@ import sys
 from array import array
 
 from scorep.report.analysis import io_summary, load_balance, region_balance, top_regions
-from scorep.report.model import (COLLECTIVE_OPS, ReportError, format_bytes, format_count,
+from scorep.report.model import (COLLECTIVE_OPS, location_offsets, ReportError, format_bytes, format_count,
                                  format_seconds)
 
 __all__ = ["write_report", "render_page", "render_experiment", "open_experiment", "embed",
@@ -198,11 +198,7 @@ def timeline_data(exp, index):
     loc = array("I", cols["loc"])
     depth = array("I", cols["depth"])
     nloc = len(scan.locations)
-    offsets = [0] * (nloc + 1)
-    for l in loc:
-        offsets[l + 1] += 1
-    for i in range(nloc):
-        offsets[i + 1] += offsets[i]
+    offsets = location_offsets(loc, nloc)
     bins = scan.opts.get("density_bins") or 0
     density = []
     for l in range(nloc):

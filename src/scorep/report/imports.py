@@ -118,14 +118,7 @@ def fold_imports(tree):
     machinery = [is_import_machinery(n.region) for n in tree.nodes]
     # Unclamped exclusive time (inclusive minus the children's): the folded nodes' sums
     # then add up to the same inclusive times as the recorded ones.
-    raw_excl = []
-    for node in tree.nodes:
-        row = list(tree.incl[node.id])
-        for child in node.children:
-            crow = tree.incl[child.id]
-            for i in range(nloc):
-                row[i] -= crow[i]
-        raw_excl.append(row)
+    raw_excl = tree.unclamped_excl()
 
     new_nodes = []
     excl = []

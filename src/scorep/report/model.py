@@ -6,14 +6,41 @@ import math
 
 from scorep._errors import ScorepError
 
-__all__ = ["ReportError", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
+__all__ = ["ReportError", "DamagedInputError", "reads_input", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
            "MetricValues", "Sampling",
            "disambiguate", "PARADIGMS", "ROLES", "IO_ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
-           "format_bytes", "parse_duration", "parse_size", "format_duration_option"]
+           "format_bytes", "location_offsets", "parse_duration", "parse_size", "format_duration_option"]
 
 
 class ReportError(ScorepError):
     """A report that cannot be made; str() is the one-line reason shown to the user."""
+
+
+class DamagedInputError(ReportError):
+    """A trace or profile that passed the readers' checks but holds inconsistent data."""
+
+
+# What inconsistent data in a file raises in the code that reads it (an index past a table,
+# an unknown reference, a value of the wrong kind).
+_DAMAGE = (IndexError, KeyError, ValueError, TypeError, OverflowError, UnicodeError)
+
+
+def reads_input(function):
+    """`function` reads a trace or a profile: inconsistent data in it is a DamagedInputError
+    (one line for the user), raised here where the input is read. The code that works on what
+    was read catches nothing: an error there is a bug and stays a traceback."""
+    import functools
+
+    @functools.wraps(function)
+    def reading(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except ScorepError:
+            raise
+        except _DAMAGE as error:
+            raise DamagedInputError("the input is damaged or inconsistent (%s: %s)"
+                                    % (type(error).__name__, error)) from error
+    return reading
 
 
 # OTF2 enumerations (OTF2_Definitions.h, 3.0), named as CUBE names them.
@@ -352,19 +379,25 @@ class CallTree:
     def excl(self):
         """Exclusive time per node and location: own inclusive minus the children's."""
         if self._excl is None:
-            nloc = len(self.locations)
-            out = []
-            for node in self.nodes:
-                row = list(self.incl[node.id])
-                for child in node.children:
-                    crow = self.incl[child.id]
-                    for i in range(nloc):
-                        row[i] -= crow[i]
-                # Rounding of stored doubles can leave +-1e-18 where the truth is 0 (no
-                # clock resolves a picosecond).
-                out.append([v if v > 1e-12 else 0.0 for v in row])
-            self._excl = out
+            # Rounding of stored doubles can leave +-1e-18 where the truth is 0 (no clock
+            # resolves a picosecond).
+            self._excl = [[v if v > 1e-12 else 0.0 for v in row]
+                          for row in self.unclamped_excl()]
         return self._excl
+
+    def unclamped_excl(self):
+        """Exclusive time per node and location as computed, rounding and all: own inclusive
+        minus the children's (sums of it add up to the inclusive times exactly)."""
+        nloc = len(self.locations)
+        out = []
+        for node in self.nodes:
+            row = list(self.incl[node.id])
+            for child in node.children:
+                crow = self.incl[child.id]
+                for i in range(nloc):
+                    row[i] -= crow[i]
+            out.append(row)
+        return out
 
     def samples_by_region(self, locations=None):
         """{region id: samples whose innermost frame was the region} (sampled trees)."""
@@ -533,11 +566,13 @@ def format_seconds(s):
     a = abs(s)
     if a >= 100:
         return "%.0f s" % s
-    if a >= 1:
+    # A value that rounds to 1000 of a unit is shown in the next one (999.7 ns is "1 us",
+    # not "1e+03 ns").
+    if a >= 0.9995:
         return "%.3g s" % s if a < 10 else "%.1f s" % s
-    if a >= 1e-3:
+    if a >= 0.9995e-3:
         return "%.3g ms" % (s * 1e3)
-    if a >= 1e-6:
+    if a >= 0.9995e-6:
         return "%.3g us" % (s * 1e6)
     if a == 0:
         return "0 s"
@@ -546,6 +581,17 @@ def format_seconds(s):
 
 def format_count(n):
     return "{:,}".format(int(n))
+
+
+def location_offsets(loc, nloc):
+    """For calls sorted by location (``loc[i]`` the location of call i): ``offsets[l]`` ..
+    ``offsets[l + 1]`` are location l's calls."""
+    offsets = [0] * (nloc + 1)
+    for l in loc:
+        offsets[l + 1] += 1
+    for i in range(nloc):
+        offsets[i + 1] += offsets[i]
+    return offsets
 
 
 def format_bytes(n):

@@ -9,7 +9,7 @@ import array
 import os
 import re
 
-from scorep.report.model import (CallTree, Location, MetricValues, Node, Rank, Region, ReportError,
+from scorep.report.model import (reads_input, CallTree, Location, MetricValues, Node, Rank, Region, ReportError,
                                  Sampling, PARADIGMS, ROLES)
 
 __all__ = ["Experiment", "TraceScan", "open_trace"]
@@ -98,6 +98,7 @@ def manifest_notes(text):
     return notes
 
 
+@reads_input
 def open_trace(anchor):
     try:
         from scorep import _reader
@@ -120,6 +121,7 @@ class TraceScan:
     """One pass over a trace (scorep._reader) with its definitions turned into the report
     model: regions and locations by index, ranks = location groups with locations."""
 
+    @reads_input
     def __init__(self, trace, defs, scan, opts):
         self.trace = trace
         self.defs = defs
@@ -155,13 +157,16 @@ class TraceScan:
         self._io = None
 
     @property
+    @reads_input
     def events(self):
         return self.summary["events"]
 
     @property
+    @reads_input
     def calls(self):
         return self.summary["calls"]
 
+    @reads_input
     def tree(self):
         if self._tree is not None:
             return self._tree
@@ -238,11 +243,13 @@ class TraceScan:
         mins.append(list(row_t))
         maxs.append(list(row_t))
 
+    @reads_input
     def flush_stats(self):
         """(count, seconds) of buffer flushes over all locations."""
         return (sum(s["flushes"] for s in self.loc_stats),
                 sum(s["flush_ns"] for s in self.loc_stats) * NS)
 
+    @reads_input
     def messages(self):
         """Point-to-point and collective statistics by rank index, matched message pairs
         (for drawing) and flushes."""
@@ -270,6 +277,7 @@ class TraceScan:
         }
         return self._messages
 
+    @reads_input
     def io(self):
         """The I/O the trace records (None when it has no I/O events): "targets" (one per
         file, or per handle without a file such as a standard stream: kind, name,
@@ -294,6 +302,7 @@ class TraceScan:
             return None
         return self._io
 
+    @reads_input
     def histogram(self):
         """(calls, name bytes) as lists [depth][bucket]."""
         from scorep import _reader
@@ -307,6 +316,7 @@ class TraceScan:
 
 # ---- profile ------------------------------------------------------------------------
 
+@reads_input
 def tree_from_profile(profile):
     # A region group is part of the CUBE paradigm ("user:__main__"); the reports use the
     # paradigm alone.
@@ -349,8 +359,7 @@ def tree_from_profile(profile):
         tree.hits = profile.values("hits", inclusive=False)
     # The metrics recorded at every enter and leave (SCOREP_METRIC_*, --memory): per call
     # path, summed over locations.
-    from scorep.score.model import recorded_metrics
-    for metric in recorded_metrics(profile):
+    for metric in cube.recorded_metrics(profile):
         incl = profile.values(metric, inclusive=True)
         excl = profile.values(metric, inclusive=False)
         tree.metrics.append(MetricValues(metric.uniq_name, metric.disp_name, metric.uom,
@@ -393,6 +402,7 @@ class Experiment:
     import system's frames folded into ``import X`` nodes (scorep.report.imports) unless
     ``show_imports``; ``recorded_tree`` is the call tree as recorded."""
 
+    @reads_input
     def __init__(self, path, source="auto", base_name=None, show_imports=False):
         self.path = os.path.abspath(os.fspath(path))
         self.directory, self.profile_path, self.trace_path = _resolve(path, base_name)
@@ -447,16 +457,19 @@ class Experiment:
     def tree_from_trace(self):
         return self.source == "trace" or self.profile is None
 
+    @reads_input
     def trace(self):
         if self._trace is None:
             self._trace = open_trace(self.trace_path)
         return self._trace
 
+    @reads_input
     def definitions(self):
         if self._defs is None:
             self._defs = self.trace().definitions()
         return self._defs
 
+    @reads_input
     def run_scan(self, timeline_limit=0, timeline_min_ns=0, timeline_max_depth=0xFFFFFFFF,
                  density_bins=0, message_limit=0, flush_limit=0, durations_path=None):
         """One pass over the trace with what the requested reports need; the call tree is
@@ -478,6 +491,7 @@ class Experiment:
         return self.scan
 
     @property
+    @reads_input
     def recorded_tree(self):
         """The call tree as recorded, importlib's frames and all."""
         if self._recorded_tree is None:
@@ -491,6 +505,7 @@ class Experiment:
         return self._recorded_tree
 
     @property
+    @reads_input
     def tree(self):
         """The call tree the reports show: folded imports unless show_imports."""
         if self._tree is None:

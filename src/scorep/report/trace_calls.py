@@ -9,7 +9,7 @@ open/close events built from it nest properly."""
 import array
 import heapq
 
-from scorep.report.model import ReportError, disambiguate
+from scorep.report.model import ReportError, disambiguate, location_offsets
 
 __all__ = ["TraceCalls", "scan_calls"]
 
@@ -22,12 +22,7 @@ class TraceCalls:
         self.scan = scan
         self.start, self.dur, self.region, self.loc, self.depth = start, dur, region, loc, depth
         nloc = len(scan.locations)
-        offsets = [0] * (nloc + 1)
-        for l in loc:
-            offsets[l + 1] += 1
-        for i in range(nloc):
-            offsets[i + 1] += offsets[i]
-        self.offsets = offsets
+        self.offsets = location_offsets(loc, nloc)
 
     def __len__(self):
         return len(self.start)
@@ -69,7 +64,7 @@ def scan_calls(exp, min_ns=0, max_depth=None):
     if not exp.has_trace:
         raise ReportError("%s has no trace (traces.otf2): run with SCOREP_ENABLE_TRACING=true"
                           % exp.path)
-    from scorep.report.export_chrome import estimate
+    from scorep.report.exports.chrome import estimate
     if exp.scan is None:
         exp.run_scan()
     calls, _ = estimate(exp.scan, min_ns, max_depth, per_event=0)

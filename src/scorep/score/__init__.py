@@ -18,7 +18,8 @@ from scorep.score.cli import main
 from scorep.score.filters import ALL_FILTER_FILE_NAME, FILTER_FILE_NAME
 from scorep.score.formatting import clean_name, readable_bytes
 from scorep.score.measured import compressed_size
-from scorep.score.model import Estimate, ScoreError, estimate
+from scorep.score.estimator import Estimate, estimate
+from scorep.score.model import ScoreError
 
 __all__ = ["main", "estimate", "Estimate", "ScoreError", "compressed_size", "readable_bytes",
            "clean_name", "FILTER_FILE_NAME", "ALL_FILTER_FILE_NAME"]

@@ -3,12 +3,13 @@
 import os
 import sys
 
-from scorep._errors import MeasurementError, ScorepError, UsageError, one_line
+from scorep._errors import MeasurementError, UsageError, one_line, run_tool
 from scorep.score.balance import format_rank_balance
 from scorep.score.filters import (format_generate_message, parse_generate_options,
                                   write_filter_file)
 from scorep.score.formatting import format_report
-from scorep.score.model import ScoreError, estimate
+from scorep.score.estimator import estimate
+from scorep.score.model import ScoreError
 
 SORT_KEYS = {
     "maxbuffer": "maxbuffer", "maxbuf": "maxbuffer", "totaltime": "totaltime",
@@ -166,7 +167,7 @@ def run(argv, out):
         return 0
     filter = None
     if opts.filter_file is not None:
-        from scorep._filter import Filter
+        from scorep.measure.filter import Filter
         if not os.path.isfile(opts.filter_file):
             raise ScoreError("%s: no such filter file" % opts.filter_file)
         try:
@@ -184,23 +185,8 @@ def run(argv, out):
 
 
 def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
-    try:
-        return run(list(argv), sys.stdout)
-    except ScorepError as error:
-        sys.stderr.write("scorep-score: %s\n" % one_line(error))
-        return error.status
-    except BrokenPipeError:
-        # `scorep-score ... | head`: the reader is gone; flushing at exit would fail again.
-        sys.stdout = None
-        return 0
-    except KeyboardInterrupt:
-        sys.stderr.write("scorep-score: interrupted\n")
-        return 130
-    except Exception as error:  # never a traceback: one line naming what went wrong
-        sys.stderr.write("scorep-score: %s: %s\n" % (type(error).__name__, one_line(error)))
-        return 1
+    return run_tool("scorep-score", lambda args: run(args, sys.stdout),
+                    list(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import os
 
 from scorep._errors import UsageError
 from scorep._files import move_aside
-from scorep.score.formatting import _Table, clean_name, fixed, per_visit, sort_rows, with_commas
+from scorep.score.formatting import Table, clean_name, fixed, per_visit, sort_rows, with_commas
 from scorep.score.model import ScoreError
 
 FILTER_FILE_NAME = "initial_scorep.filter"
@@ -107,7 +107,7 @@ def _number(value):
 
 def format_filter_file(est, options, candidates, moved_filter=None):
     all_group, _ = est.groups()
-    table = _Table(est.total_time, False)
+    table = Table(est.total_time, False)
     table.fit([all_group] + est.rows)
     width = table.widths
     prefix = common_prefix(est)

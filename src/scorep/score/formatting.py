@@ -54,7 +54,7 @@ def sort_rows(items, mode):
     return sorted(items, key=_SORT_KEYS[mode])
 
 
-class _Table:
+class Table:
     """Score-P's columns; widths start at the headers' and grow to fit every row shown."""
 
     def __init__(self, total_time, hits, metrics=()):
@@ -171,7 +171,7 @@ def format_report(est, sort="maxbuffer", show_regions=False, mangled=False):
         f_all, f_groups = est.filtered_groups()
         filtered = [g for g in [f_all] + sort_rows(f_groups, sort) if g.total_bytes > 0]
     regions = sort_rows(est.rows, sort) if show_regions else []
-    table = _Table(all_group.time, est.has_hits, est.metrics)
+    table = Table(all_group.time, est.has_hits, est.metrics)
     table.fit(shown + (filtered or []) + regions)
     lines.append(table.header())
     for group in shown:

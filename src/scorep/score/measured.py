@@ -96,7 +96,7 @@ the node blocks.
 """
 
 from scorep import _native
-from scorep._config import MIN_TOTAL_MEMORY
+from scorep.measure.config import MIN_TOTAL_MEMORY
 from scorep._errors import MeasurementError, one_line
 from scorep.score import model
 from scorep.score.model import ScoreError, paradigm

@@ -6,7 +6,7 @@
  * src/adapters/mpi/): the same events, byte counts and SCOREP_MPI_ENABLE_GROUPS.
  *
  * This library is loaded with RTLD_GLOBAL before the program's MPI library is used (see
- * scorep/_mpi.py): the dynamic linker then binds every MPI_* call of mpi4py and of any
+ * scorep/measure/mpi.py): the dynamic linker then binds every MPI_* call of mpi4py and of any
  * other extension to these wrappers, which call the PMPI_* entry points of the MPI
  * library. Wrappers run without the GIL (mpi4py releases it), so every recording step
  * is an event section of the core (sp_event_section_begin/end). */

@@ -7,7 +7,7 @@ How a child gets measured:
   starts a measurement of its own in the child, as a member of the parent's group.
 - **a new interpreter** (multiprocessing's spawn, subprocess, os.system, os.exec*): the
   measured program's environment carries ``_SCOREP_PYTHON_CHILD`` (the group, the
-  configuration, the user API's state) and ``PYTHONPATH`` starts with ``_child_site``, whose
+  configuration, the user API's state) and ``PYTHONPATH`` starts with ``measure/child_site``, whose
   ``sitecustomize`` starts the measurement before the child's program runs (and then runs
   the interpreter's own ``sitecustomize``). Interpreters that are no Python, or one this
   scorep is not built for, are left alone (the latter says so in one line).
@@ -35,11 +35,13 @@ import os
 import signal
 import sys
 
-from scorep import _native
+from scorep import _api, _native
+from scorep.measure import PACKAGE_DIR
+from scorep.measure.instrumenters import for_child
+from scorep.measure.signals import TERMINATING_SIGNALS, is_measurement_handler
 
 ENV = "_SCOREP_PYTHON_CHILD"
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-SITE_DIR = os.path.join(PACKAGE_DIR, "_child_site")
+SITE_DIR = os.path.join(PACKAGE_DIR, "measure", "child_site")
 
 # The functions wrapped while a measurement follows children: name -> original.
 _originals = {}
@@ -50,9 +52,11 @@ _saved_environ = None
 _carrier = None
 
 
-def _measurement():
-    from scorep._measurement import Measurement
-    return Measurement.current
+_measurement = _api.current
+
+# The class of a measurement (scorep.measure.session.Measurement, which sits above this module
+# and sets it when it is imported): what a child's member measurement is made of.
+measurement_class = None
 
 
 # ---- what a child inherits ----------------------------------------------------------------
@@ -195,7 +199,7 @@ def _c_environ():
 def _with_state(env, method="subprocess", reserved=None, own=False):
     """`env` (a list of b"NAME=value" as _posixsubprocess takes it, or a mapping) for a child
     started now: ENV holds this moment's state, and, in this process's own environment
-    (`own`), PYTHONPATH starts with _child_site (the program may have set PYTHONPATH). A new
+    (`own`), PYTHONPATH starts with measure/child_site (the program may have set PYTHONPATH). A new
     list or dict; None when nothing differs or the environment does not carry ENV (the
     program decided what its child sees)."""
     m = _measurement()
@@ -506,7 +510,7 @@ _fork_hook_registered = False
 
 # The signals a measured process handles to write its results before it ends (see
 # Measurement.finalize_at_exit).
-TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT"))
+TERMINATING = TERMINATING_SIGNALS
 # The forking thread's signal mask before a fork blocked TERMINATING (None: not blocked).
 _mask_before_fork = None
 
@@ -589,8 +593,7 @@ def start_member(info, lineage, method, program_name, program_args, register, re
     """Measures this process as a member of the group `lineage` describes."""
     # A terminating signal (pool.terminate()) that arrives while the measurement starts
     # waits until it can write: the member is registered by then.
-    signals = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT")]
-    blocked = _signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    blocked = _signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
     try:
         m = _start_member(info, lineage, method, program_name, program_args, recording, name,
                           reserved)
@@ -606,18 +609,16 @@ def start_member(info, lineage, method, program_name, program_args, register, re
 
 
 def _start_member(info, lineage, method, program_name, program_args, recording, name, reserved):
-    from scorep import _config
+    from scorep.measure import config as _config
     from scorep._errors import ScorepError
-    from scorep._measurement import INSTRUMENTERS, Measurement
-    choice = info.get("instrumenter", "default")
-    if INSTRUMENTERS.get(choice) in (None, "monitoring", "eval"):
-        choice = "default"  # the fastest of this interpreter (it may be another version)
+    # the fastest of this interpreter (it may be another version) when the parent's was
+    choice = for_child(info.get("instrumenter", "default"))
     try:
         values = dict(info["config"])
         for variable in info.get("reparse", ()):
             values[variable] = _config.VARIABLES[variable][1](variable, values[variable])
         config = _config.Config(values)
-        m = Measurement(config, choice, program_name, program_args,
+        m = measurement_class(config, choice, program_name, program_args,
                         member={"lineage": lineage, "method": method, "reserved": reserved})
         m.start(register=False)  # the tool's own start-up is not the program's
     except ScorepError as error:
@@ -748,10 +749,8 @@ def _continue_in_child(frame):
 
 def _default_signal_handlers():
     """A forked child that measures nothing ends by these signals as plain python does."""
-    from scorep._measurement import _is_measurement_handler
-    import _signal
     for signum in TERMINATING:
-        if _is_measurement_handler(_signal.getsignal(signum)):
+        if is_measurement_handler(_signal.getsignal(signum)):
             _signal.signal(signum, _signal.SIG_DFL)
 
 
@@ -784,7 +783,7 @@ def _program(command_line):
 
 
 def start_from_environment():
-    """Called by _child_site/sitecustomize.py in every interpreter started with our
+    """Called by child_site/sitecustomize.py in every interpreter started with our
     environment."""
     global _carrier
     text = os.environ.get(ENV)

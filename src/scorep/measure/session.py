@@ -19,43 +19,14 @@ import sys
 import threading
 import time
 
-from scorep import _config, _native, _processes
+from scorep import _api, _native
+from scorep.measure import config as _config, children as _processes
 from scorep._errors import MeasurementError
 from scorep._version import __version__
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-# The instrumenter names of the original bindings map onto our implementations.
-INSTRUMENTERS = {
-    "monitoring": "monitoring",  # sys.monitoring, 3.12+: the fastest there
-    "eval": "eval",              # frame evaluation (PEP 523), before 3.12: the fastest there
-    "cProfile": "profile",       # C-level profile hook
-    "profile": "profile",
-    "cTrace": "trace",           # C-level trace hook: same events, slower (line events)
-    "trace": "trace",
-    "dummy": "none",             # nothing automatic; user regions only
-}
-
-
-# Signals whose default action ends the process and that a user or a batch system sends
-# (Ctrl-C is KeyboardInterrupt, handled by the command line).
-TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-
-
-def eval_keeps_subscripts_generic(version=None):
-    """Whether the frame evaluation instrumenter keeps the measured code's subscripts
-    unspecialised on this interpreter: CPython 3.11.0-3.11.3 run a subscript whose class has a
-    Python __getitem__, once specialised (BINARY_SUBSCR_GETITEM), by pushing the frame past
-    the PEP 523 hook, which would miss the call; 3.11.4 fixed it (gh-104405). Every other
-    route into a Python frame on 3.11 goes through the hook (the native side decides the same
-    from the running version: adapters/python/eval_frame.c)."""
-    version = tuple(sys.version_info[:3] if version is None else version[:3])
-    return (3, 11, 0) <= version < (3, 11, 4)
-
-
-def default_instrumenter():
-    return "monitoring" if sys.version_info >= (3, 12) else "eval"
-
+from scorep.measure import PACKAGE_DIR
+from scorep.measure.instrumenters import eval_keeps_subscripts_generic, implementation
+from scorep.measure.signals import TERMINATING_SIGNALS, is_measurement_handler, measurement_handler
 
 def default_experiment_dir(cwd):
     stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M")
@@ -207,10 +178,6 @@ def child_process_notes(processes, timeout):
     return notes
 
 
-def _is_measurement_handler(handler):
-    return getattr(handler, "__func__", None) is Measurement._on_terminating_signal
-
-
 def _hide_measurement_handlers():
     """The program sees the signal dispositions it would have without the measurement: its
     handler for SIGTERM, SIGHUP and SIGQUIT writes the results and then ends the process by
@@ -224,10 +191,10 @@ def _hide_measurement_handlers():
 
     def getsignal(signalnum):
         handler = original_getsignal(signalnum)
-        return signal.SIG_DFL if _is_measurement_handler(handler) else handler
+        return signal.SIG_DFL if is_measurement_handler(handler) else handler
 
     def set_signal(signalnum, handler):
-        measurement = Measurement.current
+        measurement = _api.current()
         # SIG_DFL as the enum member or the int 0; a handler object is never compared
         # with == (it may define equality in its own way)
         if isinstance(handler, int) and handler == signal.SIG_DFL and \
@@ -238,14 +205,14 @@ def _hide_measurement_handlers():
             measurement._watch_signal(signalnum)
         else:
             previous = original_signal(signalnum, handler)
-        return signal.SIG_DFL if _is_measurement_handler(previous) else previous
+        return signal.SIG_DFL if is_measurement_handler(previous) else previous
 
     original_interrupt_main = _thread.interrupt_main
 
     def interrupt_main(*args, **kwargs):
         # Simulating a signal whose disposition the program sees as SIG_DFL does nothing.
         signum = args[0] if args else kwargs.get("signum", signal.SIGINT)
-        if signum in TERMINATING_SIGNALS and _is_measurement_handler(original_getsignal(signum)):
+        if signum in TERMINATING_SIGNALS and is_measurement_handler(original_getsignal(signum)):
             return None
         return original_interrupt_main(*args, **kwargs)
 
@@ -263,21 +230,12 @@ def _hide_measurement_handlers():
 class Measurement:
     """One measurement: start() once, finalize() once (explicitly, at exit, or on SIGTERM)."""
 
-    current = None  # the running measurement of this process, if any
-
     def __init__(self, config, instrumenter="default", program_name="python", program_args=(),
                  all_threads=True, verbose_stream=None, exclude_dirs=(), summary=False,
                  mpi=False, program_path=None, member=None, spawned=False):
         self.config = config
         self.instrumenter_choice = instrumenter  # what child processes are told
-        name = default_instrumenter() if instrumenter == "default" else instrumenter
-        self.instrumenter = INSTRUMENTERS[name]
-        if self.instrumenter == "monitoring" and sys.version_info < (3, 12):
-            raise MeasurementError("--instrumenter-type=monitoring needs Python 3.12 or newer "
-                                   "(use eval, the fastest before 3.12)")
-        if self.instrumenter == "eval" and sys.version_info >= (3, 12):
-            raise MeasurementError("--instrumenter-type=eval is for Python before 3.12 "
-                                   "(use monitoring, the fastest from 3.12 on)")
+        self.instrumenter = implementation(instrumenter)
         # As Score-P names a program: the root region is the base name, ProgramBegin gets
         # the path (program_path) and the program's own arguments (argv[1:]).
         self.program_name = program_name
@@ -304,7 +262,7 @@ class Measurement:
         self._finalizing = False
         self._deferred_signal = None  # a terminating signal that arrived during finalize
         self._handles_terminating_signals = False
-        # Child processes (scorep._processes): this process follows the Python processes
+        # Child processes (scorep.measure.children): this process follows the Python processes
         # it starts into its experiment; as a member (a child itself) it hands its part
         # over to its root: {"lineage": group, "method": how it was started}.
         self.member = member
@@ -321,7 +279,7 @@ class Measurement:
                 self.verbose_stream.flush()
 
     def start(self, register=True):
-        if Measurement.current is not None:
+        if _api.current() is not None:
             raise MeasurementError("a measurement is already running in this process")
         native = _native.load()
         cwd = os.getcwd()
@@ -348,7 +306,7 @@ class Measurement:
                     "experiment directory %s exists and SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY "
                     "is false" % path)
         else:
-            from scorep import _mpi
+            from scorep.measure import mpi as _mpi
             rank, size = _mpi.launcher_rank(), _mpi.launcher_size()
             if self.config["SCOREP_EXPERIMENT_DIRECTORY"] and rank is not None and (size or 1) > 1:
                 # Several processes of a launcher measuring without MPI (--mpp=none): one
@@ -362,7 +320,7 @@ class Measurement:
         # Samples replace the automatic instrumentation; without it (dummy) only the calling
         # contexts of recorded regions remain.
         sampling = self.config.sampling_event if self.instrumenter != "none" else None
-        from scorep import _mpi
+        from scorep.measure import mpi as _mpi
         try:
             native.set_sampling_async(self.config["SCOREP_SAMPLING_READ"] == "async")
             # One dict whose fields are exactly those of native.start_defaults().
@@ -428,7 +386,7 @@ class Measurement:
             native.abandon()
             raise MeasurementError(str(error)) from None
         self._native = native
-        Measurement.current = self
+        _api.set_current(self)
         if self.mpi:
             native.set_abort_callback(self._after_mpi_abort)
         self._hook_threads()
@@ -466,7 +424,7 @@ class Measurement:
     def _prepare_without_mpi(self):
         """MPI mode, but MPI was never initialized: this process writes alone; under a
         launcher with several ranks each one in a directory of its own."""
-        from scorep import _mpi
+        from scorep.measure import mpi as _mpi
         path = self.experiment_dir
         rank, size = _mpi.launcher_rank(), _mpi.launcher_size()
         if rank is not None and (size or 1) > 1:
@@ -560,7 +518,7 @@ class Measurement:
             # (A forked child has its parent's measurement's handler: now this one's.)
             for signum in TERMINATING_SIGNALS:
                 handler = _signal.getsignal(signum)
-                if handler == signal.SIG_DFL or _is_measurement_handler(handler):
+                if handler == signal.SIG_DFL or is_measurement_handler(handler):
                     _signal.signal(signum, self._on_terminating_signal)
                     self._watch_signal(signum)
             self._handles_terminating_signals = True
@@ -572,8 +530,13 @@ class Measurement:
         except OSError:
             pass  # the Python handler alone then, as before
 
+    def reregister_exit_handler(self):
+        """The exit handler registered again (for programs that cleared atexit's)."""
+        atexit.unregister(self._finalize_at_exit)
+        atexit.register(self._finalize_at_exit)
+
     def _finalize_at_exit(self):
-        if Measurement.current is self:
+        if _api.current() is self:
             self._finalize_mpi_as_mpi4py_would()
             self.finalize(self.exit_status, report_errors=True)
 
@@ -594,11 +557,12 @@ class Measurement:
         except Exception as error:  # MPI's own error: the results are still written
             self.log("MPI_Finalize at exit failed: %s" % error)
 
+    @measurement_handler
     def _on_terminating_signal(self, signum, frame):
         native = _native.native()
         if native is not None:
             native.signal_handled()
-        current = Measurement.current
+        current = _api.current()
         if current is not self and current is not None and current.pid == os.getpid():
             # The handler a forked child inherited: its own measurement ends.
             return current._on_terminating_signal(signum, frame)
@@ -629,18 +593,18 @@ class Measurement:
             os.close(self._lock)  # closing (never unlocking) leaves the parent's lock held
             self._lock = None
         self._unhook_threads()
-        if Measurement.current is self and self._native is not None:
+        if _api.current() is self and self._native is not None:
             self._native.abandon()
-            Measurement.current = None
+            _api.set_current(None)
 
     def finalize(self, exit_status=None, report_errors=False):
-        if Measurement.current is not self:
+        if _api.current() is not self:
             return self.results
         if exit_status is not None:
             self.exit_status = exit_status
         # Before anything else: a terminating signal from here on waits for the results.
         self._finalizing = True
-        Measurement.current = None
+        _api.set_current(None)
         self._unhook_threads()
         if self.member and self._native is not None and self.process_name() != self.program_name:
             self._native.process_set_name(native_text(self.process_name()))
@@ -731,7 +695,7 @@ class Measurement:
             notes = []
         self._report(notes)
         if self.summary and self.speaker:
-            from scorep import _summary
+            from scorep.measure import summary as _summary
             try:
                 text = _summary.format_summary(self, time.perf_counter() - started)
             except Exception as error:  # the results are written; the summary is a courtesy
@@ -847,3 +811,7 @@ class Measurement:
             self.log("%d return(s) of functions entered before instrumentation started were "
                      "ignored" % r["unmatched_leaves"])
         self.log("results are in %s" % self.experiment_dir)
+
+
+# A child process's member measurement is made by scorep.measure.children, below this module.
+_processes.measurement_class = Measurement

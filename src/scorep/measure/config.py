@@ -203,7 +203,7 @@ def parse_filter_file(name, text):
     if not text.strip():
         return ""
     path = os.path.abspath(text)
-    from scorep import _filter
+    from scorep.measure import filter as _filter
     try:
         _filter.Filter(path)
     except FilterError:

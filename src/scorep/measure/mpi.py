@@ -19,8 +19,9 @@ import os
 import sys
 
 from scorep._errors import MPIError
+from scorep.measure import PACKAGE_DIR
 
-LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libscorep_mpi.so")
+LIBRARY = os.path.join(PACKAGE_DIR, "libscorep_mpi.so")
 
 # Environment variables MPI launchers set in every process they start.
 _RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK",
@@ -30,21 +31,21 @@ _SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "S
 _loaded = None
 
 
-def launcher_rank(environ=os.environ):
-    """This process's rank as the launcher set it, or None outside a launcher."""
-    for name in _RANK_VARIABLES:
+def _first_number(names, environ):
+    for name in names:
         value = environ.get(name, "")
         if value.isdigit():
             return int(value)
     return None
+
+
+def launcher_rank(environ=os.environ):
+    """This process's rank as the launcher set it, or None outside a launcher."""
+    return _first_number(_RANK_VARIABLES, environ)
 
 
 def launcher_size(environ=os.environ):
-    for name in _SIZE_VARIABLES:
-        value = environ.get(name, "")
-        if value.isdigit():
-            return int(value)
-    return None
+    return _first_number(_SIZE_VARIABLES, environ)
 
 
 def under_launcher(environ=os.environ):

@@ -13,9 +13,11 @@ import signal
 import sys
 import types
 
-from scorep import _config, _measurement, _processes
-from scorep._errors import ConfigError, HelpRequested, MeasurementError, UsageError
+from scorep.measure import config as _config, session as _measurement, children as _processes
+from scorep._errors import (ConfigError, HelpRequested, MeasurementError, ScorepError,
+                            UsageError, run_tool)
 from scorep._version import __version__
+from scorep.measure.instrumenters import INSTRUMENTERS
 
 USAGE = "Usage: python -m scorep [options] [--] script.py [args] | -m module [args] | -c code [args]"
 
@@ -213,9 +215,9 @@ def parse_args(argv):
             elif name == "--lines":
                 opts.lines = value
             elif name == "--instrumenter-type":
-                if value not in _measurement.INSTRUMENTERS:
+                if value not in INSTRUMENTERS:
                     raise UsageError("unknown instrumenter type %r; valid types: %s" % (
-                        value, ", ".join(_measurement.INSTRUMENTERS)))
+                        value, ", ".join(INSTRUMENTERS)))
                 opts.instrumenter = value
             else:
                 opts.instrumenter_file = value
@@ -307,18 +309,13 @@ def config_overrides(opts):
     return overrides
 
 
-def fail(message, status):
-    sys.stderr.write("scorep: %s\n" % message)
-    sys.stderr.flush()
-    sys.exit(status)
-
-
 def read_script(path):
     try:
         with open(path, "rb") as source_file:
             return source_file.read()
     except OSError as error:
-        fail("can't open file %r: [Errno %d] %s" % (path, error.errno, error.strerror), 2)
+        raise UsageError("can't open file %r: [Errno %d] %s"
+                         % (path, error.errno, error.strerror)) from None
 
 
 def _own_frame(tb):
@@ -350,10 +347,10 @@ def find_module(name):
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError) as error:
-        fail("Error while finding module specification for %r (%s: %s)" % (
-            name, type(error).__name__, error), 1)
+        raise ScorepError("Error while finding module specification for %r (%s: %s)" % (
+            name, type(error).__name__, error)) from None
     if spec is None:
-        fail("No module named %s" % name, 1)
+        raise ScorepError("No module named %s" % name)
 
 
 def prepare_main(opts, parents_later=False):
@@ -423,7 +420,14 @@ def run_instrumenter_file(path):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
+    """python -m scorep: the tool's own errors end it with one line (run_tool); the measured
+    program's exit status, output and exceptions pass through unchanged."""
+    status = run_tool("scorep", _main, sys.argv[1:] if argv is None else argv)
+    if status:
+        sys.exit(status)
+
+
+def _main(argv):
     try:
         opts = parse_args(argv)
     except VersionRequested:
@@ -432,20 +436,15 @@ def main(argv=None):
     except HelpRequested:
         sys.stdout.write(HELP)
         sys.exit(0)
-    except UsageError as error:
-        fail(str(error), error.status)
 
-    from scorep import _mpi
+    from scorep.measure import mpi as _mpi
     # Said once for a job, not once per rank.
     speaks = _mpi.launcher_rank() in (None, 0) and opts.spawned is None
     overrides = config_overrides(opts)
     if "SCOREP_IO_POSIX" in overrides:
         # In the environment too: the program's child processes see what Score-P's would.
         os.environ["SCOREP_IO_POSIX"] = overrides["SCOREP_IO_POSIX"]
-    try:
-        config = _config.from_environ(overrides=overrides)
-    except ConfigError as error:
-        fail(str(error), error.status)
+    config = _config.from_environ(overrides=overrides)
     for warning in _config.unsupported_variables() if speaks else ():
         sys.stderr.write("scorep: %s\n" % warning)
     for note in config.notes if speaks and not opts.verbose else ():
@@ -483,10 +482,8 @@ def main(argv=None):
                                                program_path=program_path,
                                                spawned=opts.spawned is not None
                                                ).start(register=False)
-    except MeasurementError as error:  # MPIError too
-        fail(str(error), error.status)
     except OSError as error:
-        fail(str(error), 1)
+        raise MeasurementError(str(error)) from None
     measurement.finalize_at_exit()
     if parents_later:
         find_module(opts.target)  # its parent packages are imported under measurement now
