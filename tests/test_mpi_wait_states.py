@@ -14,7 +14,7 @@ from scorep.report.analysis import wait_states
 from scorep.report.readers import Experiment
 from scorep.report.terminal import render
 from scorep.score.formatting import format_report
-from scorep.score.model import estimate
+from scorep.score.estimator import estimate
 
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun is not installed")
 
