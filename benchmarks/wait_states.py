@@ -49,6 +49,7 @@ def build(tmp):
            os.path.join(REPO, "tests", "c"), "-o", exe,
            os.path.join(HERE, "scale", "wait_states_driver.c"),
            os.path.join(NATIVE, "core", "waitstates.c"), os.path.join(NATIVE, "core", "error.c"),
+           os.path.join(NATIVE, "core", "serial.c"), os.path.join(NATIVE, "core", "ipc.c"),
            "-lpthread"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
