@@ -601,6 +601,17 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             }
         }
     }
+    /* What the forward pass needed goes before the backward pass allocates: the replay's
+     * working memory stays below its input's. */
+    free(recv_index);
+    free(send_enter);
+    free(later_min);
+    for (size_t i = 0; i < npeers; i++) {
+        if (peers[i].peer != ipc->rank)
+            free(peers[i].in);
+        free(peers[i].out);
+        peers[i].in = peers[i].out = NULL;
+    }
     /* The backward pass: every receiver tells each sender when it posted the receive of
      * each message (all ranks of a pair take part, also after a failure here, so that none
      * waits), and a blocking send still in its call then waited for it: Late Receiver. */
@@ -627,9 +638,6 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             count_instance(r, e->cnode, e->op & SP_WS_EMPTY ? SP_WS_SLR_COUNT : SP_WS_CLR_COUNT);
         }
     }
-    free(recv_index);
-    free(send_enter);
-    free(later_min);
     free_peers(peers, npeers, ipc->rank);
     return status;
 }
