@@ -412,6 +412,7 @@ WAIT_STATE_METRICS = [
     ("mpi_earlyscan", "Early Scan", "waits in Scan for the ranks before"),
     ("mpi_init_completion", "Initialization Completion", "in MPI_Init after the first rank left"),
     ("mpi_finalize_wait", "Wait at Finalize", "waits in MPI_Finalize for the last rank"),
+    ("mpi_rma_wait_at_fence", "Wait at Fence", "waits in MPI_Win_fence for the last rank"),
 ]
 
 
