@@ -402,6 +402,7 @@ def io_summary(tree, io=None, top=15):
 # core/waitstates.h) in the order of its metric tree, with the role of the waiting rank.
 WAIT_STATE_METRICS = [
     ("mpi_latesender", "Late Sender", "waits in a receive for a message sent late"),
+    ("mpi_latereceiver", "Late Receiver", "waits in a blocking send for a late receive"),
     ("mpi_barrier_wait", "Wait at Barrier", "waits in MPI_Barrier for the last rank"),
     ("mpi_barrier_completion", "Barrier Completion", "in MPI_Barrier after the first rank left"),
     ("mpi_wait_nxn", "Wait at N x N", "waits in an all-to-all collective for the last rank"),
@@ -411,6 +412,7 @@ WAIT_STATE_METRICS = [
     ("mpi_earlyscan", "Early Scan", "waits in Scan for the ranks before"),
     ("mpi_init_completion", "Initialization Completion", "in MPI_Init after the first rank left"),
     ("mpi_finalize_wait", "Wait at Finalize", "waits in MPI_Finalize for the last rank"),
+    ("mpi_rma_wait_at_fence", "Wait at Fence", "waits in MPI_Win_fence for the last rank"),
 ]
 
 

@@ -20,7 +20,8 @@ typedef struct {
 } ws_frame;
 
 /* What MPI regions mean to the analysis beyond their events. */
-enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE };
+enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE,
+       REGION_BLOCKING_SEND, REGION_FENCE };
 
 typedef struct {
     sp_measurement *m;
@@ -41,6 +42,12 @@ typedef struct {
     double ns_per_tick;
     bool failed;
     int64_t *comm_of; /* per local communicator id: index into in->comms + 1, or -1 unusable */
+    int64_t *win_of;  /* per local window id: the same for the window's own entry */
+    /* When each pending MPI_Irecv was posted (the enter of its call), by request id: the
+     * receive completed later in MPI_Wait* was ready from then on (Late Receiver) */
+    sp_u64map irecv_posted; /* request -> index into posted_at */
+    int64_t *posted_at;
+    size_t posted_count, posted_capacity;
 } ws_reader;
 
 static int64_t to_common_ns(const ws_reader *rd, uint64_t ticks)
@@ -83,6 +90,11 @@ static uint8_t region_class(ws_reader *rd, uint32_t region)
             c = REGION_INIT;
         else if (name && !strcmp(name, "MPI_Finalize"))
             c = REGION_FINALIZE;
+        else if (name && (!strcmp(name, "MPI_Send") || !strcmp(name, "MPI_Ssend") ||
+                          !strcmp(name, "MPI_Rsend")))
+            c = REGION_BLOCKING_SEND; /* may wait for the receive: Late Receiver */
+        else if (name && !strcmp(name, "MPI_Win_fence"))
+            c = REGION_FENCE;
         rd->region_class[region] = c;
     }
     return rd->region_class[region];
@@ -177,6 +189,35 @@ static int64_t comm_index(ws_reader *rd, uint32_t comm)
     return rd->comm_of[comm] - 1;
 }
 
+/* A window's fences are collectives of its communicator's members, replayed under the
+ * window's key (the same on every member): their order need not agree with that of the
+ * communicator's own collectives. */
+static int64_t window_index(ws_reader *rd, uint32_t win)
+{
+    sp_defs *defs = &rd->m->defs;
+    if (win >= defs->win_count)
+        return -1;
+    if (rd->win_of[win])
+        return rd->win_of[win] - 1;
+    int64_t c = comm_index(rd, defs->wins[win].comm);
+    if (c < 0)
+        return rd->win_of[win] = -1, -1;
+    uint32_t size = rd->in->comms[c].size;
+    uint32_t *members = malloc(size * sizeof *members);
+    sp_ws_comm *grown = realloc(rd->in->comms, (rd->in->comm_count + 1) * sizeof *grown);
+    if (grown)
+        rd->in->comms = grown;
+    if (!members || !grown) {
+        free(members);
+        rd->failed = true;
+        return -1;
+    }
+    memcpy(members, rd->in->comms[c].members, size * sizeof *members);
+    rd->in->comms[rd->in->comm_count] = (sp_ws_comm){defs->wins[win].key, size, members};
+    rd->win_of[win] = ++rd->in->comm_count;
+    return rd->win_of[win] - 1;
+}
+
 static sp_ws_event *add_event(ws_reader *rd, uint8_t kind, bool wait_for_leave)
 {
     sp_ws_input *in = rd->in;
@@ -210,9 +251,23 @@ static void p2p(ws_reader *rd, const sp_trace_record *r, bool send)
         return;
     ws_frame *f = &rd->stack[rd->depth - 1];
     uint32_t path = current_path(rd);
-    sp_ws_event *e = add_event(rd, send ? SP_WS_SEND : SP_WS_RECV, !send);
+    /* a send waits for its leave too: a blocking send's duration tells Late Receiver */
+    sp_ws_event *e = add_event(rd, send ? SP_WS_SEND : SP_WS_RECV, true);
     if (!e)
         return;
+    if (p->a == 0)
+        e->op |= SP_WS_EMPTY;
+    if (send && r->kind == SP_REC_MPI_SEND &&
+        region_class(rd, f->region) == REGION_BLOCKING_SEND)
+        e->op |= SP_WS_BLOCKING;
+    if (r->kind == SP_REC_MPI_IRECV) {
+        const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
+        uint32_t at = sp_u64map_get(&rd->irecv_posted, q->a);
+        if (at != SP_NO_ID && at < rd->posted_count && rd->posted_at[at] < f->enter) {
+            e->op |= SP_WS_POSTED;
+            e->posted = rd->posted_at[at];
+        }
+    }
     e->peer = rd->in->comms[c].members[peer];
     e->tag = (uint32_t)p->b;
     e->comm = rd->in->comms[c].key;
@@ -248,6 +303,25 @@ static void collective(ws_reader *rd, const sp_trace_record *r, uint64_t op, uin
     e->root = root == SP_NO_ROOT || root >= rd->in->comms[c].size
                   ? SP_NO_ROOT
                   : rd->in->comms[c].members[root];
+    e->enter = f->enter;
+    e->cnode = path;
+}
+
+/* MPI_Win_fence: its RMA collective record (ref: the window). */
+static void fence(ws_reader *rd, const sp_trace_record *r)
+{
+    if (rd->depth == 0 || region_class(rd, rd->stack[rd->depth - 1].region) != REGION_FENCE)
+        return;
+    int64_t c = window_index(rd, r->ref);
+    if (c < 0)
+        return;
+    ws_frame *f = &rd->stack[rd->depth - 1];
+    uint32_t path = current_path(rd);
+    sp_ws_event *e = add_event(rd, SP_WS_COLL, true);
+    if (!e)
+        return;
+    e->op = SP_WS_OP_FENCE;
+    e->comm = rd->in->comms[c].key;
     e->enter = f->enter;
     e->cnode = path;
 }
@@ -334,6 +408,21 @@ static void read_records(ws_reader *rd, const sp_trace_record *r, const sp_trace
         case SP_REC_MPI_IRECV:
             p2p(rd, r, false);
             break;
+        case SP_REC_RMA_COLLECTIVE_END:
+            fence(rd, r);
+            break;
+        case SP_REC_MPI_IRECV_REQUEST:
+            if (rd->depth) {
+                const sp_trace_payload *q = (const sp_trace_payload *)(r + 1);
+                if (!grow((void **)&rd->posted_at, sizeof *rd->posted_at, &rd->posted_capacity,
+                          rd->posted_count + 1) ||
+                    sp_u64map_put(&rd->irecv_posted, q->a, (uint32_t)rd->posted_count) != 0) {
+                    rd->failed = true;
+                    break;
+                }
+                rd->posted_at[rd->posted_count++] = rd->stack[rd->depth - 1].enter;
+            }
+            break;
         case SP_REC_MPI_COLLECTIVE_END: {
             const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
             collective(rd, r, q->a, q->b);
@@ -380,8 +469,10 @@ int sp_trace_wait_state_input(sp_measurement *m, sp_ws_input *in, char *err, siz
     rd.ns_per_tick = ticks ? (double)ns / (double)ticks : 1.0;
     rd.region_class = calloc(m->defs.region_count + 1, 1);
     rd.comm_of = calloc(m->defs.comm_count + 1, sizeof *rd.comm_of);
+    rd.win_of = calloc(m->defs.win_count + 1, sizeof *rd.win_of);
     void *buffer = malloc(SP_TRACE_CHUNK_SIZE);
-    if (!rd.region_class || !rd.comm_of || !buffer || sp_u64map_init(&rd.paths, 256) != 0)
+    if (!rd.region_class || !rd.comm_of || !rd.win_of || !buffer ||
+        sp_u64map_init(&rd.paths, 256) != 0 || sp_u64map_init(&rd.irecv_posted, 64) != 0)
         rd.failed = true;
     uint32_t nlocs = atomic_load(&m->location_count);
     for (uint32_t l = 0; l < nlocs && !rd.failed; l++) {
@@ -392,6 +483,13 @@ int sp_trace_wait_state_input(sp_measurement *m, sp_ws_input *in, char *err, siz
         rd.depth = 0;
         rd.pending_count = 0;
         rd.probe_open = false;
+        /* request ids are per location: forget the previous location's */
+        sp_u64map_free(&rd.irecv_posted);
+        if (sp_u64map_init(&rd.irecv_posted, 64) != 0) {
+            rd.failed = true;
+            break;
+        }
+        rd.posted_count = 0;
         read_spill(&rd, tl, buffer);
         sp_trace_retire_current_chunk(tl);
         for (raw_chunk *c = tl->full_first; c && !rd.failed; c = c->next)
@@ -403,10 +501,13 @@ int sp_trace_wait_state_input(sp_measurement *m, sp_ws_input *in, char *err, siz
     }
     free(rd.region_class);
     free(rd.comm_of);
+    free(rd.win_of);
     free(rd.stack);
     free(rd.pending);
     free(buffer);
     sp_u64map_free(&rd.paths);
+    sp_u64map_free(&rd.irecv_posted);
+    free(rd.posted_at);
     if (rd.failed) {
         sp_ws_input_free(in);
         return sp_error(err, errlen, "out of memory or unreadable records in the wait-state analysis");
