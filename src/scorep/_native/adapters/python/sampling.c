@@ -551,8 +551,18 @@ static int capture_chain(const void *top, cap_thread *t, const void **top_code,
         }
 #else
         (void)end;
-        if (f.f_lasti < -1 || (uintptr_t)f.f_lasti >= (uintptr_t)start)
+        /* f_lasti counts bytes (3.9) or instructions (3.10): either way below co_code's size
+         * in bytes; -1 before the frame's first instruction. That -1 failed this check as
+         * an unsigned number, which dropped every read of a frame being set up: 3-4% of the
+         * reads of a loop calling a tiny function on 3.9 and 3.10. */
+        if (f.f_lasti < -1 || (f.f_lasti >= 0 && (uintptr_t)f.f_lasti >= (uintptr_t)start))
             return CAP_TORN;
+        /* Not started yet: not where the time goes, as from 3.11 on (a generator's frame
+         * stays: it is being resumed). */
+        if (f.f_lasti == -1 && !f.f_gen) {
+            at = next;
+            continue;
+        }
 #endif
         if (t->first + t->count >= CAP_FRAMES)
             return CAP_TOO_MANY;
