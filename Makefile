@@ -180,7 +180,7 @@ CTEST_BIN := $(patsubst tests/c/%.c,build/ctest/%,$(CTEST_SRC))
 CTEST_SAN_BIN := $(patsubst tests/c/%.c,build/ctest-san/%,$(CTEST_SRC))
 # What the tests share (set-up, reading archives back): linked into every test binary.
 CTEST_SUPPORT := tests/c/ctest_support.c
-CTEST_HEADERS := tests/c/ctest.h tests/c/ctest_support.h tests/c/thread_ipc.h
+CTEST_HEADERS := tests/c/ctest.h tests/c/ctest_support.h tests/c/thread_ipc.h tests/c/clock_ranks.h
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 build/ctest/%: tests/c/%.c $(CTEST_SUPPORT) $(CORE_TEST_SRC) $(HEADERS) $(CTEST_HEADERS)

@@ -13,14 +13,11 @@ itself reports (half the shortest round trip, summed over the hops from rank 0).
 
 import argparse
 import os
-import re
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from profile_scale import build  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scale_common import build, run  # noqa: E402
 
 
 def main():
@@ -34,11 +31,7 @@ def main():
                                                "mean error[us]", "max bound[us]"))
         for method in ("direct", "tree"):
             for ranks in [int(x) for x in args.ranks.split(",")]:
-                out = subprocess.run([exe, str(ranks), str(args.rounds), method],
-                                     capture_output=True, text=True)
-                if out.returncode != 0:
-                    raise SystemExit("driver failed: %s" % out.stderr)
-                r = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)", out.stdout)}
+                r = run(exe, ranks, args.rounds, method)
                 print("%7d %-7s %9.3f %15.1f %16.1f %15.1f" % (
                     ranks, method, r["wall_seconds"], r["max_error_us"], r["mean_error_us"],
                     r["max_bound_us"]))

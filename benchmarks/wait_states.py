@@ -1,6 +1,7 @@
 """The cost of the wait-state analysis at the end of a traced MPI run (core/waitstates.c).
 
     python3 benchmarks/wait_states.py [--ranks 8] [--events 1000000] [--mpi-steps 20000]
+    python3 benchmarks/wait_states.py --scale 10,100,1000,10000 [--scale-events 2000]
 
 1. Simulated: the core's real replay driven with synthetic operations of RANKS ranks x
    EVENTS operations each (a ring exchange with late senders, Allreduce and Barrier), the
@@ -12,6 +13,9 @@
    Allreduce every 16th) run plain, measured with tracing and the analysis, and measured
    with SCOREP_MPI_WAIT_STATES=false; printed: the wall times and the analysis' own time at
    the end on rank 0 (MANIFEST.md), against the run and against the trace's size.
+3. --scale: the simulated replay at growing rank counts; printed per count: rank 0's replay
+   time (waiting included) and CPU time, the most it held at once (its input included;
+   benchmarks/scale/rank_memory.h), the bytes it received, the slowest rank's time.
 """
 
 import argparse
@@ -24,8 +28,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-NATIVE = os.path.join(REPO, "src", "scorep", "_native")
+sys.path.insert(0, HERE)
+import scale_common  # noqa: E402
+from scale_common import REPO  # noqa: E402
 
 PROGRAM = """
 import sys
@@ -44,17 +49,7 @@ for step in range(int(sys.argv[1])):
 
 
 def build(tmp):
-    exe = os.path.join(tmp, "wait_states_driver")
-    cmd = ["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-I", NATIVE, "-I",
-           os.path.join(REPO, "tests", "c"), "-o", exe,
-           os.path.join(HERE, "scale", "wait_states_driver.c"),
-           os.path.join(NATIVE, "core", "waitstates.c"), os.path.join(NATIVE, "core", "error.c"),
-           os.path.join(NATIVE, "core", "serial.c"), os.path.join(NATIVE, "core", "ipc.c"),
-           "-lpthread"]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit("building the driver failed:\n" + out.stderr[-3000:])
-    return exe
+    return scale_common.build(tmp, "wait_states_driver")
 
 
 def simulated(ranks, events):
@@ -114,12 +109,41 @@ def real(ranks, steps):
                                    trace_bytes / 1048576.0))
 
 
+def at_scale(counts, events):
+    """The replay at growing rank counts: rank 0's time, CPU, memory and what it received."""
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = build(tmp)
+        print("simulated replay at scale, %d operations per rank (ring exchange, Allreduce "
+              "every 16th step, Barrier every 64th):" % events)
+        print("%7s %12s %12s %14s %15s %12s" % ("ranks", "rank 0 [s]", "rank 0 cpu[s]",
+                                                 "rank 0 peak[MB]", "rank 0 recv[MB]",
+                                                 "slowest [s]"))
+        cpu, peak = [], []
+        for ranks in counts:
+            r = scale_common.run(exe, ranks, events)
+            cpu.append(r["root_cpu"])
+            peak.append(r["root_peak_mb"])
+            print("%7d %12.3f %12.3f %14.1f %15.1f %12.3f" % (
+                ranks, r["root_wall"], r["root_cpu"], r["root_peak_mb"],
+                r["root_received_mb"], r["wall"]))
+            sys.stdout.flush()
+        print("growth: rank 0 cpu ~ ranks^%.2f, rank 0 peak ~ ranks^%.2f" % (
+            scale_common.exponent(counts, cpu), scale_common.exponent(counts, peak)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ranks", type=int, default=8)
     ap.add_argument("--events", type=int, default=1000000)
     ap.add_argument("--mpi-steps", type=int, default=20000)
+    ap.add_argument("--scale", default="",
+                    help="rank counts (e.g. 10,100,1000,10000): the replay at scale instead, "
+                         "with --scale-events operations per rank")
+    ap.add_argument("--scale-events", type=int, default=2000)
     args = ap.parse_args()
+    if args.scale:
+        at_scale([int(x) for x in args.scale.split(",")], args.scale_events)
+        return
     simulated(args.ranks, args.events)
     if args.mpi_steps:
         real(args.ranks, args.mpi_steps)

@@ -4,7 +4,8 @@
  * call paths the same on every rank, the rest the rank's own), collected at rank 0 by the
  * gather (root) or merged along the binomial tree (tree, substrates/profile/reduce.c).
  * Prints rank 0's CPU time for the collection, the bytes it received, the bytes it holds at
- * the end (what it received, or the trees it got back) and the process's peak RSS. */
+ * the end (what it received, or the trees it got back), the most it held at once (its own
+ * trees included; measured by rank_memory.h) and the process's peak RSS. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +14,14 @@
 #include <time.h>
 
 #include "substrates/profile/profile_internal.h"
+#include "rank_memory.h"
 #include "thread_ipc.h"
 
 static bool use_tree;
 static uint32_t npaths, nlocations;
 
 typedef struct {
-    thread_rank me;
+    thread_rank me; /* first: thread_group_run fills it */
     int status;
     double cpu_seconds;
     void *all;
@@ -54,12 +56,14 @@ static void trees(uint32_t rank, sp_buffer *b)
         sp_buffer_u32(b, 0);
         sp_buffer_u32(b, 0); /* nothing folded */
         sp_buffer_u32(b, 0);
+        sp_buffer_u32(b, 0); /* no wait states */
     }
 }
 
 static void *rank_main(void *arg)
 {
     rank_work *w = arg;
+    rank_memory_enter(w->me.rank);
     sp_buffer mine;
     sp_buffer_init(&mine);
     trees(w->me.rank, &mine);
@@ -96,19 +100,9 @@ int main(int argc, char **argv)
     if (thread_group_init(&group, ranks) != 0)
         return 1;
     rank_work *work = calloc(ranks, sizeof *work);
-    pthread_t *threads = calloc(ranks, sizeof *threads);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
-    for (uint32_t r = 0; r < ranks; r++) {
-        work[r].me = (thread_rank){&group, r};
-        if (pthread_create(&threads[r], &attr, rank_main, &work[r]) != 0) {
-            fprintf(stderr, "cannot start simulated rank %u\n", r);
-            return 1;
-        }
-    }
-    for (uint32_t r = 0; r < ranks; r++)
-        pthread_join(threads[r], NULL);
+    if (!work || rank_memory_init(&group, ranks) != 0)
+        return 1;
+    thread_group_run(&group, work, sizeof *work, rank_main);
     for (uint32_t r = 0; r < ranks; r++)
         if (work[r].status != 0) {
             fprintf(stderr, "rank %u failed\n", r);
@@ -117,11 +111,14 @@ int main(int argc, char **argv)
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     printf("ranks=%u root_cpu_seconds=%.6f root_received_bytes=%" PRIu64
-           " root_held_bytes=%" PRIu64 " peak_rss_kb=%ld\n",
-           ranks, work[0].cpu_seconds, group.received[0], work[0].held, usage.ru_maxrss);
+           " root_held_bytes=%" PRIu64 " root_peak_bytes=%" PRId64 " peak_rss_kb=%ld\n",
+           ranks, work[0].cpu_seconds, group.received[0], work[0].held, rank_memory_peak(0),
+           usage.ru_maxrss);
     for (uint32_t r = 0; r < ranks; r++) {
         free(work[r].all);
         free(work[r].sizes);
     }
+    free(work);
+    thread_group_free(&group);
     return 0;
 }

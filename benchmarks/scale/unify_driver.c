@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "core/unify.h"
+#include "rank_memory.h"
 #include "thread_ipc.h"
 
 static uint32_t nregions, shared_percent, nlocations;
@@ -23,7 +24,7 @@ static uint32_t nregions, shared_percent, nlocations;
 static bool tree;
 
 typedef struct {
-    thread_rank me;
+    thread_rank me; /* first: thread_group_run fills it */
     int status;
     char err[256];
     uint64_t report_bytes; /* what this rank serialized (its definitions) */
@@ -42,6 +43,7 @@ static double now(void)
 static void *rank_main(void *arg)
 {
     rank_work *w = arg;
+    rank_memory_enter(w->me.rank);
     sp_defs defs;
     if (sp_defs_init(&defs) != 0) {
         w->status = -1;
@@ -107,19 +109,9 @@ int main(int argc, char **argv)
     if (thread_group_init(&group, ranks) != 0)
         return 1;
     rank_work *work = calloc(ranks, sizeof *work);
-    pthread_t *threads = calloc(ranks, sizeof *threads);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
-    for (uint32_t r = 0; r < ranks; r++) {
-        work[r].me = (thread_rank){&group, r};
-        if (pthread_create(&threads[r], &attr, rank_main, &work[r]) != 0) {
-            fprintf(stderr, "cannot start simulated rank %u\n", r);
-            return 1;
-        }
-    }
-    for (uint32_t r = 0; r < ranks; r++)
-        pthread_join(threads[r], NULL);
+    if (!work || rank_memory_init(&group, ranks) != 0)
+        return 1;
+    thread_group_run(&group, work, sizeof *work, rank_main);
     double slowest = 0, busiest = 0;
     uint64_t gathered = 0;
     for (uint32_t r = 0; r < ranks; r++) {
@@ -141,12 +133,11 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &usage);
     printf("ranks=%u regions=%u global_regions=%u wall_seconds=%.6f root_cpu_seconds=%.6f "
            "busiest_cpu_seconds=%.6f reported_bytes=%" PRIu64 " root_received_bytes=%" PRIu64
-           " global_string_bytes=%" PRIu64 " peak_rss_kb=%ld\n",
+           " global_string_bytes=%" PRIu64 " root_peak_bytes=%" PRId64 " peak_rss_kb=%ld\n",
            ranks, nregions, u->global.region_count, slowest, work[0].cpu_seconds, busiest,
-           gathered, group.received[0], global_bytes, usage.ru_maxrss);
+           gathered, group.received[0], global_bytes, rank_memory_peak(0), usage.ru_maxrss);
     sp_unified_free(&work[0].u);
     thread_group_free(&group);
     free(work);
-    free(threads);
     return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "core/events.h"
 #include "core/waitstates.h"
+#include "rank_memory.h"
 #include "thread_ipc.h"
 
 static uint32_t ranks;
@@ -23,7 +24,7 @@ static size_t events_per_rank;
 static uint32_t *world;
 
 typedef struct {
-    thread_rank me;
+    thread_rank me; /* first: thread_group_run fills it */
     int status;
     char err[256];
     double seconds, cpu_seconds;
@@ -42,6 +43,7 @@ static void *run_rank(void *arg)
 {
     rank_work *w = arg;
     uint32_t r = w->me.rank;
+    rank_memory_enter(r); /* the rank's input (its operations) counts too */
     sp_ws_event *ev = malloc(events_per_rank * sizeof *ev);
     sp_ws_result result;
     if (!ev || sp_ws_result_init(&result, 4) != 0) {
@@ -114,15 +116,10 @@ int main(int argc, char **argv)
     if (thread_group_init(&group, ranks) != 0)
         return 1;
     rank_work *work = calloc(ranks, sizeof *work);
-    pthread_t *threads = calloc(ranks, sizeof *threads);
-    struct rusage before, after;
-    getrusage(RUSAGE_SELF, &before);
-    for (uint32_t r = 0; r < ranks; r++) {
-        work[r].me = (thread_rank){&group, r};
-        pthread_create(&threads[r], NULL, run_rank, &work[r]);
-    }
-    for (uint32_t r = 0; r < ranks; r++)
-        pthread_join(threads[r], NULL);
+    if (!work || rank_memory_init(&group, ranks) != 0)
+        return 1;
+    thread_group_run(&group, work, sizeof *work, run_rank);
+    struct rusage after;
     getrusage(RUSAGE_SELF, &after);
     double max_seconds = 0, max_cpu = 0, waiting = 0;
     uint64_t received = 0;
@@ -139,9 +136,11 @@ int main(int argc, char **argv)
         received += group.received[r];
     }
     printf("ranks=%u events_per_rank=%zu wall=%.3f max_rank_cpu=%.3f peak_rss_mb=%.1f "
-           "input_mb_per_rank=%.1f exchanged_mb=%.1f waiting_s=%.6f\n",
+           "input_mb_per_rank=%.1f exchanged_mb=%.1f waiting_s=%.6f root_wall=%.6f "
+           "root_cpu=%.6f root_peak_mb=%.3f root_received_mb=%.3f\n",
            ranks, events_per_rank, max_seconds, max_cpu, after.ru_maxrss / 1024.0,
            events_per_rank * sizeof(sp_ws_event) / 1048576.0, received / 1048576.0,
-           waiting * 1e-9);
+           waiting * 1e-9, work[0].seconds, work[0].cpu_seconds,
+           rank_memory_peak(0) / 1048576.0, group.received[0] / 1048576.0);
     return 0;
 }

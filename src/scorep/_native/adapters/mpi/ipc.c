@@ -141,8 +141,8 @@ static int op_scatterv(void *ctx, const void *in, const uint64_t *counts, void *
     return status;
 }
 
-/* Rank 0's clock minus ours: the best of a few ping-pongs (the shortest round trip
- * bounds the error), one rank after the other. */
+/* This machine's boot id (empty when unknown): ranks that share it with rank 0 read the
+ * same CLOCK_MONOTONIC. */
 void spmpi_boot_id(char *out, size_t len)
 {
     out[0] = '\0';
@@ -154,45 +154,41 @@ void spmpi_boot_id(char *out, size_t len)
     }
 }
 
-/* Each rank's CLOCK_MONOTONIC against rank 0's: the best of a few ping-pongs (Score-P's
- * way), or exactly 0 on rank 0's machine, where the clock is the same one and a measurement
- * could only add an error (uneven delays between oversubscribed ranks: a message would seem
- * to arrive before it was sent). */
+static int64_t monotonic_now(void *ctx)
+{
+    (void)ctx;
+    return (int64_t)sp_clock_monotonic_ns();
+}
+
+/* Each rank's CLOCK_MONOTONIC against rank 0's, measured along the unification's binomial
+ * tree (core/ipc.c, sp_ipc_clock_offsets: each parent with its children, the best of a few
+ * ping-pongs each, composed on the way down): log2(P) levels of exchanges working in
+ * parallel instead of 8 ping-pongs with every rank in turn at rank 0, which took seconds at
+ * 10^5 ranks. Composition adds at most half a round trip per hop (docs/SCALING.md).
+ * Exactly 0 on rank 0's machine, where the clock is the same one and a measurement could
+ * only add an error (uneven delays between oversubscribed ranks: a message would seem to
+ * arrive before it was sent). */
 static int op_clock_offset(void *ctx, int64_t *offset)
 {
     (void)ctx;
-    enum { ROUNDS = 8, TAG = 4711 };
+    enum { ROUNDS = 8 };
     *offset = 0;
     char root_boot[64], mine[64];
     spmpi_boot_id(root_boot, sizeof root_boot);
-    PMPI_Bcast(root_boot, (int)sizeof root_boot, MPI_CHAR, 0, spmpi_tool_comm);
+    if (PMPI_Bcast(root_boot, (int)sizeof root_boot, MPI_CHAR, 0, spmpi_tool_comm) !=
+        MPI_SUCCESS)
+        return -1;
     spmpi_boot_id(mine, sizeof mine);
     bool same_clock = mine[0] && strcmp(mine, root_boot) == 0;
-    for (int r = 1; r < spmpi_world_size; r++) {
-        if (spmpi_world_rank == 0) {
-            for (int k = 0; k < ROUNDS; k++) {
-                uint64_t ask, now;
-                PMPI_Recv(&ask, 1, MPI_UINT64_T, r, TAG, spmpi_tool_comm, MPI_STATUS_IGNORE);
-                now = sp_clock_monotonic_ns();
-                PMPI_Send(&now, 1, MPI_UINT64_T, r, TAG, spmpi_tool_comm);
-            }
-        } else if (spmpi_world_rank == r) {
-            uint64_t best_rtt = UINT64_MAX;
-            for (int k = 0; k < ROUNDS; k++) {
-                uint64_t t1 = sp_clock_monotonic_ns(), t0;
-                PMPI_Send(&t1, 1, MPI_UINT64_T, 0, TAG, spmpi_tool_comm);
-                PMPI_Recv(&t0, 1, MPI_UINT64_T, 0, TAG, spmpi_tool_comm, MPI_STATUS_IGNORE);
-                uint64_t t2 = sp_clock_monotonic_ns();
-                if (t2 - t1 < best_rtt) {
-                    best_rtt = t2 - t1;
-                    *offset = (int64_t)t0 - (int64_t)(t1 + (t2 - t1) / 2);
-                }
-            }
-        }
-    }
-    if (same_clock)
+    const sp_ipc ipc = {.ops = &spmpi_ipc_ops,
+                        .ctx = NULL,
+                        .rank = (uint32_t)spmpi_world_rank,
+                        .size = (uint32_t)spmpi_world_size};
+    int64_t bound = 0;
+    int status = sp_ipc_clock_offsets(&ipc, true, ROUNDS, monotonic_now, NULL, offset, &bound);
+    if (same_clock || status != 0)
         *offset = 0;
-    return 0;
+    return status;
 }
 
 /* Point to point for the unification's tree: the size, then the bytes in pieces MPI's int

@@ -78,6 +78,26 @@ static uint32_t path_of(reduction *t, const path_node *n)
     return t->count++;
 }
 
+/* Node `i` of a tree being read (parent, region, kind, parameter, value; `no_parent` marks
+ * a root: the flat layout and the reduced one spell it differently) into the union:
+ * node_of[i] is its union node. Parents come before their children, as both layouts write
+ * them; -1 when that fails, the reader ran out or memory did. */
+static int read_path(reduction *t, sp_reader *r, uint32_t i, uint32_t no_parent,
+                     uint32_t *node_of)
+{
+    path_node n;
+    uint32_t parent = sp_reader_u32(r);
+    if (parent != no_parent && parent >= i)
+        return -1;
+    n.parent = parent == no_parent ? SP_NO_ID : node_of[parent];
+    n.region = sp_reader_u32(r);
+    n.kind = sp_reader_u32(r);
+    n.parameter = sp_reader_u32(r);
+    n.value = sp_reader_u64(r);
+    node_of[i] = path_of(t, &n);
+    return r->failed || node_of[i] == SP_NO_ID ? -1 : 0;
+}
+
 /* Skips a location's I/O, metric, folded and wait-state sections (write.c's layout),
  * checking their counts; their length in *length. */
 static int tail_length(sp_reader *r, uint32_t count, uint64_t *length)
@@ -192,17 +212,7 @@ static int add_flat(reduction *t, const void *data, uint64_t size)
         if (!node_of)
             goto failed;
         for (uint32_t i = 0; i < count; i++) {
-            path_node n;
-            uint32_t parent = sp_reader_u32(&r);
-            if (parent != SP_PROFILE_NO_NODE && parent >= i)
-                goto failed; /* parents come before their children */
-            n.parent = parent == SP_PROFILE_NO_NODE ? SP_NO_ID : node_of[parent];
-            n.region = sp_reader_u32(&r);
-            n.kind = sp_reader_u32(&r);
-            n.parameter = sp_reader_u32(&r);
-            n.value = sp_reader_u64(&r);
-            node_of[i] = path_of(t, &n);
-            if (node_of[i] == SP_NO_ID)
+            if (read_path(t, &r, i, SP_PROFILE_NO_NODE, node_of) != 0)
                 goto failed;
             sp_buffer_u32(b, node_of[i]);
             if (r.pos + VALUE_BYTES > r.size)
@@ -237,17 +247,7 @@ static int add_reduced(reduction *t, const void *data, uint64_t size)
     if (!node_of)
         return -1;
     for (uint32_t i = 0; i < nnodes; i++) {
-        path_node n;
-        uint32_t parent = sp_reader_u32(&r);
-        if (parent != SP_NO_ID && parent >= i)
-            goto failed;
-        n.parent = parent == SP_NO_ID ? SP_NO_ID : node_of[parent];
-        n.region = sp_reader_u32(&r);
-        n.kind = sp_reader_u32(&r);
-        n.parameter = sp_reader_u32(&r);
-        n.value = sp_reader_u64(&r);
-        node_of[i] = path_of(t, &n);
-        if (node_of[i] == SP_NO_ID)
+        if (read_path(t, &r, i, SP_NO_ID, node_of) != 0)
             goto failed;
     }
     uint32_t nchunks = sp_reader_u32(&r);

@@ -1,0 +1,87 @@
+"""The end of an MPI run at rank 0, simulated with the real code at 10 to 10^4 ranks and
+extrapolated to 10^5: one table of rank 0's CPU time and peak memory per step, the measured
+counterpart of docs/SCALING.md's model.
+
+    python3 benchmarks/end_scale.py [--ranks 10,100,1000,10000] [--target 100000]
+
+Steps, each its own driver of benchmarks/scale/ (threads as ranks, tests/c/thread_ipc.h):
+the unification along the tree (500 regions per rank, 90 % shared, 2 threads per rank), the
+profile's collection along the tree (1 000 call paths per thread, default metrics), the
+wait-state replay (2 000 MPI operations per rank) and the clock offsets along the tree. Rank
+0's peak is measured per rank (benchmarks/scale/rank_memory.h); the clock offsets' time in
+the simulation is thread wake-ups on this machine's cores, so the 10^5 column models it
+instead (8 rounds × 3 us × log2(P)^2). The last column fits each measure's growth
+(y ~ P^k over the measured counts) and evaluates it at --target ranks. Not included: writing
+the CUBE file (it is not streamed yet, see docs/SCALING.md) and writing the events.
+"""
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scale_common import build, exponent, run  # noqa: E402
+
+
+def extrapolate(counts, values, target):
+    k = exponent(counts, values)
+    if math.isnan(k) or values[-1] <= 0:
+        return float("nan")
+    return values[-1] * (target / counts[-1]) ** k
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ranks", default="10,100,1000,10000")
+    parser.add_argument("--target", type=int, default=100000)
+    args = parser.parse_args()
+    counts = [int(x) for x in args.ranks.split(",")]
+    rows = []  # (step, measure, unit, values)
+    with tempfile.TemporaryDirectory(prefix="scorep-end-") as tmp:
+        unify = build(tmp, "unify_driver")
+        profile = build(tmp, "profile_driver")
+        waits = build(tmp, "wait_states_driver")
+        clock = build(tmp, "clock_driver")
+        measured = {name: [] for name in ("unify", "profile", "waits", "clock")}
+        for ranks in counts:
+            measured["unify"].append(run(unify, ranks, 500, 90, 2, "tree"))
+            measured["profile"].append(run(profile, ranks, 1000, 2, "tree"))
+            measured["waits"].append(run(waits, ranks, 2000))
+            measured["clock"].append(run(clock, ranks, 8, "tree"))
+            print("measured %d ranks" % ranks, file=sys.stderr)
+    u, p, w, c = (measured[k] for k in ("unify", "profile", "waits", "clock"))
+    rows.append(("unification", "rank 0 cpu", "s", [r["root_cpu_seconds"] for r in u]))
+    rows.append(("unification", "rank 0 peak", "MB", [r["root_peak_bytes"] / 1e6 for r in u]))
+    rows.append(("profile collection", "rank 0 cpu", "s", [r["root_cpu_seconds"] for r in p]))
+    rows.append(("profile collection", "rank 0 peak", "MB",
+                 [r["root_peak_bytes"] / 1e6 for r in p]))
+    rows.append(("wait-state replay", "rank 0 cpu", "s", [r["root_cpu"] for r in w]))
+    rows.append(("wait-state replay", "rank 0 peak", "MB",
+                 [r["root_peak_mb"] * 1.048576 for r in w]))
+    rows.append(("clock offsets", "error bound", "us", [r["max_bound_us"] for r in c]))
+    head = "%-20s %-12s %4s" % ("step", "measure", "unit") + "".join(
+        " %11s" % ("P=%d" % n) for n in counts) + " %13s" % ("P=%d (fit)" % args.target)
+    print(head)
+    total_cpu = total_peak = 0.0
+    for step, measure, unit, values in rows:
+        at_target = extrapolate(counts, values, args.target)
+        if step == "clock offsets":
+            at_target = float("nan")
+        elif measure == "rank 0 cpu":
+            total_cpu += at_target
+        else:
+            total_peak = max(total_peak, at_target)
+        print("%-20s %-12s %4s" % (step, measure, unit) +
+              "".join(" %11.3f" % v for v in values) + " %13.3f" % at_target)
+    levels = math.log2(args.target)
+    print("%-20s %-12s %4s" % ("clock offsets", "modelled", "s") + " " * (12 * len(counts)) +
+          " %13.3f" % (8 * 3e-6 * levels * levels))
+    print("at P=%d: rank 0 cpu of the steps above ~%.1f s (the steps run one after the other); "
+          "the largest rank 0 peak of one step ~%.0f MB; plus the CUBE file's merge and "
+          "writing, not streamed yet" % (args.target, total_cpu, total_peak))
+
+
+if __name__ == "__main__":
+    main()
