@@ -1,0 +1,126 @@
+"""scorep-report EXP --wait-states: the wait-state analysis replayed from an experiment's
+OTF2 trace (the reader runs the ranks' engine, one thread per rank), under real mpirun.
+The offline result of a run agrees with the one its ranks computed at the end, per metric,
+rank and call path; a run measured without the analysis gets the waiting its trace's times
+give by Scalasca's definitions; what is not an MPI trace gets one line."""
+
+import shutil
+import sys
+
+import pytest
+
+from conftest import program, run_scorep
+from mpi_support import mpirun
+from scorep import cube
+from scorep.report.analysis import wait_state_values, wait_states
+from scorep.report.readers import Experiment
+from test_mpi_wait_states import expected_waiting, mpi_calls
+from test_report_support import report
+
+needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,
+                                  reason="mpirun is not installed")
+DELAY = 0.5
+
+
+def section(text):
+    assert "Wait states (Scalasca's patterns, replayed from the trace)" in text, text
+    return text.split("Wait states (Scalasca's patterns, replayed from the trace)")[1] \
+        .split("\n\n")[0]
+
+
+@needs_mpirun
+def test_offline_replay_agrees_with_the_ranks(tmp_path):
+    out = mpirun(2, ["--mpp=mpi", program("mpi_wait_states.py"), DELAY], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    exp = tmp_path / "exp"
+    online = wait_state_values(cube.read(str(exp)))
+    replayed = Experiment(str(exp)).replay_wait_states()
+    offline = replayed["values"]
+    assert replayed["ranks"] == 2 and replayed["violations"] == 0
+    # The same call paths of the same ranks wait in the same patterns ...
+    assert len(online) >= 6
+    assert sorted(online) == sorted(offline)
+    # ... the same time: OTF2 interpolates the clock offsets as the ranks did, to the ns
+    for key, seconds in online.items():
+        assert abs(offline[key] - seconds) < 2e-6, (key, seconds, offline[key])
+    late = [k for k in offline if k[0] == "mpi_latesender" and k[3][-1] == "MPI_Recv"
+            and "__main__:late_sender" in k[3]]
+    assert [k[1] for k in late] == ["MPI Rank 0"]
+    assert offline[late[0]] > 0.5 * DELAY
+    # The terminal section says the same as the online one
+    ws_online = wait_states(cube.read(str(exp)))
+    ws_offline = wait_states(None, replayed)
+    assert [(r["metric"], r["worst_rank"], r["worst_path"]) for r in ws_online["patterns"]] \
+        == [(r["metric"], r["worst_rank"], r["worst_path"]) for r in ws_offline["patterns"]]
+    assert abs(ws_online["total"] - ws_offline["total"]) < 2e-5
+    cli = report(exp, "--wait-states")
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stderr == ""
+    text = section(cli.stdout)
+    assert "Late Sender: " in text and "on MPI Rank 0 in __main__:late_sender > MPI_Recv" \
+        in text.replace("\n    ", " ")
+
+
+@needs_mpirun
+def test_offline_replay_of_a_run_without_the_analysis(tmp_path):
+    """SCOREP_MPI_WAIT_STATES=false: the profile has no wait states, the replay of the
+    trace finds each constructed wait where Scalasca's definitions put it."""
+    out = mpirun(2, ["--mpp=mpi", program("mpi_wait_states.py"), DELAY], tmp_path,
+                 SCOREP_ENABLE_TRACING="true", SCOREP_MPI_WAIT_STATES="false")
+    assert out.returncode == 0, out.stderr
+    exp = tmp_path / "exp"
+    assert not [m for m in cube.read(str(exp)).metrics if m.uniq_name.startswith("mpi_")]
+    expected = expected_waiting(mpi_calls(exp), 2)
+    values = Experiment(str(exp)).replay_wait_states()["values"]
+
+    def got(metric, function, region):
+        per_rank = [0.0, 0.0]
+        for (m, group, _loc, path), v in values.items():
+            if m == metric and path[-1] == region and "__main__:" + function in path:
+                per_rank[int(group.rsplit(" ", 1)[1])] += v
+        return per_rank
+
+    for metric, function, region in [("mpi_latesender", "late_sender", "MPI_Recv"),
+                                     ("mpi_latesender", "pickle_recv", "MPI_Mprobe"),
+                                     ("mpi_latesender", "waitall", "MPI_Waitall"),
+                                     ("mpi_barrier_wait", "late_barrier", "MPI_Barrier"),
+                                     ("mpi_wait_nxn", "late_allreduce", "MPI_Allreduce"),
+                                     ("mpi_latebroadcast", "late_bcast", "MPI_Bcast"),
+                                     ("mpi_earlyreduce", "early_reduce", "MPI_Reduce")]:
+        want = expected[(metric, function, region)]
+        have = got(metric, function, region)
+        for r in range(2):
+            assert abs(have[r] - want[r]) < 2e-6, (metric, function, r, have, want)
+        assert max(have) > 0.5 * DELAY, (metric, function, have)
+    assert got("mpi_latesender", "late_receiver", "MPI_Recv") == [0.0, 0.0]
+    cli = report(exp, "--wait-states")
+    assert cli.returncode == 0, cli.stderr
+    assert "Wait at Barrier: " in section(cli.stdout)
+
+
+def test_offline_replay_bad_input(tmp_path):
+    """Not an MPI trace, no trace, a damaged trace: one line each, no traceback."""
+    serial = tmp_path / "serial"
+    script = tmp_path / "work.py"
+    script.write_text("def f():\n    return sum(range(1000))\nf()\n")
+    out = run_scorep(sys.executable, [str(script)], serial, SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    cli = report(serial, "--wait-states")
+    assert cli.returncode == 1 and cli.stdout == ""
+    assert cli.stderr.startswith("scorep-report: ") and cli.stderr.count("\n") == 1
+    assert "not a trace of an MPI run" in cli.stderr and "Traceback" not in cli.stderr
+
+    profile_only = tmp_path / "profile_only"
+    out = run_scorep(sys.executable, [str(script)], profile_only)
+    assert out.returncode == 0, out.stderr
+    cli = report(profile_only, "--wait-states")
+    assert cli.returncode == 1 and cli.stderr.count("\n") == 1
+    assert "has no trace (traces.otf2)" in cli.stderr
+
+    # a damaged trace: its event files cut short
+    for evt in (serial / "traces").glob("*.evt"):
+        evt.write_bytes(evt.read_bytes()[:7])
+    cli = report(serial, "--wait-states", "--source", "profile")
+    assert cli.returncode == 1 and cli.stderr.count("\n") == 1, cli.stderr
+    assert cli.stderr.startswith("scorep-report: ") and "Traceback" not in cli.stderr
