@@ -1,10 +1,17 @@
-"""scorep-report EXP --wait-states: the wait-state analysis replayed from an experiment's
-OTF2 trace (the reader runs the ranks' engine, one thread per rank), under real mpirun.
+"""Where users see wait states, under real mpirun: scorep-report EXP --wait-states (the
+analysis replayed from an experiment's OTF2 trace, the reader running the ranks' engine
+with one thread per rank) and the HTML report's metric selector.
+
 The offline result of a run agrees with the one its ranks computed at the end, per metric,
 rank and call path; a run measured without the analysis gets the waiting its trace's times
-give by Scalasca's definitions; what is not an MPI trace gets one line."""
+give by Scalasca's definitions; what is not an MPI trace gets one line. In the HTML report
+one choice of a wait-state metric redraws the flame graph, the region table and the load
+balance per rank (headless Chromium, the selectors used as a person would)."""
 
+import json
+import os
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -15,7 +22,7 @@ from scorep import cube
 from scorep.report.analysis import wait_state_values, wait_states
 from scorep.report.readers import Experiment
 from test_mpi_wait_states import expected_waiting, mpi_calls
-from test_report_support import report
+from test_report_support import needs_chromium, report
 
 needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,
                                   reason="mpirun is not installed")
@@ -28,12 +35,20 @@ def section(text):
         .split("\n\n")[0]
 
 
-@needs_mpirun
-def test_offline_replay_agrees_with_the_ranks(tmp_path):
+@pytest.fixture(scope="module")
+def traced_run(tmp_path_factory):
+    """A traced 2-rank run of the constructed program with the analysis at the end."""
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not installed")
+    tmp_path = tmp_path_factory.mktemp("traced")
     out = mpirun(2, ["--mpp=mpi", program("mpi_wait_states.py"), DELAY], tmp_path,
                  SCOREP_ENABLE_TRACING="true")
     assert out.returncode == 0, out.stderr
-    exp = tmp_path / "exp"
+    return tmp_path / "exp"
+
+
+def test_offline_replay_agrees_with_the_ranks(traced_run):
+    exp = traced_run
     online = wait_state_values(cube.read(str(exp)))
     replayed = Experiment(str(exp)).replay_wait_states()
     offline = replayed["values"]
@@ -58,8 +73,10 @@ def test_offline_replay_agrees_with_the_ranks(tmp_path):
     assert cli.returncode == 0, cli.stderr
     assert cli.stderr == ""
     text = section(cli.stdout)
-    assert "Late Sender: " in text and "on MPI Rank 0 in __main__:late_sender > MPI_Recv" \
-        in text.replace("\n    ", " ")
+    worst = ws_online["patterns"][0]
+    assert worst["metric"] == "mpi_latesender"
+    assert "Late Sender: " in text and "on MPI Rank 0 in %s" % " > ".join(
+        worst["worst_path"][-2:]) in text.replace("\n    ", " ")
 
 
 @needs_mpirun
@@ -124,3 +141,71 @@ def test_offline_replay_bad_input(tmp_path):
     cli = report(serial, "--wait-states", "--source", "profile")
     assert cli.returncode == 1 and cli.stderr.count("\n") == 1, cli.stderr
     assert cli.stderr.startswith("scorep-report: ") and "Traceback" not in cli.stderr
+
+
+@needs_chromium
+def test_html_metric_selector_drives_the_views(traced_run, tmp_path):
+    """One selector for time and each wait-state metric of the profile: choosing Late
+    Sender above the flame graph redraws it by that metric, shows its columns in the region
+    table and draws the load balance as Late Sender per rank; choosing in the load balance
+    moves the others along; time brings everything back."""
+    exp = traced_run
+    html = tmp_path / "r.html"
+    out = report(exp, "-o", html)
+    assert out.returncode == 0, out.stderr
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"steps": [
+        {"select": "#flame-metric", "label": "Late Sender"},
+        {"select": "#balance-metric", "label": "Wait at Barrier"},
+        {"select": "#balance-metric", "label": "time"}]}))
+    script = os.path.join(os.path.dirname(__file__), "wait_states_browser.js")
+    run = subprocess.run(["node", script, str(html), str(plan)], capture_output=True,
+                         text=True, timeout=240)
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["console"] == []
+    p = cube.read(str(exp))
+    names = {m.uniq_name for m in p.metrics}
+
+    def per_rank(metric):
+        values = wait_state_values(p)
+        ranks = [0.0, 0.0]
+        for (m, group, _loc, _path), v in values.items():
+            if m == metric:
+                ranks[int(group.rsplit(" ", 1)[1])] += v
+        return ranks
+
+    first = seen["initial"]
+    assert first["balance_shows"] == "time" and first["flame_metric"] == "-1"
+    assert first["balance_options"][0] == "time"
+    assert first["balance_options"] == first["flame_options"]
+    assert "Late Sender" in first["balance_options"] and \
+        "Wait at Barrier" in first["balance_options"]
+    assert len(first["balance_options"]) == 1 + len([n for n in names if n.startswith("mpi_")])
+    time_values = first["balance_values"]
+
+    late, barrier, back = seen["steps"]
+    # Late Sender chosen above the flame graph: all three views follow
+    assert late["flame_metric"] == late["table_metric"] == late["balance_metric"] != "-1"
+    assert late["balance_shows"] == "mpi_latesender"
+    shown = [float(v) for v in late["balance_values"].split()]
+    want = per_rank("mpi_latesender")
+    assert want[0] > 0.5 * DELAY * 3 and want[1] == 0.0  # three receives wait DELAY each
+    assert shown[1] == 0.0 and abs(shown[0] - want[0]) < 1e-5 * want[0]
+    assert late["table_heads"] == ["Late Sender excl", "Late Sender incl"]
+    frames = late["flame_frames"]
+    assert frames[0].startswith("mpi_wait_states.py: ") and "Late Sender inclusive (100.0%)" \
+        in frames[0]
+    for function in ("late_sender", "pickle_recv", "waitall"):
+        assert any(f.startswith("__main__:%s " % function) for f in frames), frames
+    assert not any("late_receiver" in f or "late_bcast" in f for f in frames), frames
+    # Wait at Barrier chosen in the load balance: the flame graph and table follow
+    assert barrier["balance_shows"] == "mpi_barrier_wait"
+    assert barrier["flame_metric"] == barrier["table_metric"] == barrier["balance_metric"]
+    shown = [float(v) for v in barrier["balance_values"].split()]
+    want = per_rank("mpi_barrier_wait")
+    assert all(abs(a - b) < 1e-5 * max(want) for a, b in zip(shown, want)), (shown, want)
+    assert any(f.startswith("__main__:late_barrier ") for f in barrier["flame_frames"])
+    # time again
+    assert back["balance_shows"] == "time" and back["flame_metric"] == "-1"
+    assert back["balance_values"] == time_values and back["table_heads"] == []

@@ -12,7 +12,7 @@ import math
 
 from scorep.report.imports import (IMPORT_PREFIX, SYSTEM_NAME, is_program_region,
                                    program_directories)
-from scorep.report.model import IO_ROLES
+from scorep.report.model import IO_ROLES, mpi_time_of, wait_state_table
 
 __all__ = ["experiment_tree", "top_regions", "location_rows", "load_balance",
            "balance_stats", "units", "call_stats", "callers_and_callees", "io_summary",
@@ -423,18 +423,6 @@ WAIT_STATE_METRICS = [(name, display, meaning) for name, (display, meaning)
                       in WAIT_STATE_TEXT.items() if name != "mpi_latesender_wo"]
 
 
-def wait_state_table():
-    """The engine's wait-state metrics in its order: [(name, parent name or None)]. From the
-    reader module, which runs the engine offline; the names above when it is not built."""
-    try:
-        from scorep import _reader
-        table = _reader.WAIT_STATE_METRICS
-    except (ImportError, AttributeError):
-        return [(name, "mpi_latesender" if name == "mpi_latesender_wo" else None)
-                for name in WAIT_STATE_TEXT]
-    return [(name, table[parent][0] if parent >= 0 else None) for name, parent in table]
-
-
 def _is_waiting(name):
     """Whether a metric counts into the total waiting time: completion times are time in
     the operation after the first rank left, not waiting for another."""
@@ -504,13 +492,6 @@ def summarize_wait_states(values, mpi_time, table, display=None):
     if wrong_order or any(name == "mpi_latesender_wo" for name, _ in table):
         result["wrong_order"] = wrong_order[0]["total"] if wrong_order else 0.0
     return result
-
-
-def mpi_time_of(profile):
-    """Exclusive time of the MPI regions, all locations."""
-    time = profile.values("time", inclusive=False)
-    return sum(sum(time[c.id]) for c in profile.cnodes
-               if (c.region.paradigm or "").split(":", 1)[0] == "mpi")
 
 
 def wait_states(profile, replayed=None):

@@ -10,7 +10,8 @@ import os
 import re
 
 from scorep.report.model import (reads_input, CallTree, Location, MetricValues, Node, Rank, Region, ReportError,
-                                 Sampling, PARADIGMS, ROLES)
+                                 Sampling, PARADIGMS, ROLES, mpi_time_of,
+                                 wait_state_table)
 
 __all__ = ["Experiment", "TraceScan", "open_trace"]
 
@@ -365,6 +366,36 @@ def tree_from_profile(profile):
         tree.metrics.append(MetricValues(metric.uniq_name, metric.disp_name, metric.uom,
                                          metric.descr, [sum(incl[c.id]) for c in profile.cnodes],
                                          [sum(excl[c.id]) for c in profile.cnodes]))
+    # Scalasca's wait-state metrics (a traced MPI run): the HTML report's metric selector
+    # draws the call tree and the region table by them as by a recorded metric. Each with
+    # its parts (Late Sender with its Wrong Order time), as the terminal report counts it.
+    table = [(n, parent) for n, parent in wait_state_table() if n in names]
+    if "mpi_latesender" in names and table:
+        excl_of = {n: profile.values(n, inclusive=False) for n, _ in table}
+        incl_of = {n: profile.values(n, inclusive=True) for n, _ in table}
+        children = {}
+        for n, parent in table:
+            if parent in excl_of:
+                children.setdefault(parent, []).append(n)
+
+        def total(of, n, cid):
+            return sum(of[n][cid]) + sum(total(of, child, cid) for child in children.get(n, ()))
+
+        def per_location(n):
+            row = [0.0] * len(profile.locations)
+            for c in profile.cnodes:
+                for l, v in enumerate(excl_of[n][c.id]):
+                    row[l] += v
+            for child in children.get(n, ()):
+                row = [a + b for a, b in zip(row, per_location(child))]
+            return row
+
+        for n, _parent in table:
+            metric = profile.metric(n)
+            tree.metrics.append(MetricValues(
+                n, metric.disp_name, metric.uom or "sec", metric.descr,
+                [total(incl_of, n, c.id) for c in profile.cnodes],
+                [total(excl_of, n, c.id) for c in profile.cnodes], per_location(n)))
     # Score-P's I/O metrics (SCOREP_IO_POSIX): bytes per call path, summed over locations.
     if "io_bytes_read" in names and "io_bytes_written" in names:
         read = profile.values("io_bytes_read", inclusive=False)
@@ -532,7 +563,6 @@ class Experiment:
                     key = (metric, group, loc[1], names)
                     values[key] = values.get(key, 0.0) + v
         if self.has_profile:
-            from scorep.report.analysis import mpi_time_of
             mpi_time = mpi_time_of(self.profile)
         else:
             mpi_time = self._trace_mpi_time()

@@ -13,7 +13,7 @@ import sys
 import textwrap
 
 from scorep.report.analysis import (io_summary, load_balance, location_rows, top_regions,
-                                    wait_states)
+                                    wait_state_table, wait_states)
 from scorep.report.model import format_bytes, format_count, format_seconds
 
 __all__ = ["render", "terminal_width", "Style", "table_row", "wrap", "use_color"]
@@ -308,12 +308,15 @@ def _io(exp, tree, total, top, width, style):
 
 def _metrics(tree, top, width, style):
     """The metrics recorded at every enter and leave (SCOREP_METRIC_*, --memory): per metric
-    its total and the regions with the most of it (exclusive, callees excluded)."""
-    if not tree.metrics:
+    its total and the regions with the most of it (exclusive, callees excluded). The
+    wait-state metrics have a section of their own."""
+    waits = {name for name, _parent in wait_state_table()}
+    metrics = [m for m in tree.metrics if m.name not in waits]
+    if not metrics:
         return []
     out = [style.title("Metrics (read at every enter and leave; exclusive per region)")]
     names = {r.id: r.display for r in tree.regions}
-    for metric in tree.metrics:
+    for metric in metrics:
         roots = sum(metric.incl[r.id] for r in tree.roots)
         out.extend(wrap("%s [%s]: %s in all%s" % (
             metric.display, metric.unit, metric.format(roots),
