@@ -6,7 +6,10 @@ The offline result of a run agrees with the one its ranks computed at the end, p
 rank and call path; a run measured without the analysis gets the waiting its trace's times
 give by Scalasca's definitions; what is not an MPI trace gets one line. In the HTML report
 one choice of a wait-state metric redraws the flame graph, the region table and the load
-balance per rank (headless Chromium, the selectors used as a person would)."""
+balance per rank (headless Chromium, the selectors used as a person would). A notebook runs
+its MPI program with mpirun from a cell (the kernel measures cells in its own process, one
+process, no ranks) and %scorep_report of that experiment shows the waiting in its summary
+and the selector in its report (through jupyter_client)."""
 
 import json
 import os
@@ -209,3 +212,46 @@ def test_html_metric_selector_drives_the_views(traced_run, tmp_path):
     # time again
     assert back["balance_shows"] == "time" and back["flame_metric"] == "-1"
     assert back["balance_values"] == time_values and back["table_heads"] == []
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    from test_jupyter_kernel import Kernel, install_kernelspec
+    dirs = install_kernelspec(tmp_path_factory.mktemp("prefix"))
+    k = Kernel("scorep_jupyter", dirs, tmp_path_factory.mktemp("notebook"))
+    yield k
+    k.shutdown()
+
+
+@needs_mpirun
+def test_notebook_runs_mpi_and_its_report_shows_the_wait_states(kernel, tmp_path):
+    from test_jupyter_results import embedded_page, inline
+    exp = tmp_path / "nb-exp"
+    cell = kernel.run(
+        "!OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+        "SCOREP_ENABLE_TRACING=true SCOREP_EXPERIMENT_DIRECTORY=%s "
+        "mpirun --oversubscribe -np 2 %s -m scorep --mpp=mpi %s %s"
+        % (exp, sys.executable, program("mpi_wait_states.py"), DELAY), timeout=240)
+    assert cell.status == "ok", (cell.stderr, cell.errors)
+    assert "rank 0 done" in cell.stdout and "rank 1 done" in cell.stdout, cell.stdout
+    p = cube.read(str(exp))
+    ws = wait_states(p)
+    plain, html = inline(kernel.ok("%%scorep_report %s" % exp))
+    worst = max(ws["patterns"], key=lambda r: r["total"])
+    from scorep.report.model import format_seconds
+    assert "waiting in MPI %s of %s, most %s %s (worst on %s in %s)" % (
+        format_seconds(ws["total"]), format_seconds(ws["mpi_time"]), worst["display"],
+        format_seconds(worst["total"]), worst["worst_rank"],
+        " > ".join(worst["worst_path"][-2:])) in plain, plain
+    # the embedded report carries the metric selector's data: Late Sender per rank
+    _page, data = embedded_page(html)
+    by_name = {m["name"]: m for m in data["balance"]["metrics"]}
+    late = by_name["mpi_latesender"]["values"]
+    want = [0.0, 0.0]
+    for (m, group, _loc, _path), v in wait_state_values(p).items():
+        if m == "mpi_latesender":
+            want[int(group.rsplit(" ", 1)[1])] += v
+    assert want[0] > 0.5 * DELAY and late[1] == 0.0
+    assert abs(late[0] - want[0]) < 1e-9
+    assert [m["display"] for m in data["flame"]["metrics"]][:2] == \
+        ["Late Sender", "Late Sender, Wrong Order"]
