@@ -22,7 +22,7 @@ import pytest
 from conftest import program, run_scorep
 from mpi_support import mpirun
 from scorep import cube
-from scorep.report.analysis import wait_state_values, wait_states
+from scorep.report.analysis import summarize_wait_states, wait_state_values, wait_states
 from scorep.report.readers import Experiment
 from test_mpi_wait_states import expected_waiting, mpi_calls
 from test_report_support import needs_chromium, report
@@ -255,3 +255,36 @@ def test_notebook_runs_mpi_and_its_report_shows_the_wait_states(kernel, tmp_path
     assert abs(late[0] - want[0]) < 1e-9
     assert [m["display"] for m in data["flame"]["metrics"]][:2] == \
         ["Late Sender", "Late Sender, Wrong Order"]
+
+
+def test_total_waiting_with_metrics_the_engine_adds():
+    """The reports take the metrics from the engine's table by name: one they do not know
+    (Late Receiver, the critical path, delay costs, as the backward pass adds them) is
+    listed by its name, and the total waiting (scorep-score's summary line, the terminal
+    section's first line) counts the waiting patterns only: not completion times, not the
+    critical path, not the delay costs that attribute the same waiting to its causes."""
+    table = [("mpi_latesender", None), ("mpi_latesender_wo", "mpi_latesender"),
+             ("mpi_latereceiver", None), ("mpi_barrier_completion", None),
+             ("critical_path", None), ("delay_latesender", None),
+             ("mpi_latesender_count", None)]
+    path = ("main.py", "__main__:solve", "MPI_Recv")
+    values = {("mpi_latesender", "MPI Rank 0", "MainThread", path): 2.0,
+              ("mpi_latesender", "MPI Rank 2", "MainThread", path): 0.5,
+              ("mpi_latesender_wo", "MPI Rank 0", "MainThread", path): 0.25,
+              ("mpi_latereceiver", "MPI Rank 1", "MainThread", ("main.py", "MPI_Ssend")): 1.0,
+              ("mpi_barrier_completion", "MPI Rank 1", "MainThread", ("MPI_Barrier",)): 0.125,
+              ("critical_path", "MPI Rank 1", "MainThread", ("main.py",)): 7.0,
+              ("delay_latesender", "MPI Rank 1", "MainThread", path): 2.5,
+              ("mpi_latesender_count", "MPI Rank 0", "MainThread", path): 3.0}
+    ws = summarize_wait_states(values, 10.0, table, {"mpi_latereceiver": "Late Receiver"})
+    assert ws["total"] == 3.5
+    assert [r["metric"] for r in ws["patterns"]] == [
+        "mpi_latesender", "mpi_latereceiver", "mpi_barrier_completion", "critical_path",
+        "delay_latesender", "mpi_latesender_count"]
+    by = {r["metric"]: r for r in ws["patterns"]}
+    assert by["mpi_latereceiver"]["display"] == "Late Receiver"
+    assert by["critical_path"]["display"] == "critical_path"
+    assert by["mpi_latesender"]["worst_rank"] == "MPI Rank 0"
+    assert by["mpi_latesender"]["worst_seconds"] == 2.0 and by["mpi_latesender"]["share"] == 0.25
+    assert ws["wrong_order"] == 0.25 and [p["metric"] for p in ws["parts"]] == \
+        ["mpi_latesender_wo"]

@@ -424,9 +424,12 @@ WAIT_STATE_METRICS = [(name, display, meaning) for name, (display, meaning)
 
 
 def _is_waiting(name):
-    """Whether a metric counts into the total waiting time: completion times are time in
-    the operation after the first rank left, not waiting for another."""
-    return "completion" not in name
+    """Whether a metric counts into the total waiting time. Scalasca's waiting patterns are
+    named mpi_*; completion times are time in the operation after the first rank left, not
+    waiting for another; the critical path and the delay costs (critical_path, delay_*)
+    say where time went or who caused the waiting, which the waiting already counts; counts
+    are instances, not time."""
+    return name.startswith("mpi_") and "completion" not in name and "count" not in name
 
 
 def wait_state_values(profile):
