@@ -131,6 +131,10 @@ def test_offline_replay_bad_input(tmp_path):
     assert cli.stderr.startswith("scorep-report: ") and cli.stderr.count("\n") == 1
     assert "not a trace of an MPI run" in cli.stderr and "Traceback" not in cli.stderr
 
+    cli = report(serial, "--wait-states", "-o", tmp_path / "r.html")
+    assert cli.returncode == 2 and cli.stderr.count("\n") == 1
+    assert "--wait-states goes to the terminal report" in cli.stderr
+
     profile_only = tmp_path / "profile_only"
     out = run_scorep(sys.executable, [str(script)], profile_only)
     assert out.returncode == 0, out.stderr
