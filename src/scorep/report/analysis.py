@@ -408,6 +408,7 @@ WAIT_STATE_TEXT = {
     "mpi_latesender": ("Late Sender", "waits in a receive for a message sent late"),
     "mpi_latesender_wo": ("Late Sender, Wrong Order",
                           "while an earlier message was waiting to be received"),
+    "mpi_latereceiver": ("Late Receiver", "waits in a blocking send for a late receive"),
     "mpi_barrier_wait": ("Wait at Barrier", "waits in MPI_Barrier for the last rank"),
     "mpi_barrier_completion": ("Barrier Completion", "in MPI_Barrier after the first rank left"),
     "mpi_wait_nxn": ("Wait at N x N", "waits in an all-to-all collective for the last rank"),
@@ -421,6 +422,14 @@ WAIT_STATE_TEXT = {
 # Kept for callers that list the patterns: (name, display, meaning) in the table's order.
 WAIT_STATE_METRICS = [(name, display, meaning) for name, (display, meaning)
                       in WAIT_STATE_TEXT.items() if name != "mpi_latesender_wo"]
+
+
+def _is_time(name, unit=None):
+    """Whether a wait-state metric is a time (Scalasca's count metrics, unit "occ", count
+    instances): by the profile's unit when known, else by Scalasca's names (*_count)."""
+    if unit:
+        return unit.lower() in ("sec", "s", "seconds")
+    return not name.endswith("_count")
 
 
 def _is_waiting(name):
@@ -461,14 +470,17 @@ def wait_state_values(profile):
     return out
 
 
-def summarize_wait_states(values, mpi_time, table, display=None):
+def summarize_wait_states(values, mpi_time, table, display=None, units=None):
     """The terminal report's view of wait-state values ({(metric, group, location, path):
     seconds}, each metric with its parts): the MPI time and per top-level pattern with any
     waiting its name, display name, what it means, total seconds, share of the MPI time and
     the worst call path and location: (path names, location group name, seconds); the parts
     of a pattern (Wrong Order) as ``parts``. ``display``: {metric: display name} for metrics
-    the report does not know (the profile's own names)."""
+    the report does not know (the profile's own names); ``units``: {metric: unit} (the
+    counts, unit "occ", are left out)."""
     display = display or {}
+    units = units or {}
+    table = [(name, parent) for name, parent in table if _is_time(name, units.get(name))]
     totals, worst = {}, {}
     for (metric, group, _location, path), v in values.items():
         totals[metric] = totals.get(metric, 0.0) + v
@@ -515,5 +527,6 @@ def wait_states(profile, replayed=None):
         return None
     table = [(n, parent) for n, parent in wait_state_table() if n in names]
     display = {m.uniq_name: m.disp_name for m in profile.metrics}
+    units = {m.uniq_name: m.uom for m in profile.metrics}
     return summarize_wait_states(wait_state_values(profile), mpi_time_of(profile), table,
-                                 display)
+                                 display, units)

@@ -395,7 +395,8 @@ def tree_from_profile(profile):
             tree.metrics.append(MetricValues(
                 n, metric.disp_name, metric.uom or "sec", metric.descr,
                 [total(incl_of, n, c.id) for c in profile.cnodes],
-                [total(excl_of, n, c.id) for c in profile.cnodes], per_location(n)))
+                [total(excl_of, n, c.id) for c in profile.cnodes],
+                per_location(n) if (metric.uom or "sec") == "sec" else None))
     # Score-P's I/O metrics (SCOREP_IO_POSIX): bytes per call path, summed over locations.
     if "io_bytes_read" in names and "io_bytes_written" in names:
         read = profile.values("io_bytes_read", inclusive=False)
