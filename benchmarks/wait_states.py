@@ -7,7 +7,7 @@
    ranks being threads of one process grouped by an in-process sp_ipc (tests/c/thread_ipc.h).
    Printed: the wall time of the replay (all ranks share this machine's cores: the slowest
    rank's time, waiting included), the busiest rank's CPU time, the process's peak RSS,
-   the replay's input per rank (48 bytes an operation) and the bytes the ranks exchanged.
+   the replay's input per rank (56 bytes an operation) and the bytes the ranks exchanged.
 2. Real: a Python program under mpirun (RANKS ranks, --mpi-steps ring exchanges + an
    Allreduce every 16th) run plain, measured with tracing and the analysis, and measured
    with SCOREP_MPI_WAIT_STATES=false; printed: the wall times and the analysis' own time at
@@ -49,6 +49,7 @@ def build(tmp):
            os.path.join(REPO, "tests", "c"), "-o", exe,
            os.path.join(HERE, "scale", "wait_states_driver.c"),
            os.path.join(NATIVE, "core", "waitstates.c"), os.path.join(NATIVE, "core", "error.c"),
+           os.path.join(NATIVE, "core", "serial.c"), os.path.join(NATIVE, "core", "ipc.c"),
            "-lpthread"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:

@@ -89,6 +89,13 @@ def expected_waiting(calls, ranks):
     out[("mpi_latebroadcast", "late_bcast", "MPI_Bcast")] = [0.0] + [
         max(0.0, min(root, call(r, "late_bcast", "MPI_Bcast")[1]) -
             call(r, "late_bcast", "MPI_Bcast")[0]) for r in range(1, ranks)]
+    # Late Receiver: the blocking send on rank 0 waits from its enter until rank 1 posted
+    # the receive, when it was still in the call then (an eager MPI_Send was not)
+    for function, region in [("late_receiver", "MPI_Send"), ("ssend_late_receiver", "MPI_Ssend")]:
+        enter, leave = call(0, function, region)
+        posted = call(1, function, "MPI_Recv")[0]
+        out[("mpi_latereceiver", function, region)] = [
+            posted - enter if leave >= posted > enter else 0.0] + [0.0] * (ranks - 1)
     first = min(call(r, "early_reduce", "MPI_Reduce")[0] for r in range(1, ranks))
     enter, leave = call(0, "early_reduce", "MPI_Reduce")
     out[("mpi_earlyreduce", "early_reduce", "MPI_Reduce")] = [
@@ -138,6 +145,21 @@ def test_wait_states_of_a_constructed_program(tmp_path, ranks):
     check("mpi_earlyreduce", "early_reduce", "MPI_Reduce", [0])
     # a receiver that comes late waits for nobody
     assert waiting(p, "mpi_latesender", "late_receiver", "MPI_Recv") == [0.0] * ranks
+    assert waiting(p, "mpi_latesender", "ssend_late_receiver", "MPI_Recv") == [0.0] * ranks
+    # the synchronous send waits for it (Late Receiver, backward pass); an eager MPI_Send
+    # left before the receive was posted and did not wait
+    check("mpi_latereceiver", "ssend_late_receiver", "MPI_Ssend", [0])
+    assert expected[("mpi_latereceiver", "late_receiver", "MPI_Send")] == [0.0] * ranks
+    assert waiting(p, "mpi_latereceiver", "late_receiver", "MPI_Send") == [0.0] * ranks
+    for function in ("late_sender", "pickle_recv", "waitall", "late_barrier"):
+        assert waiting(p, "mpi_latereceiver", function, "MPI_Send") == [0.0] * ranks
+    # Scalasca's count metrics: one Late Receiver and one Late Sender instance with data
+    assert waiting(p, "mpi_clr_count", "ssend_late_receiver", "MPI_Ssend") == \
+        [1] + [0] * (ranks - 1)
+    assert waiting(p, "mpi_cls_count", "late_sender", "MPI_Recv") == [1] + [0] * (ranks - 1)
+    assert waiting(p, "mpi_cls_count", "waitall", "MPI_Waitall") == [1] + [0] * (ranks - 1)
+    for metric in ("mpi_sls_count", "mpi_slr_count", "mpi_slswo_count", "mpi_clswo_count"):
+        assert sum(sum(row) for row in p.values(p.metric(metric), inclusive=False)) == 0
     # the reports: the terminal report's section and scorep-score's summary line
     text = render(Experiment(str(exp)), width=300)
     section = text.split("Wait states (Scalasca's patterns")[1].split("\n\n")[0]

@@ -65,6 +65,7 @@ static void *run_rank(void *arg)
             continue;
         }
         e.kind = SP_WS_SEND;
+        e.op = SP_WS_BLOCKING; /* the backward pass (Late Receiver) runs for every message */
         e.peer = (r + 1) % ranks;
         e.tag = (uint32_t)(step % 8);
         e.enter = t + (r % 2 ? 0 : 1000);
@@ -73,6 +74,7 @@ static void *run_rank(void *arg)
         if (n == events_per_rank)
             break;
         e.kind = SP_WS_RECV;
+        e.op = 0;
         e.peer = (r + ranks - 1) % ranks;
         e.enter = t + 500;
         e.leave = t + 2000;

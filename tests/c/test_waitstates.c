@@ -6,7 +6,7 @@
 #include "thread_ipc.h"
 
 #define RANKS 4
-#define CNODES 11
+#define CNODES 14
 #define WORLD 0
 #define PAIR 5 /* a communicator of ranks 1 and 3 */
 
@@ -20,9 +20,14 @@ typedef struct {
     sp_ws_result r;
 } ws_work;
 
-#define SEND(to, tg, t) {SP_WS_SEND, 0, to, tg, SP_NO_ROOT, 0, 0, WORLD, t, t + 5}
-#define RECV(from, tg, e, l, cn, compl) {SP_WS_RECV, 0, from, tg, SP_NO_ROOT, cn, compl, WORLD, e, l}
-#define COLL(o, rt, cm, e, l, cn) {SP_WS_COLL, o, 0, 0, rt, cn, 0, cm, e, l}
+#define SEND(to, tg, t) {SP_WS_SEND, 0, to, tg, SP_NO_ROOT, 0, 0, WORLD, t, t + 5, 0}
+#define RECV(from, tg, e, l, cn, compl) {SP_WS_RECV, 0, from, tg, SP_NO_ROOT, cn, compl, WORLD, e, l, 0}
+#define COLL(o, rt, cm, e, l, cn) {SP_WS_COLL, o, 0, 0, rt, cn, 0, cm, e, l, 0}
+/* a send with its call's times and flags (SP_WS_BLOCKING, SP_WS_EMPTY) */
+#define BSEND(to, tg, e, l, cn, fl) {SP_WS_SEND, fl, to, tg, SP_NO_ROOT, cn, 0, WORLD, e, l, 0}
+/* a receive with flags, posted at `p` when SP_WS_POSTED */
+#define PRECV(from, tg, e, l, cn, fl, p) {SP_WS_RECV, fl, from, tg, SP_NO_ROOT, cn, 0, WORLD, e, l, p}
+#define B SP_WS_BLOCKING
 
 static const sp_ws_event rank0[] = {
     SEND(1, 0, 1000),
@@ -33,6 +38,10 @@ static const sp_ws_event rank0[] = {
     COLL(SP_COLL_ALLREDUCE, SP_NO_ROOT, WORLD, 40000, 40400, 7),
     COLL(SP_COLL_SCAN, SP_NO_ROOT, WORLD, 50000, 50400, 8),
     RECV(3, 0, 59000, 59500, 9, 0), /* before its send: a clock condition violation */
+    /* Late Receiver: rank 2 posts its receive 500 after this MPI_Ssend began */
+    BSEND(2, 20, 70000, 70800, 11, B),
+    /* an eager MPI_Send that left before the receive was posted did not wait */
+    BSEND(2, 21, 71000, 71010, 12, B),
 };
 static const sp_ws_event rank1[] = {
     RECV(0, 0, 100, 1020, 0, 0), /* Late Sender: 900 */
@@ -43,6 +52,11 @@ static const sp_ws_event rank1[] = {
     COLL(SP_COLL_REDUCE, 0, WORLD, 30400, 30500, 6),
     COLL(SP_COLL_ALLREDUCE, SP_NO_ROOT, WORLD, 40100, 40400, 7),
     COLL(SP_COLL_SCAN, SP_NO_ROOT, WORLD, 50300, 50400, 8),
+    /* rank 3's MPI_Irecv was posted at 71000, before this send: no Late Receiver, though
+     * the MPI_Wait that completed it began after */
+    BSEND(3, 22, 72000, 72900, 13, B | SP_WS_EMPTY),
+    /* a message without data waits 400 for its receive: a synchronization */
+    BSEND(3, 23, 73000, 73600, 12, B | SP_WS_EMPTY),
 };
 static const sp_ws_event rank2[] = {
     SEND(3, 1, 100),
@@ -54,6 +68,8 @@ static const sp_ws_event rank2[] = {
     COLL(SP_COLL_REDUCE, 0, WORLD, 30200, 30500, 6),
     COLL(SP_COLL_ALLREDUCE, SP_NO_ROOT, WORLD, 40200, 40400, 7),
     COLL(SP_COLL_SCAN, SP_NO_ROOT, WORLD, 50100, 50400, 8),
+    PRECV(0, 20, 70500, 70810, 11, 0, 0),
+    PRECV(0, 21, 71500, 71510, 12, 0, 0),
 };
 static const sp_ws_event rank3[] = {
     /* waits for tag 2 (sent at 500) while tag 1 (sent at 100) is there: wrong order */
@@ -65,23 +81,41 @@ static const sp_ws_event rank3[] = {
     COLL(SP_COLL_ALLREDUCE, SP_NO_ROOT, WORLD, 40300, 40400, 7),
     COLL(SP_COLL_SCAN, SP_NO_ROOT, WORLD, 50200, 50400, 8),
     SEND(0, 0, 60000),
+    PRECV(1, 22, 72500, 72910, 13, SP_WS_POSTED | SP_WS_EMPTY, 71000),
+    PRECV(1, 23, 73400, 73610, 11, SP_WS_EMPTY, 0),
 };
 
 static const sp_ws_event *const programs[RANKS] = {rank0, rank1, rank2, rank3};
 static const size_t lengths[RANKS] = {sizeof rank0 / sizeof rank0[0], sizeof rank1 / sizeof rank1[0],
                                       sizeof rank2 / sizeof rank2[0], sizeof rank3 / sizeof rank3[0]};
 
-static void *replay_rank(void *arg)
+/* Runs `body` on `ranks` threads as ranks of one group, each with a result of `cnodes` call
+ * paths, and checks that every rank's replay returned 0. */
+static void run_group(uint32_t ranks, uint32_t cnodes, void *(*body)(void *), ws_work *work)
 {
-    ws_work *w = arg;
-    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, RANKS};
-    sp_ws_comm comms[2] = {{PAIR, 2, pair_members}, {WORLD, RANKS, world_members}};
-    bool in_pair = w->me.rank == 1 || w->me.rank == 3;
-    /* In an order that is not the keys' order: the replay sorts them. */
-    w->status = sp_ws_replay(&ipc, programs[w->me.rank], lengths[w->me.rank],
-                             in_pair ? comms : comms + 1, in_pair ? 2 : 1, &w->r, w->err,
-                             sizeof w->err);
-    return NULL;
+    thread_group group;
+    CHECK(thread_group_init(&group, ranks) == 0);
+    pthread_t threads[RANKS];
+    for (uint32_t r = 0; r < ranks; r++) {
+        memset(&work[r], 0, sizeof work[r]);
+        work[r].me = (thread_rank){&group, r};
+        CHECK(sp_ws_result_init(&work[r].r, cnodes) == 0);
+        CHECK(pthread_create(&threads[r], NULL, body, &work[r]) == 0);
+    }
+    for (uint32_t r = 0; r < ranks; r++)
+        pthread_join(threads[r], NULL);
+    for (uint32_t r = 0; r < ranks; r++) {
+        if (work[r].status != 0)
+            fprintf(stderr, "rank %u: %s\n", r, work[r].err);
+        CHECK(work[r].status == 0);
+    }
+    thread_group_free(&group);
+}
+
+static void free_results(ws_work *work, uint32_t ranks)
+{
+    for (uint32_t r = 0; r < ranks; r++)
+        sp_ws_result_free(&work[r].r);
 }
 
 static double t(const ws_work *w, uint32_t cnode, sp_ws_metric m)
@@ -102,24 +136,24 @@ static double total(const ws_work *w, sp_ws_metric m)
     return sum;
 }
 
+static void *replay_rank(void *arg)
+{
+    ws_work *w = arg;
+    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, RANKS};
+    sp_ws_comm comms[2] = {{PAIR, 2, pair_members}, {WORLD, RANKS, world_members}};
+    bool in_pair = w->me.rank == 1 || w->me.rank == 3;
+    /* In an order that is not the keys' order: the replay sorts them. */
+    w->status = sp_ws_replay(&ipc, programs[w->me.rank], lengths[w->me.rank],
+                             in_pair ? comms : comms + 1, in_pair ? 2 : 1, &w->r, w->err,
+                             sizeof w->err);
+    return NULL;
+}
+
 static void test_patterns_of_constructed_programs(void)
 {
-    thread_group group;
-    CHECK(thread_group_init(&group, RANKS) == 0);
     ws_work work[RANKS];
-    pthread_t threads[RANKS];
+    run_group(RANKS, CNODES, replay_rank, work);
     for (uint32_t r = 0; r < RANKS; r++) {
-        memset(&work[r], 0, sizeof work[r]);
-        work[r].me = (thread_rank){&group, r};
-        CHECK(sp_ws_result_init(&work[r].r, CNODES) == 0);
-        CHECK(pthread_create(&threads[r], NULL, replay_rank, &work[r]) == 0);
-    }
-    for (uint32_t r = 0; r < RANKS; r++)
-        pthread_join(threads[r], NULL);
-    for (uint32_t r = 0; r < RANKS; r++) {
-        if (work[r].status != 0)
-            fprintf(stderr, "rank %u: %s\n", r, work[r].err);
-        CHECK(work[r].status == 0);
         CHECK_EQ_U64(work[r].r.unmatched, 0);
         CHECK_EQ_U64(work[r].r.collectives_skipped, 0);
     }
@@ -164,9 +198,30 @@ static void test_patterns_of_constructed_programs(void)
     CHECK_EQ_U64(t(w1, 8, SP_WS_EARLY_SCAN), 0);
     CHECK_EQ_U64(t(w2, 8, SP_WS_EARLY_SCAN), 200);
     CHECK_EQ_U64(t(w3, 8, SP_WS_EARLY_SCAN), 100);
+    /* Late Receiver: on the sender, in the send's call path */
+    CHECK_EQ_U64(t(w0, 11, SP_WS_LATE_RECEIVER), 500);
+    CHECK_EQ_U64(t(w0, 12, SP_WS_LATE_RECEIVER), 0);
+    CHECK_EQ_U64(t(w1, 13, SP_WS_LATE_RECEIVER), 0);
+    CHECK_EQ_U64(t(w1, 12, SP_WS_LATE_RECEIVER), 400);
+    CHECK_EQ_U64(total(w0, SP_WS_LATE_RECEIVER), 500);
+    CHECK_EQ_U64(total(w1, SP_WS_LATE_RECEIVER), 400);
+    CHECK_EQ_U64(total(w2, SP_WS_LATE_RECEIVER) + total(w3, SP_WS_LATE_RECEIVER), 0);
+    /* the late receives themselves waited for nothing */
+    CHECK_EQ_U64(t(w2, 11, SP_WS_LATE_SENDER) + t(w2, 12, SP_WS_LATE_SENDER), 0);
+    CHECK_EQ_U64(t(w3, 11, SP_WS_LATE_SENDER) + t(w3, 13, SP_WS_LATE_SENDER), 0);
+    /* Scalasca's count metrics: communications (data) and synchronizations (none) */
+    CHECK_EQ_U64(t(w0, 11, SP_WS_CLR_COUNT), 1);
+    CHECK_EQ_U64(t(w0, 11, SP_WS_SLR_COUNT), 0);
+    CHECK_EQ_U64(t(w1, 12, SP_WS_SLR_COUNT), 1);
+    CHECK_EQ_U64(t(w1, 12, SP_WS_CLR_COUNT), 0);
+    CHECK_EQ_U64(t(w1, 0, SP_WS_CLS_COUNT), 1);
+    CHECK_EQ_U64(t(w1, 0, SP_WS_CLSWO_COUNT), 0);
+    CHECK_EQ_U64(t(w2, 3, SP_WS_CLS_COUNT), 1); /* one Waitall, one instance */
+    CHECK_EQ_U64(t(w3, 2, SP_WS_CLS_COUNT), 1);
+    CHECK_EQ_U64(t(w3, 2, SP_WS_CLSWO_COUNT), 1);
     for (uint32_t r = 0; r < RANKS; r++)
-        sp_ws_result_free(&work[r].r);
-    thread_group_free(&group);
+        CHECK_EQ_U64(total(&work[r], SP_WS_SLS_COUNT) + total(&work[r], SP_WS_SLSWO_COUNT), 0);
+    free_results(work, RANKS);
 }
 
 /* Members that disagree on a communicator's collectives (an erroneous trace) make every
@@ -186,25 +241,12 @@ static void *mismatch_rank(void *arg)
 
 static void test_disagreeing_members_skip_the_communicator(void)
 {
-    thread_group group;
-    CHECK(thread_group_init(&group, 2) == 0);
     ws_work work[2];
-    pthread_t threads[2];
-    for (uint32_t r = 0; r < 2; r++) {
-        memset(&work[r], 0, sizeof work[r]);
-        work[r].me = (thread_rank){&group, r};
-        CHECK(sp_ws_result_init(&work[r].r, 1) == 0);
-        CHECK(pthread_create(&threads[r], NULL, mismatch_rank, &work[r]) == 0);
-    }
-    for (uint32_t r = 0; r < 2; r++)
-        pthread_join(threads[r], NULL);
-    CHECK(work[0].status == 0 && work[1].status == 0);
+    run_group(2, 1, mismatch_rank, work);
     CHECK_EQ_U64(work[0].r.collectives_skipped, 2);
     CHECK_EQ_U64(work[1].r.collectives_skipped, 1);
     CHECK_EQ_U64(t(&work[0], 0, SP_WS_BARRIER_WAIT), 0);
-    for (uint32_t r = 0; r < 2; r++)
-        sp_ws_result_free(&work[r].r);
-    thread_group_free(&group);
+    free_results(work, 2);
 }
 
 /* A rank whose partner recorded nothing of their message or of their communicator's
@@ -223,25 +265,12 @@ static void *one_sided_rank(void *arg)
 
 static void test_partner_that_recorded_nothing(void)
 {
-    thread_group group;
-    CHECK(thread_group_init(&group, 2) == 0);
     ws_work work[2];
-    pthread_t threads[2];
-    for (uint32_t r = 0; r < 2; r++) {
-        memset(&work[r], 0, sizeof work[r]);
-        work[r].me = (thread_rank){&group, r};
-        CHECK(sp_ws_result_init(&work[r].r, 1) == 0);
-        CHECK(pthread_create(&threads[r], NULL, one_sided_rank, &work[r]) == 0);
-    }
-    for (uint32_t r = 0; r < 2; r++)
-        pthread_join(threads[r], NULL);
-    CHECK(work[0].status == 0 && work[1].status == 0);
+    run_group(2, 1, one_sided_rank, work);
     CHECK_EQ_U64(work[0].r.collectives_skipped, 1);
     CHECK_EQ_U64(work[1].r.unmatched + work[0].r.unmatched, 0);
     CHECK_EQ_U64(t(&work[0], 0, SP_WS_BARRIER_WAIT), 0);
-    for (uint32_t r = 0; r < 2; r++)
-        sp_ws_result_free(&work[r].r);
-    thread_group_free(&group);
+    free_results(work, 2);
 }
 
 CTEST_MAIN(test_patterns_of_constructed_programs, test_disagreeing_members_skip_the_communicator,

@@ -8,7 +8,10 @@ late_barrier     the last rank sleeps before MPI_Barrier: the others wait there
 late_allreduce   the same in MPI_Allreduce
 late_bcast       root 0 sleeps before MPI_Bcast: the others wait
 early_reduce     the others sleep before MPI_Reduce: root 0 waits
-late_receiver    rank 1 sleeps before receiving: no Late Sender anywhere"""
+late_receiver    rank 1 sleeps before receiving: no Late Sender anywhere (and an eager
+                 MPI_Send of 80 bytes does not wait for it: no Late Receiver either)
+ssend_late_receiver  rank 1 sleeps before receiving a synchronous send: rank 0 waits in
+                 MPI_Ssend (Late Receiver)"""
 import sys
 import time
 
@@ -86,8 +89,17 @@ def late_receiver():
         comm.Recv(buf, source=0, tag=5)
 
 
+def ssend_late_receiver():
+    buf = np.zeros(10)
+    if rank == 0:
+        comm.Ssend(np.ones(10), dest=1, tag=6)
+    elif rank == 1:
+        time.sleep(DELAY)
+        comm.Recv(buf, source=0, tag=6)
+
+
 for phase in (late_sender, pickle_recv, waitall, late_barrier, late_allreduce, late_bcast,
-              early_reduce, late_receiver):
+              early_reduce, late_receiver, ssend_late_receiver):
     sync()
     phase()
 print("rank %d done" % rank)

@@ -1,4 +1,5 @@
-/* The wait-state replay (waitstates.h): Scalasca's forward pass, over the group interface. */
+/* The wait-state replay (waitstates.h): Scalasca's forward pass, and the backward pass for
+ * Late Receiver, over the group interface. */
 #include "core/waitstates.h"
 
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT] = {
     [SP_WS_LATE_SENDER] = "mpi_latesender",
     [SP_WS_LATE_SENDER_WO] = "mpi_latesender_wo",
+    [SP_WS_LATE_RECEIVER] = "mpi_latereceiver",
     [SP_WS_BARRIER_WAIT] = "mpi_barrier_wait",
     [SP_WS_BARRIER_COMPLETION] = "mpi_barrier_completion",
     [SP_WS_WAIT_NXN] = "mpi_wait_nxn",
@@ -20,11 +22,18 @@ const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT] = {
     [SP_WS_EARLY_SCAN] = "mpi_earlyscan",
     [SP_WS_INIT_COMPLETION] = "mpi_init_completion",
     [SP_WS_FINALIZE_WAIT] = "mpi_finalize_wait",
+    [SP_WS_SLS_COUNT] = "mpi_sls_count",
+    [SP_WS_SLSWO_COUNT] = "mpi_slswo_count",
+    [SP_WS_SLR_COUNT] = "mpi_slr_count",
+    [SP_WS_CLS_COUNT] = "mpi_cls_count",
+    [SP_WS_CLSWO_COUNT] = "mpi_clswo_count",
+    [SP_WS_CLR_COUNT] = "mpi_clr_count",
 };
 
 const int sp_ws_metric_parent[SP_WS_METRIC_COUNT] = {
     [SP_WS_LATE_SENDER] = -1,
     [SP_WS_LATE_SENDER_WO] = SP_WS_LATE_SENDER,
+    [SP_WS_LATE_RECEIVER] = -1,
     [SP_WS_BARRIER_WAIT] = -1,
     [SP_WS_BARRIER_COMPLETION] = -1,
     [SP_WS_WAIT_NXN] = -1,
@@ -34,6 +43,26 @@ const int sp_ws_metric_parent[SP_WS_METRIC_COUNT] = {
     [SP_WS_EARLY_SCAN] = -1,
     [SP_WS_INIT_COMPLETION] = -1,
     [SP_WS_FINALIZE_WAIT] = -1,
+    /* Scalasca hangs these below its statistics syncs_recv, syncs_send, comms_recv and
+     * comms_send, which this profile does not have: top-level, Wrong Order below its count */
+    [SP_WS_SLS_COUNT] = -1,
+    [SP_WS_SLSWO_COUNT] = SP_WS_SLS_COUNT,
+    [SP_WS_SLR_COUNT] = -1,
+    [SP_WS_CLS_COUNT] = -1,
+    [SP_WS_CLSWO_COUNT] = SP_WS_CLS_COUNT,
+    [SP_WS_CLR_COUNT] = -1,
+};
+
+const char *const sp_ws_metric_unit[SP_WS_METRIC_COUNT] = {
+    [SP_WS_LATE_SENDER] = "sec",      [SP_WS_LATE_SENDER_WO] = "sec",
+    [SP_WS_LATE_RECEIVER] = "sec",    [SP_WS_BARRIER_WAIT] = "sec",
+    [SP_WS_BARRIER_COMPLETION] = "sec", [SP_WS_WAIT_NXN] = "sec",
+    [SP_WS_NXN_COMPLETION] = "sec",   [SP_WS_LATE_BROADCAST] = "sec",
+    [SP_WS_EARLY_REDUCE] = "sec",     [SP_WS_EARLY_SCAN] = "sec",
+    [SP_WS_INIT_COMPLETION] = "sec",  [SP_WS_FINALIZE_WAIT] = "sec",
+    [SP_WS_SLS_COUNT] = "occ",        [SP_WS_SLSWO_COUNT] = "occ",
+    [SP_WS_SLR_COUNT] = "occ",        [SP_WS_CLS_COUNT] = "occ",
+    [SP_WS_CLSWO_COUNT] = "occ",      [SP_WS_CLR_COUNT] = "occ",
 };
 
 int sp_ws_result_init(sp_ws_result *r, uint32_t cnode_count)
@@ -78,6 +107,15 @@ static void charge(sp_ws_result *r, uint32_t cnode, sp_ws_metric metric, int64_t
     r->count[(size_t)cnode * SP_WS_METRIC_COUNT + metric] += 1;
 }
 
+/* One instance of a count metric (their value is the number of instances). */
+static void count_instance(sp_ws_result *r, uint32_t cnode, sp_ws_metric metric)
+{
+    if (cnode >= r->cnode_count)
+        return;
+    r->time[(size_t)cnode * SP_WS_METRIC_COUNT + metric] += 1;
+    r->count[(size_t)cnode * SP_WS_METRIC_COUNT + metric] += 1;
+}
+
 static int64_t min64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
@@ -104,6 +142,11 @@ typedef struct {
     size_t out_count, out_cap;
     ws_sent *in; /* what the peer sent to this rank (malloc'ed by recv) */
     size_t in_count, cursor; /* cursor: the first entry not matched yet */
+    /* The backward pass: per entry of `in`, when this rank posted its receive (INT64_MIN:
+     * not received); `back` is the peer's answer for `out`, back_count entries. */
+    int64_t *posted;
+    int64_t *back;
+    size_t back_count;
 } ws_peer;
 
 static int cmp_u32(const void *a, const void *b)
@@ -129,41 +172,64 @@ static void free_peers(ws_peer *peers, size_t n, uint32_t self)
 {
     for (size_t i = 0; i < n; i++) {
         free(peers[i].out);
-        if (peers[i].peer != self)
+        free(peers[i].posted);
+        if (peers[i].peer != self) {
             free(peers[i].in);
+            free(peers[i].back);
+        }
     }
     free(peers);
 }
 
-/* Exchanges the batches of every pair of ranks that exchanged messages. The pairs are
- * visited in increasing (lower rank, higher rank) order on every rank, the lower rank sending
- * first: the smallest pair not done yet always has both ranks at it, so blocking sends
- * cannot deadlock. */
-static int exchange_batches(const sp_ipc *ipc, ws_peer *peers, size_t n)
+/* Sends `data` to `peer` and receives its batch, the lower rank sending first. */
+static int exchange_with(const sp_ipc *ipc, uint32_t peer, const void *data, uint64_t bytes,
+                         void **in, uint64_t *in_bytes)
 {
-    uint32_t self = ipc->rank;
+    bool first = ipc->rank < peer;
+    for (int step = 0; step < 2; step++) {
+        if ((step == 0) == first) {
+            static const int64_t none; /* a non-NULL buffer for an empty batch */
+            if (ipc->ops->send(ipc->ctx, data ? data : &none, bytes, peer) != 0)
+                return -1;
+        } else if (ipc->ops->recv(ipc->ctx, in, in_bytes, peer) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Exchanges the batches of every pair of ranks that exchanged messages: forward, what each
+ * sent; backward (`backward`), when each receive was posted. The pairs are visited in
+ * increasing (lower rank, higher rank) order on every rank: the smallest pair not done yet
+ * always has both ranks at it, so blocking sends cannot deadlock. */
+static int exchange_batches(const sp_ipc *ipc, ws_peer *peers, size_t n, bool backward)
+{
     for (size_t i = 0; i < n; i++) {
         ws_peer *p = &peers[i];
-        if (p->peer == self) {
-            p->in = p->out;
-            p->in_count = p->out_count;
+        if (p->peer == ipc->rank) {
+            if (backward) {
+                p->back = p->posted;
+                p->back_count = p->posted ? p->in_count : 0;
+            } else {
+                p->in = p->out;
+                p->in_count = p->out_count;
+            }
             continue;
         }
-        bool first = self < p->peer;
-        for (int step = 0; step < 2; step++) {
-            if ((step == 0) == first) {
-                static const ws_sent none; /* a non-NULL buffer for an empty batch */
-                const void *data = p->out ? (const void *)p->out : &none;
-                if (ipc->ops->send(ipc->ctx, data, p->out_count * sizeof *p->out, p->peer) != 0)
-                    return -1;
-            } else {
-                void *data = NULL;
-                uint64_t bytes = 0;
-                if (ipc->ops->recv(ipc->ctx, &data, &bytes, p->peer) != 0)
-                    return -1;
-                p->in = data;
-                p->in_count = bytes / sizeof *p->in;
-            }
+        void *data = NULL;
+        uint64_t bytes = 0;
+        if (backward) {
+            uint64_t size = p->posted ? p->in_count * sizeof *p->posted : 0;
+            if (exchange_with(ipc, p->peer, p->posted, size, &data, &bytes) != 0)
+                return -1;
+            p->back = data;
+            p->back_count = bytes / sizeof *p->back;
+        } else {
+            if (exchange_with(ipc, p->peer, p->out, p->out_count * sizeof *p->out, &data,
+                              &bytes) != 0)
+                return -1;
+            p->in = data;
+            p->in_count = bytes / sizeof *p->in;
         }
     }
     return 0;
@@ -449,8 +515,17 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
         }
         p->out[p->out_count++] = (ws_sent){ev[i].comm, ev[i].tag, 0, ev[i].enter};
     }
-    if (status == 0 && exchange_batches(ipc, peers, npeers) != 0)
+    bool exchanged = status == 0 && exchange_batches(ipc, peers, npeers, false) == 0;
+    if (status == 0 && !exchanged)
         status = sp_error(err, errlen, "the wait-state analysis could not exchange messages");
+    for (size_t i = 0; i < npeers && status == 0; i++) {
+        peers[i].posted = malloc((peers[i].in_count ? peers[i].in_count : 1) *
+                                 sizeof *peers[i].posted);
+        if (!peers[i].posted)
+            status = sp_error(err, errlen, "out of memory in the wait-state analysis");
+        for (size_t j = 0; peers[i].posted && j < peers[i].in_count; j++)
+            peers[i].posted[j] = INT64_MIN;
+    }
     /* Each receive's send, matched as MPI does: the oldest unmatched message of the same
      * source, communicator and tag. */
     size_t *recv_index = malloc((nrecv ? nrecv : 1) * sizeof *recv_index);
@@ -470,6 +545,7 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             if (!p->in[j].used && p->in[j].comm == ev[i].comm && p->in[j].tag == ev[i].tag) {
                 p->in[j].used = 1;
                 found = p->in[j].enter;
+                p->posted[j] = ev[i].op & SP_WS_POSTED ? ev[i].posted : ev[i].enter;
                 break;
             }
         if (found == INT64_MAX)
@@ -492,10 +568,14 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             group_min = min64(group_min, send_enter[q]);
             group = e->completion;
         }
-        /* Late Sender, one instance per receive or per group of receives one call completed. */
+        /* Late Sender, one instance per receive or per group of receives one call completed;
+         * the instance is a synchronization (Scalasca's count metrics) when none of its
+         * messages carried data. */
         int64_t ls = 0, wo = 0;
+        bool empty = true;
         for (size_t q = 0; q < k; q++) {
             const sp_ws_event *e = &ev[recv_index[q]];
+            empty = empty && (e->op & SP_WS_EMPTY);
             if (send_enter[q] != INT64_MAX) {
                 if (e->leave < send_enter[q]) {
                     r->clock_violations++;
@@ -512,8 +592,39 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             if (last) {
                 charge(r, e->cnode, SP_WS_LATE_SENDER, ls);
                 charge(r, e->cnode, SP_WS_LATE_SENDER_WO, wo);
+                if (ls > 0)
+                    count_instance(r, e->cnode, empty ? SP_WS_SLS_COUNT : SP_WS_CLS_COUNT);
+                if (wo > 0)
+                    count_instance(r, e->cnode, empty ? SP_WS_SLSWO_COUNT : SP_WS_CLSWO_COUNT);
                 ls = wo = 0;
+                empty = true;
             }
+        }
+    }
+    /* The backward pass: every receiver tells each sender when it posted the receive of
+     * each message (all ranks of a pair take part, also after a failure here, so that none
+     * waits), and a blocking send still in its call then waited for it: Late Receiver. */
+    if (exchanged && exchange_batches(ipc, peers, npeers, true) != 0 && status == 0)
+        status = sp_error(err, errlen, "the wait-state analysis could not exchange messages");
+    for (size_t i = 0; i < npeers && status == 0; i++)
+        peers[i].cursor = 0; /* now: the next entry of `out`, in the order of the sends */
+    for (size_t i = 0; i < count && status == 0; i++) {
+        const sp_ws_event *e = &ev[i];
+        if (e->kind != SP_WS_SEND)
+            continue;
+        ws_peer *p = find_peer(peers, npeers, e->peer);
+        if (!p)
+            continue;
+        size_t j = p->cursor++;
+        if (!(e->op & SP_WS_BLOCKING) || j >= p->back_count || p->back[j] == INT64_MIN)
+            continue;
+        int64_t posted = p->back[j];
+        if (e->leave < posted)
+            continue; /* it left before the receive was posted: it did not wait */
+        int64_t w = posted - e->enter;
+        if (w > 0) {
+            charge(r, e->cnode, SP_WS_LATE_RECEIVER, w);
+            count_instance(r, e->cnode, e->op & SP_WS_EMPTY ? SP_WS_SLR_COUNT : SP_WS_CLR_COUNT);
         }
     }
     free(recv_index);

@@ -20,6 +20,13 @@
  *                    the receives one call completed (Waitall) count once, with their maximum
  *   LS, Wrong Order  a Late Sender instance while a message sent earlier (by the time the
  *                    receiver began waiting) was still to be received by it
+ *   Late Receiver    sender, in a blocking send (SP_WS_BLOCKING: MPI_Send, MPI_Ssend,
+ *                    MPI_Rsend) that was still in the call when the receive was posted:
+ *                    receive posted - send enter, when > 0 (Scalasca's rule: a send that
+ *                    left before the receive was posted did not wait, so an eager MPI_Send
+ *                    counts only when it did block). Computed in the backward pass: each
+ *                    receiver returns to each sender, per message, when it posted the
+ *                    receive (MPI_Irecv's enter for a receive completed in MPI_Wait*).
  *   Wait at Barrier  min(last member's enter, own leave) - own enter (MPI_Barrier)
  *   Barrier Compl.   own leave - first member's leave
  *   Wait at NxN, NxN Completion: the same for Allreduce, Allgather(v), Alltoall(v,w),
@@ -52,16 +59,22 @@ typedef enum {
 #define SP_WS_OP_INIT 200
 #define SP_WS_OP_FINALIZE 201
 
+/* Flags of SEND and RECV, in `op` (which only collectives use otherwise). */
+#define SP_WS_BLOCKING 1u /* SEND: a blocking send call (MPI_Send, MPI_Ssend, MPI_Rsend) */
+#define SP_WS_EMPTY 2u    /* SEND, RECV: no data (Scalasca's "synchronization", 0 bytes) */
+#define SP_WS_POSTED 4u   /* RECV: `posted` holds when it was posted (before `enter`) */
+
 typedef struct {
     uint8_t kind;        /* sp_ws_kind */
-    uint8_t op;          /* COLL: sp_collective_op or SP_WS_OP_* */
+    uint8_t op;          /* COLL: sp_collective_op or SP_WS_OP_*; SEND, RECV: SP_WS_* flags */
     uint32_t peer;       /* SEND: the destination's rank in the group, RECV: the source's */
     uint32_t tag;        /* SEND, RECV */
     uint32_t root;       /* COLL: the root's rank in the group, or SP_NO_ROOT */
     uint32_t cnode;      /* the caller's call path to charge (< result's cnode_count) */
     uint32_t completion; /* RECV: non-zero and shared by the receives one call completed */
     uint64_t comm;       /* the communicator's key (the same on every rank) */
-    int64_t enter, leave;
+    int64_t enter, leave; /* SEND: the sending call's enter and leave */
+    int64_t posted;       /* RECV with SP_WS_POSTED: when the receive was posted (Irecv) */
 } sp_ws_event;
 
 /* A communicator on which this rank took part in collectives: its members' ranks in the
@@ -76,6 +89,7 @@ typedef struct {
 typedef enum {
     SP_WS_LATE_SENDER = 0,
     SP_WS_LATE_SENDER_WO,
+    SP_WS_LATE_RECEIVER,
     SP_WS_BARRIER_WAIT,
     SP_WS_BARRIER_COMPLETION,
     SP_WS_WAIT_NXN,
@@ -85,6 +99,14 @@ typedef enum {
     SP_WS_EARLY_SCAN,
     SP_WS_INIT_COMPLETION,
     SP_WS_FINALIZE_WAIT,
+    /* Scalasca's count metrics (unit "occ"): instances of Late Sender (its Wrong Order part)
+     * and Late Receiver, in synchronizations (messages without data) and communications. */
+    SP_WS_SLS_COUNT,
+    SP_WS_SLSWO_COUNT,
+    SP_WS_SLR_COUNT,
+    SP_WS_CLS_COUNT,
+    SP_WS_CLSWO_COUNT,
+    SP_WS_CLR_COUNT,
     SP_WS_METRIC_COUNT
 } sp_ws_metric;
 
@@ -94,11 +116,14 @@ extern const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT];
  * one of Scalasca's groups that only sum their children (mpi_latesender_wo is a part of
  * mpi_latesender; the others hang below mpi_point2point, mpi_collective, ...). */
 extern const int sp_ws_metric_parent[SP_WS_METRIC_COUNT];
+/* Each metric's unit as CUBE writes it: "sec" (values in ns here), or "occ" (a count). */
+extern const char *const sp_ws_metric_unit[SP_WS_METRIC_COUNT];
 
 typedef struct sp_ws_result {
     uint32_t cnode_count;
-    /* [cnode * SP_WS_METRIC_COUNT + metric]: waiting time in ns, each metric including its
-     * parts (Late Sender includes its Wrong Order time), and how many instances waited. */
+    /* [cnode * SP_WS_METRIC_COUNT + metric]: the metric's value (waiting time in ns, or for
+     * an "occ" metric the number of instances), each metric including its parts (Late Sender
+     * includes its Wrong Order time), and how many instances waited. */
     double *time;
     uint64_t *count;
     uint64_t clock_violations;    /* messages received before they were sent */

@@ -62,8 +62,9 @@ void sp_profile_add_wait_states(sp_measurement *m, const sp_ws_input *in, const 
         double *row = row_of(p, node_of[i]);
         if (!row)
             continue;
+        /* seconds, or for a count metric ("occ") the number of instances */
         for (int k = 0; k < SP_WS_METRIC_COUNT; k++)
-            row[k] += ns[k] * 1e-9;
+            row[k] += sp_ws_metric_unit[k][0] == 's' ? ns[k] * 1e-9 : ns[k];
     }
     free(node_of);
 }

@@ -407,8 +407,11 @@ static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out
                     const double *w = col->wait_states + (size_t)local * SP_WS_METRIC_COUNT;
                     uint32_t k = metric - METRIC_WAIT;
                     /* Cube shows a metric with its children: Late Sender keeps only the
-                     * time that is not Wrong Order */
-                    time += k == SP_WS_LATE_SENDER ? w[k] - w[SP_WS_LATE_SENDER_WO] : w[k];
+                     * time that is not Wrong Order (and its count, the instances) */
+                    time += w[k];
+                    for (int c = 0; c < SP_WS_METRIC_COUNT; c++)
+                        if (sp_ws_metric_parent[c] == (int)k)
+                            time -= w[c];
                 }
             } else if (!seconds)
                 count += count_value(u, l, local, metric);
@@ -420,7 +423,9 @@ static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out
                                                    : (n->max_time > time ? n->max_time : time);
             any = any || n->visits;
         }
-        if (seconds || waiting)
+        if (waiting && sp_ws_metric_unit[metric - METRIC_WAIT][0] == 'o')
+            ((uint64_t *)out)[l] = time > 0 ? (uint64_t)(time + 0.5) : 0;
+        else if (seconds || waiting)
             ((double *)out)[l] = time;
         else
             ((uint64_t *)out)[l] = count;
@@ -705,6 +710,7 @@ static size_t add_wait_state_metrics(const unified_tree *t, cube_metric *metrics
     static const char *const display[SP_WS_METRIC_COUNT] = {
         [SP_WS_LATE_SENDER] = "Late Sender",
         [SP_WS_LATE_SENDER_WO] = "Late Sender, Wrong Order",
+        [SP_WS_LATE_RECEIVER] = "Late Receiver",
         [SP_WS_BARRIER_WAIT] = "Wait at Barrier",
         [SP_WS_BARRIER_COMPLETION] = "Barrier Completion",
         [SP_WS_WAIT_NXN] = "Wait at N x N",
@@ -714,10 +720,17 @@ static size_t add_wait_state_metrics(const unified_tree *t, cube_metric *metrics
         [SP_WS_EARLY_SCAN] = "Early Scan",
         [SP_WS_INIT_COMPLETION] = "Initialization Completion",
         [SP_WS_FINALIZE_WAIT] = "Wait at Finalize",
+        [SP_WS_SLS_COUNT] = "Late Senders (synchronizations)",
+        [SP_WS_SLSWO_COUNT] = "Messages in Wrong Order (synchronizations)",
+        [SP_WS_SLR_COUNT] = "Late Receivers (synchronizations)",
+        [SP_WS_CLS_COUNT] = "Late Senders (communications)",
+        [SP_WS_CLSWO_COUNT] = "Messages in Wrong Order (communications)",
+        [SP_WS_CLR_COUNT] = "Late Receivers (communications)",
     };
     static const char *const description[SP_WS_METRIC_COUNT] = {
         [SP_WS_LATE_SENDER] = "Time in MPI point-to-point receive operations, waiting for a message",
         [SP_WS_LATE_SENDER_WO] = "Late Sender situations while an earlier sent message was waiting to be received",
+        [SP_WS_LATE_RECEIVER] = "Time a sending process is waiting for the receiver to become ready",
         [SP_WS_BARRIER_WAIT] = "Waiting time in front of MPI barriers",
         [SP_WS_BARRIER_COMPLETION] = "Time spent in MPI barriers after the first process has left the operation",
         [SP_WS_WAIT_NXN] = "Time due to inherent synchronization in MPI n-to-n operations",
@@ -727,13 +740,20 @@ static size_t add_wait_state_metrics(const unified_tree *t, cube_metric *metrics
         [SP_WS_EARLY_SCAN] = "Waiting time in MPI scan operations for the processes before",
         [SP_WS_INIT_COMPLETION] = "Time needed to finish MPI initialization after the first process has left",
         [SP_WS_FINALIZE_WAIT] = "Waiting time in front of MPI_Finalize",
+        [SP_WS_SLS_COUNT] = "Number of Late Sender instances in synchronizations",
+        [SP_WS_SLSWO_COUNT] = "Number of Late Sender instances in synchronizations where messages are received in wrong order",
+        [SP_WS_SLR_COUNT] = "Number of Late Receiver instances in synchronizations",
+        [SP_WS_CLS_COUNT] = "Number of Late Sender instances in communications",
+        [SP_WS_CLSWO_COUNT] = "Number of Late Sender instances in communications where messages are received in wrong order",
+        [SP_WS_CLR_COUNT] = "Number of Late Receiver instances in communications",
     };
     size_t first = n;
     for (int k = 0; k < SP_WS_METRIC_COUNT; k++) {
         int parent = sp_ws_metric_parent[k];
-        metrics[n] = (cube_metric){sp_ws_metric_names[k], display[k], "sec",
+        bool count = sp_ws_metric_unit[k][0] == 'o';
+        metrics[n] = (cube_metric){sp_ws_metric_names[k], display[k], sp_ws_metric_unit[k],
                                    "@mirror@scalasca_patterns.html", description[k],
-                                   CUBE_DTYPE_DOUBLE, CUBE_EXCLUSIVE,
+                                   count ? CUBE_DTYPE_UINT64 : CUBE_DTYPE_DOUBLE, CUBE_EXCLUSIVE,
                                    parent < 0 ? 0 : (uint32_t)(first + (size_t)parent + 1)};
         metric_kind[n++] = METRIC_WAIT + (uint32_t)k;
     }

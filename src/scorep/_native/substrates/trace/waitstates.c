@@ -20,7 +20,8 @@ typedef struct {
 } ws_frame;
 
 /* What MPI regions mean to the analysis beyond their events. */
-enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE };
+enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE,
+       REGION_BLOCKING_SEND };
 
 typedef struct {
     sp_measurement *m;
@@ -41,6 +42,11 @@ typedef struct {
     double ns_per_tick;
     bool failed;
     int64_t *comm_of; /* per local communicator id: index into in->comms + 1, or -1 unusable */
+    /* When each pending MPI_Irecv was posted (the enter of its call), by request id: the
+     * receive completed later in MPI_Wait* was ready from then on (Late Receiver) */
+    sp_u64map irecv_posted; /* request -> index into posted_at */
+    int64_t *posted_at;
+    size_t posted_count, posted_capacity;
 } ws_reader;
 
 static int64_t to_common_ns(const ws_reader *rd, uint64_t ticks)
@@ -83,6 +89,9 @@ static uint8_t region_class(ws_reader *rd, uint32_t region)
             c = REGION_INIT;
         else if (name && !strcmp(name, "MPI_Finalize"))
             c = REGION_FINALIZE;
+        else if (name && (!strcmp(name, "MPI_Send") || !strcmp(name, "MPI_Ssend") ||
+                          !strcmp(name, "MPI_Rsend")))
+            c = REGION_BLOCKING_SEND; /* may wait for the receive: Late Receiver */
         rd->region_class[region] = c;
     }
     return rd->region_class[region];
@@ -210,9 +219,23 @@ static void p2p(ws_reader *rd, const sp_trace_record *r, bool send)
         return;
     ws_frame *f = &rd->stack[rd->depth - 1];
     uint32_t path = current_path(rd);
-    sp_ws_event *e = add_event(rd, send ? SP_WS_SEND : SP_WS_RECV, !send);
+    /* a send waits for its leave too: a blocking send's duration tells Late Receiver */
+    sp_ws_event *e = add_event(rd, send ? SP_WS_SEND : SP_WS_RECV, true);
     if (!e)
         return;
+    if (p->a == 0)
+        e->op |= SP_WS_EMPTY;
+    if (send && r->kind == SP_REC_MPI_SEND &&
+        region_class(rd, f->region) == REGION_BLOCKING_SEND)
+        e->op |= SP_WS_BLOCKING;
+    if (r->kind == SP_REC_MPI_IRECV) {
+        const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
+        uint32_t at = sp_u64map_get(&rd->irecv_posted, q->a);
+        if (at != SP_NO_ID && at < rd->posted_count && rd->posted_at[at] < f->enter) {
+            e->op |= SP_WS_POSTED;
+            e->posted = rd->posted_at[at];
+        }
+    }
     e->peer = rd->in->comms[c].members[peer];
     e->tag = (uint32_t)p->b;
     e->comm = rd->in->comms[c].key;
@@ -334,6 +357,18 @@ static void read_records(ws_reader *rd, const sp_trace_record *r, const sp_trace
         case SP_REC_MPI_IRECV:
             p2p(rd, r, false);
             break;
+        case SP_REC_MPI_IRECV_REQUEST:
+            if (rd->depth) {
+                const sp_trace_payload *q = (const sp_trace_payload *)(r + 1);
+                if (!grow((void **)&rd->posted_at, sizeof *rd->posted_at, &rd->posted_capacity,
+                          rd->posted_count + 1) ||
+                    sp_u64map_put(&rd->irecv_posted, q->a, (uint32_t)rd->posted_count) != 0) {
+                    rd->failed = true;
+                    break;
+                }
+                rd->posted_at[rd->posted_count++] = rd->stack[rd->depth - 1].enter;
+            }
+            break;
         case SP_REC_MPI_COLLECTIVE_END: {
             const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
             collective(rd, r, q->a, q->b);
@@ -381,7 +416,8 @@ int sp_trace_wait_state_input(sp_measurement *m, sp_ws_input *in, char *err, siz
     rd.region_class = calloc(m->defs.region_count + 1, 1);
     rd.comm_of = calloc(m->defs.comm_count + 1, sizeof *rd.comm_of);
     void *buffer = malloc(SP_TRACE_CHUNK_SIZE);
-    if (!rd.region_class || !rd.comm_of || !buffer || sp_u64map_init(&rd.paths, 256) != 0)
+    if (!rd.region_class || !rd.comm_of || !buffer || sp_u64map_init(&rd.paths, 256) != 0 ||
+        sp_u64map_init(&rd.irecv_posted, 64) != 0)
         rd.failed = true;
     uint32_t nlocs = atomic_load(&m->location_count);
     for (uint32_t l = 0; l < nlocs && !rd.failed; l++) {
@@ -392,6 +428,13 @@ int sp_trace_wait_state_input(sp_measurement *m, sp_ws_input *in, char *err, siz
         rd.depth = 0;
         rd.pending_count = 0;
         rd.probe_open = false;
+        /* request ids are per location: forget the previous location's */
+        sp_u64map_free(&rd.irecv_posted);
+        if (sp_u64map_init(&rd.irecv_posted, 64) != 0) {
+            rd.failed = true;
+            break;
+        }
+        rd.posted_count = 0;
         read_spill(&rd, tl, buffer);
         sp_trace_retire_current_chunk(tl);
         for (raw_chunk *c = tl->full_first; c && !rd.failed; c = c->next)
@@ -407,6 +450,8 @@ int sp_trace_wait_state_input(sp_measurement *m, sp_ws_input *in, char *err, siz
     free(rd.pending);
     free(buffer);
     sp_u64map_free(&rd.paths);
+    sp_u64map_free(&rd.irecv_posted);
+    free(rd.posted_at);
     if (rd.failed) {
         sp_ws_input_free(in);
         return sp_error(err, errlen, "out of memory or unreadable records in the wait-state analysis");
