@@ -300,7 +300,8 @@ int rd_write_chrome(rd_trace *trace, const rd_scan *scan, const rd_chrome_opts *
 /* ---- wait states offline (rd_waitstates.c) ------------------------------------------- */
 
 /* One call path of one location with waiting: its regions from the root, and per metric of
- * the wait-state engine (rd_ws.names) seconds and instances. */
+ * the wait-state engine (rd_ws.names) its value (seconds; for a count metric, unit "occ",
+ * the number of instances) and instances. */
 typedef struct rd_ws_row {
     uint32_t location; /* index into defs.locations */
     uint32_t rank;

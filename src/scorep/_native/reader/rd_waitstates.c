@@ -24,7 +24,8 @@ typedef struct {
     uint32_t completion;
 } wr_frame;
 
-enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE };
+enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE,
+       REGION_BLOCKING_SEND };
 
 /* MPI_Init and MPI_Finalize: collectives of the world, on keys of their own (as online). */
 #define KEY_INIT (UINT64_MAX - 1)
@@ -55,6 +56,11 @@ typedef struct {
     int64_t probe_enter;
     uint32_t probe_path;
     uint32_t next_completion;
+    /* When each pending MPI_Irecv was posted (the enter of its call), by request id: the
+     * receive completed later in MPI_Wait* was ready from then on (Late Receiver) */
+    wr_map irecv_posted; /* request -> index into posted_at */
+    int64_t *posted_at;
+    size_t posted_count, posted_cap;
     bool failed;
 } wr_ctx;
 
@@ -87,6 +93,12 @@ static uint32_t map_get(const wr_map *m, uint64_t key)
 
 static bool map_put(wr_map *m, uint64_t key, uint32_t val)
 {
+    if (m->cap)
+        for (uint64_t i = rd_hash64(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+            if (m->keys[i] == key + 1) { /* a request id used again: its newest posting */
+                m->vals[i] = val;
+                return true;
+            }
     if ((m->used + 1) * 2 > m->cap) {
         wr_map bigger = {0};
         bigger.cap = m->cap ? m->cap * 2 : 256;
@@ -151,6 +163,9 @@ static uint8_t region_class(wr_ctx *c, uint32_t region)
             k = REGION_INIT;
         else if (!strcmp(name, "MPI_Finalize"))
             k = REGION_FINALIZE;
+        else if (!strcmp(name, "MPI_Send") || !strcmp(name, "MPI_Ssend") ||
+                 !strcmp(name, "MPI_Rsend"))
+            k = REGION_BLOCKING_SEND; /* may wait for the receive: Late Receiver */
         c->region_class[region] = k;
     }
     return c->region_class[region];
@@ -256,7 +271,10 @@ static sp_ws_event *add_event(wr_ctx *c, uint8_t kind, bool wait_for_leave)
     return e;
 }
 
-static void p2p(wr_ctx *c, uint32_t peer, uint32_t comm, uint32_t tag, bool send)
+/* `blocking`: an MpiSend record (not MpiIsend); `request`: the MpiIrecv's request, or
+ * UINT64_MAX for a blocking receive. */
+static void p2p(wr_ctx *c, uint32_t peer, uint32_t comm, uint32_t tag, bool send,
+                uint64_t length, bool blocking, uint64_t request)
 {
     if (c->depth == 0)
         return;
@@ -265,9 +283,21 @@ static void p2p(wr_ctx *c, uint32_t peer, uint32_t comm, uint32_t tag, bool send
         return;
     wr_frame *f = &c->stack[c->depth - 1];
     uint32_t path = current_path(c);
-    sp_ws_event *e = add_event(c, send ? SP_WS_SEND : SP_WS_RECV, !send);
+    /* a send waits for its leave too: a blocking send's duration tells Late Receiver */
+    sp_ws_event *e = add_event(c, send ? SP_WS_SEND : SP_WS_RECV, true);
     if (!e)
         return;
+    if (length == 0)
+        e->op |= SP_WS_EMPTY;
+    if (send && blocking && region_class(c, f->region) == REGION_BLOCKING_SEND)
+        e->op |= SP_WS_BLOCKING;
+    if (!send && request != UINT64_MAX) {
+        uint32_t at = map_get(&c->irecv_posted, request);
+        if (at != RD_NONE && at < c->posted_count && c->posted_at[at] < f->enter) {
+            e->op |= SP_WS_POSTED;
+            e->posted = c->posted_at[at];
+        }
+    }
     e->peer = c->in->comms[k].members[peer];
     e->tag = tag;
     e->comm = c->in->comms[k].key;
@@ -389,8 +419,8 @@ static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time,
                                  void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
                                  OTF2_CommRef comm, uint32_t tag, uint64_t length)
 {
-    (void)location, (void)time, (void)pos, (void)attributes, (void)length;
-    p2p(ud, receiver, comm, tag, true);
+    (void)location, (void)time, (void)pos, (void)attributes;
+    p2p(ud, receiver, comm, tag, true, length, true, UINT64_MAX);
     return ((wr_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
 
@@ -399,16 +429,17 @@ static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time
                                   OTF2_CommRef comm, uint32_t tag, uint64_t length,
                                   uint64_t request)
 {
-    (void)request;
-    return on_send(location, time, pos, ud, attributes, receiver, comm, tag, length);
+    (void)location, (void)time, (void)pos, (void)attributes, (void)request;
+    p2p(ud, receiver, comm, tag, true, length, false, UINT64_MAX);
+    return ((wr_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
 
 static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
                                  void *ud, OTF2_AttributeList *attributes, uint32_t sender,
                                  OTF2_CommRef comm, uint32_t tag, uint64_t length)
 {
-    (void)location, (void)time, (void)pos, (void)attributes, (void)length;
-    p2p(ud, sender, comm, tag, false);
+    (void)location, (void)time, (void)pos, (void)attributes;
+    p2p(ud, sender, comm, tag, false, length, true, UINT64_MAX);
     return ((wr_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
 
@@ -417,8 +448,27 @@ static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time
                                   OTF2_CommRef comm, uint32_t tag, uint64_t length,
                                   uint64_t request)
 {
-    (void)request;
-    return on_recv(location, time, pos, ud, attributes, sender, comm, tag, length);
+    (void)location, (void)time, (void)pos, (void)attributes;
+    p2p(ud, sender, comm, tag, false, length, false, request);
+    return ((wr_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_irecv_request(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                          uint64_t pos, void *ud, OTF2_AttributeList *attributes,
+                                          uint64_t request)
+{
+    (void)location, (void)time, (void)pos, (void)attributes;
+    wr_ctx *c = ud;
+    if (!c->depth)
+        return OTF2_CALLBACK_SUCCESS;
+    if (!grow((void **)&c->posted_at, sizeof *c->posted_at, &c->posted_cap,
+              c->posted_count + 1) ||
+        !map_put(&c->irecv_posted, request, (uint32_t)c->posted_count)) {
+        c->failed = true;
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    c->posted_at[c->posted_count++] = c->stack[c->depth - 1].enter;
+    return OTF2_CALLBACK_SUCCESS;
 }
 
 static OTF2_CallbackCode on_collective_end(OTF2_LocationRef location, OTF2_TimeStamp time,
@@ -489,6 +539,7 @@ static int read_ranks(const rd_trace *t, wr_ctx *c, wr_rank *ranks, char *err, s
     OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, on_isend);
     OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
     OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
+    OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(cb, on_irecv_request);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_collective_end);
     int status = 0;
     /* Rank by rank, each rank's locations in definition order (as a rank reads its own
@@ -506,6 +557,8 @@ static int read_ranks(const rd_trace *t, wr_ctx *c, wr_rank *ranks, char *err, s
             c->depth = 0;
             c->pending_count = 0;
             c->probe_open = false;
+            map_free(&c->irecv_posted); /* request ids are per location */
+            c->posted_count = 0;
             if (rd_pass_location(r, t, li, cb, c, err, errlen) < 0)
                 status = -1;
             else if (c->failed)
@@ -611,7 +664,8 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
             for (uint32_t q = p; q != SP_WS_NO_PATH; q = in->path_parent[q])
                 row.regions[--i] = in->path_region[q];
             for (int k = 0; k < SP_WS_METRIC_COUNT; k++) {
-                row.time[k] = ns[k] * 1e-9;
+                /* seconds, or for a count metric ("occ") the number of instances */
+                row.time[k] = strcmp(sp_ws_metric_unit[k], "occ") ? ns[k] * 1e-9 : ns[k];
                 row.count[k] = n[k];
             }
             out->rows[out->nrows++] = row;
@@ -629,6 +683,8 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
     free(c.stack);
     free(c.pending);
     map_free(&c.paths);
+    map_free(&c.irecv_posted);
+    free(c.posted_at);
     if (status != 0)
         rd_ws_free(out);
     return status;
