@@ -184,11 +184,14 @@ def test_html_metric_selector_drives_the_views(traced_run, tmp_path):
 
     first = seen["initial"]
     assert first["balance_shows"] == "time" and first["flame_metric"] == "-1"
-    assert first["balance_options"][0] == "time"
-    assert first["balance_options"] == first["flame_options"]
+    # time and each wait-state metric of the profile; the load balance draws the times per
+    # rank (Scalasca's counts, unit occ, only in the flame graph and the table)
+    times = [m for m in p.metrics if m.uniq_name.startswith("mpi_") and m.uom == "sec"]
+    assert first["balance_options"] == ["time"] + [m.disp_name for m in times]
+    assert set(first["balance_options"]) <= set(first["flame_options"])
+    assert len(first["flame_options"]) == 1 + len([n for n in names if n.startswith("mpi_")])
     assert "Late Sender" in first["balance_options"] and \
         "Wait at Barrier" in first["balance_options"]
-    assert len(first["balance_options"]) == 1 + len([n for n in names if n.startswith("mpi_")])
     time_values = first["balance_values"]
 
     late, barrier, back = seen["steps"]
