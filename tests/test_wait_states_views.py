@@ -142,12 +142,22 @@ def test_offline_replay_bad_input(tmp_path):
     assert cli.returncode == 1 and cli.stderr.count("\n") == 1
     assert "has no trace (traces.otf2)" in cli.stderr
 
-    # a damaged trace: its event files cut short
-    for evt in (serial / "traces").glob("*.evt"):
-        evt.write_bytes(evt.read_bytes()[:7])
-    cli = report(serial, "--wait-states", "--source", "profile")
-    assert cli.returncode == 1 and cli.stderr.count("\n") == 1, cli.stderr
-    assert cli.stderr.startswith("scorep-report: ") and "Traceback" not in cli.stderr
+
+
+def test_offline_replay_of_a_damaged_trace(traced_run, tmp_path):
+    """An MPI trace whose event files were cut short: one line that says which location's
+    events could not be read."""
+    damaged = tmp_path / "damaged"
+    shutil.copytree(traced_run, damaged)
+    evts = list((damaged / "traces").glob("*.evt"))
+    assert len(evts) >= 2
+    for evt in evts:
+        evt.write_bytes(evt.read_bytes()[:100])
+    cli = report(damaged, "--wait-states", "--source", "profile")
+    assert cli.returncode == 1 and cli.stdout == "" and cli.stderr.count("\n") == 1, cli.stderr
+    assert cli.stderr.startswith("scorep-report: %s: reading the events of location "
+                                 % (damaged / "traces.otf2"))
+    assert "Traceback" not in cli.stderr
 
 
 @needs_chromium
