@@ -82,6 +82,7 @@ DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3
 DEB_WHEELS := /usr/share/python-wheels
 
 .PHONY: all deps build native build-all install install-system demo test ctest ctest-sanitize pytest clean ext js \
+  stress-asan \
   check-layers
 
 all: build
@@ -201,6 +202,23 @@ ctest: deps $(CTEST_BIN)
 
 ctest-sanitize: deps $(CTEST_SAN_BIN)
 	@for t in $(CTEST_SAN_BIN); do ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t || exit 1; done
+
+# The sampler's stress program (tests/programs/sampling_stress.py: thread churn, fork, GC,
+# generators) for STRESS_SECONDS at 10 kHz under AddressSanitizer: the core library and the
+# extension module for PYTHON built with -fsanitize=address into build/asan (a copy of the
+# package beside the checkout's), and the interpreter, which is not built with ASan, run with
+# Debian's libasan preloaded. Leak checking is off: the interpreter frees little at exit.
+STRESS_SECONDS ?= 60
+ASAN_DIR := build/asan
+stress-asan: deps
+	@rm -rf $(ASAN_DIR)/pkg && mkdir -p $(ASAN_DIR)/pkg && cp -r src/scorep $(ASAN_DIR)/pkg/ && \
+	  rm -f $(ASAN_DIR)/pkg/scorep/*.so
+	@$(MAKE) --no-print-directory native PYTHON=$(PYTHON) PKG_DIR=$(ASAN_DIR)/pkg/scorep \
+	  OBJ_DIR=$(ASAN_DIR)/obj MPICC=no-mpicc-for-asan OPT="-O1 -fno-omit-frame-pointer" \
+	  CC="$(CC) -fsanitize=address" | grep -v "MPI wrappers"
+	LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	  $(PYTHON) benchmarks/sampling_stress.py --python $(PYTHON) --seconds $(STRESS_SECONDS) \
+	  --pythonpath $(ASAN_DIR)/pkg
 
 pytest: build-all
 	SCOREP_TEST_PYTHONS="$(TEST_PYTHONS)" PYTHONPATH=$(CURDIR)/src $(PYTHON) -m pytest -q tests

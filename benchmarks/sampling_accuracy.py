@@ -40,6 +40,7 @@ to about sqrt(p (1 - p) / S).
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -48,8 +49,13 @@ import tempfile
 
 from overhead import SRC, WORKLOADS, default_pythons, version_of
 
-# Big functions without a loop or a call inside: the instrumented shares are exact to ~1%.
+# Big functions without a loop or a call inside: the instrumented shares are exact to ~1%,
+# and the program times each function itself (its second argument: a file for the times),
+# so the sampled run is also compared with its own clock. The suite's program
+# (tests/test_sampling_async.py runs it too).
 WORKLOADS = dict(WORKLOADS, straight_line=["straight_line.py", "5000"])
+OWN_CLOCK = {"straight_line"}
+PROGRAMS = {"straight_line": os.path.join(os.path.dirname(SRC), "tests", "programs")}
 
 sys.path.insert(0, SRC)
 from scorep import cube  # noqa: E402  (the checkout's reader)
@@ -154,6 +160,39 @@ def call_cost(python, experiment, repeat=3):
     return in_callee, total - in_callee
 
 
+def own_clock(version, name, own_file, sampled, by_hits):
+    """The sampled run against the program's own clock in the same run: each timed
+    function's share of the time of all of them, as the median call's time times the calls
+    ("typical": a call that a busy machine preempted counts the wait wherever it was) and as
+    the sum of the calls' times ("total"), against its share of the sampled time and of the
+    samples among them."""
+    with open(own_file) as f:
+        own = json.load(f)
+    typical, total = own["typical"], own["total"]
+    names = ["__main__:" + function for function in typical]
+    inside = sum(sampled.get(n, 0.0) for n in names) or 1.0
+    inside_hits = sum(by_hits.get(n, 0.0) for n in names) or 1.0
+    print("  %-40s %7s %6s %7s %6s %6s %6s %6s" % (
+        "against its own clock", "typical", "total", "sampled", "s-t", "s-tot", "hits", "h-t"))
+    worst = {}
+    for function, n in zip(typical, names):
+        t = typical[function] / (sum(typical.values()) or 1)
+        tot = total[function] / (sum(total.values()) or 1)
+        b, h = sampled.get(n, 0.0) / inside, by_hits.get(n, 0.0) / inside_hits
+        for key, value in (("s-t", b - t), ("s-tot", b - tot), ("h-t", h - t),
+                           ("h-tot", h - tot)):
+            worst[key] = max(worst.get(key, 0.0), abs(value))
+        print("  %-40s %6.1f%% %5.1f%% %6.1f%% %+6.1f %+6.1f %5.1f%% %+6.1f" % (
+            n, 100 * t, 100 * tot, 100 * b, 100 * (b - t), 100 * (b - tot), 100 * h,
+            100 * (h - t)))
+    print("%s %s: against the program's own clock, largest difference over the %d timed "
+          "functions: sampled time %.1f points (typical), %.1f (total); samples (hits) %.1f "
+          "(typical), %.1f (total); the timed functions have %.0f%% of the sampled time" % (
+              version, name, len(typical), 100 * worst["s-t"], 100 * worst["s-tot"],
+              100 * worst["h-t"], 100 * worst["h-tot"],
+              100 * sum(sampled.get(n, 0.0) for n in names)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", action="append")
@@ -178,13 +217,16 @@ def main():
         for name in args.workload or OO:
             script_name, size = WORKLOADS[name][0], int(WORKLOADS[name][1])
             size = max(1, int(round(size * args.scale))) if name != "fib" else size
-            script = [os.path.join(HERE, "workloads", script_name), str(size)]
+            folder = PROGRAMS.get(name, os.path.join(HERE, "workloads"))
+            script = [os.path.join(folder, script_name), str(size)]
             profile = profile_of(python, script, os.path.join(tmp, "i"))
             instrumented, _ = shares(profile)
             corrected, _ = shares(profile, cost)
             instrumented_incl = inclusive_shares(profile)
-            sampled_profile = profile_of(python, script, os.path.join(tmp, "s"), args.hz,
-                                         args.read)
+            own_file = os.path.join(tmp, "own.json")
+            sampled_profile = profile_of(python, script + ([own_file] if name in OWN_CLOCK
+                                                            else []),
+                                         os.path.join(tmp, "s"), args.hz, args.read)
             sampled, samples = shares(sampled_profile)
             by_hits = hit_shares(sampled_profile)
             sampled_incl = inclusive_shares(sampled_profile)
@@ -210,6 +252,8 @@ def main():
                   "(hits) %.1f points from the instrumented shares" % (
                       version, name, len(top), 100 * worst, 100 * worst_corrected,
                       100 * worst_hits))
+            if name in OWN_CLOCK:
+                own_clock(version, name, own_file, sampled, by_hits)
             # Inclusive time (the function and what it calls) of the functions below the
             # program's top level: where a sampled call path's time comes from.
             deep = [r for r in sorted(instrumented_incl, key=instrumented_incl.get,

@@ -76,8 +76,11 @@ def test_pool_with_each_start_method(python, tmp_path, method):
     each worker is a process of its own named after multiprocessing's name, started by the
     pool's method, created by the program's process. The pool ends with terminate()."""
     exp = tmp_path / "exp"
+    # The pool's threads poll while they wait, and how often depends on the machine's load:
+    # a loaded CI machine filled the 16 MB default once (a flush warning on stderr), so the
+    # buffers are sized for the worst case seen, to keep stderr's check exact.
     out = run_scorep(python, [child_program("pool_methods.py"), method, "40"], exp,
-                     SCOREP_ENABLE_TRACING="true", timeout=180)
+                     SCOREP_ENABLE_TRACING="true", SCOREP_TOTAL_MEMORY="128M", timeout=180)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout == "%d\n" % sum(x * x for x in range(40))
     assert out.stderr == ""

@@ -80,7 +80,8 @@ def expected_waiting(calls, ranks):
     late = max(min(s[0], leave) - enter for s in calls[(1, "waitall", "MPI_Send")])
     out[("mpi_latesender", "waitall", "MPI_Waitall")] = [max(0.0, late)] + [0.0] * (ranks - 1)
     for metric, function, region in [("mpi_barrier_wait", "late_barrier", "MPI_Barrier"),
-                                     ("mpi_wait_nxn", "late_allreduce", "MPI_Allreduce")]:
+                                     ("mpi_wait_nxn", "late_allreduce", "MPI_Allreduce"),
+                                     ("mpi_rma_wait_at_fence", "late_fence", "MPI_Win_fence")]:
         last = max(call(r, function, region)[0] for r in range(ranks))
         out[(metric, function, region)] = [
             max(0.0, min(last, call(r, function, region)[1]) - call(r, function, region)[0])
@@ -141,6 +142,9 @@ def test_wait_states_of_a_constructed_program(tmp_path, ranks):
     # collectives: the last rank (or root) comes late, the others wait
     check("mpi_barrier_wait", "late_barrier", "MPI_Barrier", range(last))
     check("mpi_wait_nxn", "late_allreduce", "MPI_Allreduce", range(last))
+    # one-sided: the fence of a window waits for its last member, like a barrier
+    check("mpi_rma_wait_at_fence", "late_fence", "MPI_Win_fence", range(last))
+    assert waiting(p, "mpi_barrier_wait", "late_fence", "MPI_Win_fence") == [0.0] * ranks
     check("mpi_latebroadcast", "late_bcast", "MPI_Bcast", range(1, ranks))
     check("mpi_earlyreduce", "early_reduce", "MPI_Reduce", [0])
     # a receiver that comes late waits for nobody

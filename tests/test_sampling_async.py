@@ -10,14 +10,12 @@ functions (no loop, no call inside) are known to take."""
 import json
 import re
 import sys
+import time
 
 import pytest
 
 from conftest import program, python_version, run, run_scorep, scorep_env
 from scorep import cube
-
-STRAIGHT = ["big", "large", "medium", "mid", "small"]
-
 
 def exclusive_shares(exp, metric):
     p = cube.read(str(exp / "profile.cubex"))
@@ -48,40 +46,60 @@ def straight_line_run(python, tmp_path, name, *args, **env):
 
 def test_straight_line_functions_get_their_shares(python, tmp_path):
     # The eight functions do 160, 96, 64, 48, 32, 20, 12 and 6 statements of the same
-    # arithmetic. The reference is the program's own wall-clock time of each function in the
-    # same run (straight_line.py's second argument): an instrumented profile is another run,
-    # which on a loaded machine moved by several points from run to run (3.13: `large` 3.7% in
-    # one run, 22% in others), so it is printed by benchmarks/sampling_accuracy.py instead.
+    # arithmetic. The reference is the program's own clock in the same run (straight_line.py's
+    # second argument): each function's median call time times its calls, which leaves out
+    # the calls a busy machine preempted (those count all of the wait in whichever function
+    # they were in: several points of noise in the reference itself at a load average of 15).
+    # An instrumented profile is another run, which on a loaded machine moved by several
+    # points from run to run (3.13: `large` 3.7% in one run, 22% in others), so it is printed
+    # by benchmarks/sampling_accuracy.py instead.
     exp = tmp_path / "s"
     own_file = tmp_path / "own.json"
-    out = run_scorep(python, ["--sampling=2000", program("straight_line.py"), "10000",
+    out = run_scorep(python, ["--sampling=2000", program("straight_line.py"), "20000",
                               own_file], exp, cwd=tmp_path, timeout=300)
     assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
-    own = json.loads(own_file.read_text())
+    own = json.loads(own_file.read_text())["typical"]
     sampled, samples = exclusive_shares(exp, "hits")
-    assert samples >= 300, "too few samples to judge: %d" % samples
+    assert samples >= 1000, "too few samples to judge: %d" % samples
     read, dropped, deferred = manifest_counts(exp)
     assert read >= 0.9 * samples, (read, dropped, deferred, samples)
+    # A read is dropped only when the thread's callers changed while it was read. Dropping
+    # every read during which a call began or ended dropped 3-38% of the reads on 3.9 and
+    # 3.10 on a machine with a load average of 15 (the sampler is preempted while it reads),
+    # more in short functions: `big` got up to 15 points more than its share. Now at most 29
+    # of 3 934 (0.7%) in 40 runs on 3.9-3.13 at a load average of 15-26.
+    assert dropped <= 0.02 * read, (read, dropped, deferred)
     inside = sum(sampled.get("__main__:" + name, 0.0) for name in own)
     # Read at safe points the functions got 0-1% from 3.10 on (all of it went to their
     # caller, main); at 3.9's nearly-every-instruction safe points about their share.
     assert inside > 0.8, sampled
-    # From 3.11 on each of the big functions within 7 points of its own share (about 3
-    # standard deviations of a share with 300+ samples). On 3.9 and 3.10 (frame objects
-    # instead of 3.11's interpreter frames) a fifth of the reads fail their checks (the thread
-    # moved while it was read: 342 of 1 600 in one 3.9 run, against 8 of 580 on 3.11), more
-    # often in the short functions: `big` gets 0.43-0.62 of the samples for 0.36 of the time,
-    # `small` 0.8-3% for 7% on a loaded machine (docs/sampling.md). There only the two biggest
-    # are held to at least half their share, which safe-point reads (0-1% on 3.10) fail.
-    old_frames = python_version(python) < (3, 11)
-    for name in STRAIGHT:
-        expected = own[name] / sum(own.values())
+    # Each function's share of the samples within 5 points of its share of the time on every
+    # interpreter: the largest difference measured in 40 runs (8 per interpreter) at a load
+    # average of 15-26 was 2.8 points (3.10; 1.5 on 3.9, 2.6 on 3.11, 2.3 on 3.12 and 3.13);
+    # with 1 500+ samples a share's standard deviation is at most 1.3 points. Against the
+    # sum of the calls' times, preemptions included, the same runs differed by up to 11.7.
+    total = sum(own.values())
+    for name in own:
+        expected = own[name] / total
         got = sampled.get("__main__:" + name, 0.0) / inside
-        if old_frames:
-            assert name not in ("big", "large") or got >= 0.5 * expected, \
-                (name, got, expected, sampled)
-        else:
-            assert abs(got - expected) <= 0.07, (name, got, expected, sampled, samples)
+        assert abs(got - expected) <= 0.05, (name, got, expected, sampled, samples)
+
+
+def test_reads_of_a_loop_calling_a_tiny_function_are_kept(python, tmp_path):
+    # The innermost frame changes between `loop` and `tiny` every few dozen nanoseconds, and
+    # is often a frame being set up (3.9/3.10: f_lasti -1), which the instruction check took
+    # for a torn read: 3-4% of the reads were dropped on 3.9 and 3.10. Now such a frame is
+    # skipped (its caller is where the time goes), and the thread moving on during the read
+    # from `loop` into `tiny` or back keeps the read.
+    exp = tmp_path / "s"
+    out = run_scorep(python, ["--sampling=2000", program("tiny_calls.py")], exp, cwd=tmp_path,
+                     timeout=300)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+    read, dropped, deferred = manifest_counts(exp)
+    assert read >= 100, (read, dropped, deferred)
+    assert dropped <= 0.01 * read, (read, dropped, deferred)
+    sampled, samples = exclusive_shares(exp, "hits")
+    assert sampled.get("__main__:loop", 0) + sampled.get("__main__:tiny", 0) > 0.8, sampled
 
 
 def test_reads_at_safe_points_stay_selectable(python, tmp_path):
@@ -103,79 +121,51 @@ def test_bad_read_setting_is_a_one_line_error(tmp_path):
     assert "SCOREP_SAMPLING_READ='sometimes': use async or safepoint" in out.stderr
 
 
-STRESS = r'''
-import gc, os, signal, sys, threading
-
-def status():
-    # What the kernel says of the process's signals: no handler, mask or ignore added.
-    with open("/proc/self/status") as f:
-        return [l.split()[1] for l in f if l.startswith(("SigBlk", "SigIgn", "SigCgt"))]
-
-def gen(n):
-    for i in range(n):
-        x = yield i * i
-        if x:
-            n += 1
-
-def spin(n):
-    return sum(i % 7 for i in range(n))
-
-def worker(k):
-    total = 0
-    for v in gen(2000 + k):
-        total += v
-    return spin(3000) + total
-
-results = []
-for batch in range(int(sys.argv[1])):
-    threads = [threading.Thread(target=lambda k=k: results.append(worker(k)))
-               for k in range(6)]
-    for t in threads:
-        t.start()
-    garbage = [[i] for i in range(2000)]
-    for g in garbage:
-        g.append(g)
-    del garbage
-    gc.collect()
-    if batch % 10 == 0:
-        pid = os.fork()
-        if pid == 0:
-            spin(20000)
-            os._exit(3)
-        _, st = os.waitpid(pid, 0)
-        assert os.WEXITSTATUS(st) == 3
-    for t in threads:
-        t.join()
-print(len(results), sorted(set(results))[:2])
-print(status())
-'''
+def stress_results():
+    # What each of sampling_stress.py's six workers returns: the squares its generator
+    # yields plus spin(3000).
+    spin = sum(i % 7 for i in range(3000))
+    return [sum(i * i for i in range(2000 + k)) + spin for k in range(6)]
 
 
 def test_stress_threads_fork_gc_generators_at_10_khz(python, tmp_path):
-    # Short here (a few seconds per interpreter); benchmarks/sampling_stress.py runs longer.
-    script = tmp_path / "stress.py"
-    script.write_text(STRESS)
-    plain = run([python, str(script), "60"], env=scorep_env(), cwd=tmp_path, timeout=300)
-    assert plain.returncode == 0, plain.stderr
+    # 10 s of thread churn, generators, cyclic garbage and fork() sampled at 10 kHz (the
+    # issue's stress test; benchmarks/sampling_stress.py runs it for 60 s, `make stress-asan`
+    # under AddressSanitizer). The program's output and exit status are its own.
     exp = tmp_path / "exp"
-    out = run_scorep(python, ["--sampling=10000", str(script), "60"], exp, cwd=tmp_path,
-                     timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stderr == ""
-    # The same results; the process's signal dispositions, mask and handlers as with reads
-    # at safe points (the tool's own handlers for SIGINT & co. are in both): the reads send
-    # no signal and install no handler.
-    safepoint = run_scorep(python, ["--sampling=10000", str(script), "10"], tmp_path / "sp",
-                           cwd=tmp_path, timeout=300, SCOREP_SAMPLING_READ="safepoint")
+    started = time.monotonic()
+    out = run_scorep(python, ["--sampling=10000", program("sampling_stress.py"), "10", "7"],
+                     exp, cwd=tmp_path, timeout=300)
+    ticks = 10000 * (time.monotonic() - started)
+    assert (out.returncode, out.stderr) == (7, ""), out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "%s True" % stress_results(), out.stdout
+    # The process's signal mask, ignored and caught signals as with reads at safe points
+    # (the tool's own handlers for SIGINT & co. are in both): the reads send no signal and
+    # install no handler.
+    safepoint = run_scorep(python, ["--sampling=10000", program("sampling_stress.py"), "0"],
+                           tmp_path / "sp", cwd=tmp_path, timeout=300,
+                           SCOREP_SAMPLING_READ="safepoint")
     assert safepoint.returncode == 0, safepoint.stderr
-    assert out.stdout.split("]")[0] == plain.stdout.split("]")[0], (out.stdout, plain.stdout)
-    assert out.stdout.splitlines()[1] == safepoint.stdout.splitlines()[1], (
-        out.stdout, safepoint.stdout)
+    assert lines[1:] == safepoint.stdout.splitlines()[1:], (out.stdout, safepoint.stdout)
+    # Sane counts: at 10 kHz for 10 s up to 100 000 passes over up to 7 threads; even a
+    # sampler thread that a loaded machine lets run a twentieth of the time reads 5 000
+    # times (at most 7 a tick of the run's time). Reads that fail their checks are rare (none of 34 000 on 3.11, 8 in another
+    # run). Every sample in the profile is a read or one taken at a safe point; the reads of
+    # threads that had not started the program's code yet (no frame of it) are none.
     read, dropped, deferred = manifest_counts(exp)
-    assert read > 100, (read, dropped, deferred)
+    assert read >= 5000, (read, dropped, deferred)
+    assert dropped <= 0.01 * read, (read, dropped, deferred)
+    assert read + dropped + deferred <= 7 * ticks, (read, dropped, deferred, ticks)
     profile = cube.read(str(exp / "profile.cubex"))
-    names = {r.name for r in profile.regions}
-    assert {"__main__:spin", "__main__:gen"} <= names, names
+    hits = profile.values(profile.metric("hits"), inclusive=False)
+    by_region = {}
+    for c in profile.cnodes:
+        by_region[c.region.name] = by_region.get(c.region.name, 0) + sum(hits[c.id])
+    total = sum(by_region.values())
+    assert read / 2 <= total <= read + deferred, (total, read, deferred)
+    for name in ("__main__:spin", "__main__:gen", "__main__:worker", "__main__:main"):
+        assert by_region.get(name, 0) > 0, (name, by_region)
 
 
 NO_READV = r'''

@@ -9,6 +9,7 @@
 #define CNODES 14
 #define WORLD 0
 #define PAIR 5 /* a communicator of ranks 1 and 3 */
+#define WIN 77 /* a window of the world */
 
 static const uint32_t world_members[RANKS] = {0, 1, 2, 3};
 static const uint32_t pair_members[2] = {1, 3};
@@ -42,6 +43,7 @@ static const sp_ws_event rank0[] = {
     BSEND(2, 20, 70000, 70800, 11, B),
     /* an eager MPI_Send that left before the receive was posted did not wait */
     BSEND(2, 21, 71000, 71010, 12, B),
+    COLL(SP_WS_OP_FENCE, SP_NO_ROOT, WIN, 80000, 80700, 10),
 };
 static const sp_ws_event rank1[] = {
     RECV(0, 0, 100, 1020, 0, 0), /* Late Sender: 900 */
@@ -57,6 +59,7 @@ static const sp_ws_event rank1[] = {
     BSEND(3, 22, 72000, 72900, 13, B | SP_WS_EMPTY),
     /* a message without data waits 400 for its receive: a synchronization */
     BSEND(3, 23, 73000, 73600, 12, B | SP_WS_EMPTY),
+    COLL(SP_WS_OP_FENCE, SP_NO_ROOT, WIN, 80100, 80700, 10),
 };
 static const sp_ws_event rank2[] = {
     SEND(3, 1, 100),
@@ -70,6 +73,7 @@ static const sp_ws_event rank2[] = {
     COLL(SP_COLL_SCAN, SP_NO_ROOT, WORLD, 50100, 50400, 8),
     PRECV(0, 20, 70500, 70810, 11, 0, 0),
     PRECV(0, 21, 71500, 71510, 12, 0, 0),
+    COLL(SP_WS_OP_FENCE, SP_NO_ROOT, WIN, 80600, 80700, 10), /* the last to fence */
 };
 static const sp_ws_event rank3[] = {
     /* waits for tag 2 (sent at 500) while tag 1 (sent at 100) is there: wrong order */
@@ -83,6 +87,7 @@ static const sp_ws_event rank3[] = {
     SEND(0, 0, 60000),
     PRECV(1, 22, 72500, 72910, 13, SP_WS_POSTED | SP_WS_EMPTY, 71000),
     PRECV(1, 23, 73400, 73610, 11, SP_WS_EMPTY, 0),
+    COLL(SP_WS_OP_FENCE, SP_NO_ROOT, WIN, 80200, 80700, 10),
 };
 
 static const sp_ws_event *const programs[RANKS] = {rank0, rank1, rank2, rank3};
@@ -140,11 +145,12 @@ static void *replay_rank(void *arg)
 {
     ws_work *w = arg;
     sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, RANKS};
-    sp_ws_comm comms[2] = {{PAIR, 2, pair_members}, {WORLD, RANKS, world_members}};
+    sp_ws_comm comms[3] = {{PAIR, 2, pair_members}, {WORLD, RANKS, world_members},
+                           {WIN, RANKS, world_members}};
     bool in_pair = w->me.rank == 1 || w->me.rank == 3;
     /* In an order that is not the keys' order: the replay sorts them. */
     w->status = sp_ws_replay(&ipc, programs[w->me.rank], lengths[w->me.rank],
-                             in_pair ? comms : comms + 1, in_pair ? 2 : 1, &w->r, w->err,
+                             in_pair ? comms : comms + 1, in_pair ? 3 : 2, &w->r, w->err,
                              sizeof w->err);
     return NULL;
 }
@@ -221,6 +227,12 @@ static void test_patterns_of_constructed_programs(void)
     CHECK_EQ_U64(t(w3, 2, SP_WS_CLSWO_COUNT), 1);
     for (uint32_t r = 0; r < RANKS; r++)
         CHECK_EQ_U64(total(&work[r], SP_WS_SLS_COUNT) + total(&work[r], SP_WS_SLSWO_COUNT), 0);
+    /* Wait at Fence: until the last member (rank 2) entered */
+    CHECK_EQ_U64(t(w0, 10, SP_WS_RMA_WAIT_AT_FENCE), 600);
+    CHECK_EQ_U64(t(w1, 10, SP_WS_RMA_WAIT_AT_FENCE), 500);
+    CHECK_EQ_U64(t(w2, 10, SP_WS_RMA_WAIT_AT_FENCE), 0);
+    CHECK_EQ_U64(t(w3, 10, SP_WS_RMA_WAIT_AT_FENCE), 400);
+    CHECK_EQ_U64(t(w0, 10, SP_WS_BARRIER_WAIT) + t(w3, 10, SP_WS_BARRIER_COMPLETION), 0);
     free_results(work, RANKS);
 }
 

@@ -11,7 +11,8 @@ early_reduce     the others sleep before MPI_Reduce: root 0 waits
 late_receiver    rank 1 sleeps before receiving: no Late Sender anywhere (and an eager
                  MPI_Send of 80 bytes does not wait for it: no Late Receiver either)
 ssend_late_receiver  rank 1 sleeps before receiving a synchronous send: rank 0 waits in
-                 MPI_Ssend (Late Receiver)"""
+                 MPI_Ssend (Late Receiver)
+late_fence       the last rank sleeps before MPI_Win_fence: the others wait there"""
 import sys
 import time
 
@@ -98,8 +99,16 @@ def ssend_late_receiver():
         comm.Recv(buf, source=0, tag=6)
 
 
+def late_fence():
+    win = MPI.Win.Create(np.zeros(4), comm=comm)
+    if rank == last:
+        time.sleep(DELAY)
+    win.Fence()
+    win.Free()
+
+
 for phase in (late_sender, pickle_recv, waitall, late_barrier, late_allreduce, late_bcast,
-              early_reduce, late_receiver, ssend_late_receiver):
+              early_reduce, late_receiver, ssend_late_receiver, late_fence):
     sync()
     phase()
 print("rank %d done" % rank)

@@ -3,7 +3,7 @@ instrumented profile measures their shares to about 1% (a few calls per millisec
 a sampled profile can be compared with it function by function (benchmarks/
 sampling_accuracy.py --workload straight_line; tests/test_sampling_async.py).
 
-    python straight_line.py ROUNDS
+    python straight_line.py ROUNDS [FILE]
 
 Each function evaluates its own number of arithmetic statements (big: 160 ... wee: 6);
 one round calls each once.
@@ -502,10 +502,10 @@ def main(rounds, timings=None):
         return
     clock = time.perf_counter_ns
     for _ in range(rounds):
-        for i, f in enumerate(FUNCTIONS):
+        for f, durations in zip(FUNCTIONS, timings):
             t = clock()
             f(0.5, 0.25)
-            timings[i] += clock() - t
+            durations.append(clock() - t)
 
 
 if __name__ == '__main__':
@@ -513,9 +513,15 @@ if __name__ == '__main__':
     if len(sys.argv) > 2:
         # The program's own wall-clock time per function (each call's, its call included),
         # written as JSON to argv[2]: the reference a sampled profile of this run is held to.
-        timings = [0] * len(FUNCTIONS)
+        # "total": the sum of the calls' times; "typical": the median call's time times the
+        # calls, which leaves out the calls a busy machine preempted (a preempted call counts
+        # all of the wait in whichever function it happened to be in, a noise of several
+        # points from run to run on a 2-core machine with a load average of 15).
+        timings = [[] for _ in FUNCTIONS]
         main(rounds, timings)
         with open(sys.argv[2], "w") as out:
-            json.dump({f.__name__: t for f, t in zip(FUNCTIONS, timings)}, out)
+            json.dump({"total": {f.__name__: sum(t) for f, t in zip(FUNCTIONS, timings)},
+                       "typical": {f.__name__: sorted(t)[len(t) // 2] * len(t)
+                                   for f, t in zip(FUNCTIONS, timings)}}, out)
     else:
         main(rounds)

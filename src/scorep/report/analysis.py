@@ -418,6 +418,7 @@ WAIT_STATE_TEXT = {
     "mpi_earlyscan": ("Early Scan", "waits in Scan for the ranks before"),
     "mpi_init_completion": ("Initialization Completion", "in MPI_Init after the first rank left"),
     "mpi_finalize_wait": ("Wait at Finalize", "waits in MPI_Finalize for the last rank"),
+    "mpi_rma_wait_at_fence": ("Wait at Fence", "waits in MPI_Win_fence for the last rank"),
 }
 # Kept for callers that list the patterns: (name, display, meaning) in the table's order.
 WAIT_STATE_METRICS = [(name, display, meaning) for name, (display, meaning)

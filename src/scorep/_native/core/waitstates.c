@@ -22,6 +22,7 @@ const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT] = {
     [SP_WS_EARLY_SCAN] = "mpi_earlyscan",
     [SP_WS_INIT_COMPLETION] = "mpi_init_completion",
     [SP_WS_FINALIZE_WAIT] = "mpi_finalize_wait",
+    [SP_WS_RMA_WAIT_AT_FENCE] = "mpi_rma_wait_at_fence",
     [SP_WS_SLS_COUNT] = "mpi_sls_count",
     [SP_WS_SLSWO_COUNT] = "mpi_slswo_count",
     [SP_WS_SLR_COUNT] = "mpi_slr_count",
@@ -43,6 +44,7 @@ const int sp_ws_metric_parent[SP_WS_METRIC_COUNT] = {
     [SP_WS_EARLY_SCAN] = -1,
     [SP_WS_INIT_COMPLETION] = -1,
     [SP_WS_FINALIZE_WAIT] = -1,
+    [SP_WS_RMA_WAIT_AT_FENCE] = -1,
     /* Scalasca hangs these below its statistics syncs_recv, syncs_send, comms_recv and
      * comms_send, which this profile does not have: top-level, Wrong Order below its count */
     [SP_WS_SLS_COUNT] = -1,
@@ -60,6 +62,7 @@ const char *const sp_ws_metric_unit[SP_WS_METRIC_COUNT] = {
     [SP_WS_NXN_COMPLETION] = "sec",   [SP_WS_LATE_BROADCAST] = "sec",
     [SP_WS_EARLY_REDUCE] = "sec",     [SP_WS_EARLY_SCAN] = "sec",
     [SP_WS_INIT_COMPLETION] = "sec",  [SP_WS_FINALIZE_WAIT] = "sec",
+    [SP_WS_RMA_WAIT_AT_FENCE] = "sec",
     [SP_WS_SLS_COUNT] = "occ",        [SP_WS_SLSWO_COUNT] = "occ",
     [SP_WS_SLR_COUNT] = "occ",        [SP_WS_CLS_COUNT] = "occ",
     [SP_WS_CLSWO_COUNT] = "occ",      [SP_WS_CLR_COUNT] = "occ",
@@ -122,7 +125,7 @@ static int64_t min64(int64_t a, int64_t b)
 }
 
 typedef enum { CLASS_NONE, CLASS_BARRIER, CLASS_NXN, CLASS_BCAST, CLASS_REDUCE, CLASS_SCAN,
-               CLASS_INIT, CLASS_FINALIZE } op_class;
+               CLASS_INIT, CLASS_FINALIZE, CLASS_FENCE } op_class;
 
 static op_class classify(uint8_t op);
 
@@ -601,6 +604,17 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             }
         }
     }
+    /* What the forward pass needed goes before the backward pass allocates: the replay's
+     * working memory stays below its input's. */
+    free(recv_index);
+    free(send_enter);
+    free(later_min);
+    for (size_t i = 0; i < npeers; i++) {
+        if (peers[i].peer != ipc->rank)
+            free(peers[i].in);
+        free(peers[i].out);
+        peers[i].in = peers[i].out = NULL;
+    }
     /* The backward pass: every receiver tells each sender when it posted the receive of
      * each message (all ranks of a pair take part, also after a failure here, so that none
      * waits), and a blocking send still in its call then waited for it: Late Receiver. */
@@ -627,9 +641,6 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             count_instance(r, e->cnode, e->op & SP_WS_EMPTY ? SP_WS_SLR_COUNT : SP_WS_CLR_COUNT);
         }
     }
-    free(recv_index);
-    free(send_enter);
-    free(later_min);
     free_peers(peers, npeers, ipc->rank);
     return status;
 }
@@ -665,6 +676,8 @@ static op_class classify(uint8_t op)
         return CLASS_INIT;
     case SP_WS_OP_FINALIZE:
         return CLASS_FINALIZE;
+    case SP_WS_OP_FENCE:
+        return CLASS_FENCE;
     default:
         return CLASS_NONE;
     }
@@ -714,8 +727,9 @@ static void judge(ws_instance *const *all, uint32_t members, const uint32_t *ran
         case CLASS_BARRIER:
         case CLASS_NXN:
         case CLASS_FINALIZE:
+        case CLASS_FENCE:
             v.wait = min64(max_enter, x->leave) - x->enter;
-            if (c != CLASS_FINALIZE)
+            if (c != CLASS_FINALIZE && c != CLASS_FENCE)
                 v.completion = x->leave - min_leave;
             break;
         case CLASS_INIT:
@@ -766,6 +780,9 @@ static void charge_collective(sp_ws_result *r, const sp_ws_event *e, const ws_ve
         break;
     case CLASS_FINALIZE:
         charge(r, e->cnode, SP_WS_FINALIZE_WAIT, v->wait);
+        break;
+    case CLASS_FENCE:
+        charge(r, e->cnode, SP_WS_RMA_WAIT_AT_FENCE, v->wait);
         break;
     case CLASS_NONE:
         break;

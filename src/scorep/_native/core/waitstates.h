@@ -36,6 +36,8 @@
  *   Early Scan       rank i: min(max enter of ranks <= i, own leave) - own enter (Scan, Exscan)
  *   Wait at Finalize min(last rank's enter, own leave) - own enter (MPI_Finalize)
  *   Init Completion  own leave - first rank's leave (MPI_Init)
+ *   Wait at Fence    min(last member's enter, own leave) - own enter (MPI_Win_fence, the
+ *                    members of the window's communicator)
  * A message received before it was sent (receive leave < send enter) is a clock condition
  * violation: counted, and its waiting is not. */
 #ifndef SCOREP_CORE_WAITSTATES_H
@@ -58,6 +60,7 @@ typedef enum {
 /* Operations of SP_WS_COLL beyond sp_collective_op (core/events.h). */
 #define SP_WS_OP_INIT 200
 #define SP_WS_OP_FINALIZE 201
+#define SP_WS_OP_FENCE 202 /* MPI_Win_fence; `comm` is the window's key */
 
 /* Flags of SEND and RECV, in `op` (which only collectives use otherwise). */
 #define SP_WS_BLOCKING 1u /* SEND: a blocking send call (MPI_Send, MPI_Ssend, MPI_Rsend) */
@@ -99,6 +102,7 @@ typedef enum {
     SP_WS_EARLY_SCAN,
     SP_WS_INIT_COMPLETION,
     SP_WS_FINALIZE_WAIT,
+    SP_WS_RMA_WAIT_AT_FENCE,
     /* Scalasca's count metrics (unit "occ"): instances of Late Sender (its Wrong Order part)
      * and Late Receiver, in synchronizations (messages without data) and communications. */
     SP_WS_SLS_COUNT,

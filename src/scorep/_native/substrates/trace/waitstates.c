@@ -21,7 +21,7 @@ typedef struct {
 
 /* What MPI regions mean to the analysis beyond their events. */
 enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE,
-       REGION_BLOCKING_SEND };
+       REGION_BLOCKING_SEND, REGION_FENCE };
 
 typedef struct {
     sp_measurement *m;
@@ -42,6 +42,7 @@ typedef struct {
     double ns_per_tick;
     bool failed;
     int64_t *comm_of; /* per local communicator id: index into in->comms + 1, or -1 unusable */
+    int64_t *win_of;  /* per local window id: the same for the window's own entry */
     /* When each pending MPI_Irecv was posted (the enter of its call), by request id: the
      * receive completed later in MPI_Wait* was ready from then on (Late Receiver) */
     sp_u64map irecv_posted; /* request -> index into posted_at */
@@ -92,6 +93,8 @@ static uint8_t region_class(ws_reader *rd, uint32_t region)
         else if (name && (!strcmp(name, "MPI_Send") || !strcmp(name, "MPI_Ssend") ||
                           !strcmp(name, "MPI_Rsend")))
             c = REGION_BLOCKING_SEND; /* may wait for the receive: Late Receiver */
+        else if (name && !strcmp(name, "MPI_Win_fence"))
+            c = REGION_FENCE;
         rd->region_class[region] = c;
     }
     return rd->region_class[region];
@@ -186,6 +189,35 @@ static int64_t comm_index(ws_reader *rd, uint32_t comm)
     return rd->comm_of[comm] - 1;
 }
 
+/* A window's fences are collectives of its communicator's members, replayed under the
+ * window's key (the same on every member): their order need not agree with that of the
+ * communicator's own collectives. */
+static int64_t window_index(ws_reader *rd, uint32_t win)
+{
+    sp_defs *defs = &rd->m->defs;
+    if (win >= defs->win_count)
+        return -1;
+    if (rd->win_of[win])
+        return rd->win_of[win] - 1;
+    int64_t c = comm_index(rd, defs->wins[win].comm);
+    if (c < 0)
+        return rd->win_of[win] = -1, -1;
+    uint32_t size = rd->in->comms[c].size;
+    uint32_t *members = malloc(size * sizeof *members);
+    sp_ws_comm *grown = realloc(rd->in->comms, (rd->in->comm_count + 1) * sizeof *grown);
+    if (grown)
+        rd->in->comms = grown;
+    if (!members || !grown) {
+        free(members);
+        rd->failed = true;
+        return -1;
+    }
+    memcpy(members, rd->in->comms[c].members, size * sizeof *members);
+    rd->in->comms[rd->in->comm_count] = (sp_ws_comm){defs->wins[win].key, size, members};
+    rd->win_of[win] = ++rd->in->comm_count;
+    return rd->win_of[win] - 1;
+}
+
 static sp_ws_event *add_event(ws_reader *rd, uint8_t kind, bool wait_for_leave)
 {
     sp_ws_input *in = rd->in;
@@ -275,6 +307,25 @@ static void collective(ws_reader *rd, const sp_trace_record *r, uint64_t op, uin
     e->cnode = path;
 }
 
+/* MPI_Win_fence: its RMA collective record (ref: the window). */
+static void fence(ws_reader *rd, const sp_trace_record *r)
+{
+    if (rd->depth == 0 || region_class(rd, rd->stack[rd->depth - 1].region) != REGION_FENCE)
+        return;
+    int64_t c = window_index(rd, r->ref);
+    if (c < 0)
+        return;
+    ws_frame *f = &rd->stack[rd->depth - 1];
+    uint32_t path = current_path(rd);
+    sp_ws_event *e = add_event(rd, SP_WS_COLL, true);
+    if (!e)
+        return;
+    e->op = SP_WS_OP_FENCE;
+    e->comm = rd->in->comms[c].key;
+    e->enter = f->enter;
+    e->cnode = path;
+}
+
 /* MPI_Init and MPI_Finalize: collectives of the world, on keys of their own so that a rank
  * that did not record them cannot spoil the world's real collectives. */
 #define KEY_INIT (UINT64_MAX - 1)
@@ -357,6 +408,9 @@ static void read_records(ws_reader *rd, const sp_trace_record *r, const sp_trace
         case SP_REC_MPI_IRECV:
             p2p(rd, r, false);
             break;
+        case SP_REC_RMA_COLLECTIVE_END:
+            fence(rd, r);
+            break;
         case SP_REC_MPI_IRECV_REQUEST:
             if (rd->depth) {
                 const sp_trace_payload *q = (const sp_trace_payload *)(r + 1);
@@ -415,9 +469,10 @@ int sp_trace_wait_state_input(sp_measurement *m, sp_ws_input *in, char *err, siz
     rd.ns_per_tick = ticks ? (double)ns / (double)ticks : 1.0;
     rd.region_class = calloc(m->defs.region_count + 1, 1);
     rd.comm_of = calloc(m->defs.comm_count + 1, sizeof *rd.comm_of);
+    rd.win_of = calloc(m->defs.win_count + 1, sizeof *rd.win_of);
     void *buffer = malloc(SP_TRACE_CHUNK_SIZE);
-    if (!rd.region_class || !rd.comm_of || !buffer || sp_u64map_init(&rd.paths, 256) != 0 ||
-        sp_u64map_init(&rd.irecv_posted, 64) != 0)
+    if (!rd.region_class || !rd.comm_of || !rd.win_of || !buffer ||
+        sp_u64map_init(&rd.paths, 256) != 0 || sp_u64map_init(&rd.irecv_posted, 64) != 0)
         rd.failed = true;
     uint32_t nlocs = atomic_load(&m->location_count);
     for (uint32_t l = 0; l < nlocs && !rd.failed; l++) {
@@ -446,6 +501,7 @@ int sp_trace_wait_state_input(sp_measurement *m, sp_ws_input *in, char *err, siz
     }
     free(rd.region_class);
     free(rd.comm_of);
+    free(rd.win_of);
     free(rd.stack);
     free(rd.pending);
     free(buffer);
