@@ -93,6 +93,8 @@ typedef struct rd_defs {
     uint32_t ngroups;
     rd_comm *comms;
     uint32_t ncomms;
+    uint32_t *win_comm; /* per one-sided window ref: its communicator, RD_NONE if none */
+    uint32_t nwins;
     /* location id -> index into locations, sorted by id for bsearch */
     uint64_t *loc_ids_sorted;
     uint32_t *loc_index_sorted;

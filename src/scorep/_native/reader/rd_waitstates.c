@@ -25,7 +25,7 @@ typedef struct {
 } wr_frame;
 
 enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE,
-       REGION_BLOCKING_SEND };
+       REGION_BLOCKING_SEND, REGION_FENCE };
 
 /* MPI_Init and MPI_Finalize: collectives of the world, on keys of their own (as online). */
 #define KEY_INIT (UINT64_MAX - 1)
@@ -46,6 +46,7 @@ typedef struct {
     uint8_t *region_class;
     sp_ws_input *in; /* the rank being read */
     int64_t *comm_of; /* per comm ref: index into in->comms + 1, -1 unusable, 0 unknown yet */
+    int64_t *win_of;  /* per window ref: the same for the window's own entry */
     wr_map paths;
     wr_frame *stack;
     uint32_t depth, stack_cap;
@@ -166,6 +167,8 @@ static uint8_t region_class(wr_ctx *c, uint32_t region)
         else if (!strcmp(name, "MPI_Send") || !strcmp(name, "MPI_Ssend") ||
                  !strcmp(name, "MPI_Rsend"))
             k = REGION_BLOCKING_SEND; /* may wait for the receive: Late Receiver */
+        else if (!strcmp(name, "MPI_Win_fence"))
+            k = REGION_FENCE;
         c->region_class[region] = k;
     }
     return c->region_class[region];
@@ -247,6 +250,34 @@ static int64_t comm_index(wr_ctx *c, uint32_t comm)
     int64_t index = add_comm(c, comm, m->size, members);
     if (index >= 0)
         c->comm_of[comm] = index + 1;
+    return index;
+}
+
+/* A window's fences are collectives of its communicator's members, replayed under a key of
+ * the window's own (as online: their order need not agree with the communicator's own
+ * collectives'). Window refs are the trace's unified ones, the same on every rank. */
+#define KEY_WINDOW (1ull << 62)
+static int64_t window_index(wr_ctx *c, uint32_t win)
+{
+    const rd_defs *d = c->d;
+    if (win >= d->nwins || d->win_comm[win] == RD_NONE)
+        return -1;
+    if (c->win_of[win])
+        return c->win_of[win] - 1;
+    c->win_of[win] = -1;
+    int64_t k = comm_index(c, d->win_comm[win]);
+    if (k < 0)
+        return -1;
+    uint32_t size = c->in->comms[k].size;
+    uint32_t *members = malloc(size * sizeof *members);
+    if (!members) {
+        c->failed = true;
+        return -1;
+    }
+    memcpy(members, c->in->comms[k].members, size * sizeof *members);
+    int64_t index = add_comm(c, KEY_WINDOW | win, size, members);
+    if (index >= 0)
+        c->win_of[win] = index + 1;
     return index;
 }
 
@@ -498,6 +529,34 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef location, OTF2_TimeS
     return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
 
+/* MPI_Win_fence: its RMA collective record (win: the window). */
+static OTF2_CallbackCode on_rma_collective_end(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                               uint64_t pos, void *ud,
+                                               OTF2_AttributeList *attributes,
+                                               OTF2_CollectiveOp op, OTF2_RmaSyncLevel level,
+                                               OTF2_RmaWinRef win, uint32_t root, uint64_t sent,
+                                               uint64_t received)
+{
+    (void)location, (void)time, (void)pos, (void)attributes, (void)op, (void)level;
+    (void)root, (void)sent, (void)received;
+    wr_ctx *c = ud;
+    if (c->depth == 0 || region_class(c, c->stack[c->depth - 1].region) != REGION_FENCE)
+        return OTF2_CALLBACK_SUCCESS;
+    int64_t k = window_index(c, win);
+    if (k < 0)
+        return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    wr_frame *f = &c->stack[c->depth - 1];
+    uint32_t path = current_path(c);
+    sp_ws_event *e = add_event(c, SP_WS_COLL, true);
+    if (!e)
+        return OTF2_CALLBACK_INTERRUPT;
+    e->op = SP_WS_OP_FENCE;
+    e->comm = c->in->comms[k].key;
+    e->enter = f->enter;
+    e->cnode = path;
+    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+}
+
 /* The ranks of the world: MPI_COMM_WORLD's members (the first communicator of that name;
  * the worlds of MPI_Comm_spawn come after it). */
 static const rd_comm *world_of(const rd_defs *d)
@@ -541,12 +600,14 @@ static int read_ranks(const rd_trace *t, wr_ctx *c, wr_rank *ranks, char *err, s
     OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
     OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(cb, on_irecv_request);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_collective_end);
+    OTF2_EvtReaderCallbacks_SetRmaCollectiveEndCallback(cb, on_rma_collective_end);
     int status = 0;
     /* Rank by rank, each rank's locations in definition order (as a rank reads its own
      * locations at the end of a run): call paths and communicators are per rank. */
     for (uint32_t rank = 0; rank < c->nranks && status == 0; rank++) {
         c->in = &ranks[rank].in;
         memset(c->comm_of, 0, (d->ncomms + 1) * sizeof *c->comm_of);
+        memset(c->win_of, 0, (d->nwins + 1) * sizeof *c->win_of);
         map_free(&c->paths);
         c->next_completion = 0;
         for (uint32_t li = 0; li < d->nlocations && status == 0; li++) {
@@ -598,10 +659,11 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
     uint32_t *rank_of_group = malloc((d->nlgroups + 1) * sizeof *rank_of_group);
     c.region_class = calloc(d->nregions + 1, 1);
     c.comm_of = calloc(d->ncomms + 1, sizeof *c.comm_of);
+    c.win_of = calloc(d->nwins + 1, sizeof *c.win_of);
     wr_rank *ranks = calloc(world->size, sizeof *ranks);
     void **args = calloc(world->size, sizeof *args);
     int status = 0;
-    if (!rank_of_group || !c.region_class || !c.comm_of || !ranks || !args) {
+    if (!rank_of_group || !c.region_class || !c.comm_of || !c.win_of || !ranks || !args) {
         snprintf(err, errlen, "out of memory for the wait-state analysis");
         status = -1;
     } else {
@@ -680,6 +742,7 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
     free(rank_of_group);
     free(c.region_class);
     free(c.comm_of);
+    free(c.win_of);
     free(c.stack);
     free(c.pending);
     map_free(&c.paths);
