@@ -39,6 +39,10 @@ MPI_OBJS := $(patsubst $(NATIVE)/%.c,$(OBJ_DIR)/mpi/%.o,$(MPI_SRC))
 MPICC ?= mpicc
 # The reports' fast OTF2 reader: a module of its own (scorep._reader), built when present.
 READER_SRC := $(sort $(wildcard $(NATIVE)/reader/*.c))
+# The wait-state engine runs offline in the reader too (scorep-report --wait-states): the
+# same code as at the end of a run, with the in-process group of threads as ranks. These
+# core files know neither the measurement's state nor OTF2.
+READER_ENGINE_SRC := $(addprefix $(NATIVE)/core/,waitstates.c serial.c error.c ipc.c ipc_threads.c)
 # JavaScript of the HTML report: npm packages, installed (never committed) when listed.
 JS_DIR := src/scorep/report/js
 HEADERS := $(sort $(wildcard $(NATIVE)/*/*.h $(NATIVE)/*/*/*.h))
@@ -153,7 +157,7 @@ EXT_OBJDIR := $(OBJ_DIR)/$(PY_TAG)
 EXT_OBJS := $(patsubst $(NATIVE)/%.c,$(EXT_OBJDIR)/%.o,$(EXT_SRC))
 EXT_MODULE := $(PKG_DIR)/_bindings$(EXT_SUFFIX)
 
-READER_OBJS := $(patsubst $(NATIVE)/%.c,$(EXT_OBJDIR)/%.o,$(READER_SRC))
+READER_OBJS := $(patsubst $(NATIVE)/%.c,$(EXT_OBJDIR)/%.o,$(READER_SRC) $(if $(READER_SRC),$(READER_ENGINE_SRC)))
 READER_MODULE := $(if $(READER_SRC),$(PKG_DIR)/_reader$(EXT_SUFFIX))
 
 ext: $(CORE_LIB) $(EXT_MODULE) $(READER_MODULE)

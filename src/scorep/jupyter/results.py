@@ -252,8 +252,27 @@ def _hottest(tree):
     return (own or ranked)[:1]
 
 
-def summarize(result, tree):
-    """Fills result.rows and result.summary from the call tree (None: no tree)."""
+def _waiting(profile):
+    """The summary's words for the wait states of an MPI run's profile (else None): the
+    total waiting and the worst pattern with its rank and call."""
+    from scorep.report.analysis import wait_states
+    ws = wait_states(profile) if profile is not None else None
+    if ws is None:
+        return None
+    text = "waiting in MPI %s of %s" % (format_seconds(ws["total"]),
+                                        format_seconds(ws["mpi_time"]))
+    if ws["patterns"]:
+        worst = max(ws["patterns"], key=lambda r: r["total"])
+        path = worst["worst_path"]
+        text += ", most %s %s (worst on %s in %s)" % (
+            worst["display"], format_seconds(worst["total"]), worst["worst_rank"],
+            " > ".join(path[-2:]))
+    return text
+
+
+def summarize(result, tree, profile=None):
+    """Fills result.rows and result.summary from the call tree (None: no tree); the wait
+    states of an MPI run's profile go into the summary too."""
     from scorep.report.model import format_count
     parts = []
     if result.seconds is not None:
@@ -276,6 +295,9 @@ def summarize(result, tree):
             parts.append("hottest %s %s own%s" % (
                 st.region.display, format_seconds(st.excl),
                 " (%.0f%%)" % share if share >= 1 else ""))
+        waiting = _waiting(profile)
+        if waiting:
+            parts.append(waiting)
     elif result.problem:
         parts.append("no call tree: %s" % result.problem)
     samples = result.samples
@@ -346,7 +368,8 @@ def render_cell(result, open_=False, exp=None, report=True):
         if exp is None:
             result.problem = problem
     if not result.summary:
-        summarize(result, exp.tree if exp is not None else None)
+        summarize(result, exp.tree if exp is not None else None,
+                  exp.profile if exp is not None else None)
     extra = _experiment_line(result)
     if result.samples is not None and len(result.samples):
         extra += '<div style="margin:2px 0 6px">%s</div>' % monitor.svg(result.samples)

@@ -12,11 +12,12 @@ import math
 
 from scorep.report.imports import (IMPORT_PREFIX, SYSTEM_NAME, is_program_region,
                                    program_directories)
-from scorep.report.model import IO_ROLES
+from scorep.report.model import IO_ROLES, mpi_time_of, wait_state_table
 
 __all__ = ["experiment_tree", "top_regions", "location_rows", "load_balance",
            "balance_stats", "units", "call_stats", "callers_and_callees", "io_summary",
-           "wait_states", "WAIT_STATE_METRICS"]
+           "wait_states", "WAIT_STATE_METRICS", "WAIT_STATE_TEXT", "wait_state_table",
+           "wait_state_values", "summarize_wait_states", "mpi_time_of"]
 
 IDLE_FRACTION = 0.25  # a rank doing less than this share of the busiest rank's work is idle
 
@@ -398,65 +399,135 @@ def io_summary(tree, io=None, top=15):
             "files": files, "totals": totals}
 
 
-# Scalasca's wait-state metrics (the ranks compute them at the end of a traced MPI run,
-# core/waitstates.h) in the order of its metric tree, with the role of the waiting rank.
-WAIT_STATE_METRICS = [
-    ("mpi_latesender", "Late Sender", "waits in a receive for a message sent late"),
-    ("mpi_latereceiver", "Late Receiver", "waits in a blocking send for a late receive"),
-    ("mpi_barrier_wait", "Wait at Barrier", "waits in MPI_Barrier for the last rank"),
-    ("mpi_barrier_completion", "Barrier Completion", "in MPI_Barrier after the first rank left"),
-    ("mpi_wait_nxn", "Wait at N x N", "waits in an all-to-all collective for the last rank"),
-    ("mpi_nxn_completion", "N x N Completion", "in an all-to-all after the first rank left"),
-    ("mpi_latebroadcast", "Late Broadcast", "waits in Bcast/Scatter for a late root"),
-    ("mpi_earlyreduce", "Early Reduce", "the root waits in Reduce/Gather for the first sender"),
-    ("mpi_earlyscan", "Early Scan", "waits in Scan for the ranks before"),
-    ("mpi_init_completion", "Initialization Completion", "in MPI_Init after the first rank left"),
-    ("mpi_finalize_wait", "Wait at Finalize", "waits in MPI_Finalize for the last rank"),
-    ("mpi_rma_wait_at_fence", "Wait at Fence", "waits in MPI_Win_fence for the last rank"),
-]
+# What the terminal report says of Scalasca's wait-state metrics (the ranks compute them at
+# the end of a traced MPI run, core/waitstates.h, or scorep-report --wait-states replays a
+# trace with the same engine): display name and the role of the waiting rank. Which metrics
+# there are, their order and their tree come from the engine's table
+# (scorep._reader.WAIT_STATE_METRICS); a metric not named here is shown by its name.
+WAIT_STATE_TEXT = {
+    "mpi_latesender": ("Late Sender", "waits in a receive for a message sent late"),
+    "mpi_latesender_wo": ("Late Sender, Wrong Order",
+                          "while an earlier message was waiting to be received"),
+    "mpi_latereceiver": ("Late Receiver", "waits in a blocking send for a late receive"),
+    "mpi_barrier_wait": ("Wait at Barrier", "waits in MPI_Barrier for the last rank"),
+    "mpi_barrier_completion": ("Barrier Completion", "in MPI_Barrier after the first rank left"),
+    "mpi_wait_nxn": ("Wait at N x N", "waits in an all-to-all collective for the last rank"),
+    "mpi_nxn_completion": ("N x N Completion", "in an all-to-all after the first rank left"),
+    "mpi_latebroadcast": ("Late Broadcast", "waits in Bcast/Scatter for a late root"),
+    "mpi_earlyreduce": ("Early Reduce", "the root waits in Reduce/Gather for the first sender"),
+    "mpi_earlyscan": ("Early Scan", "waits in Scan for the ranks before"),
+    "mpi_init_completion": ("Initialization Completion", "in MPI_Init after the first rank left"),
+    "mpi_finalize_wait": ("Wait at Finalize", "waits in MPI_Finalize for the last rank"),
+    "mpi_rma_wait_at_fence": ("Wait at Fence", "waits in MPI_Win_fence for the last rank"),
+}
+# Kept for callers that list the patterns: (name, display, meaning) in the table's order.
+WAIT_STATE_METRICS = [(name, display, meaning) for name, (display, meaning)
+                      in WAIT_STATE_TEXT.items() if name != "mpi_latesender_wo"]
 
 
-def wait_states(profile):
-    """The wait states of a profile that has them (else None): the MPI time (exclusive time
-    of MPI regions, all locations) and per pattern with any waiting: its name, display
-    name, what it means, total seconds, share of the MPI time, and the worst call path and
-    location: (path names, location group name, seconds). Late Sender includes its Wrong
-    Order part (``wrong_order`` holds that part's total)."""
+def _is_time(name, unit=None):
+    """Whether a wait-state metric is a time (Scalasca's count metrics, unit "occ", count
+    instances): by the profile's unit when known, else by Scalasca's names (*_count)."""
+    if unit:
+        return unit.lower() in ("sec", "s", "seconds")
+    return not name.endswith("_count")
+
+
+def _is_waiting(name):
+    """Whether a metric counts into the total waiting time. Scalasca's waiting patterns are
+    named mpi_*; completion times are time in the operation after the first rank left, not
+    waiting for another; the critical path and the delay costs (critical_path, delay_*)
+    say where time went or who caused the waiting, which the waiting already counts; counts
+    are instances, not time."""
+    return name.startswith("mpi_") and "completion" not in name and "count" not in name
+
+
+def wait_state_values(profile):
+    """{(metric, location group name, location name, call path): seconds} of a profile's
+    wait-state metrics, each with its parts (Late Sender with its Wrong Order time, as the
+    engine computes it and Cube shows a metric with its children); only values > 0."""
+    names = {m.uniq_name for m in profile.metrics}
+    table = [(n, parent) for n, parent in wait_state_table() if n in names]
+    values = {n: profile.values(n, inclusive=False) for n, _ in table}
+    children = {}
+    for n, parent in table:
+        if parent in values:
+            children.setdefault(parent, []).append(n)
+
+    def with_parts(n, cnode):
+        row = list(values[n][cnode])
+        for child in children.get(n, ()):
+            row = [a + b for a, b in zip(row, with_parts(child, cnode))]
+        return row
+
+    out = {}
+    for n, _ in table:
+        for c in profile.cnodes:
+            path = tuple(c.path())
+            for loc, v in enumerate(with_parts(n, c.id)):
+                if v > 0:
+                    location = profile.locations[loc]
+                    out[(n, location.group.name, location.name, path)] = v
+    return out
+
+
+def summarize_wait_states(values, mpi_time, table, display=None, units=None):
+    """The terminal report's view of wait-state values ({(metric, group, location, path):
+    seconds}, each metric with its parts): the MPI time and per top-level pattern with any
+    waiting its name, display name, what it means, total seconds, share of the MPI time and
+    the worst call path and location: (path names, location group name, seconds); the parts
+    of a pattern (Wrong Order) as ``parts``. ``display``: {metric: display name} for metrics
+    the report does not know (the profile's own names); ``units``: {metric: unit} (the
+    counts, unit "occ", are left out)."""
+    display = display or {}
+    units = units or {}
+    table = [(name, parent) for name, parent in table if _is_time(name, units.get(name))]
+    totals, worst = {}, {}
+    for (metric, group, _location, path), v in values.items():
+        totals[metric] = totals.get(metric, 0.0) + v
+        if v > worst.get(metric, (0.0,))[0]:
+            worst[metric] = (v, list(path), group)
+    rows, parts = [], []
+    for name, parent in table:
+        total = totals.get(name, 0.0)
+        if total <= 0:
+            continue
+        text = WAIT_STATE_TEXT.get(name, (display.get(name, name), ""))
+        seconds, path, group = worst[name]
+        row = {"metric": name, "display": text[0], "meaning": text[1], "total": total,
+               "share": total / mpi_time if mpi_time > 0 else 0.0, "worst_path": path,
+               "worst_rank": group, "worst_seconds": seconds}
+        if parent is None:
+            rows.append(row)
+        else:
+            row["parent"] = parent
+            parts.append(row)
+    result = {"mpi_time": mpi_time, "patterns": rows, "parts": parts,
+              "total": sum(r["total"] for r in rows if _is_waiting(r["metric"]))}
+    wrong_order = [p for p in parts if p["metric"] == "mpi_latesender_wo"]
+    if wrong_order or any(name == "mpi_latesender_wo" for name, _ in table):
+        result["wrong_order"] = wrong_order[0]["total"] if wrong_order else 0.0
+    return result
+
+
+def wait_states(profile, replayed=None):
+    """The wait states of a profile that has them (else None), or those ``replayed`` from a
+    trace (Experiment.replay_wait_states: its values, MPI time and table): the MPI time
+    (exclusive time of MPI regions, all locations) and per pattern with any waiting: its
+    name, display name, what it means, total seconds, share of the MPI time, and the worst
+    call path and location: (path names, location group name, seconds). Late Sender
+    includes its Wrong Order part (``wrong_order`` holds that part's total)."""
+    if replayed is not None:
+        result = summarize_wait_states(replayed["values"], replayed["mpi_time"],
+                                       replayed["table"])
+        result.update(replayed=True, violations=replayed["violations"],
+                      unmatched=replayed["unmatched"])
+        return result
     names = {m.uniq_name for m in profile.metrics}
     if "mpi_latesender" not in names:
         return None
-    time = profile.values("time", inclusive=False)
-    mpi_time = sum(sum(time[c.id]) for c in profile.cnodes
-                   if (c.region.paradigm or "").split(":", 1)[0] == "mpi")
-    wrong_order = profile.values("mpi_latesender_wo", inclusive=False) \
-        if "mpi_latesender_wo" in names else None
-    rows = []
-    for uniq, display, meaning in WAIT_STATE_METRICS:
-        if uniq not in names:
-            continue
-        values = profile.values(uniq, inclusive=False)
-        total, worst = 0.0, (0.0, None, None)
-        for c in profile.cnodes:
-            row = values[c.id]
-            if uniq == "mpi_latesender" and wrong_order is not None:
-                row = [a + b for a, b in zip(row, wrong_order[c.id])]
-            for loc, v in enumerate(row):
-                total += v
-                if v > worst[0]:
-                    worst = (v, c, loc)
-        if total <= 0:
-            continue
-        seconds, cnode, loc = worst
-        group = profile.locations[loc].group.name
-        rows.append({"metric": uniq, "display": display, "meaning": meaning, "total": total,
-                     "share": total / mpi_time if mpi_time > 0 else 0.0,
-                     "worst_path": cnode.path(), "worst_rank": group,
-                     "worst_seconds": seconds})
-    result = {"mpi_time": mpi_time, "patterns": rows,
-              "total": sum(r["total"] for r in rows
-                           if r["metric"] not in ("mpi_barrier_completion",
-                                                  "mpi_nxn_completion",
-                                                  "mpi_init_completion"))}
-    if wrong_order is not None:
-        result["wrong_order"] = sum(sum(r) for r in wrong_order)
-    return result
+    table = [(n, parent) for n, parent in wait_state_table() if n in names]
+    display = {m.uniq_name: m.disp_name for m in profile.metrics}
+    units = {m.uniq_name: m.uom for m in profile.metrics}
+    return summarize_wait_states(wait_state_values(profile), mpi_time_of(profile), table,
+                                 display, units)

@@ -128,6 +128,10 @@ def build_parser():
                    help="the line-level profiles (lines.json: functions measured with "
                         "--lines or @scorep.user.lines) in line_profiler's layout, instead "
                         "of the terminal report")
+    p.add_argument("--wait-states", action="store_true",
+                   help="replay the trace of an MPI run and report Scalasca's wait states "
+                        "(Late Sender, Wait at Barrier, ...), also for runs measured without "
+                        "the analysis at the end (SCOREP_MPI_WAIT_STATES=false)")
     p.add_argument("--by-location", action="store_true",
                    help="with --lines: one profile per thread and rank instead of their sum")
     p.add_argument("--node-threshold", type=_percent, default=0.005, metavar="PCT",
@@ -238,6 +242,10 @@ def run_report(args):
     formats = {fmt for _, fmt in outputs}
     if args.lines or formats == {"lprof"}:
         return run_lines(exp, args, outputs)
+    if args.wait_states:
+        if outputs:
+            raise UsageError("--wait-states goes to the terminal report (no -o)")
+        exp.replayed_wait_states = exp.replay_wait_states()
     for fmt in ("chrome", "perfetto"):
         if fmt in formats and not exp.has_trace:
             raise ReportError("%s needs a trace, and %s has only a profile (run with "

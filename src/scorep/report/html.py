@@ -20,7 +20,8 @@ import re
 import sys
 from array import array
 
-from scorep.report.analysis import io_summary, load_balance, region_balance, top_regions
+from scorep.report.analysis import (io_summary, load_balance, region_balance, top_regions,
+                                    units)
 from scorep.report.model import (COLLECTIVE_OPS, location_offsets, ReportError, format_bytes, format_count,
                                  format_seconds)
 
@@ -232,12 +233,20 @@ def timeline_data(exp, index):
 
 def balance_data(tree):
     lb = load_balance(tree, top=25)
+    _unit, _names, groups = units(tree)
     return {
         "unit": lb["unit"], "names": lb["names"], "work": lb["work"], "mpi": lb["mpi"],
         "other": lb["other"], "idle": lb["idle"],
         "regions": [{"name": r["stat"].region.display, "kind": r["stat"].region.kind,
                      "values": r["incl"], "ran": r["ran"], "stats": list(r["stats"])}
                     for r in lb["regions"]],
+        # The metrics shown per rank (the wait states): the index of each in the flame
+        # graph's metrics (one selector drives both) and its total per unit, in seconds.
+        "metrics": [{"index": i, "name": m.name, "display": m.display,
+                     "description": m.description,
+                     "values": [sum(m.per_loc[l] for l in locs) * m.scale()[0]
+                                for locs in groups]}
+                    for i, m in enumerate(tree.metrics) if m.per_loc is not None],
     }, lb
 
 

@@ -244,7 +244,7 @@ def fold_imports(tree):
     folded = CallTree(regions, tree.ranks, tree.locations, new_nodes, visits, incl,
                       None, None, source=tree.source, folded=folded_calls)
     folded.io_bytes = io_bytes
-    folded.metrics = [MetricValues(m.name, m.display, m.unit, m.description, mi, me)
+    folded.metrics = [MetricValues(m.name, m.display, m.unit, m.description, mi, me, m.per_loc)
                       for m, mi, me in zip(tree.metrics, metric_incl, merged_metric)]
     folded.hits = hits
     folded.sampling = tree.sampling

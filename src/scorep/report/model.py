@@ -6,7 +6,7 @@ import math
 
 from scorep._errors import ScorepError
 
-__all__ = ["ReportError", "DamagedInputError", "reads_input", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
+__all__ = ["wait_state_table", "mpi_time_of", "ReportError", "DamagedInputError", "reads_input", "Region", "Location", "Rank", "Node", "CallTree", "RegionStat",
            "MetricValues", "Sampling",
            "disambiguate", "PARADIGMS", "ROLES", "IO_ROLES", "COLLECTIVE_OPS", "format_seconds", "format_count",
            "format_bytes", "location_offsets", "parse_duration", "parse_size", "format_duration_option"]
@@ -230,10 +230,13 @@ class RegionStat:
 class MetricValues:
     """A metric recorded at every enter and leave (rusage, perf, PAPI, Python allocations):
     its names, unit (CUBE's, exponent included: "10^-6 s") and description, and per node id
-    its inclusive and exclusive values summed over locations."""
-    __slots__ = ("name", "display", "unit", "description", "incl", "excl")
+    its inclusive and exclusive values summed over locations. ``per_loc``: the metric's
+    total per location index when the reports show it per rank (the wait states), else
+    None."""
+    __slots__ = ("name", "display", "unit", "description", "incl", "excl", "per_loc")
 
-    def __init__(self, name, display, unit, description, incl, excl):
+    def __init__(self, name, display, unit, description, incl, excl, per_loc=None):
+        self.per_loc = per_loc
         self.name = name
         self.display = display
         self.unit = unit
@@ -645,3 +648,31 @@ def format_duration_option(ns):
         if ns >= scale:
             return "%g%s" % (math.floor(ns / scale * 100) / 100, unit)
     return "%dns" % ns
+
+
+# Scalasca's wait-state metrics as the engine defined them when the reader module is not
+# built (the reader carries the engine's own table).
+_WAIT_STATE_NAMES = ("mpi_latesender", "mpi_latesender_wo", "mpi_barrier_wait",
+                     "mpi_barrier_completion", "mpi_wait_nxn", "mpi_nxn_completion",
+                     "mpi_latebroadcast", "mpi_earlyreduce", "mpi_earlyscan",
+                     "mpi_init_completion", "mpi_finalize_wait")
+
+
+def wait_state_table():
+    """The wait-state engine's metrics in its order (core/waitstates.h): [(name, parent
+    name or None)], from the reader module, which runs the engine offline, so that a
+    metric the engine adds appears in the reports without a change here."""
+    try:
+        from scorep import _reader
+        table = _reader.WAIT_STATE_METRICS
+    except (ImportError, AttributeError):
+        return [(name, "mpi_latesender" if name == "mpi_latesender_wo" else None)
+                for name in _WAIT_STATE_NAMES]
+    return [(name, table[parent][0] if parent >= 0 else None) for name, parent in table]
+
+
+def mpi_time_of(profile):
+    """Exclusive time of the MPI regions, all locations."""
+    time = profile.values("time", inclusive=False)
+    return sum(sum(time[c.id]) for c in profile.cnodes
+               if (c.region.paradigm or "").split(":", 1)[0] == "mpi")

@@ -10,7 +10,8 @@ import os
 import re
 
 from scorep.report.model import (reads_input, CallTree, Location, MetricValues, Node, Rank, Region, ReportError,
-                                 Sampling, PARADIGMS, ROLES)
+                                 Sampling, PARADIGMS, ROLES, mpi_time_of,
+                                 wait_state_table)
 
 __all__ = ["Experiment", "TraceScan", "open_trace"]
 
@@ -365,6 +366,37 @@ def tree_from_profile(profile):
         tree.metrics.append(MetricValues(metric.uniq_name, metric.disp_name, metric.uom,
                                          metric.descr, [sum(incl[c.id]) for c in profile.cnodes],
                                          [sum(excl[c.id]) for c in profile.cnodes]))
+    # Scalasca's wait-state metrics (a traced MPI run): the HTML report's metric selector
+    # draws the call tree and the region table by them as by a recorded metric. Each with
+    # its parts (Late Sender with its Wrong Order time), as the terminal report counts it.
+    table = [(n, parent) for n, parent in wait_state_table() if n in names]
+    if "mpi_latesender" in names and table:
+        excl_of = {n: profile.values(n, inclusive=False) for n, _ in table}
+        incl_of = {n: profile.values(n, inclusive=True) for n, _ in table}
+        children = {}
+        for n, parent in table:
+            if parent in excl_of:
+                children.setdefault(parent, []).append(n)
+
+        def total(of, n, cid):
+            return sum(of[n][cid]) + sum(total(of, child, cid) for child in children.get(n, ()))
+
+        def per_location(n):
+            row = [0.0] * len(profile.locations)
+            for c in profile.cnodes:
+                for l, v in enumerate(excl_of[n][c.id]):
+                    row[l] += v
+            for child in children.get(n, ()):
+                row = [a + b for a, b in zip(row, per_location(child))]
+            return row
+
+        for n, _parent in table:
+            metric = profile.metric(n)
+            tree.metrics.append(MetricValues(
+                n, metric.disp_name, metric.uom or "sec", metric.descr,
+                [total(incl_of, n, c.id) for c in profile.cnodes],
+                [total(excl_of, n, c.id) for c in profile.cnodes],
+                per_location(n) if (metric.uom or "sec") == "sec" else None))
     # Score-P's I/O metrics (SCOREP_IO_POSIX): bytes per call path, summed over locations.
     if "io_bytes_read" in names and "io_bytes_written" in names:
         read = profile.values("io_bytes_read", inclusive=False)
@@ -442,6 +474,8 @@ class Experiment:
         self._recorded_tree = None
         self.show_imports = show_imports
         self.trace_error = None  # why the trace could not be read, when it could not
+        # Wait states replayed from the trace (replay_wait_states), when asked for
+        self.replayed_wait_states = None
 
     # -- sources --
 
@@ -489,6 +523,59 @@ class Experiment:
         opts["durations_path"] = durations_path
         self.scan = TraceScan(trace, self.definitions(), raw, opts)
         return self.scan
+
+    @reads_input
+    def replay_wait_states(self):
+        """Scalasca's wait states replayed from the trace (scorep-report --wait-states): the
+        MPI operations of every rank read from the archive with its clock offsets and
+        replayed by the engine the ranks run at the end of a traced run, one thread per
+        rank. A dict: values {(metric, location group name, location name, call path):
+        seconds}, each metric with its parts; table [(metric, parent)]; mpi_time (from the
+        profile when there is one, else from the trace); ranks, violations, unmatched."""
+        if not self.has_trace:
+            raise ReportError("%s has no trace (traces.otf2): wait states are replayed from "
+                              "a trace; run with SCOREP_ENABLE_TRACING=true" % self.path)
+        trace = self.trace()
+        try:
+            raw = trace.wait_states()
+        except RuntimeError as error:
+            raise ReportError(_one_line(error)) from None
+        defs = self.definitions()
+        regions = [r[0] if r else "<region %d>" % i for i, r in enumerate(defs["regions"])]
+        # The profile roots every call path in the program's region, which the trace has
+        # no events of (only ProgramBegin/End): the same root here, as the trace's tree
+        # has it, gives the paths of both sources alike.
+        program = [r[0] for r in defs["regions"] if r and Region(
+            0, r[0], paradigm=PARADIGMS.get(r[6], "unknown"), role=ROLES.get(r[5], "unknown"),
+            canonical=r[1]).is_program]
+        root = tuple(program) if len(program) == 1 else ()
+        groups = defs["location_groups"]
+        table = [(name, raw["metrics"][parent][0] if parent >= 0 else None)
+                 for name, parent in raw["metrics"]]
+        values = {}
+        for location, _rank, path, seconds, _counts in raw["rows"]:
+            loc = defs["locations"][location]
+            group = groups[loc[4]][0] if loc[4] < len(groups) and groups[loc[4]] else \
+                "process %d" % loc[4]
+            names = root + tuple(regions[r] if r < len(regions) else "<region %d>" % r
+                                 for r in path)
+            for (metric, _parent), v in zip(table, seconds):
+                if v > 0:
+                    key = (metric, group, loc[1], names)
+                    values[key] = values.get(key, 0.0) + v
+        if self.has_profile:
+            mpi_time = mpi_time_of(self.profile)
+        else:
+            mpi_time = self._trace_mpi_time()
+        return {"values": values, "table": table, "mpi_time": mpi_time,
+                "ranks": raw["ranks"], "violations": raw["violations"],
+                "unmatched": raw["unmatched"]}
+
+    def _trace_mpi_time(self):
+        """Exclusive time of the MPI regions in the trace's call tree, all locations."""
+        tree = self.recorded_tree
+        excl = tree.excl
+        return sum(sum(excl[n.id]) for n in tree.nodes if n.region.paradigm == "mpi")
 
     @property
     @reads_input

@@ -13,7 +13,7 @@ import sys
 import textwrap
 
 from scorep.report.analysis import (io_summary, load_balance, location_rows, top_regions,
-                                    wait_states)
+                                    wait_state_table, wait_states)
 from scorep.report.model import format_bytes, format_count, format_seconds
 
 __all__ = ["render", "terminal_width", "Style", "table_row", "wrap", "use_color"]
@@ -308,12 +308,15 @@ def _io(exp, tree, total, top, width, style):
 
 def _metrics(tree, top, width, style):
     """The metrics recorded at every enter and leave (SCOREP_METRIC_*, --memory): per metric
-    its total and the regions with the most of it (exclusive, callees excluded)."""
-    if not tree.metrics:
+    its total and the regions with the most of it (exclusive, callees excluded). The
+    wait-state metrics have a section of their own."""
+    waits = {name for name, _parent in wait_state_table()}
+    metrics = [m for m in tree.metrics if m.name not in waits]
+    if not metrics:
         return []
     out = [style.title("Metrics (read at every enter and leave; exclusive per region)")]
     names = {r.id: r.display for r in tree.regions}
-    for metric in tree.metrics:
+    for metric in metrics:
         roots = sum(metric.incl[r.id] for r in tree.roots)
         out.extend(wrap("%s [%s]: %s in all%s" % (
             metric.display, metric.unit, metric.format(roots),
@@ -328,12 +331,19 @@ def _metrics(tree, top, width, style):
 
 
 def _wait_states(exp, width, style):
-    """Scalasca's wait states the ranks computed at the end of a traced MPI run: per
-    pattern its total, its share of the MPI time and where it was worst."""
-    ws = wait_states(exp.profile) if exp.has_profile else None
+    """Scalasca's wait states the ranks computed at the end of a traced MPI run, or those
+    replayed from its trace (scorep-report --wait-states): per pattern its total, its share
+    of the MPI time and where it was worst."""
+    replayed = getattr(exp, "replayed_wait_states", None)
+    if replayed is not None:
+        ws = wait_states(None, replayed)
+        title = "Wait states (Scalasca's patterns, replayed from the trace)"
+    else:
+        ws = wait_states(exp.profile) if exp.has_profile else None
+        title = "Wait states (Scalasca's patterns, computed by the ranks at the end)"
     if ws is None:
         return []
-    out = [style.title("Wait states (Scalasca's patterns, computed by the ranks at the end)")]
+    out = [style.title(title)]
     out.extend(wrap("waiting: %s of %s in MPI (%s); completion times excluded" % (
         format_seconds(ws["total"]), format_seconds(ws["mpi_time"]),
         _pct(ws["total"], ws["mpi_time"])), width))
@@ -342,14 +352,26 @@ def _wait_states(exp, width, style):
     for row in ws["patterns"]:
         path = row["worst_path"]
         where = " > ".join(path[-2:]) if len(path) > 1 else path[-1]
-        out.extend(wrap("%s: %s (%s of MPI time): %s; worst %s on %s in %s" % (
+        out.extend(wrap("%s: %s (%s of MPI time)%s; worst %s on %s in %s" % (
             row["display"], format_seconds(row["total"]), _pct(row["total"], ws["mpi_time"]),
-            row["meaning"], format_seconds(row["worst_seconds"]), row["worst_rank"], where),
+            ": " + row["meaning"] if row["meaning"] else "",
+            format_seconds(row["worst_seconds"]), row["worst_rank"], where),
             width, "  ", "    "))
-    if ws.get("wrong_order"):
-        out.extend(wrap("of Late Sender, %s while an earlier message was waiting to be "
-                        "received (Wrong Order)" % format_seconds(ws["wrong_order"]), width,
-                        "  ", "    "))
+    display = {row["metric"]: row["display"] for row in ws["patterns"]}
+    for part in ws.get("parts", ()):
+        # A part of a pattern (Late Sender's Wrong Order): its share of that pattern.
+        if part["metric"] == "mpi_latesender_wo":
+            text = "of Late Sender, %s while an earlier message was waiting to be received " \
+                   "(Wrong Order)" % format_seconds(part["total"])
+        else:
+            text = "of %s, %s %s(%s)" % (
+                display.get(part["parent"], part["parent"]), format_seconds(part["total"]),
+                part["meaning"] + " " if part["meaning"] else "", part["display"])
+        out.extend(wrap(text, width, "  ", "    "))
+    if ws.get("violations"):
+        out.extend(wrap("%d message(s) received before they were sent on the common clock "
+                        "(clock condition violations): not counted as waiting"
+                        % ws["violations"], width, "  ", "    "))
     return out
 
 

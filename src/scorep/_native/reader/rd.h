@@ -93,6 +93,8 @@ typedef struct rd_defs {
     uint32_t ngroups;
     rd_comm *comms;
     uint32_t ncomms;
+    uint32_t *win_comm; /* per one-sided window ref: its communicator, RD_NONE if none */
+    uint32_t nwins;
     /* location id -> index into locations, sorted by id for bsearch */
     uint64_t *loc_ids_sorted;
     uint32_t *loc_index_sorted;
@@ -296,5 +298,37 @@ typedef struct rd_chrome_stats {
 
 int rd_write_chrome(rd_trace *trace, const rd_scan *scan, const rd_chrome_opts *opts,
                     rd_chrome_stats *stats, char *err, size_t errlen);
+
+/* ---- wait states offline (rd_waitstates.c) ------------------------------------------- */
+
+/* One call path of one location with waiting: its regions from the root, and per metric of
+ * the wait-state engine (rd_ws.names) its value (seconds; for a count metric, unit "occ",
+ * the number of instances) and instances. */
+typedef struct rd_ws_row {
+    uint32_t location; /* index into defs.locations */
+    uint32_t rank;
+    uint32_t depth;
+    uint32_t *regions;
+    double *time;
+    uint64_t *count;
+} rd_ws_row;
+
+typedef struct rd_ws {
+    uint32_t ranks;
+    uint32_t nmetrics;
+    const char *const *names; /* the engine's metric names, its table */
+    const int *parents;       /* the index of each metric's parent, -1 at the top */
+    rd_ws_row *rows;
+    size_t nrows, cap;
+    uint64_t violations, unmatched, skipped;
+} rd_ws;
+
+/* Replays the MPI operations of every rank of the trace with the measurement's wait-state
+ * engine, one thread per rank. 0, or -1 with one line in err (not an MPI trace, a damaged
+ * one). */
+int rd_wait_states(const rd_trace *trace, rd_ws *out, char *err, size_t errlen);
+void rd_ws_free(rd_ws *ws);
+/* The engine's metric table: names and parents (index, -1 at the top); returns the count. */
+uint32_t rd_ws_metrics(const char *const **names, const int **parents);
 
 #endif

@@ -157,6 +157,22 @@ static OTF2_CallbackCode on_group(void *ud, OTF2_GroupRef self, OTF2_StringRef n
     return OTF2_CALLBACK_SUCCESS;
 }
 
+/* One-sided windows: their communicator (the wait-state replay's fences). */
+static OTF2_CallbackCode on_rma_win(void *ud, OTF2_RmaWinRef self, OTF2_StringRef name,
+                                    OTF2_CommRef comm, OTF2_RmaWinFlag flags)
+{
+    (void)name, (void)flags;
+    def_ctx *c = ud;
+    rd_defs *d = c->defs;
+    uint32_t before = d->nwins;
+    if (!grow((void **)&d->win_comm, &d->nwins, self, sizeof *d->win_comm, c))
+        return OTF2_CALLBACK_INTERRUPT;
+    for (uint32_t i = before; i < d->nwins; i++)
+        d->win_comm[i] = RD_NONE;
+    d->win_comm[self] = comm;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
 static OTF2_CallbackCode on_comm(void *ud, OTF2_CommRef self, OTF2_StringRef name,
                                  OTF2_GroupRef group, OTF2_CommRef parent, OTF2_CommFlag flags)
 {
@@ -434,6 +450,7 @@ rd_trace *rd_open(const char *anchor, char *err, size_t errlen)
     OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, on_location);
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, on_group);
     OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, on_comm);
+    OTF2_GlobalDefReaderCallbacks_SetRmaWinCallback(cb, on_rma_win);
     OTF2_GlobalDefReaderCallbacks_SetInterCommCallback(cb, on_inter_comm);
     OTF2_GlobalDefReaderCallbacks_SetIoParadigmCallback(cb, on_io_paradigm);
     OTF2_GlobalDefReaderCallbacks_SetIoRegularFileCallback(cb, on_io_file);
@@ -504,6 +521,7 @@ void rd_close(rd_trace *t)
         free(d->comms[i].remote_to_lgroup);
     }
     free(d->comms);
+    free(d->win_comm);
     free(d->loc_ids_sorted);
     free(d->loc_index_sorted);
     free(d->io_files);

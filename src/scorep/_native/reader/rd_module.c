@@ -361,6 +361,74 @@ static PyObject *trace_write_chrome(TraceObject *self, PyObject *args, PyObject 
     return result;
 }
 
+/* The engine's metrics as ((name, parent index or -1), ...), in its table's order. */
+static PyObject *ws_metric_table(void)
+{
+    const char *const *names;
+    const int *parents;
+    uint32_t n = rd_ws_metrics(&names, &parents);
+    PyObject *table = PyTuple_New(n);
+    for (uint32_t k = 0; table && k < n; k++) {
+        PyObject *item = Py_BuildValue("(si)", names[k], parents[k]);
+        if (!item) {
+            Py_CLEAR(table);
+            break;
+        }
+        PyTuple_SET_ITEM(table, k, item);
+    }
+    return table;
+}
+
+static PyObject *trace_wait_states(TraceObject *self, PyObject *unused)
+{
+    (void)unused;
+    rd_ws ws;
+    char err[1024] = "";
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    rd_quiet_begin();
+    status = rd_wait_states(self->trace, &ws, err, sizeof err);
+    rd_quiet_end();
+    Py_END_ALLOW_THREADS
+    if (status != 0)
+        return error(err);
+    PyObject *rows = PyList_New(0);
+    for (size_t i = 0; rows && i < ws.nrows; i++) {
+        const rd_ws_row *r = &ws.rows[i];
+        PyObject *regions = PyTuple_New(r->depth);
+        PyObject *times = PyTuple_New(ws.nmetrics);
+        PyObject *counts = PyTuple_New(ws.nmetrics);
+        PyObject *row = NULL;
+        if (regions && times && counts) {
+            for (uint32_t k = 0; k < r->depth; k++)
+                PyTuple_SET_ITEM(regions, k, PyLong_FromUnsignedLong(r->regions[k]));
+            for (uint32_t k = 0; k < ws.nmetrics; k++) {
+                PyTuple_SET_ITEM(times, k, PyFloat_FromDouble(r->time[k]));
+                PyTuple_SET_ITEM(counts, k, PyLong_FromUnsignedLongLong(r->count[k]));
+            }
+            row = Py_BuildValue("(IIOOO)", r->location, r->rank, regions, times, counts);
+        }
+        Py_XDECREF(regions);
+        Py_XDECREF(times);
+        Py_XDECREF(counts);
+        if (!row || PyList_Append(rows, row) != 0)
+            Py_CLEAR(rows);
+        Py_XDECREF(row);
+    }
+    PyObject *metrics = rows ? ws_metric_table() : NULL;
+    PyObject *result = rows && metrics
+                           ? Py_BuildValue("{sIsOsOsKsKsK}", "ranks", ws.ranks, "metrics", metrics,
+                                           "rows", rows, "violations",
+                                           (unsigned long long)ws.violations, "unmatched",
+                                           (unsigned long long)ws.unmatched, "skipped",
+                                           (unsigned long long)ws.skipped)
+                           : NULL;
+    Py_XDECREF(rows);
+    Py_XDECREF(metrics);
+    rd_ws_free(&ws);
+    return result;
+}
+
 static PyMethodDef trace_methods[] = {
     {"definitions", (PyCFunction)trace_definitions, METH_NOARGS,
      "The global definitions as a dict of lists indexed by ref."},
@@ -368,6 +436,10 @@ static PyMethodDef trace_methods[] = {
      "One pass over all events; returns a Scan."},
     {"write_chrome", (PyCFunction)(void (*)(void))trace_write_chrome, METH_VARARGS | METH_KEYWORDS,
      "Writes Chrome trace events from a scan made with durations_path."},
+    {"wait_states", (PyCFunction)trace_wait_states, METH_NOARGS,
+     "Replays the MPI operations of every rank with the wait-state engine: a dict with "
+     "ranks, metrics ((name, parent), ...), rows [(location, rank, regions, seconds, "
+     "counts)], violations, unmatched, skipped."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -754,7 +826,8 @@ PyMODINIT_FUNC PyInit__reader(void)
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;
-    if (PyModule_AddIntConstant(m, "DEPTHS", RD_DEPTHS) || PyModule_AddIntConstant(m, "BUCKETS", RD_BUCKETS)) {
+    if (PyModule_AddIntConstant(m, "DEPTHS", RD_DEPTHS) || PyModule_AddIntConstant(m, "BUCKETS", RD_BUCKETS) ||
+        PyModule_AddObject(m, "WAIT_STATE_METRICS", ws_metric_table()) != 0) {
         Py_DECREF(m);
         return NULL;
     }

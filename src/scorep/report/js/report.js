@@ -372,6 +372,15 @@
           tableBox.value = metricBox.value;
           tableBox.dispatchEvent(new Event("change"));
         }
+        // The load balance follows when it shows the metric per rank (else: time).
+        var balanceBox = $("#balance-metric");
+        if (balanceBox) {
+          var wanted = balanceBox.querySelector('option[value="' + metricBox.value + '"]') ? metricBox.value : "-1";
+          if (balanceBox.value !== wanted) {
+            balanceBox.value = wanted;
+            balanceBox.dispatchEvent(new Event("change"));
+          }
+        }
       });
     }
     var selectBox = $("#flame-location");
@@ -1174,9 +1183,23 @@
     var idle = {};
     bal.idle.forEach(function (i) { idle[i] = true; });
     var p = el("p");
-    p.textContent = "Exclusive time per " + bal.unit + ": program code (blue), MPI (red), " +
+    var timeText = "Exclusive time per " + bal.unit + ": program code (blue), MPI (red), " +
       "outside any function / measurement (grey)." + (bal.idle.length ?
       " " + bal.idle.length + " of " + n + " " + bal.unit + "s do less than a quarter of the busiest one's work (marked IDLE)." : "");
+    p.textContent = timeText;
+    // The wait states per rank: one selector for time and each of them, the same choice
+    // as the flame graph's and the region table's.
+    var metrics = bal.metrics || [], chosen = -1, box = null;
+    if (metrics.length) {
+      box = el("select", {id: "balance-metric", title: "what the bars show per " + bal.unit});
+      box.appendChild(el("option", {value: "-1"}, "time"));
+      metrics.forEach(function (m) {
+        box.appendChild(el("option", {value: String(m.index), title: m.description || ""}, m.display));
+      });
+      var label = el("label", null, "metric ");
+      label.appendChild(box);
+      infoBox.appendChild(label);
+    }
     infoBox.appendChild(p);
     var barH = Math.max(3, Math.min(18, Math.floor(480 / Math.max(1, n))));
     var labelW = Math.min(190, Math.round(($("#balance-box").clientWidth || 900) * 0.3));
@@ -1188,32 +1211,65 @@
     canvas.height = Math.round(height * dpr);
     var ctx = canvas.getContext("2d");
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    var max = 0;
-    for (var i = 0; i < n; i++) max = Math.max(max, bal.work[i] + bal.mpi[i] + bal.other[i]);
-    var sx = max > 0 ? (width - labelW - 90) / max : 0;
-    ctx.font = "11px sans-serif";
-    ctx.textBaseline = "middle";
-    for (i = 0; i < n; i++) {
-      var y = 4 + i * (barH + 2), x = labelW;
-      if (barH >= 8 || idle[i]) {
-        ctx.fillStyle = idle[i] ? "#c00" : "#222";
-        ctx.fillText((idle[i] ? "IDLE " : "") + bal.names[i], 4, y + barH / 2);
+    function metricOf(index) {
+      for (var k = 0; k < metrics.length; k++) if (metrics[k].index === index) return metrics[k];
+      return null;
+    }
+    function draw() {
+      var m = chosen >= 0 ? metricOf(chosen) : null;
+      ctx.clearRect(0, 0, width, height);
+      var parts = [];
+      for (var i = 0; i < n; i++)
+        parts.push(m ? [[m.values[i], "#f28e2b"]]
+                     : [[bal.work[i], "#4e79a7"], [bal.mpi[i], "#e15759"], [bal.other[i], "#bab0ac"]]);
+      var max = 0;
+      parts.forEach(function (ps) { max = Math.max(max, ps.reduce(function (a, q) { return a + q[0]; }, 0)); });
+      var sx = max > 0 ? (width - labelW - 90) / max : 0;
+      ctx.font = "11px sans-serif";
+      ctx.textBaseline = "middle";
+      var shown = [];
+      for (i = 0; i < n; i++) {
+        var y = 4 + i * (barH + 2), x = labelW, sum = 0;
+        var mark = !m && idle[i];
+        if (barH >= 8 || mark) {
+          ctx.fillStyle = mark ? "#c00" : "#222";
+          ctx.fillText((mark ? "IDLE " : "") + bal.names[i], 4, y + barH / 2);
+        }
+        parts[i].forEach(function (part) {
+          ctx.fillStyle = part[1];
+          ctx.fillRect(x, y, part[0] * sx, barH);
+          x += part[0] * sx;
+          sum += part[0];
+        });
+        if (mark) {
+          ctx.strokeStyle = "#c00";
+          ctx.lineWidth = 2;
+          ctx.strokeRect(labelW - 1, y - 1, Math.max(6, x - labelW) + 2, barH + 2);
+          ctx.lineWidth = 1;
+        }
+        if (barH >= 8) {
+          ctx.fillStyle = "#333";
+          ctx.fillText(fmtTime(sum), x + 4, y + barH / 2);
+        }
+        shown.push(sum.toPrecision(6));
       }
-      [[bal.work[i], "#4e79a7"], [bal.mpi[i], "#e15759"], [bal.other[i], "#bab0ac"]].forEach(function (part) {
-        ctx.fillStyle = part[1];
-        ctx.fillRect(x, y, part[0] * sx, barH);
-        x += part[0] * sx;
+      // What the bars show, for the tests and for reading off exact values.
+      canvas.setAttribute("data-metric", m ? m.name : "time");
+      canvas.setAttribute("data-values", shown.join(" "));
+      p.textContent = m ? m.display + " per " + bal.unit + " (seconds, its call paths summed): " +
+        "the " + bal.unit + "s that wait; one that does not is the late one." : timeText;
+    }
+    draw();
+    if (box) {
+      box.addEventListener("change", function () {
+        chosen = +box.value;
+        draw();
+        var flameBox = $("#flame-metric");
+        if (flameBox && !flameBox.hidden && flameBox.value !== box.value) {
+          flameBox.value = box.value;
+          flameBox.dispatchEvent(new Event("change"));
+        }
       });
-      if (idle[i]) {
-        ctx.strokeStyle = "#c00";
-        ctx.lineWidth = 2;
-        ctx.strokeRect(labelW - 1, y - 1, Math.max(6, x - labelW) + 2, barH + 2);
-        ctx.lineWidth = 1;
-      }
-      if (barH >= 8) {
-        ctx.fillStyle = "#333";
-        ctx.fillText(fmtTime(bal.work[i] + bal.mpi[i] + bal.other[i]), x + 4, y + barH / 2);
-      }
     }
     // Statistics over the units that run the region: a function of one thread out of
     // eight is where it is, not imbalanced; how many run it is its own column.
