@@ -78,7 +78,7 @@ DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3
 # Wheels of setuptools and wheel that pip may use for a build environment (never PyPI).
 DEB_WHEELS := /usr/share/python-wheels
 
-.PHONY: all deps build native build-all install install-system demo test ctest ctest-sanitize pytest clean ext js \
+.PHONY: openblas-private all deps build native build-all install install-system demo test ctest ctest-sanitize pytest clean ext js \
   check-layers
 
 all: build
@@ -228,3 +228,11 @@ demo: install
 
 clean:
 	rm -rf build dist src/scorep.egg-info src/scorep/_bindings*.so src/scorep/_reader*.so src/scorep/libscorep_*.so
+
+# A private OpenBLAS for the --native tests (tests/test_sampling_native.py): Debian's
+# libopenblas0-pthread unpacked into build/openblas, never installed (installing it would
+# switch every program's BLAS on this machine through the alternatives system).
+openblas-private:
+	@mkdir -p build/openblas && cd build/openblas && \
+	  apt-get download libopenblas0-pthread >/dev/null 2>&1 && dpkg -x libopenblas0-pthread_*.deb . && \
+	  echo "OpenBLAS in build/openblas/usr/lib/x86_64-linux-gnu/openblas-pthread"
