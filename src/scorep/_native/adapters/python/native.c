@@ -47,13 +47,15 @@
 #define PENDING_NS 20000000
 
 /* One thread's slot: the sampler claims it (tid), asks (asked++ then the signal), the
- * handler answers (ips, count, then done = the asked it saw). */
+ * handler answers (ips, count, then done = the asked it saw). Two buffers, by the parity
+ * of `asked`: the pass can read the previous tick's answer while a late handler writes
+ * this tick's. */
 typedef struct {
     _Atomic pid_t tid; /* 0: free */
     _Atomic uint32_t asked, done;
     _Atomic unsigned long pthread; /* the thread's pthread_self(), as the handler saw it */
-    uint32_t count;
-    uintptr_t ips[SP_NATIVE_DEPTH];
+    uint32_t count[2];
+    uintptr_t ips[2][SP_NATIVE_DEPTH];
 } native_slot;
 
 typedef struct signalled signalled;
@@ -112,6 +114,7 @@ static void handler(int signo, siginfo_t *info, void *context)
         }
     if (slot) {
         uint32_t asked = atomic_load_explicit(&slot->asked, memory_order_acquire);
+        uintptr_t *ips = slot->ips[asked & 1];
         uint32_t count = 0;
         unw_cursor_t cursor;
         /* x86-64: unw_context_t is the ucontext_t the kernel gave the handler; starting
@@ -121,10 +124,10 @@ static void handler(int signo, siginfo_t *info, void *context)
                 unw_word_t ip;
                 if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0)
                     break;
-                slot->ips[count++] = (uintptr_t)ip;
+                ips[count++] = (uintptr_t)ip;
             } while (count < SP_NATIVE_DEPTH && unw_step(&cursor) > 0);
         }
-        slot->count = count;
+        slot->count[asked & 1] = count;
         atomic_store_explicit(&slot->pthread, (unsigned long)pthread_self(),
                               memory_order_relaxed);
         atomic_store_explicit(&slot->done, asked, memory_order_release);
@@ -255,7 +258,7 @@ static native_slot *slot_of(pid_t tid)
             free_slot = &N.slots[i];
     }
     if (free_slot) {
-        free_slot->count = 0;
+        free_slot->count[0] = free_slot->count[1] = 0;
         atomic_store(&free_slot->pthread, 0);
         atomic_store(&free_slot->done, atomic_load(&free_slot->asked));
         atomic_store_explicit(&free_slot->tid, tid, memory_order_release);
@@ -307,16 +310,27 @@ uint32_t sp_native_collect(sp_native_stack *out, uint32_t capacity)
     uint32_t n = 0;
     for (uint32_t i = 0; i < N.signalled_count && n < capacity; i++) {
         native_slot *slot = N.signalled[i].slot;
-        if (atomic_load_explicit(&slot->done, memory_order_acquire) != N.signalled[i].asked) {
+        uint32_t asked = N.signalled[i].asked;
+        uint32_t done = atomic_load_explicit(&slot->done, memory_order_acquire);
+        /* Not answered yet: the previous tick's answer, if there is one, serves the threads
+         * that never run Python (nothing to merge it with); a Python thread's sample then
+         * goes without native frames. */
+        bool fresh = done == asked;
+        if (!fresh && (done != asked - 1 || !slot->count[done & 1]))  {
             atomic_fetch_add(&N.missed, 1);
             continue;
         }
         sp_native_stack *s = &out[n++];
         s->tid = atomic_load(&slot->tid);
         s->pthread = atomic_load(&slot->pthread);
-        s->count = slot->count < SP_NATIVE_DEPTH ? slot->count : SP_NATIVE_DEPTH;
-        memcpy(s->ips, slot->ips, s->count * sizeof *s->ips);
-        atomic_fetch_add(&N.stacks, 1);
+        s->fresh = fresh;
+        uint32_t count = slot->count[done & 1];
+        s->count = count < SP_NATIVE_DEPTH ? count : SP_NATIVE_DEPTH;
+        memcpy(s->ips, slot->ips[done & 1], s->count * sizeof *s->ips);
+        if (fresh)
+            atomic_fetch_add(&N.stacks, 1);
+        else
+            atomic_fetch_add(&N.missed, 1);
     }
     N.signalled_count = 0;
     return n;

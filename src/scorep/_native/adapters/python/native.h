@@ -13,6 +13,7 @@ typedef struct {
     pid_t tid;
     unsigned long pthread; /* its pthread_t: what a Python thread state calls it */
     uint32_t count;
+    bool fresh; /* of the last tick; else of the one before (the handler ran late) */
     uintptr_t ips[SP_NATIVE_DEPTH];
 } sp_native_stack;
 

@@ -986,7 +986,8 @@ static void sample_thread(PyThreadState *ts, uint64_t now, uint64_t pass_weight,
     if (from_capture)
         for (uint32_t k = 0; k < A.native_count; k++)
             if (A.native[k].pthread == (unsigned long)ts->thread_id) {
-                count = append_native_tail(&A.native[k], count);
+                if (A.native[k].fresh)
+                    count = append_native_tail(&A.native[k], count);
                 break;
             }
     sp_location *loc = location_of(ts, e);
