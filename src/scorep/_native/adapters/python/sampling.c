@@ -812,13 +812,20 @@ static void sample_native_threads(uint64_t now, uint64_t weight)
         if (python || !n->count || !frames_reserve(n->count))
             continue;
         uint32_t count = 0, region;
-        for (uint32_t i = n->count; i-- > 0;)
-            if (sp_native_region(n->ips[i], i == 0, &region) == SP_NATIVE_FRAME &&
-                region != SP_NO_ID) {
+        bool interpreter = false;
+        for (uint32_t i = n->count; i-- > 0 && !interpreter;) {
+            int kind = sp_native_region(n->ips[i], i == 0, &region);
+            /* The interpreter's code on the stack: a Python thread that starts or ends (its
+             * thread state is not listed yet, or not any more), not a thread of its own. */
+            interpreter = kind != SP_NATIVE_FRAME;
+            if (kind == SP_NATIVE_FRAME && region != SP_NO_ID) {
                 S.frames.frames[count] = (sp_context_frame){
                     region, NATIVE_IDENTITY | ((uintptr_t)count << 32) | region};
                 count++;
             }
+        }
+        if (interpreter)
+            continue;
         sp_location *loc = native_location(n->tid);
         if (!loc || !sp_sample_begin(loc))
             continue;
