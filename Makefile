@@ -70,10 +70,11 @@ DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3
   python3-jupyter-kernel-test python3-protobuf python3-line-profiler graphviz chromium nodejs npm \
   python3-pip python3-venv python3-setuptools python3-wheel python3-build \
   python3-setuptools-whl python3-wheel-whl libpython3.11-testsuite python3-networkx python3-joblib \
-  python3-sympy python3-dask python3-sklearn python3-seccomp
+  python3-sympy python3-dask python3-sklearn python3-seccomp libunwind-dev
 # python3-notebook, python3-nbconvert: the browser test of measured cells' results in a real
 # Notebook 6 server and in nbconvert's HTML export (tests/test_jupyter_frontend.py).
 # python3-seccomp: the sampling test that forbids process_vm_readv with a real seccomp filter.
+# libunwind-dev: --native unwinds the C stacks of samples (libunwind's local-only unwinder).
 # libpython3.11-testsuite: CPython's own regression tests for Debian's python3 (3.11.2, the
 # interpreter scorep is installed for), run under measurement by the tests. python3-networkx,
 # python3-joblib, python3-sympy, python3-dask, python3-sklearn: third-party programs the tests
@@ -81,7 +82,7 @@ DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3
 # Wheels of setuptools and wheel that pip may use for a build environment (never PyPI).
 DEB_WHEELS := /usr/share/python-wheels
 
-.PHONY: all deps build native build-all install install-system demo test ctest ctest-sanitize pytest clean ext js \
+.PHONY: openblas-private all deps build native build-all install install-system demo test ctest ctest-sanitize pytest clean ext js \
   stress-asan \
   check-layers
 
@@ -174,7 +175,7 @@ $(EXT_OBJDIR)/%.o: $(NATIVE)/%.c $(HEADERS)
 $(EXT_MODULE): $(EXT_OBJS) $(CORE_LIB)
 	@echo "  LD  $@"
 	@$(CC) -shared -o $@ $(EXT_OBJS) -L$(PKG_DIR) -lscorep_core -Wl,-rpath,'$$ORIGIN' \
-	  $(OTF2_LIBS) -lpthread
+	  $(OTF2_LIBS) -lunwind -lpthread
 endif
 
 # C unit tests of the core and substrates (no Python): once plain, once under ASan+UBSan.
@@ -249,3 +250,11 @@ demo: install
 
 clean:
 	rm -rf build dist src/scorep.egg-info src/scorep/_bindings*.so src/scorep/_reader*.so src/scorep/libscorep_*.so
+
+# A private OpenBLAS for the --native tests (tests/test_sampling_native.py): Debian's
+# libopenblas0-pthread unpacked into build/openblas, never installed (installing it would
+# switch every program's BLAS on this machine through the alternatives system).
+openblas-private:
+	@mkdir -p build/openblas && cd build/openblas && \
+	  apt-get download libopenblas0-pthread >/dev/null 2>&1 && dpkg -x libopenblas0-pthread_*.deb . && \
+	  echo "OpenBLAS in build/openblas/usr/lib/x86_64-linux-gnu/openblas-pthread"

@@ -14,6 +14,7 @@ For every interpreter and workload it runs, alternating, R times each:
   scorep:trace     python -m scorep with SCOREP_ENABLE_TRACING=true, profiling off
   scorep:sampling  python -m scorep --sampling (1 kHz, wall-clock time; profile)
   scorep:sampling+trace   the same with tracing too (CallingContextSample records)
+  scorep:sampling+native  scorep:sampling with --native (each sample's C stack too)
   scorep:profile+eval, scorep:profile+cProfile   scorep:profile with that instrumenter
                    (--instrumenter-type; eval only before 3.12): the instrumenters compared
 and prints the best time of the work (measured inside the program, without interpreter
@@ -54,7 +55,7 @@ WORKLOADS = {
 OO_WORKLOADS = ("oo_scheduler", "oo_raytrace", "oo_go", "oo_constraints")
 
 MODES = ["plain", "cProfile", "scorep:hooks", "scorep:profile", "scorep:profile-c", "scorep:trace",
-         "scorep:sampling", "scorep:sampling+trace", "scorep:profile+eval",
+         "scorep:sampling", "scorep:sampling+trace", "scorep:sampling+native", "scorep:profile+eval",
          "scorep:profile+cProfile"]
 
 
@@ -93,7 +94,8 @@ def command(python, mode, workload, experiment, timer=None):
     elif mode.startswith("scorep:sampling"):
         env.update(SCOREP_ENABLE_TRACING="true" if mode.endswith("+trace") else "false",
                    SCOREP_TOTAL_MEMORY="1G")
-        return [python, "-m", "scorep", "--verbose", "--sampling"] + script, env
+        native = ["--native"] if mode.endswith("+native") else []
+        return [python, "-m", "scorep", "--verbose", "--sampling"] + native + script, env
     elif mode.startswith("scorep:profile+"):
         env.update(SCOREP_ENABLE_PROFILING="true", SCOREP_ENABLE_TRACING="false")
         return [python, "-m", "scorep", "--verbose",

@@ -63,6 +63,10 @@ options:
                              SCOREP_ENABLE_UNWINDING=true, SCOREP_SAMPLING_EVENTS=wall@US)
   --sampling-clock=wall|cpu  what a sample stands for: wall-clock time (the default;
                              waiting counts) or the thread's CPU time (implies --sampling)
+  --native                   with --sampling: each sample also has the thread's C stack
+                             (BLAS, C extensions: dgemm_ [libblas.so.3] under the Python
+                             function that calls ndarray.dot), and threads that never run
+                             Python are sampled too (sets SCOREP_SAMPLING_NATIVE=true)
   --summary                  print the end-of-run summary even when stderr is not a
                              terminal (it is printed when it is one)
   --c-calls, --no-c-calls    C functions called from Python (sorted, time.sleep,
@@ -114,7 +118,7 @@ SCOREP_VALUE_FLAGS = ("--thread", "--io", "--libwrap", "--instrument-filter",
                       "--memory", "--openmp")
 OWN_FLAGS = ("-h", "--help", "-v", "--verbose", "--keep-files", "--noinstrumenter", "--nopython",
              "--instrumenter-type=TYPE", "--instrumenter-file=FILE", "--filter=FILE", "--lines=PATTERNS",
-             "--sampling[=HZ]", "--sampling-clock=wall|cpu",
+             "--sampling[=HZ]", "--sampling-clock=wall|cpu", "--native",
              "--summary", "--c-calls", "--no-c-calls", "--no-children", "--mpp=mpi|none", "--version", "-m", "-c", "--")
 
 MAX_SAMPLING_HZ = 100000
@@ -151,6 +155,7 @@ class Options:
         self.summary = False
         self.children = True
         self.c_calls = None  # SCOREP_PYTHON_C_CALLS decides
+        self.native = False  # --native: SCOREP_SAMPLING_NATIVE=true
         self.mpp = None  # None: decided by the launcher environment
         self.spawned = None  # the parent's configuration (scorep.cfg text) in a spawned process
         self.mode = None  # "script", "module" or "code"
@@ -198,6 +203,8 @@ def parse_args(argv):
             opts.c_calls = arg == "--c-calls"
         elif name == "--sampling":
             opts.sampling = parse_sampling_rate(value) if has_value else opts.sampling or 0
+        elif arg == "--native":
+            opts.native = True
         elif name == "--sampling-clock":
             if value not in ("wall", "cpu"):
                 raise UsageError("unknown --sampling-clock=%s; valid: wall, cpu" % value)
@@ -306,6 +313,8 @@ def config_overrides(opts):
     if opts.c_calls is not None:
         overrides["SCOREP_PYTHON_C_CALLS"] = "true" if opts.c_calls else "false"
     overrides.update(sampling_overrides(opts))
+    if opts.native:
+        overrides["SCOREP_SAMPLING_NATIVE"] = "true"
     return overrides
 
 

@@ -390,6 +390,11 @@ VARIABLES = {
         "where a sample reads the Python stacks: async (where each thread is at the tick, "
         "read by the sampler thread without the GIL) or safepoint (at the interpreter's next "
         "safe point, the GIL held: later, and so sometimes in a later function)"),
+    "SCOREP_SAMPLING_NATIVE": (
+        "false", parse_bool,
+        "with sampling (--native): each sample also has the thread's native (C) stack, "
+        "unwound with libunwind, and threads that never run Python are sampled too, each a "
+        "location of its own"),
 }
 
 # Score-P variables that only tune a mechanism this tool does not have, or that act only
@@ -583,6 +588,14 @@ def from_environ(environ=None, overrides=None):
         raise ConfigError("line-level profiles (--lines, SCOREP_PYTHON_LINES) need every call "
                           "recorded: they cannot be combined with sampling "
                           "(--sampling, SCOREP_ENABLE_UNWINDING)")
+    if values["SCOREP_SAMPLING_NATIVE"] and not (values["SCOREP_ENABLE_UNWINDING"] and
+                                                 values["SCOREP_SAMPLING_EVENTS"]):
+        raise ConfigError("native frames (--native, SCOREP_SAMPLING_NATIVE) are read with the "
+                          "samples: they need sampling (--sampling, or SCOREP_ENABLE_UNWINDING "
+                          "with SCOREP_SAMPLING_EVENTS)")
+    if values["SCOREP_SAMPLING_NATIVE"] and values["SCOREP_SAMPLING_READ"] != "async":
+        raise ConfigError("native frames (--native, SCOREP_SAMPLING_NATIVE) are read at the "
+                          "tick, with SCOREP_SAMPLING_READ=async only")
     return Config(values, notes)
 
 

@@ -137,9 +137,17 @@ def sampling_facts(counts):
                 "needs process_vm_readv on this process, which failed here (%s; a container's "
                 "seccomp profile may forbid it)" % os.strerror(counts["unavailable_errno"])]
     deferred = counts["unknown_code"] + counts["new_thread"] + counts["no_read"]
+    facts = []
+    if counts.get("native_stacks") or counts.get("native_missed"):
+        facts.append("native stacks (--native): %d unwound at the ticks; %d times a thread had "
+                     "not run its signal handler for the tick when the sample was recorded "
+                     "(it waited for a CPU): a Python thread's sample then has no native "
+                     "frames, a thread that never runs Python got its stack of the tick "
+                     "before, or none"
+                     % (counts["native_stacks"], counts["native_missed"]))
     if not counts["async"] and not deferred and not counts["failed_check"]:
-        return []  # read at safe points (SCOREP_SAMPLING_READ=safepoint)
-    return ["samples: %d read where the thread was at the tick; %d dropped because the read "
+        return facts  # read at safe points (SCOREP_SAMPLING_READ=safepoint)
+    return facts + ["samples: %d read where the thread was at the tick; %d dropped because the read "
             "failed its checks (the thread moved while it was read; the time went to the "
             "thread's next sample); %d taken at the next safe point instead (%d: a function "
             "not seen before, %d: a thread that started since the tick, %d: no read came "
@@ -323,6 +331,7 @@ class Measurement:
         from scorep.measure import mpi as _mpi
         try:
             native.set_sampling_async(self.config["SCOREP_SAMPLING_READ"] == "async")
+            native.set_sampling_native(bool(sampling) and self.config["SCOREP_SAMPLING_NATIVE"])
             # One dict whose fields are exactly those of native.start_defaults().
             native.start(dict(
                 experiment_dir=native_path(path, "the experiment directory"),

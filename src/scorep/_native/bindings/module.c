@@ -1393,21 +1393,36 @@ static PyObject *py_set_sampling_async(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static PyObject *py_set_sampling_native(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    sp_python_sampling_set_native(on);
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_sampling_counts(PyObject *self, PyObject *args)
 {
     (void)self;
     (void)args;
-    uint64_t c[6];
+    uint64_t c[6], n[2];
     sp_python_sampling_counts(c);
-    return Py_BuildValue("{sKsKsKsKsKsi}", "async", (unsigned long long)c[0], "unknown_code",
-                         (unsigned long long)c[1], "failed_check", (unsigned long long)c[2],
-                         "new_thread", (unsigned long long)c[3], "no_read",
-                         (unsigned long long)c[4], "unavailable_errno", (int)c[5]);
+    sp_python_native_counts(n);
+    return Py_BuildValue("{sKsKsKsKsKsisKsK}", "async", (unsigned long long)c[0],
+                         "unknown_code", (unsigned long long)c[1], "failed_check",
+                         (unsigned long long)c[2], "new_thread", (unsigned long long)c[3],
+                         "no_read", (unsigned long long)c[4], "unavailable_errno", (int)c[5],
+                         "native_stacks", (unsigned long long)n[0], "native_missed",
+                         (unsigned long long)n[1]);
 }
 
 static PyMethodDef methods[] = {
     {"set_sampling_async", py_set_sampling_async, METH_O,
      "Read samples where the threads are (True) or at safe points (False); before start."},
+    {"set_sampling_native", py_set_sampling_native, METH_O,
+     "Samples carry the threads' native frames (--native); before start."},
     {"sampling_counts", py_sampling_counts, METH_NOARGS,
      "Samples of the last measurement: read where the threads were, and taken at a safe "
      "point instead, by reason."},

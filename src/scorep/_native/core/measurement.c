@@ -365,6 +365,19 @@ uint32_t sp_region_define_c(const char *name, const char *canonical)
     return region;
 }
 
+uint32_t sp_region_define_native(const char *name, const char *library)
+{
+    /* One region per (symbol, library) name, in the group "native": the paradigm is that
+     * of compiled code (Score-P's unwinding names its frames so too), the group tells them
+     * from the C functions called from Python. Filter rules apply to the name. */
+    bool excluded = false;
+    uint32_t region = sp_defs_named_region_grouped(&sp_meas.defs, name, library, -1,
+                                                   SP_PARADIGM_COMPILER, SP_ROLE_FUNCTION,
+                                                   SP_REGION_C, sp_meas.filter, &excluded,
+                                                   "native");
+    return excluded ? SP_NO_ID : region;
+}
+
 uint32_t sp_region_define_named(const char *name, const char *file, int32_t line,
                                 sp_region_kind kind, bool *excluded)
 {

@@ -398,6 +398,10 @@ uint32_t sp_region_define_code(const char *name, const char *canonical, const ch
  * no source file) or out of memory. */
 uint32_t sp_region_define_c(const char *name, const char *canonical);
 
+/* A native (compiled) frame of a sample: "symbol [library]" with the library's path as its
+ * file, made on first use; SP_NO_ID when the filter leaves it out. */
+uint32_t sp_region_define_native(const char *name, const char *library);
+
 /* A named region of `kind` (user regions), made on first use; *excluded tells whether the
  * filter leaves it out. SP_NO_ID when out of memory. */
 uint32_t sp_region_define_named(const char *name, const char *file, int32_t line,

@@ -17,6 +17,7 @@
  * measurement started (the tool's runner, a Jupyter kernel's machinery) are left out, as
  * instrumentation leaves them out. */
 #include "adapters/python/internal.h"
+#include "adapters/python/native.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -269,6 +270,10 @@ static struct {
     cap_thread threads[CAP_THREADS];
     uint32_t thread_count;
     cap_frame *frames;
+    /* --native: every thread's native stack at the tick (threads that never ran Python
+     * too), allocated once like `frames`. */
+    sp_native_stack *native;
+    uint32_t native_count;
     /* Counted for MANIFEST.md (kept after the end, until the next start). */
     _Atomic uint64_t async_samples, deferred_unknown, deferred_torn, deferred_new,
         deferred_late;
@@ -624,6 +629,9 @@ static void capture(void)
 {
     A.time = sp_clock_now();
     A.thread_count = 0;
+    /* The native stacks are asked for first: each thread's handler unwinds it where it was
+     * at this tick (native.c), next to the Python frames read now. */
+    sp_native_signal();
     uint32_t used = 0;
     /* One load from the interpreter state, which outlives the measurement (3.9-3.13 take
      * no lock and check nothing there); the thread states it leads to are only read. */
@@ -803,6 +811,125 @@ static uint32_t unwind_own(sp_location *loc, sp_context_frame *frames, uint32_t 
     return n;
 }
 
+/* ---- native frames (--native) ----------------------------------------------------------- */
+
+/* Native frames' identities (what tells one activation from the next): their region and
+ * depth, with a bit no frame address has. A native frame's own address is not known. */
+#define NATIVE_IDENTITY ((uintptr_t)1 << 63)
+
+static bool frames_reserve(uint32_t count)
+{
+    if (count <= S.frames.capacity)
+        return true;
+    sp_context_frame *frames = realloc(S.frames.frames, count * sizeof *frames);
+    if (!frames)
+        return false;
+    S.frames.frames = frames;
+    S.frames.capacity = count;
+    return true;
+}
+
+/* The merge (as py-spy does it): the native frames inner to the interpreter's innermost
+ * evaluation frame are what the innermost Python frame runs (ndarray.dot, then BLAS), so
+ * they go after the `count` Python frames in S.frames. The evaluation frames themselves
+ * stand for the Python frames, and the interpreter's call machinery between them is left
+ * out. A stack without an evaluation frame (the unwinding stopped short) adds nothing: where
+ * its frames sit is not known. Returns the new count. */
+static uint32_t append_native_tail(const sp_native_stack *n, uint32_t count)
+{
+    uint32_t eval = n->count, region;
+    for (uint32_t i = 0; i < n->count; i++)
+        if (sp_native_region(n->ips[i], i == 0, &region) == SP_NATIVE_EVAL) {
+            eval = i;
+            break;
+        }
+    if (eval == n->count || !frames_reserve(count + eval))
+        return count;
+    for (uint32_t i = eval; i-- > 0;) {
+        if (sp_native_region(n->ips[i], i == 0, &region) != SP_NATIVE_FRAME ||
+            region == SP_NO_ID)
+            continue;
+        S.frames.frames[count] = (sp_context_frame){
+            region, NATIVE_IDENTITY | ((uintptr_t)count << 32) | region};
+        count++;
+    }
+    return count;
+}
+
+/* Threads that never ran Python (BLAS and OpenMP workers, threads of C extensions): a
+ * location each, named after the thread ("native thread 1234 (openblas_thr)"), made at
+ * the pass; remembered by thread id for the measurement. Global like S. */
+typedef struct {
+    pid_t tid;
+    uint32_t generation;
+    sp_location *loc;
+} native_thread;
+static native_thread native_threads[CAP_THREADS];
+
+static sp_location *native_location(pid_t tid)
+{
+    uint32_t generation = sp_measurement_generation();
+    uint32_t slot = CAP_THREADS;
+    for (uint32_t i = 0; i < CAP_THREADS; i++) {
+        if (native_threads[i].tid == tid && native_threads[i].generation == generation)
+            return native_threads[i].loc;
+        if (slot == CAP_THREADS && (!native_threads[i].tid ||
+                                    native_threads[i].generation != generation))
+            slot = i;
+    }
+    char path[64], comm[32] = "", name[96];
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fgets(comm, sizeof comm, f))
+            comm[strcspn(comm, "\n")] = '\0';
+        fclose(f);
+    }
+    snprintf(name, sizeof name, comm[0] ? "native thread %d (%s)" : "native thread %d",
+             (int)tid, comm);
+    /* Keys of Python threads are their thread state's id + 1: small numbers. */
+    sp_location *loc = sp_location_of_key(((uint64_t)1 << 62) | (uint64_t)tid, (uint64_t)tid,
+                                          name);
+    if (slot < CAP_THREADS)
+        native_threads[slot] = (native_thread){tid, generation, loc};
+    return loc;
+}
+
+/* A sample of every thread that holds no Python thread state, with its native frames
+ * (outermost first): the pass, GIL held. */
+static void sample_native_threads(uint64_t now, uint64_t weight)
+{
+    for (uint32_t k = 0; k < A.native_count; k++) {
+        const sp_native_stack *n = &A.native[k];
+        bool python = false;
+        for (PyThreadState *ts = PyInterpreterState_ThreadHead(S.interp); ts && !python;
+             ts = PyThreadState_Next(ts))
+            python = (unsigned long)ts->thread_id == n->pthread;
+        if (python || !n->count || !frames_reserve(n->count))
+            continue;
+        uint32_t count = 0, region;
+        bool interpreter = false;
+        for (uint32_t i = n->count; i-- > 0 && !interpreter;) {
+            int kind = sp_native_region(n->ips[i], i == 0, &region);
+            /* The interpreter's code on the stack: a Python thread that starts or ends (its
+             * thread state is not listed yet, or not any more), not a thread of its own. */
+            interpreter = kind != SP_NATIVE_FRAME;
+            if (kind == SP_NATIVE_FRAME && region != SP_NO_ID) {
+                S.frames.frames[count] = (sp_context_frame){
+                    region, NATIVE_IDENTITY | ((uintptr_t)count << 32) | region};
+                count++;
+            }
+        }
+        if (interpreter)
+            continue;
+        sp_location *loc = native_location(n->tid);
+        if (!loc || !sp_sample_begin(loc))
+            continue;
+        sp_sample(loc, now, S.frames.frames, count, weight);
+        sp_sample_end(loc);
+    }
+}
+
 /* ---- the sampling pass (the GIL held) -------------------------------------------------- */
 
 static thread_entry *entry_of(PyThreadState *ts)
@@ -959,6 +1086,13 @@ static void sample_thread(PyThreadState *ts, uint64_t now, uint64_t pass_weight,
         count = context_frames(&S.raw, old, inner, !from_capture, S.frames.frames,
                                S.frames.capacity, &unknown);
     }
+    if (from_capture)
+        for (uint32_t k = 0; k < A.native_count; k++)
+            if (A.native[k].pthread == (unsigned long)ts->thread_id) {
+                if (A.native[k].fresh)
+                    count = append_native_tail(&A.native[k], count);
+                break;
+            }
     sp_location *loc = location_of(ts, e);
     if (!loc || !sp_sample_begin(loc))
         return; /* the thread is inside an event: its time goes to its next sample */
@@ -1009,10 +1143,13 @@ static void take_samples(void)
     /* A pass with a capture stands for the time between captures: they are the samples. */
     uint64_t weight = pass_weight(captured && A.time < now ? A.time : now);
     S.pass++;
+    A.native_count = captured && A.native ? sp_native_collect(A.native, CAP_THREADS) : 0;
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(S.interp); ts;
          ts = PyThreadState_Next(ts))
         if (ts != S.sampler_tstate)
             sample_thread(ts, now, weight, captured);
+    if (captured)
+        sample_native_threads(now, weight);
     forget_ended_threads();
     atomic_store_explicit(&A.ready, 0, memory_order_release);
     exception_restore(saved);
@@ -1154,6 +1291,12 @@ static void *sampler_main(void *arg)
 #endif
             hurry = false;
         }
+        /* --native: the pass the sampler would run itself right after the tick waits (a
+         * tick or more) for the threads' handlers, which run when each thread gets a CPU;
+         * a pass a program's thread runs (a pending call) does not wait. */
+        if (with_gil && A.enabled && atomic_load_explicit(&A.ready, memory_order_acquire) &&
+            sp_native_pending())
+            with_gil = false;
         if (with_gil)
             pass_with_gil(hurry);
     }
@@ -1174,6 +1317,7 @@ static void forget_sampler_in_child(void)
     atomic_store(&S.unwinders_acquiring, 0);
     A.pid = getpid();
     atomic_store(&A.ready, 0);
+    sp_native_forget_in_child();
 }
 
 /* ---- life cycle ------------------------------------------------------------------------ */
@@ -1237,6 +1381,14 @@ static bool want_async = true;
 void sp_python_sampling_set_async(bool on)
 {
     want_async = on;
+}
+
+/* Whether samples carry native frames (--native); set before a measurement starts. */
+static bool want_native;
+
+void sp_python_sampling_set_native(bool on)
+{
+    want_native = on;
 }
 
 void sp_python_sampling_counts(uint64_t counts[6])
@@ -1311,6 +1463,23 @@ int sp_python_sampling_start(bool unwinding, uint64_t period_us, bool cpu)
         else
             A.unavailable = errno ? errno : EINVAL;
     }
+    if (S.configured && want_native) {
+        /* The native stacks are read at the tick, next to the Python frames read there. */
+        if (!A.enabled) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "--native needs the stacks read where the threads are "
+                            "(SCOREP_SAMPLING_READ=async, and process_vm_readv allowed)");
+            return -1;
+        }
+        if (!A.native)
+            A.native = calloc(CAP_THREADS, sizeof *A.native);
+        if (!A.native) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (sp_native_start() != 0)
+            return -1;
+    }
     atomic_store(&S.unwinders_may_acquire, true);
     sp_set_unwinder(unwind_own);
     return 0;
@@ -1363,6 +1532,7 @@ void sp_python_sampling_stop(void)
     }
     sp_set_unwinder(NULL);
     known_clear(); /* the sampler has ended: nobody reads them */
+    sp_native_stop();
     A.enabled = false;
     S.unwinding = S.configured = false;
     free(S.threads);
