@@ -46,6 +46,11 @@ MODES = {
               "SCOREP_TOTAL_MEMORY": "1G"},
     "filtered": {"filter": "__main__:tiny"},
     "sampling": {"args": ["--sampling"]},
+    # C functions as regions, on and off whatever the interpreter's default, and before 3.12
+    # through the profile hook alone (no frame-evaluation hook beside it).
+    "c-calls": {"args": ["--c-calls"]},
+    "no-c-calls": {"args": ["--no-c-calls"]},
+    "c-calls-hook": {"args": ["--c-calls", "--instrumenter-type=cProfile"]},
 }
 
 

@@ -184,12 +184,26 @@ static inline uint32_t sp_profile_enter(sp_profile_location *p, uint32_t parent,
 {
     if (parent == SP_PROFILE_NO_NODE)
         return SP_PROFILE_NO_NODE;
-    uint32_t child = sp_profile_node_at(p, parent)->last_child_hit;
+    sp_profile_node *pn = sp_profile_node_at(p, parent);
+    uint32_t child = pn->last_child_hit;
     if (__builtin_expect(child != SP_PROFILE_NO_NODE, 1)) {
         sp_profile_node *cn = sp_profile_node_at(p, child);
         if (__builtin_expect(cn->region == region && cn->kind == SP_NODE_REGION, 1)) {
             cn->visits++;
             return child;
+        }
+        /* A function that calls several callees in turn (with C calls recorded, most do:
+         * `set.add`, `list.append`, a method) calls them in the order of their first calls,
+         * which is the order of the siblings: the next one, or the first again when the
+         * loop starts over, is found without the hash table. */
+        uint32_t next = cn->next_sibling;
+        if (next == SP_PROFILE_NO_NODE)
+            next = pn->first_child;
+        sp_profile_node *nn = sp_profile_node_at(p, next);
+        if (nn->region == region && nn->kind == SP_NODE_REGION) {
+            pn->last_child_hit = next;
+            nn->visits++;
+            return next;
         }
     }
     child = sp_profile_child_slow(p, parent, region);
