@@ -742,7 +742,7 @@ static int encode_parts(sp_measurement *m, char *err, size_t errlen)
     for (uint32_t k = 0; k < m->part_count && status == 0; k++) {
         sp_part *p = &m->parts[k];
         sp_reader r;
-        sp_reader_init(&r, p->section[sp_trace.slot], p->section_size[sp_trace.slot]);
+        sp_reader_init(&r, p->c.section[sp_trace.slot], p->c.section_size[sp_trace.slot]);
         foreign.rank = p->rank;
         foreign.name = sp_reader_u32(&r);
         foreign.argc = sp_reader_u32(&r);
@@ -751,7 +751,7 @@ static int encode_parts(sp_measurement *m, char *err, size_t errlen)
             continue; /* damaged: its locations stay without events */
         r.pos += (size_t)foreign.argc * 4;
         foreign.active = true;
-        for (uint32_t i = 0; i < p->location_count && status == 0 && !r.failed; i++) {
+        for (uint32_t i = 0; i < p->c.location_count && status == 0 && !r.failed; i++) {
             uint64_t bytes = sp_reader_u64(&r);
             if (r.failed || bytes > r.size - r.pos)
                 break;

@@ -54,7 +54,7 @@ typedef struct {
     sp_reader locations; /* positioned at the first id */
 } part_section;
 
-static bool read_section(const sp_process_part *p, part_section *s)
+static bool read_section(const sp_part_contents *p, part_section *s)
 {
     const unsigned char *data = p->section[sp_trace.slot];
     if (!data)
