@@ -320,6 +320,11 @@ void sp_measurement_layout(sp_layout *layout)
     };
 }
 
+size_t sp_measurement_trace_records(sp_trace_event_records *out, size_t cap)
+{
+    return sp_substrates_trace_records(out, cap);
+}
+
 /* ---- definitions of the running measurement ---------------------------------------------- */
 
 /* The group the Python bindings put a region into: the top-level package of its module,

@@ -359,6 +359,17 @@ typedef struct sp_layout {
 
 void sp_measurement_layout(sp_layout *layout);
 
+/* How many raw trace records an event takes, by the event's name ("enter", "io_seek", ...):
+ * the trace substrate's own table (the one its decoder walks the records by), which
+ * scorep-score's trace-size estimate reads through the bindings. */
+typedef struct sp_trace_event_records {
+    const char *event;
+    uint32_t records;
+} sp_trace_event_records;
+
+/* Fills up to `cap` entries; returns how many there are. */
+size_t sp_measurement_trace_records(sp_trace_event_records *out, size_t cap);
+
 /* --- definitions of the running measurement (its filter decides) ------------------------ */
 
 /* A Python function's region: a new one per code object. SP_NO_ID when the filter leaves

@@ -461,6 +461,12 @@ static inline void sp_substrates_part(sp_measurement *m, uint64_t ticks_per_seco
         sp_profile_part(m, ticks_per_second, &sections[SP_SUBSTRATE_PROFILE]);
 }
 
+/* The trace's raw records per event (core/measurement.h: sp_measurement_trace_records). */
+static inline size_t sp_substrates_trace_records(sp_trace_event_records *out, size_t cap)
+{
+    return sp_trace_event_record_counts(out, cap);
+}
+
 /* Each substrate's part of the results (after writing or failing). */
 static inline void sp_substrates_results(sp_measurement *m, sp_results *r)
 {

@@ -198,6 +198,36 @@ unsigned sp_trace_record_length(const sp_trace_record *r)
     }
 }
 
+size_t sp_trace_event_record_counts(sp_trace_event_records *out, size_t cap)
+{
+    static const struct {
+        const char *event;
+        uint32_t kind;
+    } events[] = {
+        {"enter", SP_REC_ENTER},
+        {"leave", SP_REC_LEAVE},
+        {"parameter", SP_REC_PARAMETER_INT},
+        {"program_begin", SP_REC_PROGRAM_BEGIN},
+        {"program_end", SP_REC_PROGRAM_END},
+        {"measurement_on", SP_REC_MEASUREMENT_ON},
+        {"measurement_off", SP_REC_MEASUREMENT_OFF},
+        {"buffer_flush", SP_REC_BUFFER_FLUSH},
+        {"sample", SP_REC_CC_SAMPLE},
+        {"io_create_handle", SP_REC_IO_CREATE_HANDLE},
+        {"io_destroy_handle", SP_REC_IO_DESTROY_HANDLE},
+        {"io_duplicate_handle", SP_REC_IO_DUPLICATE_HANDLE},
+        {"io_seek", SP_REC_IO_SEEK},
+        {"io_operation_begin", SP_REC_IO_OPERATION_BEGIN},
+        {"io_operation_complete", SP_REC_IO_OPERATION_COMPLETE},
+    };
+    size_t n = sizeof events / sizeof events[0];
+    for (size_t i = 0; i < n && i < cap; i++) {
+        sp_trace_record r = {0, events[i].kind, 0};
+        out[i] = (sp_trace_event_records){events[i].event, sp_trace_record_length(&r)};
+    }
+    return n;
+}
+
 static uint32_t target_rank(uint64_t target)
 {
     return (uint32_t)target == SP_RMA_ALL_TARGETS ? OTF2_UNDEFINED_UINT32 : (uint32_t)target;
