@@ -201,6 +201,23 @@ def test_fork_both_sides_recorded(python, tmp_path):
     assert visits_per_group(profile, "__main__:leaf") == per_group
 
 
+def test_forked_child_starts_with_fresh_process_state(python, tmp_path):
+    """The children module's state of this process is one object, replaced whole in a
+    forked child: what the parent had in flight (an os.system call holding its lock, the
+    threads in fork_exec, the environment to restore) is none of the child's."""
+    out = run_scorep(python, [child_program("fork_state.py")], tmp_path / "exp")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout == "child True True True\nparent True 1\n"
+
+
+def test_children_module_keeps_no_state_outside_its_state_object():
+    """No `global` in measure/children.py: whatever it keeps lives in _state (inherited
+    by forked children, or this process's and reset in the child)."""
+    import ast
+    tree = ast.parse((SRC / "scorep" / "measure" / "children.py").read_text())
+    assert [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Global)] == []
+
+
 def test_children_that_end_by_kill_os_exit_and_an_exception(python, tmp_path):
     """SIGKILL loses that child's own data only, and MANIFEST.md says which process and
     how much; os._exit and an uncaught exception lose nothing."""

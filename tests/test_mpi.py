@@ -256,7 +256,8 @@ def test_mpi_and_serial_runs_respect_each_others_lock_on_the_directory(tmp_path)
     go = tmp_path / "go"
     go.touch()
     out = mpirun(2, ["--mpp=mpi", program("mpi_wait.py"), go], tmp_path)
-    # The program runs as it would unmeasured; the measurement says why it did not start.
+    # The program goes on (refused inside MPI_Init, stopping would abort the job); one line
+    # says why the group's directory is not used and where the ranks' results go.
     assert out.returncode == 0
     # mpirun forwards each rank's output on its own: lines of two ranks can interleave
     # (a CI run got "rank 0 donerank 1 done\n\n"), so the words are compared, not lines.
@@ -265,7 +266,10 @@ def test_mpi_and_serial_runs_respect_each_others_lock_on_the_directory(tmp_path)
     assert re.sub(r"ready|rank \d done", "", out.stdout).strip() == "", out.stdout
     assert out.stderr == ("scorep: experiment directory %s is in use by another running "
                           "measurement; set SCOREP_EXPERIMENT_DIRECTORY to another "
-                          "directory\n" % exp)
+                          "directory; each rank writes an experiment of its own, that name "
+                          "with -rank<N>\n" % exp)
+    for rank in (0, 1):
+        assert (tmp_path / ("exp-rank%d" % rank) / "profile.cubex").is_file()
     # Nothing moved or written into the held directory: the ranks, without the group's
     # directory, wrote alone (as when MPI is never initialized).
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exp", "exp-rank0", "exp-rank1",

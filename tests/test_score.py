@@ -265,6 +265,49 @@ def test_estimate_matches_the_trace_of_the_same_run(tmp_path, calls, name):
         assert len(real) == 3
 
 
+# The raw records each OTF2 event stands for, by the names of the native table.
+_RECORDS_OF_EVENT = {
+    "Enter": ["enter"], "Leave": ["leave"], "ProgramBegin": ["program_begin"],
+    "ProgramEnd": ["program_end"], "ParameterInt": ["parameter"],
+    "ParameterUnsignedInt": ["parameter"], "ParameterString": ["parameter"],
+    "IoCreateHandle": ["io_create_handle"], "IoDestroyHandle": ["io_destroy_handle"],
+    "IoDuplicateHandle": ["io_duplicate_handle"], "IoSeek": ["io_seek"],
+    "IoOperationBegin": ["io_operation_begin"], "IoOperationComplete": ["io_operation_complete"],
+}
+
+
+def test_records_estimate_reads_the_native_tables_and_matches_the_trace(tmp_path):
+    """Issue 35: the records per event and the I/O functions' events are the trace
+    substrate's and the I/O adapter's tables, exported by the extension, not numbers
+    scorep-score repeats; the estimate of a run counts as many raw records as its trace
+    holds events times the table's records."""
+    from scorep.score import measured
+    native = _native.load()
+    assert measured.trace_records() is native.TRACE_RECORDS
+    assert measured.io_calls() is native.IO_CALLS
+    records = native.TRACE_RECORDS
+    assert (records["enter"], records["leave"], records["program_end"], records["io_seek"],
+            records["io_destroy_handle"], records["io_operation_begin"]) == (1, 1, 2, 3, 1, 2)
+    calls = native.IO_CALLS
+    assert (calls["fopen"], calls["open"], calls["fclose"], calls["read"], calls["fsync"],
+            calls["dup"], calls["lseek"], calls["fcntl"]) == (
+        ("create", 2), ("create", 1), ("destroy", 2), ("transfer", 1), ("flush", 1),
+        ("duplicate", 1), ("seek", 1), ("duplicate", 1))
+    exp = tmp_path / "exp"
+    out = run_scorep(PYTHON, ["--io=runtime:posix", program("score_io.py"), tmp_path / "data"], exp,
+                     SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "10\n"
+    trace = Trace(exp)
+    kinds = collections.Counter(e.kind for e in trace.events)
+    assert set(kinds) <= set(_RECORDS_OF_EVENT), kinds
+    assert kinds["IoSeek"] >= 3 and kinds["IoDuplicateHandle"] == 3 and kinds["IoCreateHandle"] >= 4
+    in_trace = sum(n * sum(records[name] for name in _RECORDS_OF_EVENT[kind])
+                   for kind, n in kinds.items())
+    est = score.estimate(cube.read(exp))
+    assert est.scenario.records == [in_trace]
+
+
 def test_compressed_sizes_and_readable_bytes():
     assert [score.compressed_size(v) for v in (0, 1, 255, 256, 65535, 65536, 2**32, -1)] == \
         [1, 2, 2, 3, 3, 4, 6, 9]

@@ -43,13 +43,61 @@ from scorep.measure.signals import TERMINATING_SIGNALS, is_measurement_handler
 ENV = "_SCOREP_PYTHON_CHILD"
 SITE_DIR = os.path.join(PACKAGE_DIR, "measure", "child_site")
 
-# The functions wrapped while a measurement follows children: name -> original.
-_originals = {}
-# The environment before the root set it (restored when its measurement ends).
-_saved_environ = None
-# The forkserver process: not measured itself, it starts a member in each child it forks
-# (the group it belongs to, from its environment).
-_carrier = None
+
+class _Inherited:
+    """What this module keeps for the process and the children it forks: a forked child
+    goes on with it as it is (the wrappers stay in place, at-fork hooks cannot be removed,
+    a forkserver's children belong to its group)."""
+
+    def __init__(self):
+        # The functions wrapped while a measurement follows children: name -> original.
+        self.originals = {}
+        self.fork_hook_registered = False
+        # The forkserver process: not measured itself, it starts a member in each child it
+        # forks (the group it belongs to, from its environment).
+        self.carrier = None
+        self.python_name = None  # the pattern of interpreters' names, compiled once
+
+
+class _ThisProcess:
+    """What belongs to this process alone. A forked child replaces it whole by a new one
+    (_State.reset_in_child, first thing in the child): a field added here is reset there
+    without anyone having to remember it."""
+
+    def __init__(self):
+        # The environment before the root set it (restored when its measurement ends).
+        self.saved_environ = None
+        # A number reserved for the child of the fork in progress (the child finds it in
+        # its parent's state, which reset_in_child hands it).
+        self.reserved_for_fork = None
+        # Threads running subprocess's fork_exec (a child forked there only execs).
+        self.threads_in_fork_exec = set()
+        # os.system calls running now, and the C environment's values they replaced (see
+        # _system); a lock another thread held at the fork would never be released.
+        self.system_lock = _thread.allocate_lock()
+        self.system_running = 0
+        self.system_replaced = {}
+        # The forking thread's signal mask before a fork blocked TERMINATING (None: not
+        # blocked).
+        self.mask_before_fork = None
+
+
+class _State:
+    """The module's one state: `tree` inherited by forked children, `here` this process's."""
+
+    def __init__(self):
+        self.tree = _Inherited()
+        self.here = _ThisProcess()
+
+    def reset_in_child(self):
+        """In a forked child: a fresh state of its own; returns its parent's, which tells
+        what the fork left (the reserved number, fork_exec's threads, the signal mask)."""
+        parent, self.here = self.here, _ThisProcess()
+        return parent
+
+
+_state = _State()
+
 
 
 _measurement = _api.current
@@ -112,10 +160,6 @@ class _ToolCode:
             self.native.release_events()
 
 
-# A number reserved for the child of the fork in progress (the child finds it here, in its
-# copy of this module).
-_reserved_for_fork = None
-
 
 def _reserve():
     m = _measurement()
@@ -134,20 +178,16 @@ def _unreserve(number):
         _native.native().process_unreserve(number)
 
 
-_PYTHON = None
-
-
 def _is_python(path):
     """Whether an executable is a Python interpreter (its child will join)."""
-    global _PYTHON
-    if _PYTHON is None:
+    if _state.tree.python_name is None:
         import re
-        _PYTHON = re.compile(r"^(python|pypy)[\d.]*(d|m|dm)?$")
+        _state.tree.python_name = re.compile(r"^(python|pypy)[\d.]*(d|m|dm)?$")
     try:
         path = os.fsdecode(path)
     except TypeError:
         return False
-    if _PYTHON.match(os.path.basename(path)):
+    if _state.tree.python_name.match(os.path.basename(path)):
         return True
     try:
         return os.path.realpath(path) == os.path.realpath(sys.executable)
@@ -281,9 +321,6 @@ def _will_join(executables, argv):
     return True
 
 
-_threads_in_fork_exec = set()
-
-
 def _given_environment(env):
     """The environment a child gets: `env` as the program gave it, or this process's own
     (None: the C environment; os.environ is what the program passes when it means its own).
@@ -305,15 +342,15 @@ def _fork_exec(*args, **kwargs):
             if env is not None:  # None: the child's environment as given carries this moment
                 args = args[:5] + (env,) + args[6:]
     # Threads running fork_exec: a child forked there runs only preexec_fn before its exec.
-    _threads_in_fork_exec.add(_thread.get_ident())
+    _state.here.threads_in_fork_exec.add(_thread.get_ident())
     try:
-        pid = _originals["fork_exec"](*args, **kwargs)
+        pid = _state.tree.originals["fork_exec"](*args, **kwargs)
     except BaseException:
         with _ToolCode():
             _unreserve(number)
         raise
     finally:
-        _threads_in_fork_exec.discard(_thread.get_ident())
+        _state.here.threads_in_fork_exec.discard(_thread.get_ident())
     with _ToolCode():
         _reserved_pid(number, pid)
     return pid
@@ -329,7 +366,7 @@ def _posix_spawn_wrapper(name):
             if new is not None:
                 env = _as_mapping(new) if isinstance(new, list) else new
         try:
-            pid = _originals[name](path, argv, env, *args, **kwargs)
+            pid = _state.tree.originals[name](path, argv, env, *args, **kwargs)
         except BaseException:
             with _ToolCode():
                 _unreserve(number)
@@ -343,27 +380,21 @@ def _posix_spawn_wrapper(name):
 def _fork():
     """os.fork: the child's number is reserved first, so that the root waits for it even
     if it ends before the child could join."""
-    global _reserved_for_fork
     with _ToolCode():
         number = _reserve()
-    _reserved_for_fork = number
+    _state.here.reserved_for_fork = number
     try:
-        pid = _originals["fork"]()
+        pid = _state.tree.originals["fork"]()
     except BaseException:
-        _reserved_for_fork = None
+        _state.here.reserved_for_fork = None
         with _ToolCode():
             _unreserve(number)
         raise
     if pid:
-        _reserved_for_fork = None
+        _state.here.reserved_for_fork = None
         with _ToolCode():
             _reserved_pid(number, pid)
     return pid
-
-
-# os.system calls running now, and the C environment's values they replaced (see _system).
-_system_lock = _thread.allocate_lock()
-_system_calls = {"running": 0, "replaced": {}}
 
 
 def _system(command):
@@ -382,25 +413,25 @@ def _system(command):
                     if before.get(name) != value and name in (ENV.encode(), b"PYTHONPATH"):
                         wanted[name] = (before.get(name), value)
         if wanted:
-            with _system_lock:
-                if not _system_calls["running"]:
-                    _system_calls["replaced"] = {n: old for n, (old, _) in wanted.items()}
-                _system_calls["running"] += 1
+            with _state.here.system_lock:
+                if not _state.here.system_running:
+                    _state.here.system_replaced = {n: old for n, (old, _) in wanted.items()}
+                _state.here.system_running += 1
                 for name, (_, value) in wanted.items():
                     os.putenv(name, value)
     try:
-        return _originals["system"](command)
+        return _state.tree.originals["system"](command)
     finally:
         if wanted:
-            with _ToolCode(), _system_lock:
-                _system_calls["running"] -= 1
-                if not _system_calls["running"]:
-                    for name, old in _system_calls["replaced"].items():
+            with _ToolCode(), _state.here.system_lock:
+                _state.here.system_running -= 1
+                if not _state.here.system_running:
+                    for name, old in _state.here.system_replaced.items():
                         if old is None:
                             os.unsetenv(name)
                         else:
                             os.putenv(name, old)
-                    _system_calls["replaced"] = {}
+                    _state.here.system_replaced = {}
 
 
 def _has_nul(text):
@@ -452,13 +483,13 @@ def _end_before_exec(path, args, env=None):
 def _execv(path, args):
     env = _end_before_exec(path, args)
     if env is not None:
-        return _originals["execve"](path, args, env)
-    return _originals["execv"](path, args)
+        return _state.tree.originals["execve"](path, args, env)
+    return _state.tree.originals["execv"](path, args)
 
 
 def _execve(path, args, env):
     new = _end_before_exec(path, args, env)
-    return _originals["execve"](path, args, env if new is None else new)
+    return _state.tree.originals["execve"](path, args, env if new is None else new)
 
 
 def _exit(status):
@@ -470,27 +501,27 @@ def _exit(status):
         except (TypeError, ValueError):
             code = 1
         m.finalize(code, report_errors=True)
-    _originals["_exit"](status)
+    _state.tree.originals["_exit"](status)
 
 
 def _install_wrappers():
-    if "fork_exec" in _originals:
+    if "fork_exec" in _state.tree.originals:
         return
     import _posixsubprocess
-    _originals["fork_exec"] = _posixsubprocess.fork_exec
-    _posixsubprocess.fork_exec = _looking_like(_fork_exec, _originals["fork_exec"])
+    _state.tree.originals["fork_exec"] = _posixsubprocess.fork_exec
+    _posixsubprocess.fork_exec = _looking_like(_fork_exec, _state.tree.originals["fork_exec"])
     subprocess = sys.modules.get("subprocess")
     if subprocess is not None and getattr(subprocess, "_fork_exec", None) is \
-            _originals["fork_exec"]:
+            _state.tree.originals["fork_exec"]:
         subprocess._fork_exec = _posixsubprocess.fork_exec  # bound by name at its import
     for name in ("posix_spawn", "posix_spawnp"):
         if hasattr(os, name):
-            _originals[name] = getattr(os, name)
-            setattr(os, name, _looking_like(_posix_spawn_wrapper(name), _originals[name]))
+            _state.tree.originals[name] = getattr(os, name)
+            setattr(os, name, _looking_like(_posix_spawn_wrapper(name), _state.tree.originals[name]))
     for name, wrapper in (("system", _system), ("execv", _execv), ("execve", _execve),
                           ("fork", _fork)):
-        _originals[name] = getattr(os, name)
-        setattr(os, name, _looking_like(wrapper, _originals[name]))
+        _state.tree.originals[name] = getattr(os, name)
+        setattr(os, name, _looking_like(wrapper, _state.tree.originals[name]))
 
 
 def _looking_like(wrapper, builtin):
@@ -505,14 +536,9 @@ def _looking_like(wrapper, builtin):
     return wrapper
 
 
-_fork_hook_registered = False
-
-
 # The signals a measured process handles to write its results before it ends (see
 # Measurement.finalize_at_exit).
 TERMINATING = TERMINATING_SIGNALS
-# The forking thread's signal mask before a fork blocked TERMINATING (None: not blocked).
-_mask_before_fork = None
 
 
 def _before_fork():
@@ -523,15 +549,16 @@ def _before_fork():
     and the child lives on: a pool's terminate() waited for it forever (issue 13; the rare
     hang of Pool.__exit__ noted with issue 10). Blocked around the fork, the signal waits in
     the kernel until the child can handle it."""
-    global _mask_before_fork
-    if _measurement() is not None or _carrier is not None:
-        _mask_before_fork = _signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
+    if _measurement() is not None or _state.tree.carrier is not None:
+        _state.here.mask_before_fork = _signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
 
 
-def _restore_mask():
-    global _mask_before_fork
-    if _mask_before_fork is not None:
-        mask, _mask_before_fork = _mask_before_fork, None
+def _restore_mask(here=None):
+    """After a fork: the mask _before_fork saved, in the parent (its own state) or in the
+    child (`here`: its parent's state, which it has just replaced)."""
+    here = here or _state.here
+    if here.mask_before_fork is not None:
+        mask, here.mask_before_fork = here.mask_before_fork, None
         _signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
@@ -539,24 +566,22 @@ def install_fork_hook():
     """Once per process (at-fork hooks cannot be removed): a forked child never writes into
     its parent's measurement, and continues in a measurement of its own when children are
     followed."""
-    global _fork_hook_registered
-    if not _fork_hook_registered:
+    if not _state.tree.fork_hook_registered:
         os.register_at_fork(before=_before_fork, after_in_parent=_restore_mask,
                             after_in_child=_after_fork_in_child)
         # os._exit ends a process without atexit: the results are written first (pool
         # workers end that way; so may the program).
-        _originals["_exit"] = os._exit
+        _state.tree.originals["_exit"] = os._exit
         os._exit = _looking_like(_exit, os._exit)
-        _fork_hook_registered = True
+        _state.tree.fork_hook_registered = True
 
 
 def install(measurement):
     """The measurement follows the children this process starts from now on."""
-    global _saved_environ
     install_fork_hook()
     _install_wrappers()
-    if not measurement.member and _saved_environ is None:
-        _saved_environ = (os.environ.get(ENV), os.environ.get("PYTHONPATH"))
+    if not measurement.member and _state.here.saved_environ is None:
+        _state.here.saved_environ = (os.environ.get(ENV), os.environ.get("PYTHONPATH"))
     if not _forked(measurement):
         _publish(measurement)
 
@@ -564,20 +589,19 @@ def install(measurement):
 def uninstall(measurement):
     """A root's measurement ended: the children this process starts later are not followed
     (a Jupyter kernel measures some cells only)."""
-    global _saved_environ
-    if measurement.member or _saved_environ is None:
+    if measurement.member or _state.here.saved_environ is None:
         return
     native = measurement._native
     native.hold_events()  # os.environ's code is the tool's here, not the program's
     try:
-        for name, value in zip((ENV, "PYTHONPATH"), _saved_environ):
+        for name, value in zip((ENV, "PYTHONPATH"), _state.here.saved_environ):
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
     finally:
         native.release_events()
-    _saved_environ = None
+    _state.here.saved_environ = None
 
 
 # ---- starting a member -------------------------------------------------------------------
@@ -707,22 +731,23 @@ def _after_fork_in_child():
     # The program's frame that forked (not this module's os.fork wrapper).
     while frame is not None and frame.f_code.co_filename.startswith(PACKAGE_DIR + os.sep):
         frame = frame.f_back
+    inherited = _state.reset_in_child()
     try:
-        _continue_in_child(frame)
+        _continue_in_child(frame, inherited)
     finally:
-        _restore_mask()
+        _restore_mask(inherited)
 
 
-def _continue_in_child(frame):
+def _continue_in_child(frame, inherited):
+    """`inherited`: the parent's _ThisProcess at the fork."""
     native = _native.native()
     parent = _measurement()
-    if native is None or (parent is None and _carrier is None):
+    if native is None or (parent is None and _state.tree.carrier is None):
         return
-    if _thread.get_ident() in _threads_in_fork_exec:
+    if _thread.get_ident() in inherited.threads_in_fork_exec:
         # subprocess's child running the program's preexec_fn before it execs (at-fork
         # handlers run only then): no process of the program's own, nothing to hand over.
         # What it execs is followed, or not, as any other command.
-        _threads_in_fork_exec.clear()
         if parent is not None:
             parent.forget_in_child()
         _default_signal_handlers()
@@ -735,12 +760,12 @@ def _continue_in_child(frame):
         program, args = parent.program_name, parent.program_args
         parent.forget_in_child()
     else:
-        info = _carrier
+        info = _state.tree.carrier
         lineage = info["lineage"]
         register, recording = info["register"], info["recording"]
         follow = True
         program, args = info.get("program", "python"), list(sys.argv)
-    reserved = _reserved_for_fork if parent is not None else None
+    reserved = inherited.reserved_for_fork if parent is not None else None
     if lineage is None or not follow or start_member(
             info, lineage, _fork_method(frame), program, args, register, recording,
             name=_fork_process_name(frame), reserved=reserved) is None:
@@ -785,7 +810,6 @@ def _program(command_line):
 def start_from_environment():
     """Called by child_site/sitecustomize.py in every interpreter started with our
     environment."""
-    global _carrier
     text = os.environ.get(ENV)
     if not text:
         return
@@ -813,7 +837,7 @@ def start_from_environment():
         return  # it outlives the program: no part of its experiment
     if _HELPERS[1] in code:
         # It outlives the program too; the processes it forks are the program's.
-        _carrier = info
+        _state.tree.carrier = info
         install_fork_hook()
         return
     if "multiprocessing.spawn" in code or "--multiprocessing-fork" in sys.argv:

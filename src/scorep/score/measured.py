@@ -108,13 +108,6 @@ MEASUREMENT_ON_OFF_BYTES = TIMESTAMP_BYTES + 3   # type, length, mode
 PROCESS_ID_ATTRIBUTE_BYTES = 6 + 3               # ProgramBegin's attribute list, pid < 65536
 BUFFER_FLUSH_BYTES = TIMESTAMP_BYTES + 10        # type, length, the 8-byte stop time
 
-# Raw records per event (trace.h: a record with a 64-bit value takes a payload record).
-RECORDS_ENTER_LEAVE = 2
-RECORDS_PARAMETER = 2
-RECORDS_PROGRAM = 3          # ProgramBegin 1, ProgramEnd 2
-RECORDS_MEASUREMENT_ON_OFF = 2
-RECORDS_BUFFER_FLUSH = 2
-RECORDS_SAMPLE = 2
 SAMPLE_BYTES = TIMESTAMP_BYTES + 2 + 2 + 2 + 1    # cc id and unwind distance below 256
 CONTEXT_ENTER_EXTRA_BYTES = 4    # CallingContextEnter beyond Enter (length, unwind distance)
 # Regions a program names itself (user regions, instrumenter sections, the error region):
@@ -123,19 +116,20 @@ _NAMED_PREFIXES = ("user:", "user_instrumenter:", "error_region")
 _COLLECTIVE_ROLES = ("barrier", "one2all", "all2one", "all2all", "other collective")
 
 
-# I/O regions (paradigm io) by the events a visit writes (adapters/io/posix.c, isoc.c).
-IO_CREATES = {"open": 1, "open64": 1, "openat": 1, "openat64": 1, "creat": 1, "creat64": 1,
-              "fdopen": 1, "fopen": 2, "fopen64": 2}
-IO_DESTROYS = {"close": 1, "fclose": 2}
-IO_SEEKS = {"lseek", "lseek64", "fseek", "fseeko", "fseeko64"}
-IO_TRANSFERS = {"read", "write", "pread", "pread64", "pwrite", "pwrite64", "readv", "writev",
-                "preadv", "preadv64", "pwritev", "pwritev64", "fread", "fwrite"}
-IO_FLUSHES = {"fsync", "fdatasync", "fflush"}
-IO_DUPLICATES = {"dup", "dup2", "dup3"}
 IO_PRECREATED_HANDLES = 10   # standard streams and inherited descriptors, roughly
-# Raw records (trace.h): create 2, destroy 1, seek 3, begin 2, complete 2, duplicate 2.
-RECORDS_IO_CREATE, RECORDS_IO_DESTROY, RECORDS_IO_SEEK = 2, 1, 3
-RECORDS_IO_OPERATION, RECORDS_IO_DUPLICATE = 4, 2
+
+
+def trace_records():
+    """Raw trace records per event, as the trace substrate's decoder walks them
+    (``_bindings.TRACE_RECORDS``: a record with a 64-bit value takes a payload record)."""
+    return _native.constant("TRACE_RECORDS")
+
+
+def io_calls():
+    """The I/O events a visit of each I/O region writes, as the I/O adapter's table says
+    (``_bindings.IO_CALLS``: region -> (events, count), events one of create, destroy,
+    seek, transfer, flush, duplicate, none)."""
+    return _native.constant("IO_CALLS")
 
 
 def compressed_size(value):
@@ -204,6 +198,7 @@ class MeasuredModel:
         end = TIMESTAMP_BYTES + 2 + compressed_size(0)
         self.program_bytes = begin + end
         self.nprocs = max(1, len(profile.location_groups))
+        self.records = trace_records()
         self._io_setup(est)
         self.metric_bytes = 0
         if est.dense:
@@ -229,11 +224,11 @@ class MeasuredModel:
             is_root = id(cnode) in roots
             if cnode.parameters:
                 per_visit = sum(self._parameter_bytes(p) for p in cnode.parameters)
-                records = RECORDS_PARAMETER * len(cnode.parameters)
+                records = self.records["parameter"] * len(cnode.parameters)
                 counts_visits = False
             elif is_root and region.paradigm == "measurement":
                 per_visit = self.program_bytes
-                records = RECORDS_PROGRAM
+                records = self.records["program_begin"] + self.records["program_end"]
                 counts_visits = True
                 if row.type == "SCOREP":
                     root_row = row
@@ -259,7 +254,7 @@ class MeasuredModel:
                 est.add(row.type, row, i, v * per_visit + h * self.sample_bytes,
                         v if counts_visits else 0, h, ctime[i])
                 if v or h:
-                    row.records[i] += v * records + h * RECORDS_SAMPLE
+                    row.records[i] += v * records + h * self.records["sample"]
                     row.nodes[i] += 1
                 elif is_root:
                     # Our profile gives every location the root node, visited or not.
@@ -287,6 +282,7 @@ class MeasuredModel:
         """What the I/O model needs from the profile: bytes moved per call path and the
         size of a handle id."""
         profile = est.profile
+        self.io_calls = io_calls()
         self.io_values = []
         for name in ("io_bytes_read", "io_bytes_written"):
             try:
@@ -297,28 +293,27 @@ class MeasuredModel:
         for cnode in profile.cnodes:
             region = cnode.region
             if (region.paradigm or "").lower() == "io":
-                created = IO_CREATES.get(region.name, 0) + \
-                    (1 if region.name in IO_DUPLICATES else 0)
+                events, count = self.io_calls.get(region.name, ("none", 0))
+                created = count if events in ("create", "duplicate") else 0
                 if created:
                     handles += created * int(sum(est.visit_values[cnode.id]))
         self.handle_bytes = compressed_size(handles)
 
     def _io_bytes(self, region, cnode, est):
         """Bytes and raw records of one visit's I/O events (beyond enter and leave)."""
-        name = region.name
         h = self.handle_bytes
-        if name in IO_CREATES:
-            return IO_CREATES[name] * (TIMESTAMP_BYTES + 6 + h), \
-                IO_CREATES[name] * RECORDS_IO_CREATE
-        if name in IO_DESTROYS:
-            return IO_DESTROYS[name] * (TIMESTAMP_BYTES + 2 + h), \
-                IO_DESTROYS[name] * RECORDS_IO_DESTROY
-        if name in IO_SEEKS:
-            return TIMESTAMP_BYTES + 5 + h, RECORDS_IO_SEEK
-        if name in IO_DUPLICATES:
-            return TIMESTAMP_BYTES + 4 + 2 * h, RECORDS_IO_DUPLICATE
-        if name in IO_TRANSFERS or name in IO_FLUSHES:
-            if name in IO_FLUSHES:
+        rec = self.records
+        events, count = self.io_calls.get(region.name, ("none", 0))
+        if events == "create":
+            return count * (TIMESTAMP_BYTES + 6 + h), count * rec["io_create_handle"]
+        if events == "destroy":
+            return count * (TIMESTAMP_BYTES + 2 + h), count * rec["io_destroy_handle"]
+        if events == "seek":
+            return TIMESTAMP_BYTES + 5 + h, rec["io_seek"]
+        if events == "duplicate":
+            return TIMESTAMP_BYTES + 4 + 2 * h, rec["io_duplicate_handle"]
+        if events in ("transfer", "flush"):
+            if events == "flush":
                 value = compressed_size(2**64 - 1)
             else:
                 visits = sum(est.visit_values[cnode.id])
@@ -327,7 +322,7 @@ class MeasuredModel:
             # begin: type, length, handle, mode, flags, bytes, matching id 1 (2 bytes);
             # complete: type, length, handle, bytes, matching id
             return (2 * TIMESTAMP_BYTES + 6 + h + value + 6 + h + value - 2), \
-                RECORDS_IO_OPERATION
+                rec["io_operation_begin"] + rec["io_operation_complete"]
         return 0, 0
 
     def _parameter_bytes(self, parameter):
@@ -346,12 +341,14 @@ class MeasuredModel:
         or the records Score-P's artificial regions stand for."""
         if paradigm(region) == "measurement":
             if region.name.startswith("TRACE BUFFER FLUSH"):
-                return BUFFER_FLUSH_BYTES, RECORDS_BUFFER_FLUSH
+                return BUFFER_FLUSH_BYTES, self.records["buffer_flush"]
             return 0, 0
         if region.paradigm == "user" and region.name == "MEASUREMENT OFF":
-            return 2 * MEASUREMENT_ON_OFF_BYTES, RECORDS_MEASUREMENT_ON_OFF
+            return 2 * MEASUREMENT_ON_OFF_BYTES, \
+                self.records["measurement_on"] + self.records["measurement_off"]
         enter = TIMESTAMP_BYTES + 1 + compressed_size(region.id)
-        size, records = 2 * enter + self.metric_bytes, RECORDS_ENTER_LEAVE
+        size = 2 * enter + self.metric_bytes
+        records = self.records["enter"] + self.records["leave"]
         if (region.paradigm or "").lower() != "mpi":
             return size, records
         role = (region.role or "").lower()

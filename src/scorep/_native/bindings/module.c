@@ -11,6 +11,7 @@
 #include "adapters/process/process.h"
 #include "adapters/python/python.h"
 #include "core/experiment_dir.h"
+#include "core/io.h"
 #include "core/measurement.h"
 
 static sp_instrumenter_kind parse_instrumenter(const char *name)
@@ -285,6 +286,9 @@ static int start_request_from(PyObject *fields, start_request *req)
     return 0;
 }
 
+/* Binding shims, a family: each py_* function converts its arguments, calls one core
+ * function and converts the result; many share their shape (no arguments, a bool or None
+ * back), which the duplicates tool pairs. Argument conversion only (ARCHITECTURE.md). */
 static PyObject *py_start_defaults(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -1524,6 +1528,46 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
+/* TRACE_RECORDS {event: raw records} and IO_CALLS {region: (events, count)}: the tables
+ * scorep-score's trace-size estimate counts by, as the trace substrate and the I/O adapter
+ * define them (core/measurement.h, core/io.h). */
+static int add_event_tables(PyObject *m)
+{
+    static const char *const io_classes[] = {
+        [SP_IO_CALL_NONE] = "none",         [SP_IO_CALL_CREATE] = "create",
+        [SP_IO_CALL_DESTROY] = "destroy",   [SP_IO_CALL_SEEK] = "seek",
+        [SP_IO_CALL_TRANSFER] = "transfer", [SP_IO_CALL_FLUSH] = "flush",
+        [SP_IO_CALL_DUPLICATE] = "duplicate",
+    };
+    sp_trace_event_records records[64];
+    size_t n = sp_measurement_trace_records(records, 64);
+    PyObject *trace = PyDict_New(), *io = PyDict_New();
+    int status = trace && io && n <= 64 ? 0 : -1;
+    for (size_t i = 0; status == 0 && i < n; i++) {
+        PyObject *v = PyLong_FromUnsignedLong(records[i].records);
+        status = v ? PyDict_SetItemString(trace, records[i].event, v) : -1;
+        Py_XDECREF(v);
+    }
+    size_t ncalls;
+    const sp_io_call *calls = sp_io_calls(&ncalls);
+    for (size_t i = 0; status == 0 && i < ncalls; i++) {
+        PyObject *v = Py_BuildValue("(sI)", io_classes[calls[i].events], calls[i].count);
+        status = v ? PyDict_SetItemString(io, calls[i].region, v) : -1;
+        Py_XDECREF(v);
+    }
+    if (status == 0 && PyModule_AddObject(m, "TRACE_RECORDS", trace) == 0)
+        trace = NULL;
+    else
+        status = -1;
+    if (status == 0 && PyModule_AddObject(m, "IO_CALLS", io) == 0)
+        io = NULL;
+    else
+        status = -1;
+    Py_XDECREF(trace);
+    Py_XDECREF(io);
+    return status;
+}
+
 PyMODINIT_FUNC PyInit__bindings(void);
 PyMODINIT_FUNC PyInit__bindings(void)
 {
@@ -1545,7 +1589,8 @@ PyMODINIT_FUNC PyInit__bindings(void)
         PyModule_AddIntConstant(m, "MAX_LOCATIONS", layout.max_locations) < 0 ||
         PyModule_AddIntConstant(m, "DEFAULT_MAX_CALLPATH_DEPTH",
                                 layout.default_max_callpath_depth) < 0 ||
-        PyModule_AddIntConstant(m, "DEFAULT_TOTAL_MEMORY", (long)layout.default_total_memory) < 0) {
+        PyModule_AddIntConstant(m, "DEFAULT_TOTAL_MEMORY", (long)layout.default_total_memory) < 0 ||
+        add_event_tables(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

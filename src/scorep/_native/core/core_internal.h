@@ -20,6 +20,16 @@ void sp_location_close(sp_location *loc, uint64_t time, int64_t exit_status);
 SP_MUST_CHECK int sp_measurement_report(sp_measurement *m, uint64_t end_time,
                                         uint64_t ticks_per_second, bool as_rank,
                                         sp_unified_rank *mine, char *err, size_t errlen);
+/* measurement.c: a part of the experiment (core/part.h) for this process at its end: its
+ * report and each substrate's section (`spawned`: a spawned MPI process's, else a child
+ * process's) into the buffers, `c` pointing at them; the caller fills in who it is, encodes
+ * it and frees the buffers with sp_measurement_part_free (also after a failure). */
+SP_MUST_CHECK int sp_measurement_part(sp_measurement *m, uint64_t end_time,
+                                      uint64_t ticks_per_second, bool spawned,
+                                      sp_part_contents *c, sp_buffer *report,
+                                      sp_buffer sections[SP_SUBSTRATE_SLOTS], char *err,
+                                      size_t errlen);
+void sp_measurement_part_free(sp_buffer *report, sp_buffer sections[SP_SUBSTRATE_SLOTS]);
 void sp_measurement_collect_results(sp_measurement *m, uint64_t end_time, sp_results *r);
 
 /* processes.c: a member hands its part over to its root (location ids become final here);

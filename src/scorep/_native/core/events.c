@@ -532,6 +532,8 @@ static void record_mpi(sp_location *loc, uint64_t time, const sp_mpi_event *e)
     }
 }
 
+/* The MPI event functions, a family: each fills one sp_mpi_event for record_mpi (the one
+ * place that records them); the same shape, one per event kind of core/events.h. */
 void sp_mpi_send(sp_location *loc, uint64_t time, uint32_t receiver, uint32_t comm,
                  uint32_t tag, uint64_t bytes)
 {

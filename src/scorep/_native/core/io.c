@@ -185,6 +185,22 @@ void sp_io_handle_rebind(sp_io_paradigm paradigm, uint64_t native, uint32_t hand
 
 /* ---- definitions ----------------------------------------------------------------------- */
 
+/* Set once by the I/O adapter's constructor, before any thread exists; read only after. */
+static const sp_io_call *io_calls;
+static size_t io_call_count;
+
+void sp_io_describe_calls(const sp_io_call *calls, size_t count)
+{
+    io_calls = calls;
+    io_call_count = count;
+}
+
+const sp_io_call *sp_io_calls(size_t *count)
+{
+    *count = io_call_count;
+    return io_calls;
+}
+
 uint32_t sp_io_file_define(const char *path)
 {
     if (!sp_meas.io || !path)

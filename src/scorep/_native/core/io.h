@@ -18,10 +18,34 @@
 #ifndef SCOREP_CORE_IO_H
 #define SCOREP_CORE_IO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/defs.h"
 #include "core/location.h"
+
+/* Which I/O events a recorded I/O function writes per call (the I/O adapter's table):
+ * scorep-score estimates a trace's I/O records from it, through the bindings. */
+typedef enum {
+    SP_IO_CALL_NONE = 0, /* enter and leave only */
+    SP_IO_CALL_CREATE,   /* IoCreateHandle, `count` of them */
+    SP_IO_CALL_DESTROY,  /* IoDestroyHandle, `count` of them */
+    SP_IO_CALL_SEEK,     /* IoSeek */
+    SP_IO_CALL_TRANSFER, /* IoOperationBegin and IoOperationComplete with the bytes moved */
+    SP_IO_CALL_FLUSH,    /* the same pair with no bytes */
+    SP_IO_CALL_DUPLICATE, /* IoDuplicateHandle */
+} sp_io_call_class;
+
+typedef struct sp_io_call {
+    const char *region; /* the function's region name */
+    sp_io_call_class events;
+    uint32_t count;
+} sp_io_call;
+
+/* The I/O adapter describes its functions once, from its constructor; the table must live
+ * as long as the library. sp_io_calls returns it (NULL, 0: no I/O adapter). */
+void sp_io_describe_calls(const sp_io_call *calls, size_t count);
+const sp_io_call *sp_io_calls(size_t *count);
 
 /* The file `path` names: its absolute, resolved path where it exists (as Score-P's
  * realpath), else the path as given. Defined once per path. */

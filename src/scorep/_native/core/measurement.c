@@ -320,6 +320,11 @@ void sp_measurement_layout(sp_layout *layout)
     };
 }
 
+size_t sp_measurement_trace_records(sp_trace_event_records *out, size_t cap)
+{
+    return sp_substrates_trace_records(out, cap);
+}
+
 /* ---- definitions of the running measurement ---------------------------------------------- */
 
 /* The group the Python bindings put a region into: the top-level package of its module,
@@ -750,6 +755,41 @@ static int unify_definitions(sp_measurement *m, uint64_t end_time, uint64_t tick
     return status;
 }
 
+int sp_measurement_part(sp_measurement *m, uint64_t end_time, uint64_t ticks_per_second,
+                        bool spawned, sp_part_contents *c, sp_buffer *report,
+                        sp_buffer sections[SP_SUBSTRATE_SLOTS], char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    sp_buffer_init(report);
+    for (unsigned k = 0; k < SP_SUBSTRATE_SLOTS; k++)
+        sp_buffer_init(&sections[k]);
+    sp_unified_rank mine;
+    if (sp_measurement_report(m, end_time, ticks_per_second, spawned, &mine, err, errlen) != 0)
+        return -1;
+    /* The sections first: the trace defines the strings of its program's name. */
+    sp_substrates_part(m, ticks_per_second, !spawned, sections);
+    sp_unify_report(&m->defs, &mine, report);
+    free(mine.locations);
+    bool failed = report->failed;
+    c->report = report->data;
+    c->report_size = report->size;
+    for (unsigned k = 0; k < SP_SUBSTRATE_SLOTS; k++) {
+        failed = failed || sections[k].failed;
+        c->section[k] = sections[k].data;
+        c->section_size[k] = sections[k].size;
+    }
+    if (failed)
+        return sp_error(err, errlen, "out of memory while writing this process's part");
+    return 0;
+}
+
+void sp_measurement_part_free(sp_buffer *report, sp_buffer sections[SP_SUBSTRATE_SLOTS])
+{
+    sp_buffer_free(report);
+    for (unsigned k = 0; k < SP_SUBSTRATE_SLOTS; k++)
+        sp_buffer_free(&sections[k]);
+}
+
 /* A process of a spawned world at its end: its part of the experiment, for the root to
  * adopt (core/part.h). Nothing collective: it ends without its parent's help. */
 static int write_own_part(sp_measurement *m, uint64_t end_time, uint64_t ticks_per_second,
@@ -763,28 +803,23 @@ static int write_own_part(sp_measurement *m, uint64_t end_time, uint64_t ticks_p
         threads[i] = m->locations[i]->index;
         m->locations[i]->id = ((uint64_t)m->locations[i]->index << 32) | m->ipc.rank;
     }
-    sp_unified_rank mine;
-    int status = sp_measurement_report(m, end_time, ticks_per_second, true, &mine, err, errlen);
-    sp_buffer report, sections[SP_SUBSTRATE_COUNT];
-    sp_buffer_init(&report);
-    for (unsigned k = 0; k < SP_SUBSTRATE_COUNT; k++)
-        sp_buffer_init(&sections[k]);
+    sp_part_contents c;
+    sp_buffer report, sections[SP_SUBSTRATE_SLOTS];
+    int status = sp_measurement_part(m, end_time, ticks_per_second, true, &c, &report, sections,
+                                     err, errlen);
     if (status == 0) {
-        /* The sections first: the trace defines the strings of its program's name. */
-        sp_substrates_part(m, ticks_per_second, sections);
-        sp_unify_report(&m->defs, &mine, &report);
-        free(mine.locations);
         uint64_t last = (uint64_t)((double)(end_time - m->start.ticks) * 1e9 /
                                    (double)ticks_per_second + 0.5);
-        sp_part_clock clock = {m->clock_sync.offset_begin_ns, m->clock_sync.offset_end_ns,
-                               m->clock_sync.sync_begin_ns, m->clock_sync.sync_end_ns,
-                               m->start.monotonic_ns, m->start.monotonic_ns + last};
-        status = sp_part_write(m->config.experiment_dir, m->world, m->ipc.rank, &clock, threads,
-                               nlocs, &report, sections, SP_SUBSTRATE_COUNT, err, errlen);
+        c.world = m->world;
+        c.number = m->ipc.rank;
+        c.clock = (sp_part_clock){m->clock_sync.offset_begin_ns, m->clock_sync.offset_end_ns,
+                                  m->clock_sync.sync_begin_ns, m->clock_sync.sync_end_ns,
+                                  m->start.monotonic_ns, m->start.monotonic_ns + last};
+        c.location_count = nlocs;
+        c.locations = (const unsigned char *)threads;
+        status = sp_part_write(m->config.experiment_dir, &c, err, errlen);
     }
-    sp_buffer_free(&report);
-    for (unsigned k = 0; k < SP_SUBSTRATE_COUNT; k++)
-        sp_buffer_free(&sections[k]);
+    sp_measurement_part_free(&report, sections);
     free(threads);
     return status;
 }

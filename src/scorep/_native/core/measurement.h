@@ -163,32 +163,6 @@ typedef struct sp_process_info {
     double timeout;      /* the root: seconds it waits for its members at its end */
 } sp_process_info;
 
-/* Counters of a member's results that the root's results include. */
-typedef enum {
-    SP_PART_ENTERS = 0,
-    SP_PART_UNMATCHED_LEAVES,
-    SP_PART_TRACE_FLUSHES,
-    SP_PART_TRACE_LOST_RECORDS,
-    SP_PART_PROFILE_FOLDED_CALLS,
-    SP_PART_PROFILE_DROPPED_CALLS,
-    SP_PART_PROFILE_FOLDED_PARAMETERS,
-    SP_PART_TRACE_SPILL_FAILURES,
-    SP_PART_MEMORY_OVER_BUDGET,
-    SP_PART_LOCATIONS,
-    SP_PART_COUNTERS,
-} sp_part_counter;
-
-/* A member's part the root adopted (pointing into memory the measurement owns): its report
- * for the unification, its counters, and each substrate's section by the substrate's slot. */
-typedef struct sp_process_part {
-    uint32_t number;
-    const unsigned char *report;
-    uint64_t report_size;
-    uint64_t counters[SP_PART_COUNTERS];
-    const unsigned char *section[SP_SUBSTRATE_SLOTS];
-    uint64_t section_size[SP_SUBSTRATE_SLOTS];
-} sp_process_part;
-
 /* The measurement's state lives in core/measurement_state.h, for the core and the
  * substrates only; adapters and the bindings go through the functions here
  * (tools/check_layers.py checks it). What the event path reads of it inline: */
@@ -384,6 +358,17 @@ typedef struct sp_layout {
 } sp_layout;
 
 void sp_measurement_layout(sp_layout *layout);
+
+/* How many raw trace records an event takes, by the event's name ("enter", "io_seek", ...):
+ * the trace substrate's own table (the one its decoder walks the records by), which
+ * scorep-score's trace-size estimate reads through the bindings. */
+typedef struct sp_trace_event_records {
+    const char *event;
+    uint32_t records;
+} sp_trace_event_records;
+
+/* Fills up to `cap` entries; returns how many there are. */
+size_t sp_measurement_trace_records(sp_trace_event_records *out, size_t cap);
 
 /* --- definitions of the running measurement (its filter decides) ------------------------ */
 

@@ -4,6 +4,7 @@
 #define SCOREP_CORE_MEASUREMENT_STATE_H
 
 #include "core/measurement.h"
+#include "core/part.h"
 
 typedef struct sp_measurement {
     sp_config config;
@@ -68,7 +69,7 @@ typedef struct sp_measurement {
         bool alone;          /* a member whose root had ended: it wrote its own experiment */
         bool named;          /* ... and the root said so (sp_processes_named_by_root) */
         void *received;      /* the root: the bytes its members handed over (owned) */
-        sp_process_part *parts;
+        sp_part_contents *parts;
         uint32_t part_count;
     } processes;
 

@@ -12,16 +12,96 @@
 #include "core/experiment_dir.h"
 #include "core/files.h"
 
-#define MAGIC "SPPART01"
+/* One magic for both kinds of parts; the number after it is the layout's version. */
+#define MAGIC "SPPART02"
 
 static void part_path(char *path, size_t len, const char *dir, uint32_t world, uint32_t rank)
 {
     snprintf(path, len, "%s/" SP_PART_DIR "/part-%08x-%u", dir, world, rank);
 }
 
-int sp_part_write(const char *dir, uint32_t world, uint32_t world_rank, const sp_part_clock *clock,
-                  const uint32_t *locations, uint32_t location_count, const sp_buffer *report,
-                  const sp_buffer *sections, uint32_t section_count, char *err, size_t errlen)
+void sp_part_encode(const sp_part_contents *c, sp_buffer *out)
+{
+    sp_buffer_put(out, MAGIC, 8);
+    sp_buffer_u32(out, c->world);
+    sp_buffer_u32(out, c->number);
+    sp_buffer_u64(out, (uint64_t)c->clock.offset_begin_ns);
+    sp_buffer_u64(out, c->clock.sync_begin_ns);
+    sp_buffer_u64(out, (uint64_t)c->clock.offset_end_ns);
+    sp_buffer_u64(out, c->clock.sync_end_ns);
+    sp_buffer_u64(out, c->clock.first_ns);
+    sp_buffer_u64(out, c->clock.last_ns);
+    sp_buffer_u32(out, c->location_count);
+    sp_buffer_put(out, c->locations, (size_t)c->location_count * 4);
+    sp_buffer_u64(out, c->report_size);
+    sp_buffer_put(out, c->report, c->report_size);
+    sp_buffer_u32(out, SP_PART_COUNTERS);
+    for (int k = 0; k < SP_PART_COUNTERS; k++)
+        sp_buffer_u64(out, c->counters[k]);
+    uint32_t sections = 0;
+    for (uint32_t s = 0; s < SP_SUBSTRATE_SLOTS; s++)
+        sections += c->section_size[s] != 0;
+    sp_buffer_u32(out, sections);
+    for (uint32_t s = 0; s < SP_SUBSTRATE_SLOTS; s++)
+        if (c->section_size[s]) {
+            sp_buffer_u32(out, s);
+            sp_buffer_u64(out, c->section_size[s]);
+            sp_buffer_put(out, c->section[s], c->section_size[s]);
+        }
+}
+
+bool sp_part_decode(const void *data, uint64_t size, sp_part_contents *c)
+{
+    memset(c, 0, sizeof *c);
+    if (size < 8 || memcmp(data, MAGIC, 8) != 0)
+        return false;
+    sp_reader r;
+    sp_reader_init(&r, (const unsigned char *)data + 8, size - 8);
+    c->world = sp_reader_u32(&r);
+    c->number = sp_reader_u32(&r);
+    c->clock.offset_begin_ns = (int64_t)sp_reader_u64(&r);
+    c->clock.sync_begin_ns = sp_reader_u64(&r);
+    c->clock.offset_end_ns = (int64_t)sp_reader_u64(&r);
+    c->clock.sync_end_ns = sp_reader_u64(&r);
+    c->clock.first_ns = sp_reader_u64(&r);
+    c->clock.last_ns = sp_reader_u64(&r);
+    c->location_count = sp_reader_u32(&r);
+    if (r.failed || c->location_count > (r.size - r.pos) / 4)
+        return false;
+    c->locations = r.data + r.pos;
+    r.pos += (size_t)c->location_count * 4;
+    c->report_size = sp_reader_u64(&r);
+    if (r.failed || c->report_size > r.size - r.pos)
+        return false;
+    c->report = r.data + r.pos;
+    r.pos += c->report_size;
+    uint32_t ncounters = sp_reader_u32(&r);
+    for (uint32_t k = 0; k < ncounters && !r.failed; k++) {
+        uint64_t value = sp_reader_u64(&r);
+        if (k < SP_PART_COUNTERS)
+            c->counters[k] = value;
+    }
+    uint32_t nsections = sp_reader_u32(&r);
+    for (uint32_t k = 0; k < nsections && !r.failed; k++) {
+        uint32_t slot = sp_reader_u32(&r);
+        uint64_t bytes = sp_reader_u64(&r);
+        if (r.failed || slot >= SP_SUBSTRATE_SLOTS || bytes > r.size - r.pos)
+            return false;
+        c->section[slot] = r.data + r.pos;
+        c->section_size[slot] = bytes;
+        r.pos += bytes;
+    }
+    return !r.failed && r.pos == r.size;
+}
+
+uint32_t sp_part_location(const sp_part_contents *c, uint32_t i)
+{
+    uint32_t index;
+    memcpy(&index, c->locations + (size_t)i * 4, sizeof index);
+    return index;
+}
+
+int sp_part_write(const char *dir, const sp_part_contents *c, char *err, size_t errlen)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/" SP_PART_DIR, dir);
@@ -29,30 +109,12 @@ int sp_part_write(const char *dir, uint32_t world, uint32_t world_rank, const sp
         return -1;
     sp_buffer b;
     sp_buffer_init(&b);
-    sp_buffer_put(&b, MAGIC, 8);
-    sp_buffer_u32(&b, world);
-    sp_buffer_u32(&b, world_rank);
-    sp_buffer_u64(&b, (uint64_t)clock->offset_begin_ns);
-    sp_buffer_u64(&b, clock->sync_begin_ns);
-    sp_buffer_u64(&b, (uint64_t)clock->offset_end_ns);
-    sp_buffer_u64(&b, clock->sync_end_ns);
-    sp_buffer_u64(&b, clock->first_ns);
-    sp_buffer_u64(&b, clock->last_ns);
-    sp_buffer_u32(&b, location_count);
-    for (uint32_t i = 0; i < location_count; i++)
-        sp_buffer_u32(&b, locations[i]);
-    sp_buffer_u64(&b, report->size);
-    sp_buffer_put(&b, report->data, report->size);
-    sp_buffer_u32(&b, section_count);
-    for (uint32_t s = 0; s < section_count; s++) {
-        sp_buffer_u64(&b, sections[s].size);
-        sp_buffer_put(&b, sections[s].data, sections[s].size);
-    }
+    sp_part_encode(c, &b);
     int status = -1;
-    if (b.failed || report->failed) {
+    if (b.failed) {
         sp_error(err, errlen, "out of memory while writing this process's part");
     } else {
-        part_path(path, sizeof path, dir, world, world_rank);
+        part_path(path, sizeof path, dir, c->world, c->number);
         status = sp_file_write_atomic(path, b.data, b.size, err, errlen);
     }
     sp_buffer_free(&b);
@@ -159,45 +221,16 @@ static bool read_part(const char *path, sp_part *p)
     p->data = ok ? malloc((size_t)size) : NULL;
     ok = p->data && fread(p->data, 1, (size_t)size, f) == (size_t)size;
     fclose(f);
-    if (!ok || memcmp(p->data, MAGIC, 8) != 0)
+    if (!ok || !sp_part_decode(p->data, (uint64_t)size, &p->c))
         return false;
     p->size = (uint64_t)size;
-    sp_reader r;
-    sp_reader_init(&r, p->data + 8, p->size - 8);
-    p->world = sp_reader_u32(&r);
-    p->world_rank = sp_reader_u32(&r);
-    p->clock.offset_begin_ns = (int64_t)sp_reader_u64(&r);
-    p->clock.sync_begin_ns = sp_reader_u64(&r);
-    p->clock.offset_end_ns = (int64_t)sp_reader_u64(&r);
-    p->clock.sync_end_ns = sp_reader_u64(&r);
-    p->clock.first_ns = sp_reader_u64(&r);
-    p->clock.last_ns = sp_reader_u64(&r);
-    p->location_count = sp_reader_u32(&r);
-    if (r.failed || p->location_count > r.size / 4)
-        return false;
-    p->location_ids = calloc(p->location_count + 1, sizeof *p->location_ids);
-    p->location_events = calloc(p->location_count + 1, sizeof *p->location_events);
+    p->location_ids = calloc(p->c.location_count + 1, sizeof *p->location_ids);
+    p->location_events = calloc(p->c.location_count + 1, sizeof *p->location_events);
     if (!p->location_ids || !p->location_events)
         return false;
-    for (uint32_t i = 0; i < p->location_count; i++)
-        p->location_ids[i] = (uint64_t)sp_reader_u32(&r) << 32;
-    p->report_size = sp_reader_u64(&r);
-    if (r.failed || p->report_size > r.size - r.pos)
-        return false;
-    p->report = r.data + r.pos;
-    r.pos += p->report_size;
-    uint32_t sections = sp_reader_u32(&r);
-    for (uint32_t s = 0; s < sections && !r.failed; s++) {
-        uint64_t len = sp_reader_u64(&r);
-        if (r.failed || len > r.size - r.pos)
-            return false;
-        if (s < SP_SUBSTRATE_SLOTS && len) {
-            p->section[s] = r.data + r.pos;
-            p->section_size[s] = len;
-        }
-        r.pos += len;
-    }
-    return !r.failed;
+    for (uint32_t i = 0; i < p->c.location_count; i++)
+        p->location_ids[i] = (uint64_t)sp_part_location(&p->c, i) << 32;
+    return true;
 }
 
 static void free_part(sp_part *p)
@@ -247,7 +280,7 @@ int sp_parts_collect(const char *dir, double timeout, uint32_t first_rank, sp_pa
             char path[4200];
             part_path(path, sizeof path, dir, worlds[w].world, r);
             sp_part p = {0};
-            if (!read_part(path, &p) || p.world != worlds[w].world || p.world_rank != r) {
+            if (!read_part(path, &p) || p.c.world != worlds[w].world || p.c.number != r) {
                 free_part(&p);
                 lost++;
                 if (used + 64 < missing_len)
@@ -258,7 +291,7 @@ int sp_parts_collect(const char *dir, double timeout, uint32_t first_rank, sp_pa
             }
             p.world_index = w + 1;
             p.rank = first_rank + n;
-            for (uint32_t i = 0; i < p.location_count; i++)
+            for (uint32_t i = 0; i < p.c.location_count; i++)
                 p.location_ids[i] |= p.rank;
             out[n++] = p;
         }

@@ -31,30 +31,66 @@ typedef struct {
     uint64_t first_ns, last_ns; /* its first and last event (CLOCK_MONOTONIC) */
 } sp_part_clock;
 
+/* Counters of a child process's results that its root's results include. */
+typedef enum {
+    SP_PART_ENTERS = 0,
+    SP_PART_UNMATCHED_LEAVES,
+    SP_PART_TRACE_FLUSHES,
+    SP_PART_TRACE_LOST_RECORDS,
+    SP_PART_PROFILE_FOLDED_CALLS,
+    SP_PART_PROFILE_DROPPED_CALLS,
+    SP_PART_PROFILE_FOLDED_PARAMETERS,
+    SP_PART_TRACE_SPILL_FAILURES,
+    SP_PART_MEMORY_OVER_BUDGET,
+    SP_PART_LOCATIONS,
+    SP_PART_COUNTERS,
+} sp_part_counter;
+
+/* What a part holds, for both kinds (a child process handing over to its root, core/
+ * processes.c, and a spawned MPI process writing into .spawned/, here): one encoding, one
+ * magic, one reader, so that the two cannot drift apart. The pointers point into memory the
+ * caller owns (the encoded part, once decoded). What one kind does not have stays zero: a
+ * child shares its root's clock and names its locations in its report; a spawned process
+ * has no counters, its root adds nothing of its results. */
+typedef struct {
+    uint32_t world;    /* the spawned world's token; 0: a child process */
+    uint32_t number;   /* a child: its process number; a spawned process: its world rank */
+    sp_part_clock clock;
+    uint32_t location_count;
+    const unsigned char *locations; /* location_count u32 thread indices (sp_part_location) */
+    const unsigned char *report;    /* its definitions, as sp_unify_report wrote them */
+    uint64_t report_size;
+    uint64_t counters[SP_PART_COUNTERS];
+    const unsigned char *section[SP_SUBSTRATE_SLOTS]; /* by substrate slot; NULL: none */
+    uint64_t section_size[SP_SUBSTRATE_SLOTS];
+} sp_part_contents;
+
+/* Appends the encoded part to `out` (out->failed when memory ran out). Empty sections are
+ * left out: the reader sees them as none. */
+void sp_part_encode(const sp_part_contents *c, sp_buffer *out);
+
+/* Reads an encoded part; false when it is not a whole part (a process that died while
+ * writing, another file). `c` points into `data` afterwards. */
+SP_MUST_CHECK bool sp_part_decode(const void *data, uint64_t size, sp_part_contents *c);
+
+/* The thread index of a decoded part's location i. */
+uint32_t sp_part_location(const sp_part_contents *c, uint32_t i);
+
+/* A spawned process's part, read at the experiment's root. */
 typedef struct sp_part {
-    uint32_t world, world_rank; /* the process */
+    sp_part_contents c;
     uint32_t world_index;       /* 1 for the first world spawned, ... (for its name) */
     uint32_t rank;              /* its location group in the experiment */
-    sp_part_clock clock;
     unsigned char *data;        /* the file */
     uint64_t size;
-    const unsigned char *report; /* its definitions, as sp_unify_report wrote them */
-    uint64_t report_size;
-    const unsigned char *section[SP_SUBSTRATE_SLOTS]; /* by substrate id; NULL: none */
-    uint64_t section_size[SP_SUBSTRATE_SLOTS];
-    uint32_t location_count;
     uint64_t *location_ids;     /* in the experiment: thread index << 32 | rank */
     uint64_t *location_events;  /* trace events written for each (by the trace substrate) */
     sp_unified_maps maps;       /* after the unification */
 } sp_part;
 
-/* In the ended process: writes its part (atomically: a reader never sees half of it).
- * `locations` are the thread indices of its locations, in the order the sections list
- * them. */
-SP_MUST_CHECK int sp_part_write(const char *dir, uint32_t world, uint32_t world_rank,
-                                const sp_part_clock *clock, const uint32_t *locations,
-                                uint32_t location_count, const sp_buffer *report,
-                                const sp_buffer *sections, uint32_t section_count, char *err,
+/* In the ended process: writes its part (atomically: a reader never sees half of it) as
+ * .spawned/part-<world>-<number>. */
+SP_MUST_CHECK int sp_part_write(const char *dir, const sp_part_contents *c, char *err,
                                 size_t errlen);
 
 /* In the spawning process: a world of `size` processes with token `world` will write parts. */

@@ -3,18 +3,16 @@
  * itself (who is a member, the files the parts travel through) is the child processes'
  * adapter (adapters/process), reached through core/ipc.h only.
  *
- * A part: "PART", version, the member's number, its report for the unification (its
- * definitions and location group, core/unify.h), the counters the root's results include,
- * then each substrate's section (core/substrates.h: sp_substrates_hand_over). */
+ * A part is encoded as a spawned MPI process's is (core/part.h: one codec): the member's
+ * number, its report for the unification (its definitions and location group,
+ * core/unify.h), the counters the root's results include, then each substrate's section
+ * (core/substrates.h: sp_substrates_part). */
 #include "core/core_internal.h"
 #include "core/substrates.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PART_MAGIC 0x54524150u /* "PART" */
-#define PART_VERSION 1u
 
 void sp_processes_joined(const sp_ipc *ipc, const sp_process_info *info)
 {
@@ -59,16 +57,13 @@ int sp_processes_hand_over(sp_measurement *m, uint64_t end_time, uint64_t ticks_
     /* Step 1 as usual, into the part's directory: the trace's event files. */
     if (sp_substrates_prepare(m, m->output_dir, err, errlen) != 0)
         return -1;
-    sp_unified_rank mine;
-    if (sp_measurement_report(m, end_time, ticks_per_second, false, &mine, err, errlen) != 0)
-        return -1;
-    sp_buffer report, sections, part;
-    sp_buffer_init(&report);
-    sp_buffer_init(&sections);
+    sp_part_contents c;
+    sp_buffer report, sections[SP_SUBSTRATE_SLOTS], part;
     sp_buffer_init(&part);
-    sp_unify_report(&m->defs, &mine, &report);
-    free(mine.locations);
-    uint32_t nsections = sp_substrates_hand_over(m, ticks_per_second, &sections);
+    if (sp_measurement_part(m, end_time, ticks_per_second, false, &c, &report, sections, err,
+                            errlen) != 0)
+        return -1;
+    c.number = info->number;
     sp_results r;
     memset(&r, 0, sizeof r);
     sp_measurement_collect_results(m, end_time, &r);
@@ -84,63 +79,21 @@ int sp_processes_hand_over(sp_measurement *m, uint64_t end_time, uint64_t ticks_
         [SP_PART_MEMORY_OVER_BUDGET] = r.memory_over_budget_bytes,
         [SP_PART_LOCATIONS] = r.locations,
     };
-    sp_buffer_u32(&part, PART_MAGIC);
-    sp_buffer_u32(&part, PART_VERSION);
-    sp_buffer_u32(&part, info->number);
-    sp_buffer_u64(&part, report.size);
-    sp_buffer_put(&part, report.data, report.size);
-    sp_buffer_u32(&part, SP_PART_COUNTERS);
-    for (int k = 0; k < SP_PART_COUNTERS; k++)
-        sp_buffer_u64(&part, counters[k]);
-    sp_buffer_u32(&part, nsections);
-    sp_buffer_put(&part, sections.data, sections.size);
+    memcpy(c.counters, counters, sizeof counters);
+    sp_part_encode(&c, &part);
     int status = 0;
-    if (report.failed || sections.failed || part.failed)
+    if (part.failed)
         status = sp_error(err, errlen, "out of memory while handing the results over");
     void *all = NULL;
     if (status == 0 && sp_ipc_gather_bytes(m->processes.ipc, part.data, part.size, &all, NULL) != 0)
         status = sp_error(err, errlen, "handing the results over to the parent process failed");
     free(all);
-    sp_buffer_free(&report);
-    sp_buffer_free(&sections);
+    sp_measurement_part_free(&report, sections);
     sp_buffer_free(&part);
     return status;
 }
 
 /* ---- the root ----------------------------------------------------------------------------- */
-
-/* Reads one part; false when it is not a whole part (a member that died while writing). */
-static bool read_part(const unsigned char *data, uint64_t size, sp_process_part *p)
-{
-    memset(p, 0, sizeof *p);
-    sp_reader r;
-    sp_reader_init(&r, data, size);
-    if (sp_reader_u32(&r) != PART_MAGIC || sp_reader_u32(&r) != PART_VERSION)
-        return false;
-    p->number = sp_reader_u32(&r);
-    p->report_size = sp_reader_u64(&r);
-    if (r.failed || p->report_size > r.size - r.pos)
-        return false;
-    p->report = r.data + r.pos;
-    r.pos += p->report_size;
-    uint32_t ncounters = sp_reader_u32(&r);
-    for (uint32_t k = 0; k < ncounters && !r.failed; k++) {
-        uint64_t value = sp_reader_u64(&r);
-        if (k < SP_PART_COUNTERS)
-            p->counters[k] = value;
-    }
-    uint32_t nsections = sp_reader_u32(&r);
-    for (uint32_t k = 0; k < nsections && !r.failed; k++) {
-        uint32_t slot = sp_reader_u32(&r);
-        uint64_t bytes = sp_reader_u64(&r);
-        if (r.failed || slot >= SP_SUBSTRATE_SLOTS || bytes > r.size - r.pos)
-            return false;
-        p->section[slot] = r.data + r.pos;
-        p->section_size[slot] = bytes;
-        r.pos += bytes;
-    }
-    return !r.failed;
-}
 
 int sp_processes_adopt(sp_measurement *m, char *err, size_t errlen)
 {
@@ -168,8 +121,8 @@ int sp_processes_adopt(sp_measurement *m, char *err, size_t errlen)
     m->processes.received = all;
     uint64_t offset = sizes[0];
     for (uint32_t r = 1; r < ipc->size; offset += sizes[r], r++) {
-        sp_process_part *p = &m->processes.parts[m->processes.part_count];
-        if (sizes[r] && read_part((const unsigned char *)all + offset, sizes[r], p))
+        sp_part_contents *p = &m->processes.parts[m->processes.part_count];
+        if (sizes[r] && sp_part_decode((const unsigned char *)all + offset, sizes[r], p))
             m->processes.part_count++;
     }
     free(sizes);

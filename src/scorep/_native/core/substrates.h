@@ -441,52 +441,30 @@ SP_MUST_CHECK static inline int sp_substrates_write(sp_measurement *m, sp_unifie
 
 /* ---- child processes (adapters/process) ------------------------------------------------ */
 
-/* A member at its end, after step 1 (sp_substrates_prepare into its part directory): each
- * substrate's section of the part it hands over to its root, appended to `out` as
- * [u32 slot][u64 size][bytes]. The root finds them in m->processes.parts[].section[slot]
- * and takes them into its own steps 1 and 2. The profile's section is the one a spawned
- * process writes into its part (below); the trace's differs (sp_trace_hand_over). */
-static inline void sp_substrates_part_section(sp_buffer *out, uint32_t slot, const sp_buffer *b)
-{
-    sp_buffer_u32(out, slot);
-    sp_buffer_u64(out, b->size);
-    sp_buffer_put(out, b->data, b->size);
-    if (b->failed)
-        out->failed = true;
-}
-
-static inline uint32_t sp_substrates_hand_over(sp_measurement *m, uint64_t ticks_per_second,
-                                               sp_buffer *out)
-{
-    uint32_t sections = 0;
-    sp_buffer b;
-    if (sp_substrate_on(SP_SUBSTRATE_PROFILE)) {
-        sp_buffer_init(&b);
-        sp_profile_part(m, ticks_per_second, &b);
-        sp_substrates_part_section(out, SP_SUBSTRATE_PROFILE, &b);
-        sp_buffer_free(&b);
-        sections++;
-    }
-    if (sp_substrate_on(SP_SUBSTRATE_TRACE)) {
-        sp_buffer_init(&b);
-        sp_trace_hand_over(m, &b);
-        sp_substrates_part_section(out, SP_SUBSTRATE_TRACE, &b);
-        sp_buffer_free(&b);
-        sections++;
-    }
-    return sections;
-}
-
-/* A spawned process's part of the experiment (core/part.h): each substrate's section,
- * sections[id] by substrate id (the lines substrate has none: line profiles of spawned
- * processes are not kept). */
+/* Each substrate's section of a part (core/part.h), sections[id] by substrate id. A child
+ * process's (`handed_over`, at its end after step 1, sp_substrates_prepare into its part
+ * directory): the root finds them in m->processes.parts[].section[slot] and takes them into
+ * its own steps 1 and 2. A spawned process's: the root adopts them after the group's ranks.
+ * The profile's section is the same for both; the trace's differs (a child encoded its own
+ * event files, sp_trace_hand_over; a spawned process brings raw records, sp_trace_part).
+ * The lines substrate has none: line profiles of other processes are not kept. */
 static inline void sp_substrates_part(sp_measurement *m, uint64_t ticks_per_second,
-                                      sp_buffer *sections)
+                                      bool handed_over, sp_buffer *sections)
 {
-    if (sp_substrate_on(SP_SUBSTRATE_TRACE))
-        sp_trace_part(m, &sections[SP_SUBSTRATE_TRACE]);
+    if (sp_substrate_on(SP_SUBSTRATE_TRACE)) {
+        if (handed_over)
+            sp_trace_hand_over(m, &sections[SP_SUBSTRATE_TRACE]);
+        else
+            sp_trace_part(m, &sections[SP_SUBSTRATE_TRACE]);
+    }
     if (sp_substrate_on(SP_SUBSTRATE_PROFILE))
         sp_profile_part(m, ticks_per_second, &sections[SP_SUBSTRATE_PROFILE]);
+}
+
+/* The trace's raw records per event (core/measurement.h: sp_measurement_trace_records). */
+static inline size_t sp_substrates_trace_records(sp_trace_event_records *out, size_t cap)
+{
+    return sp_trace_event_record_counts(out, cap);
 }
 
 /* Each substrate's part of the results (after writing or failing). */

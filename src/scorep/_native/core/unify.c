@@ -670,12 +670,12 @@ uint32_t sp_unified_process_rank(const sp_unified *u, uint64_t process)
 static int adopt_part(sp_unified *u, const sp_part *p, sp_unified_rank *rank)
 {
     char name[96];
-    snprintf(name, sizeof name, "MPI Rank %u (spawned %u)", p->world_rank, p->world_index);
+    snprintf(name, sizeof name, "MPI Rank %u (spawned %u)", p->c.number, p->world_index);
     rank->rank = p->rank;
     rank->name = sp_defs_string(&u->global, name);
     if (rank->name == SP_NO_ID)
         return -1;
-    for (uint32_t i = 0; i < rank->location_count && i < p->location_count; i++) {
+    for (uint32_t i = 0; i < rank->location_count && i < p->c.location_count; i++) {
         rank->locations[i].id = p->location_ids[i];
         rank->locations[i].events = p->location_events[i];
     }
@@ -783,7 +783,7 @@ static int finish_root(merger *m, sp_part *parts, uint32_t part_count, sp_unifie
         return sp_error(err, errlen, "out of memory while unifying the definitions");
     int status = 0;
     for (uint32_t k = 0; k < part_count && status == 0; k++) {
-        if (merger_add(m, parts[k].report, parts[k].report_size, &part_maps[k]) != 0 ||
+        if (merger_add(m, parts[k].c.report, parts[k].c.report_size, &part_maps[k]) != 0 ||
             !m->acc.rank_count)
             status = sp_error(err, errlen, "merging the definitions of a spawned process failed");
         else if (adopt_part(&m->acc, &parts[k], &m->acc.ranks[m->acc.rank_count - 1]) != 0)

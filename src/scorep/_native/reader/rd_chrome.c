@@ -198,6 +198,8 @@ static void flow(chrome_ctx *c, uint64_t time, bool send, uint32_t peer_rank, ui
     c->stats->flows++;
 }
 
+/* OTF2 message callbacks, the same family as rd_scan.c's (same shape by OTF2's API): each
+ * hands what the pass needs to flow(). */
 static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
                                  void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
                                  OTF2_CommRef comm, uint32_t tag, uint64_t length)

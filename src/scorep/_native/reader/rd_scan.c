@@ -413,6 +413,9 @@ static void close_frame(scan_ctx *c, uint64_t t)
         dur_record(c, f->ordinal, dur);
 }
 
+/* OTF2 event callbacks, a family: each takes the arguments OTF2's reader gives its event
+ * type and hands the few the scan needs to one shared function (the non-blocking variants
+ * to the blocking one's); same shape by OTF2's API, not logic written twice. */
 static OTF2_CallbackCode on_enter(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
                                   void *ud, OTF2_AttributeList *attributes, OTF2_RegionRef region)
 {

@@ -92,7 +92,7 @@ static void precreate_streams(void)
 void *spio_real[SPIO_FN_COUNT];
 
 static const char *const symbols[SPIO_FN_COUNT] = {
-#define SPIO_SYMBOL(e, region, symbol, role) [SPIO_FN_##e] = symbol,
+#define SPIO_SYMBOL(e, region, symbol, role, events, count) [SPIO_FN_##e] = symbol,
     SPIO_FUNCTIONS(SPIO_SYMBOL)
 #undef SPIO_SYMBOL
 };
@@ -154,7 +154,15 @@ static void end(void)
 
 static const sp_adapter_hooks io_hooks = {.name = "io", .begin = begin, .end = end};
 
+static const sp_io_call calls[SPIO_FN_COUNT] = {
+#define SPIO_CALL(e, region, symbol, role, events, count)                                  \
+    [SPIO_FN_##e] = {region, SP_IO_CALL_##events, count},
+    SPIO_FUNCTIONS(SPIO_CALL)
+#undef SPIO_CALL
+};
+
 __attribute__((constructor)) static void register_adapter(void)
 {
     (void)sp_adapter_register(&io_hooks);
+    sp_io_describe_calls(calls, SPIO_FN_COUNT);
 }

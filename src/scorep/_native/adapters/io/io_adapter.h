@@ -28,53 +28,55 @@
 
 /* ---- the functions recorded: one region each ------------------------------------------- */
 
-#define SPIO_FUNCTIONS(X)                                                          \
-    /* enum, region name, symbol, role */                                          \
-    X(OPEN, "open", "open", SP_ROLE_FILE_IO_METADATA)                              \
-    X(OPEN64, "open64", "open64", SP_ROLE_FILE_IO_METADATA)                        \
-    X(OPEN_2, "open", "__open_2", SP_ROLE_FILE_IO_METADATA)                        \
-    X(OPEN64_2, "open64", "__open64_2", SP_ROLE_FILE_IO_METADATA)                  \
-    X(OPENAT, "openat", "openat", SP_ROLE_FILE_IO_METADATA)                        \
-    X(OPENAT64, "openat64", "openat64", SP_ROLE_FILE_IO_METADATA)                  \
-    X(OPENAT_2, "openat", "__openat_2", SP_ROLE_FILE_IO_METADATA)                  \
-    X(OPENAT64_2, "openat64", "__openat64_2", SP_ROLE_FILE_IO_METADATA)            \
-    X(CREAT, "creat", "creat", SP_ROLE_FILE_IO_METADATA)                           \
-    X(CREAT64, "creat64", "creat64", SP_ROLE_FILE_IO_METADATA)                     \
-    X(CLOSE, "close", "close", SP_ROLE_FILE_IO_METADATA)                           \
-    X(READ, "read", "read", SP_ROLE_FILE_IO)                                       \
-    X(WRITE, "write", "write", SP_ROLE_FILE_IO)                                    \
-    X(PREAD, "pread", "pread", SP_ROLE_FILE_IO)                                    \
-    X(PREAD64, "pread64", "pread64", SP_ROLE_FILE_IO)                              \
-    X(PWRITE, "pwrite", "pwrite", SP_ROLE_FILE_IO)                                 \
-    X(PWRITE64, "pwrite64", "pwrite64", SP_ROLE_FILE_IO)                           \
-    X(READV, "readv", "readv", SP_ROLE_FILE_IO)                                    \
-    X(WRITEV, "writev", "writev", SP_ROLE_FILE_IO)                                 \
-    X(PREADV, "preadv", "preadv", SP_ROLE_FILE_IO)                                 \
-    X(PREADV64, "preadv64", "preadv64", SP_ROLE_FILE_IO)                           \
-    X(PWRITEV, "pwritev", "pwritev", SP_ROLE_FILE_IO)                              \
-    X(PWRITEV64, "pwritev64", "pwritev64", SP_ROLE_FILE_IO)                        \
-    X(LSEEK, "lseek", "lseek", SP_ROLE_FILE_IO_METADATA)                           \
-    X(LSEEK64, "lseek64", "lseek64", SP_ROLE_FILE_IO_METADATA)                     \
-    X(FSYNC, "fsync", "fsync", SP_ROLE_FILE_IO)                                    \
-    X(FDATASYNC, "fdatasync", "fdatasync", SP_ROLE_FILE_IO)                        \
-    X(DUP, "dup", "dup", SP_ROLE_FILE_IO_METADATA)                                 \
-    X(DUP2, "dup2", "dup2", SP_ROLE_FILE_IO_METADATA)                              \
-    X(DUP3, "dup3", "dup3", SP_ROLE_FILE_IO_METADATA)                              \
-    X(FCNTL, "fcntl", "fcntl", SP_ROLE_FILE_IO_METADATA)                           \
-    X(FCNTL64, "fcntl64", "fcntl64", SP_ROLE_FILE_IO_METADATA)                     \
-    X(FOPEN, "fopen", "fopen", SP_ROLE_FILE_IO_METADATA)                           \
-    X(FOPEN64, "fopen64", "fopen64", SP_ROLE_FILE_IO_METADATA)                     \
-    X(FDOPEN, "fdopen", "fdopen", SP_ROLE_FILE_IO_METADATA)                        \
-    X(FCLOSE, "fclose", "fclose", SP_ROLE_FILE_IO_METADATA)                        \
-    X(FREAD, "fread", "fread", SP_ROLE_FILE_IO)                                    \
-    X(FWRITE, "fwrite", "fwrite", SP_ROLE_FILE_IO)                                 \
-    X(FSEEK, "fseek", "fseek", SP_ROLE_FILE_IO_METADATA)                           \
-    X(FSEEKO, "fseeko", "fseeko", SP_ROLE_FILE_IO_METADATA)                        \
-    X(FSEEKO64, "fseeko64", "fseeko64", SP_ROLE_FILE_IO_METADATA)                  \
-    X(FFLUSH, "fflush", "fflush", SP_ROLE_FILE_IO)
+#define SPIO_FUNCTIONS(X)                                                                     \
+    /* enum, region name, symbol, role, the I/O events a call writes and how many             \
+     * (sp_io_call_class: scorep-score counts them; fcntl duplicates with F_DUPFD and         \
+     * F_DUPFD_CLOEXEC only, counted as if every call did: CPython's os.dup calls it) */      \
+    X(OPEN, "open", "open", SP_ROLE_FILE_IO_METADATA, CREATE, 1)                              \
+    X(OPEN64, "open64", "open64", SP_ROLE_FILE_IO_METADATA, CREATE, 1)                        \
+    X(OPEN_2, "open", "__open_2", SP_ROLE_FILE_IO_METADATA, CREATE, 1)                        \
+    X(OPEN64_2, "open64", "__open64_2", SP_ROLE_FILE_IO_METADATA, CREATE, 1)                  \
+    X(OPENAT, "openat", "openat", SP_ROLE_FILE_IO_METADATA, CREATE, 1)                        \
+    X(OPENAT64, "openat64", "openat64", SP_ROLE_FILE_IO_METADATA, CREATE, 1)                  \
+    X(OPENAT_2, "openat", "__openat_2", SP_ROLE_FILE_IO_METADATA, CREATE, 1)                  \
+    X(OPENAT64_2, "openat64", "__openat64_2", SP_ROLE_FILE_IO_METADATA, CREATE, 1)            \
+    X(CREAT, "creat", "creat", SP_ROLE_FILE_IO_METADATA, CREATE, 1)                           \
+    X(CREAT64, "creat64", "creat64", SP_ROLE_FILE_IO_METADATA, CREATE, 1)                     \
+    X(CLOSE, "close", "close", SP_ROLE_FILE_IO_METADATA, DESTROY, 1)                          \
+    X(READ, "read", "read", SP_ROLE_FILE_IO, TRANSFER, 1)                                     \
+    X(WRITE, "write", "write", SP_ROLE_FILE_IO, TRANSFER, 1)                                  \
+    X(PREAD, "pread", "pread", SP_ROLE_FILE_IO, TRANSFER, 1)                                  \
+    X(PREAD64, "pread64", "pread64", SP_ROLE_FILE_IO, TRANSFER, 1)                            \
+    X(PWRITE, "pwrite", "pwrite", SP_ROLE_FILE_IO, TRANSFER, 1)                               \
+    X(PWRITE64, "pwrite64", "pwrite64", SP_ROLE_FILE_IO, TRANSFER, 1)                         \
+    X(READV, "readv", "readv", SP_ROLE_FILE_IO, TRANSFER, 1)                                  \
+    X(WRITEV, "writev", "writev", SP_ROLE_FILE_IO, TRANSFER, 1)                               \
+    X(PREADV, "preadv", "preadv", SP_ROLE_FILE_IO, TRANSFER, 1)                               \
+    X(PREADV64, "preadv64", "preadv64", SP_ROLE_FILE_IO, TRANSFER, 1)                         \
+    X(PWRITEV, "pwritev", "pwritev", SP_ROLE_FILE_IO, TRANSFER, 1)                            \
+    X(PWRITEV64, "pwritev64", "pwritev64", SP_ROLE_FILE_IO, TRANSFER, 1)                      \
+    X(LSEEK, "lseek", "lseek", SP_ROLE_FILE_IO_METADATA, SEEK, 1)                             \
+    X(LSEEK64, "lseek64", "lseek64", SP_ROLE_FILE_IO_METADATA, SEEK, 1)                       \
+    X(FSYNC, "fsync", "fsync", SP_ROLE_FILE_IO, FLUSH, 1)                                     \
+    X(FDATASYNC, "fdatasync", "fdatasync", SP_ROLE_FILE_IO, FLUSH, 1)                         \
+    X(DUP, "dup", "dup", SP_ROLE_FILE_IO_METADATA, DUPLICATE, 1)                              \
+    X(DUP2, "dup2", "dup2", SP_ROLE_FILE_IO_METADATA, DUPLICATE, 1)                           \
+    X(DUP3, "dup3", "dup3", SP_ROLE_FILE_IO_METADATA, DUPLICATE, 1)                           \
+    X(FCNTL, "fcntl", "fcntl", SP_ROLE_FILE_IO_METADATA, DUPLICATE, 1)                        \
+    X(FCNTL64, "fcntl64", "fcntl64", SP_ROLE_FILE_IO_METADATA, DUPLICATE, 1)                  \
+    X(FOPEN, "fopen", "fopen", SP_ROLE_FILE_IO_METADATA, CREATE, 2)                           \
+    X(FOPEN64, "fopen64", "fopen64", SP_ROLE_FILE_IO_METADATA, CREATE, 2)                     \
+    X(FDOPEN, "fdopen", "fdopen", SP_ROLE_FILE_IO_METADATA, CREATE, 1)                        \
+    X(FCLOSE, "fclose", "fclose", SP_ROLE_FILE_IO_METADATA, DESTROY, 2)                       \
+    X(FREAD, "fread", "fread", SP_ROLE_FILE_IO, TRANSFER, 1)                                  \
+    X(FWRITE, "fwrite", "fwrite", SP_ROLE_FILE_IO, TRANSFER, 1)                               \
+    X(FSEEK, "fseek", "fseek", SP_ROLE_FILE_IO_METADATA, SEEK, 1)                             \
+    X(FSEEKO, "fseeko", "fseeko", SP_ROLE_FILE_IO_METADATA, SEEK, 1)                          \
+    X(FSEEKO64, "fseeko64", "fseeko64", SP_ROLE_FILE_IO_METADATA, SEEK, 1)                    \
+    X(FFLUSH, "fflush", "fflush", SP_ROLE_FILE_IO, FLUSH, 1)
 
 enum {
-#define SPIO_ENUM(e, region, symbol, role) SPIO_FN_##e,
+#define SPIO_ENUM(e, region, symbol, role, events, count) SPIO_FN_##e,
     SPIO_FUNCTIONS(SPIO_ENUM)
 #undef SPIO_ENUM
     SPIO_FN_COUNT

@@ -178,6 +178,8 @@ static uint64_t iov_bytes(const struct iovec *iov, int count)
     return bytes;
 }
 
+/* Same-shape I/O wrappers, a family (here and in isoc.c): one per libc function, each
+ * the same steps around its real call through TRANSFER or the record_* helpers. */
 #define TRANSFER(FN, mode, fd, request, call)                                                 \
     do {                                                                                      \
         spio_operation op;                                                                         \

@@ -12,7 +12,7 @@ static const struct {
     const char *name;
     sp_role role;
 } functions[SPIO_FN_COUNT] = {
-#define SPIO_INFO(e, region, symbol, role) [SPIO_FN_##e] = {region, role},
+#define SPIO_INFO(e, region, symbol, role, events, count) [SPIO_FN_##e] = {region, role},
     SPIO_FUNCTIONS(SPIO_INFO)
 #undef SPIO_INFO
 };

@@ -230,6 +230,9 @@ static int collective_leave(int fn, int status, sp_collective_op op, MPI_Comm co
         return collective_leave(FN, s_, OP, COMM, ROOT, b_);                                    \
     } while (0)
 
+/* Same-shape MPI wrappers, a family: one per MPI function, each the same steps (enter,
+ * the PMPI_ call, its records, leave) with its own arguments. The duplicates tool pairs
+ * them; they are not one logic written twice. */
 EXPORT int MPI_Barrier(MPI_Comm comm)
 {
     COLLECTIVE(FN_BARRIER, SP_COLL_BARRIER, PMPI_Barrier(comm), comm, -1, ((bytes){0, 0}));

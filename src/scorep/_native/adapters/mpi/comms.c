@@ -419,6 +419,9 @@ static int creation_end(int fn, int status, MPI_Comm *newcomm, MPI_Comm parent,
         return creation_end(FN, s_, NEWCOMM, PARENT, COLLECTIVE);                              \
     } while (0)
 
+/* Same-shape MPI wrappers, a family: one per MPI function, each the same steps (enter,
+ * the PMPI_ call, its records, leave) with its own arguments. The duplicates tool pairs
+ * them; they are not one logic written twice. */
 EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     CREATION(FN_COMM_SPLIT, PMPI_Comm_split(comm, color, key, newcomm), newcomm, comm, comm);

@@ -79,7 +79,11 @@ static void initialized(int requested, int provided)
     char err[8192] = "";
     if (sp_mpi_initialized(&world_ipc, spmpi_world, requested, provided, err, sizeof err) != 0 &&
         spmpi_world_rank == 0) {
-        fprintf(stderr, "scorep: %s\n", err);
+        /* The program goes on (it is inside MPI_Init on every rank: stopping it would be
+         * MPI_Abort of the user's job); without the group's directory each rank writes as
+         * when MPI is never initialized (measure/session.py, _prepare_without_mpi). */
+        fprintf(stderr, "scorep: %s; each rank writes an experiment of its own, that name "
+                        "with -rank<N>\n", err);
         fflush(stderr);
     }
     spmpi_define_world();

@@ -229,6 +229,9 @@ void spmpi_io_request_tested(sp_location *loc, const request_info *info)
 
 /* ---- handles -------------------------------------------------------------------------- */
 
+/* Same-shape MPI wrappers, a family: one per MPI function, each the same steps (enter,
+ * the PMPI_ call, its records, leave) with its own arguments. The duplicates tool pairs
+ * them; they are not one logic written twice. */
 EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                          MPI_File *fh)
 {

@@ -4,6 +4,9 @@
 #include "adapters/mpi/mpi_adapter.h"
 
 
+/* Same-shape MPI wrappers, a family: one per MPI function, each the same steps (enter,
+ * the PMPI_ call, its records, leave) with its own arguments. The duplicates tool pairs
+ * them; they are not one logic written twice. */
 EXPORT int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     SPMPI_REGION_CALL(FN_COMM_COMPARE, PMPI_Comm_compare(comm1, comm2, result));

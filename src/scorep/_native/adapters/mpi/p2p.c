@@ -33,6 +33,9 @@ static void record_receive(sp_location *loc, int status, const MPI_Status *st, M
                     (uint32_t)st->MPI_TAG, spmpi_received_bytes(st, type));
 }
 
+/* Same-shape MPI wrappers, a family: one per MPI function, each the same steps (enter,
+ * the PMPI_ call, its records, leave) with its own arguments. The duplicates tool pairs
+ * them; they are not one logic written twice. */
 EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                     MPI_Status *status)
 {

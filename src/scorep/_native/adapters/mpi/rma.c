@@ -187,6 +187,9 @@ static int window_made(int fn, int status, MPI_Win *win, MPI_Comm comm, bool all
     return status;
 }
 
+/* Same-shape MPI wrappers, a family: one per MPI function, each the same steps (enter,
+ * the PMPI_ call, its records, leave) with its own arguments. The duplicates tool pairs
+ * them; they are not one logic written twice. */
 EXPORT int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                           MPI_Win *win)
 {

@@ -127,6 +127,98 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* One entry of a location's line table, as the ranks reported it (serialize above). */
+typedef struct {
+    uint32_t region, line;
+    uint64_t hits;
+    double seconds;
+} line_entry;
+
+/* What a pass over the ranks' reports does at each location and each of its lines. */
+typedef struct {
+    void (*location)(void *ctx, uint32_t rank, uint32_t name);
+    void (*line)(void *ctx, uint32_t index, const line_entry *e);
+    void (*location_end)(void *ctx);
+} lines_visitor;
+
+/* Walks every rank's report in rank order; false when one arrived damaged. Both passes of
+ * write_json read the reports through here, so that they cannot read them differently. */
+static bool walk_reports(const sp_unified *u, const void *all, const uint64_t *sizes,
+                         uint32_t nranks, const lines_visitor *v, void *ctx)
+{
+    uint64_t offset = 0;
+    for (uint32_t r = 0; r < nranks; offset += sizes[r], r++) {
+        sp_reader rd;
+        sp_reader_init(&rd, (const unsigned char *)all + offset, sizes[r]);
+        uint32_t nlocs = sp_reader_u32(&rd);
+        for (uint32_t l = 0; l < nlocs && !rd.failed; l++) {
+            uint32_t name = sp_reader_u32(&rd);
+            uint32_t count = sp_reader_u32(&rd);
+            if (v->location)
+                v->location(ctx, u->ranks[r].rank, name);
+            for (uint32_t i = 0; i < count && !rd.failed; i++) {
+                line_entry e;
+                e.region = sp_reader_u32(&rd);
+                e.line = sp_reader_u32(&rd);
+                e.hits = sp_reader_u64(&rd);
+                e.seconds = sp_reader_f64(&rd);
+                if (!rd.failed && v->line)
+                    v->line(ctx, i, &e);
+            }
+            if (v->location_end)
+                v->location_end(ctx);
+        }
+        if (rd.failed)
+            return false;
+    }
+    return true;
+}
+
+typedef struct {
+    FILE *f;
+    const sp_defs *g;
+    bool *listed; /* by global region id: its function is written */
+    bool first;
+} json_pass;
+
+/* Each region's name, file and first line once, by global region id. */
+static void json_function(void *ctx, uint32_t index, const line_entry *e)
+{
+    (void)index;
+    json_pass *j = ctx;
+    if (e->region >= j->g->region_count || j->listed[e->region])
+        return;
+    j->listed[e->region] = true;
+    const sp_region *reg = &j->g->regions[e->region];
+    fprintf(j->f, "%s\n  \"%u\": {\"name\": ", j->first ? "" : ",", e->region);
+    json_string(j->f, sp_defs_str(j->g, reg->name));
+    fprintf(j->f, ", \"file\": ");
+    json_string(j->f, sp_defs_str(j->g, reg->file));
+    fprintf(j->f, ", \"first_line\": %d}", reg->begin_line);
+    j->first = false;
+}
+
+static void json_location(void *ctx, uint32_t rank, uint32_t name)
+{
+    json_pass *j = ctx;
+    fprintf(j->f, "%s\n  {\"rank\": %u, \"thread\": ", j->first ? "" : ",", rank);
+    json_string(j->f, sp_defs_str(j->g, name));
+    fprintf(j->f, ", \"lines\": [");
+    j->first = false;
+}
+
+static void json_line(void *ctx, uint32_t index, const line_entry *e)
+{
+    json_pass *j = ctx;
+    fprintf(j->f, "%s[%u, %u, %llu, %.9g]", index ? ", " : "", e->region, e->line,
+            (unsigned long long)e->hits, e->seconds);
+}
+
+static void json_location_end(void *ctx)
+{
+    fprintf(((json_pass *)ctx)->f, "]}");
+}
+
 /* The root writes what every process reported. Returns 0, or -1 with err. */
 static int write_json(const sp_unified *u, const void *all, const uint64_t *sizes, uint32_t nranks,
                       const char *path, char *err, size_t errlen)
@@ -136,68 +228,18 @@ static int write_json(const sp_unified *u, const void *all, const uint64_t *size
     if (!f)
         return sp_error(err, errlen, "cannot write %s: %s", path, strerror(errno));
     fprintf(f, "{\"format\": \"scorep-lines 1\",\n \"functions\": {");
-    /* Each region's name, file and first line once, by global region id. */
-    bool *listed = calloc(g->region_count ? g->region_count : 1, sizeof *listed);
-    int status = listed ? 0 : sp_error(err, errlen, "out of memory while writing lines.json");
-    bool first_function = true;
-    uint64_t offset = 0;
-    for (uint32_t r = 0; r < nranks && status == 0; r++) {
-        sp_reader rd;
-        sp_reader_init(&rd, (const unsigned char *)all + offset, sizes[r]);
-        offset += sizes[r];
-        uint32_t nlocs = sp_reader_u32(&rd);
-        for (uint32_t l = 0; l < nlocs && !rd.failed; l++) {
-            sp_reader_u32(&rd);
-            uint32_t count = sp_reader_u32(&rd);
-            for (uint32_t i = 0; i < count && !rd.failed; i++) {
-                uint32_t region = sp_reader_u32(&rd);
-                sp_reader_u32(&rd);
-                sp_reader_u64(&rd);
-                sp_reader_f64(&rd);
-                if (region >= g->region_count || listed[region])
-                    continue;
-                listed[region] = true;
-                const sp_region *reg = &g->regions[region];
-                fprintf(f, "%s\n  \"%u\": {\"name\": ", first_function ? "" : ",", region);
-                json_string(f, sp_defs_str(g, reg->name));
-                fprintf(f, ", \"file\": ");
-                json_string(f, sp_defs_str(g, reg->file));
-                fprintf(f, ", \"first_line\": %d}", reg->begin_line);
-                first_function = false;
-            }
-        }
-        if (rd.failed)
-            status = sp_error(err, errlen, "the line profiles of the ranks arrived damaged");
-    }
+    json_pass j = {f, g, calloc(g->region_count ? g->region_count : 1, sizeof *j.listed), true};
+    int status = j.listed ? 0 : sp_error(err, errlen, "out of memory while writing lines.json");
+    if (status == 0 &&
+        !walk_reports(u, all, sizes, nranks, &(lines_visitor){.line = json_function}, &j))
+        status = sp_error(err, errlen, "the line profiles of the ranks arrived damaged");
     fprintf(f, "},\n \"locations\": [");
-    offset = 0;
-    bool first_location = true;
-    for (uint32_t r = 0; r < nranks && status == 0; r++) {
-        sp_reader rd;
-        sp_reader_init(&rd, (const unsigned char *)all + offset, sizes[r]);
-        offset += sizes[r];
-        uint32_t nlocs = sp_reader_u32(&rd);
-        for (uint32_t l = 0; l < nlocs && !rd.failed; l++) {
-            uint32_t name = sp_reader_u32(&rd);
-            uint32_t count = sp_reader_u32(&rd);
-            fprintf(f, "%s\n  {\"rank\": %u, \"thread\": ", first_location ? "" : ",",
-                    u->ranks[r].rank);
-            json_string(f, sp_defs_str(g, name));
-            fprintf(f, ", \"lines\": [");
-            for (uint32_t i = 0; i < count && !rd.failed; i++) {
-                uint32_t region = sp_reader_u32(&rd);
-                uint32_t line = sp_reader_u32(&rd);
-                uint64_t hits = sp_reader_u64(&rd);
-                double seconds = sp_reader_f64(&rd);
-                fprintf(f, "%s[%u, %u, %llu, %.9g]", i ? ", " : "", region, line,
-                        (unsigned long long)hits, seconds);
-            }
-            fprintf(f, "]}");
-            first_location = false;
-        }
-    }
+    j.first = true;
+    if (status == 0)
+        (void)walk_reports(u, all, sizes, nranks,
+                           &(lines_visitor){json_location, json_line, json_location_end}, &j);
     fprintf(f, "\n ]\n}\n");
-    free(listed);
+    free(j.listed);
     if (fclose(f) != 0 && status == 0)
         status = sp_error(err, errlen, "cannot write %s: %s", path, strerror(errno));
     if (status != 0)

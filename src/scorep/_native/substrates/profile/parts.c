@@ -9,7 +9,7 @@ uint32_t sp_profile_adopted_locations(const sp_measurement *m)
 {
     uint32_t total = 0;
     for (uint32_t k = 0; k < m->processes.part_count; k++) {
-        const sp_process_part *p = &m->processes.parts[k];
+        const sp_part_contents *p = &m->processes.parts[k];
         total += sp_profile_part_locations(p->section[sp_profile.slot],
                                            p->section_size[sp_profile.slot]);
     }
@@ -19,7 +19,7 @@ uint32_t sp_profile_adopted_locations(const sp_measurement *m)
 void sp_profile_append_adopted(const sp_measurement *m, const sp_unified *u, sp_buffer *b)
 {
     for (uint32_t k = 0; k < m->processes.part_count && k < u->part_count; k++) {
-        const sp_process_part *p = &m->processes.parts[k];
+        const sp_part_contents *p = &m->processes.parts[k];
         const unsigned char *section = p->section[sp_profile.slot];
         uint64_t size = p->section_size[sp_profile.slot];
         if (sp_profile_part_locations(section, size))

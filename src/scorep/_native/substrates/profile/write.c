@@ -1194,8 +1194,8 @@ static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_
     for (uint32_t k = 0; k < m->part_count; k++) {
         size_t at = b.size;
         const sp_part *p = &m->parts[k];
-        const unsigned char *section = p->section[sp_profile.slot];
-        uint64_t size = p->section_size[sp_profile.slot];
+        const unsigned char *section = p->c.section[sp_profile.slot];
+        uint64_t size = p->c.section_size[sp_profile.slot];
         sp_buffer_u32(&b, sp_profile_part_locations(section, size));
         if (section)
             sp_profile_remap_trees(section, size, &p->maps, p->rank, root, &b);

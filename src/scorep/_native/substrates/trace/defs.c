@@ -188,9 +188,9 @@ static int write_local_definitions(sp_measurement *m, const sp_unified *u, char 
         return -1;
     /* The spawned ranks' parts this root adopted: their own mapping tables and clocks. */
     for (uint32_t k = 0; k < m->part_count; k++)
-        for (uint32_t i = 0; i < m->parts[k].location_count; i++)
+        for (uint32_t i = 0; i < m->parts[k].c.location_count; i++)
             if (write_definitions_of(archive, m->parts[k].location_ids[i], &m->parts[k].maps,
-                                     &m->parts[k].clock, err, errlen) != 0)
+                                     &m->parts[k].c.clock, err, errlen) != 0)
                 return -1;
     return sp_trace_check(OTF2_Archive_CloseDefFiles(archive), "CloseDefFiles", err, errlen);
 }

@@ -198,6 +198,36 @@ unsigned sp_trace_record_length(const sp_trace_record *r)
     }
 }
 
+size_t sp_trace_event_record_counts(sp_trace_event_records *out, size_t cap)
+{
+    static const struct {
+        const char *event;
+        uint32_t kind;
+    } events[] = {
+        {"enter", SP_REC_ENTER},
+        {"leave", SP_REC_LEAVE},
+        {"parameter", SP_REC_PARAMETER_INT},
+        {"program_begin", SP_REC_PROGRAM_BEGIN},
+        {"program_end", SP_REC_PROGRAM_END},
+        {"measurement_on", SP_REC_MEASUREMENT_ON},
+        {"measurement_off", SP_REC_MEASUREMENT_OFF},
+        {"buffer_flush", SP_REC_BUFFER_FLUSH},
+        {"sample", SP_REC_CC_SAMPLE},
+        {"io_create_handle", SP_REC_IO_CREATE_HANDLE},
+        {"io_destroy_handle", SP_REC_IO_DESTROY_HANDLE},
+        {"io_duplicate_handle", SP_REC_IO_DUPLICATE_HANDLE},
+        {"io_seek", SP_REC_IO_SEEK},
+        {"io_operation_begin", SP_REC_IO_OPERATION_BEGIN},
+        {"io_operation_complete", SP_REC_IO_OPERATION_COMPLETE},
+    };
+    size_t n = sizeof events / sizeof events[0];
+    for (size_t i = 0; i < n && i < cap; i++) {
+        sp_trace_record r = {0, events[i].kind, 0};
+        out[i] = (sp_trace_event_records){events[i].event, sp_trace_record_length(&r)};
+    }
+    return n;
+}
+
 static uint32_t target_rank(uint64_t target)
 {
     return (uint32_t)target == SP_RMA_ALL_TARGETS ? OTF2_UNDEFINED_UINT32 : (uint32_t)target;
@@ -742,7 +772,7 @@ static int encode_parts(sp_measurement *m, char *err, size_t errlen)
     for (uint32_t k = 0; k < m->part_count && status == 0; k++) {
         sp_part *p = &m->parts[k];
         sp_reader r;
-        sp_reader_init(&r, p->section[sp_trace.slot], p->section_size[sp_trace.slot]);
+        sp_reader_init(&r, p->c.section[sp_trace.slot], p->c.section_size[sp_trace.slot]);
         foreign.rank = p->rank;
         foreign.name = sp_reader_u32(&r);
         foreign.argc = sp_reader_u32(&r);
@@ -751,7 +781,7 @@ static int encode_parts(sp_measurement *m, char *err, size_t errlen)
             continue; /* damaged: its locations stay without events */
         r.pos += (size_t)foreign.argc * 4;
         foreign.active = true;
-        for (uint32_t i = 0; i < p->location_count && status == 0 && !r.failed; i++) {
+        for (uint32_t i = 0; i < p->c.location_count && status == 0 && !r.failed; i++) {
             uint64_t bytes = sp_reader_u64(&r);
             if (r.failed || bytes > r.size - r.pos)
                 break;

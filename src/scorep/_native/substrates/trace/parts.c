@@ -54,7 +54,18 @@ typedef struct {
     sp_reader locations; /* positioned at the first id */
 } part_section;
 
-static bool read_section(const sp_process_part *p, part_section *s)
+/* The next location id of a part's section (its event count skipped); false after the last. */
+static bool next_location(part_section *s, uint32_t *i, uint64_t *id)
+{
+    if (*i >= s->count)
+        return false;
+    *id = sp_reader_u64(&s->locations);
+    (void)sp_reader_u64(&s->locations);
+    ++*i;
+    return true;
+}
+
+static bool read_section(const sp_part_contents *p, part_section *s)
 {
     const unsigned char *data = p->section[sp_trace.slot];
     if (!data)
@@ -75,9 +86,8 @@ int sp_trace_adopt_events(sp_measurement *m, const char *dir, char *err, size_t 
         part_section s;
         if (!read_section(&m->processes.parts[k], &s))
             continue;
-        for (uint32_t i = 0; i < s.count; i++) {
-            uint64_t id = sp_reader_u64(&s.locations);
-            (void)sp_reader_u64(&s.locations);
+        uint64_t id;
+        for (uint32_t i = 0; next_location(&s, &i, &id);) {
             char from[4400], to[4400];
             snprintf(from, sizeof from, "%s/%llu.evt", s.dir, (unsigned long long)id);
             snprintf(to, sizeof to, "%s/traces/%llu.evt", dir, (unsigned long long)id);
@@ -105,9 +115,8 @@ int sp_trace_adopted_definitions(sp_measurement *m, const sp_unified *u,
         part_section s;
         if (!read_section(&m->processes.parts[k], &s))
             continue;
-        for (uint32_t i = 0; i < s.count; i++) {
-            uint64_t id = sp_reader_u64(&s.locations);
-            (void)sp_reader_u64(&s.locations);
+        uint64_t id;
+        for (uint32_t i = 0; next_location(&s, &i, &id);) {
             OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(sp_trace.archive, id);
             if (!dw)
                 return sp_error(err, errlen, "OTF2 GetDefWriter failed");

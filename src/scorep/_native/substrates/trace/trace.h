@@ -116,6 +116,10 @@ typedef struct {
 _Static_assert(sizeof(sp_trace_record) == 16 && sizeof(sp_trace_payload) == 16,
                "raw records are 16 bytes (scorep-score's model counts them)");
 
+/* The raw records each event scorep-score counts takes, read from sp_trace_record_length
+ * (the decoder's table: an encoder that wrote another count would break the trace). */
+size_t sp_trace_event_record_counts(sp_trace_event_records *out, size_t cap);
+
 /* A location's trace: the event path appends raw records at `pos`; full chunks wait in a
  * list until they are encoded into OTF2 (at a flush or at the end). */
 typedef struct sp_trace_location {
