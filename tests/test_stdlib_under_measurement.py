@@ -102,6 +102,19 @@ METRICS = [("test_generators", (3, 9)), ("test_gc", (3, 10)), ("test_tracemalloc
 CASES += [(version, module, "metrics") for module, version in METRICS
           if version in INTERPRETERS]
 
+# Differences that are CPython's, not the measurement's (the same under cProfile), by module:
+# version -> {(test, class): (outcome, what its message says)}. On 3.12+ every sys.monitoring
+# event at a bytecode offset past 256 makes CPython create an int object for the offset
+# (PyLong_FromSsize_t in call_instrumentation_vector, before any tool is called; freed when
+# the tools have run), and tracemalloc counts that int in its peak. With C calls recorded
+# (the default on 3.12+) the C_RETURN of clear_traces() and the CALL of get_traced_memory()
+# come between the two: the peak is one int (28 bytes on 3.12, 32 on 3.13) where the test
+# wants 0 (docs/limitations.md).
+TRACED_OFFSET_INT = re.compile(r"Tuples differ: \(0, (\d+)\) != \(0, 0\)")
+KNOWN = {"test_tracemalloc": lambda version, mode: {
+    ("test_get_traced_memory", "test.test_tracemalloc.TestTracemallocEnabled"):
+        ("FAIL", TRACED_OFFSET_INT)} if version >= (3, 12) else {}}
+
 OUTCOME = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)? \.\.\. "
                      r"(ok|FAIL|ERROR|skipped|expected failure|unexpected success)", re.M)
 
@@ -147,6 +160,24 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     # Some tests fail here even without measurement (test_threading's
     # test_import_from_another_thread on 3.11): what counts is the same outcome of each.
     assert len(expected) > 10, plain.stdout[-3000:]
+    known = KNOWN.get(module, lambda version, mode: {})(version, mode)
+    for name, where, outcome in list(expected):
+        if (name, where) in known and outcome == "ok":
+            expected.remove((name, where, outcome))
+            expected.append((name, where, known[(name, where)][0]))
+            expected.sort()
+            # The same failure, with the same message, under cProfile (a sys.monitoring tool
+            # of CPython's own): it is CPython's, not ours.
+            message = known[(name, where)][1]
+            found = message.search(measured.stdout)
+            assert found and 0 < int(found.group(1)) <= 32, measured.stdout[-3000:]
+            cprofile = subprocess.run(
+                [python, "-m", "cProfile", "-o", os.devnull] + args + ["-m", name],
+                env=scorep_env(), cwd=plain_dir, capture_output=True, text=True, timeout=600)
+            assert message.search(cprofile.stdout).group(0) == found.group(0), \
+                cprofile.stdout[-3000:]
+    if known and plain.returncode == 0:
+        plain = subprocess.CompletedProcess(plain.args, 2, plain.stdout, plain.stderr)
     assert measured.returncode == plain.returncode, measured.stdout[-3000:] + measured.stderr
     assert outcomes(measured.stdout) == expected
     assert environment_changes(measured.stderr) == environment_changes(plain.stderr)
