@@ -165,7 +165,7 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     expected = outcomes(plain.stdout)
     # Some tests fail here even without measurement (test_threading's
     # test_import_from_another_thread on 3.11): what counts is the same outcome of each.
-    assert len(expected) > 10, plain.stdout[-3000:]
+    assert len(expected) > 5, plain.stdout[-3000:]  # test_profile has 6
     known = KNOWN.get(module, lambda version, mode: {})(version, mode)
     for name, where, outcome in list(expected):
         if (name, where) in known and outcome == "ok":
