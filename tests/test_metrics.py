@@ -387,3 +387,23 @@ def test_many_short_threads_give_their_metric_sources_back(tmp_path):
                 if p.value("visits", c.id, location.id, inclusive=False):
                     counted += p.value("task_clock", c.id, location.id) > 0
     assert counted == 400
+
+
+def test_gc_callback_at_the_recursion_limit(python, tmp_path):
+    """Collections in the deepest frames the recursion limit allows: the gc:collect callback
+    runs there without a frame of its own, so the program's unraisable hook sees nothing (a
+    Python callback failed with RecursionError, reported as unraisable) and the collections
+    are still regions."""
+    app = program("gc_at_recursion_limit.py")
+    plain = subprocess.run([python, app], capture_output=True, text=True, timeout=120)
+    assert plain.stdout == "ended: RecursionError\nunraisable: []\n", plain.stdout + plain.stderr
+    exp = tmp_path / "exp"
+    out = run_scorep(python, ["--memory", app], exp)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == plain.stdout
+    assert "Exception ignored" not in out.stderr, out.stderr
+    p = profile_of(exp)
+    main = next(l.id for l in p.locations if l.name == "MainThread")
+    visits = sum(p.value("visits", c.id, main, inclusive=False)
+                 for c in p.cnodes if c.region.name == "gc:collect")
+    assert visits > 100, visits

@@ -48,7 +48,13 @@ LONG = [("test_itertools", (3, 10), "trace"), ("test_threading", (3, 11), "profi
         ("test_itertools", (3, 13), "profile"),
         # C functions called back and forth (partial, reduce, lru_cache, singledispatch)
         ("test_functools", (3, 12), "profile"), ("test_functools", (3, 13), "trace"),
-        ("test_functools", (3, 11), "c-calls")]
+        ("test_functools", (3, 11), "c-calls"),
+        # the pure-Python profile module installed by the program while our profile hook
+        # records C calls (before 3.12: "Bad return" on the return of sys.setprofile itself)
+        # and its profile, which must not show our gc callback (a Python function once)
+        ("test_profile", (3, 11), "c-calls"), ("test_profile", (3, 10), "metrics"),
+        # collections at the recursion limit (the gc callback failed there when it was Python)
+        ("test_exceptions", (3, 12), "metrics")]
 # With I/O recording (mode "io": tracing and SCOREP_IO_POSIX=true): the file object tests,
 # which open, read, write, seek and close files and bad descriptors in every way.
 QUICK_IO = ["test_fileio"]
@@ -102,6 +108,19 @@ METRICS = [("test_generators", (3, 9)), ("test_gc", (3, 10)), ("test_tracemalloc
 CASES += [(version, module, "metrics") for module, version in METRICS
           if version in INTERPRETERS]
 
+# Differences that are CPython's, not the measurement's (the same under cProfile), by module:
+# version -> {(test, class): (outcome, what its message says)}. On 3.12+ every sys.monitoring
+# event at a bytecode offset past 256 makes CPython create an int object for the offset
+# (PyLong_FromSsize_t in call_instrumentation_vector, before any tool is called; freed when
+# the tools have run), and tracemalloc counts that int in its peak. With C calls recorded
+# (the default on 3.12+) the C_RETURN of clear_traces() and the CALL of get_traced_memory()
+# come between the two: the peak is one int (28 bytes on 3.12, 32 on 3.13) where the test
+# wants 0 (docs/limitations.md).
+TRACED_OFFSET_INT = re.compile(r"Tuples differ: \(0, (\d+)\) != \(0, 0\)")
+KNOWN = {"test_tracemalloc": lambda version, mode: {
+    ("test_get_traced_memory", "test.test_tracemalloc.TestTracemallocEnabled"):
+        ("FAIL", TRACED_OFFSET_INT)} if version >= (3, 12) else {}}
+
 OUTCOME = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)? \.\.\. "
                      r"(ok|FAIL|ERROR|skipped|expected failure|unexpected success)", re.M)
 
@@ -146,7 +165,25 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     expected = outcomes(plain.stdout)
     # Some tests fail here even without measurement (test_threading's
     # test_import_from_another_thread on 3.11): what counts is the same outcome of each.
-    assert len(expected) > 10, plain.stdout[-3000:]
+    assert len(expected) > 5, plain.stdout[-3000:]  # test_profile has 6
+    known = KNOWN.get(module, lambda version, mode: {})(version, mode)
+    for name, where, outcome in list(expected):
+        if (name, where) in known and outcome == "ok":
+            expected.remove((name, where, outcome))
+            expected.append((name, where, known[(name, where)][0]))
+            expected.sort()
+            # The same failure, with the same message, under cProfile (a sys.monitoring tool
+            # of CPython's own): it is CPython's, not ours.
+            message = known[(name, where)][1]
+            found = message.search(measured.stdout)
+            assert found and 0 < int(found.group(1)) <= 32, measured.stdout[-3000:]
+            cprofile = subprocess.run(
+                [python, "-m", "cProfile", "-o", os.devnull] + args + ["-m", name],
+                env=scorep_env(), cwd=plain_dir, capture_output=True, text=True, timeout=600)
+            assert message.search(cprofile.stdout).group(0) == found.group(0), \
+                cprofile.stdout[-3000:]
+    if known and plain.returncode == 0:
+        plain = subprocess.CompletedProcess(plain.args, 2, plain.stdout, plain.stderr)
     assert measured.returncode == plain.returncode, measured.stdout[-3000:] + measured.stderr
     assert outcomes(measured.stdout) == expected
     assert environment_changes(measured.stderr) == environment_changes(plain.stderr)

@@ -481,18 +481,10 @@ class Measurement:
         """Garbage collections as regions `gc:collect` with the generation as a parameter,
         in the call path where they happen (gc.callbacks run on the collecting thread)."""
         import gc
-        native = self._native
-        begin, end, parameter = native.gc_begin, native.gc_end, native.gc_generation
-
-        def _scorep_gc(phase, info):
-            if phase == "start":
-                begin()
-                parameter(info.get("generation", -1))
-            else:
-                end()
-
-        self._gc_callback = _scorep_gc
-        gc.callbacks.append(_scorep_gc)
+        # A C callable called without a Python frame: a Python function here failed with
+        # RecursionError when a collection came at the program's recursion limit.
+        self._gc_callback = self._native.gc_callback()
+        gc.callbacks.append(self._gc_callback)
 
     def _unhook_gc(self):
         callback = getattr(self, "_gc_callback", None)

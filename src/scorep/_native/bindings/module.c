@@ -882,50 +882,10 @@ out:
 
 /* ---- garbage collections (gc.callbacks, SCOREP_PYTHON_GC) ------------------------------- */
 
-/* A collection is the region gc:collect in the call path where it runs, its generation a
- * parameter: gc_begin(), gc_generation(n) at its start, gc_end() at its stop. */
-static PyObject *py_gc_begin(PyObject *self, PyObject *unused)
+static PyObject *py_gc_callback(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    uint64_t time = sp_clock_now();
-    sp_location *loc = sp_python_location();
-    if (!loc)
-        Py_RETURN_NONE;
-    bool excluded;
-    uint32_t region = sp_region_define_named("gc:collect", "", -1, SP_REGION_USER, &excluded);
-    if (region != SP_NO_ID && !excluded)
-        sp_enter(loc, region, SP_KEY_NAMED | region, time);
-    Py_RETURN_NONE;
-}
-
-static PyObject *py_gc_generation(PyObject *self, PyObject *generation)
-{
-    (void)self;
-    uint64_t time = sp_clock_now();
-    long value = PyLong_AsLong(generation);
-    if (value == -1 && PyErr_Occurred())
-        return NULL;
-    sp_location *loc = sp_python_location();
-    if (!loc)
-        Py_RETURN_NONE;
-    uint32_t parameter = sp_parameter_define("generation", SP_PARAM_INT64);
-    if (parameter != SP_NO_ID)
-        sp_parameter_int(loc, parameter, value, time);
-    Py_RETURN_NONE;
-}
-
-static PyObject *py_gc_end(PyObject *self, PyObject *unused)
-{
-    (void)self, (void)unused;
-    uint64_t time = sp_clock_now();
-    sp_location *loc = sp_python_location();
-    if (!loc)
-        Py_RETURN_NONE;
-    bool excluded;
-    uint32_t region = sp_region_find_named("gc:collect", SP_REGION_USER, &excluded);
-    if (region != SP_NO_ID && !excluded)
-        (void)sp_leave(loc, SP_KEY_NAMED | region, time);
-    Py_RETURN_NONE;
+    return sp_python_gc_callback_new();
 }
 
 /* ---- parameters and recording -------------------------------------------------------- */
@@ -1466,9 +1426,8 @@ static PyMethodDef methods[] = {
     {"set_recording", py_set_recording, METH_O, "Switch recording on or off."},
     {"metric_samples", py_metric_samples, METH_VARARGS,
      "metric_samples(columns, rows): samples for the trace as asynchronous metrics."},
-    {"gc_begin", py_gc_begin, METH_NOARGS, "A garbage collection starts (region gc:collect)."},
-    {"gc_generation", py_gc_generation, METH_O, "The collection's generation (parameter)."},
-    {"gc_end", py_gc_end, METH_NOARGS, "The garbage collection ended."},
+    {"gc_callback", py_gc_callback, METH_NOARGS,
+     "A gc.callbacks entry: each collection is the region gc:collect (generation a parameter)."},
     {"filter_load", py_filter_load, METH_O,
      "filter_load(path) -> filter: parse a Score-P filter file (ValueError: file:line: why)."},
     {"filter_excludes", py_filter_excludes, METH_VARARGS,

@@ -220,8 +220,10 @@ int sp_python_register(void)
         if (sp_python_eval_register() != 0)
             return -1;
         /* Frame evaluation sees no C calls: the profile hook's c_call events do. */
-        if (sp_py.c_calls && sp_py.kind == SP_INSTRUMENTER_EVAL)
+        if (sp_py.c_calls && sp_py.kind == SP_INSTRUMENTER_EVAL) {
             sp_python_hooks_set_all_threads(true);
+            sp_python_wrappers_install();
+        }
         break;
 #else
         return -1;
@@ -256,8 +258,10 @@ int sp_python_unregister(void)
     case SP_INSTRUMENTER_EVAL:
 #if SP_HAVE_EVAL
         sp_python_eval_unregister();
-        if (sp_py.c_calls)
+        if (sp_py.c_calls) {
+            sp_python_wrappers_remove();
             sp_python_hooks_set_all_threads(false);
+        }
 #endif
         break;
     }

@@ -27,14 +27,24 @@ static int c_event(PyFrameObject *frame, int what, PyObject *callable)
 {
     uint64_t time = what == PyTrace_C_CALL ? 0 : sp_clock_now();
     uintptr_t key = c_callable_key(callable);
+    int wrapped = key ? sp_python_wrapped_index(key) : -1;
+    if (wrapped >= 0 && what == PyTrace_C_CALL)
+        sp_python_wrap_announce(wrapped);
     sp_location *loc = key ? event_location() : NULL;
-    if (!loc)
-        return 0;
     if (what != PyTrace_C_CALL) {
-        if (loc->depth && loc->stack[loc->depth - 1].key == key)
+        if (loc && loc->depth && loc->stack[loc->depth - 1].key == key)
             sp_leave(loc, key, time);
+        if (wrapped >= 0) {
+            /* A deferred sys.setprofile happens now; its error is the call's. */
+            PyObject *r = sp_python_wrapped_returned(wrapped);
+            if (!r)
+                return -1;
+            Py_DECREF(r);
+        }
         return 0;
     }
+    if (!loc)
+        return 0;
     PyCodeObject *code = frame_code(frame);
     uint32_t region;
     int caller = code_region(code, frame, NULL, &region);
@@ -44,7 +54,7 @@ static int c_event(PyFrameObject *frame, int what, PyObject *callable)
     return 0;
 }
 
-static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+int sp_python_profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
     (void)obj;
     if (what == PyTrace_C_CALL || what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION)
@@ -183,7 +193,7 @@ void sp_python_hooks_lines_off(void)
  * evaluation it is there for them alone. */
 void sp_python_hooks_set_all_threads(bool on)
 {
-    Py_tracefunc func = on ? hook : NULL;
+    Py_tracefunc func = on ? sp_python_profile_hook : NULL;
 #if PY_VERSION_HEX >= 0x030C0000
     if (sp_py.kind != SP_INSTRUMENTER_TRACE)
         PyEval_SetProfileAllThreads(func, NULL);
@@ -209,9 +219,9 @@ void sp_python_thread_started(void)
         return;
     if (sp_py.kind == SP_INSTRUMENTER_PROFILE ||
         (sp_py.kind == SP_INSTRUMENTER_EVAL && sp_py.c_calls))
-        PyEval_SetProfile(hook, NULL);
+        PyEval_SetProfile(sp_python_profile_hook, NULL);
     else if (sp_py.kind == SP_INSTRUMENTER_TRACE)
-        PyEval_SetTrace(hook, NULL);
+        PyEval_SetTrace(sp_python_profile_hook, NULL);
 #endif
 }
 

@@ -305,6 +305,22 @@ void sp_python_monitoring_release(void);
 int sp_python_monitoring_line_events(PyCodeObject *code);
 #endif
 void sp_python_hooks_set_all_threads(bool on); /* hooks.c: profile/trace hooks */
+/* hooks.c: the profile function of ours (compared with a thread's c_profilefunc). */
+int sp_python_profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg);
+/* setprofile.c: sys.setprofile and sys._setprofileallthreads replaced while C calls are
+ * recorded; a call event of one announces it, its return event ends it (NULL: its error). */
+enum { SP_WRAP_SETPROFILE, SP_WRAP_ALL_THREADS, SP_WRAP_COUNT };
+extern PyMethodDef sp_python_wrapped_defs[SP_WRAP_COUNT];
+static inline int sp_python_wrapped_index(uintptr_t key)
+{
+    if (__builtin_expect(key - (uintptr_t)sp_python_wrapped_defs < sizeof sp_python_wrapped_defs, 0))
+        return (int)((key - (uintptr_t)sp_python_wrapped_defs) / sizeof sp_python_wrapped_defs[0]);
+    return -1;
+}
+void sp_python_wrap_announce(int which);
+PyObject *sp_python_wrapped_returned(int which);
+void sp_python_wrappers_install(void);
+void sp_python_wrappers_remove(void);
 #if SP_HAVE_EVAL
 int sp_python_eval_register(void);             /* eval_frame.c: PEP 523 */
 void sp_python_eval_unregister(void);

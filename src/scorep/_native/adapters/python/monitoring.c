@@ -123,147 +123,6 @@ static PyObject *on_py_unwind(PyObject *self, PyObject *const *args, size_t narg
     return leave_event(args, nargsf, false);
 }
 
-/* ---- a profiler that the program installs while C calls are watched ---------------------
- * On 3.12+ sys.setprofile is itself a sys.monitoring tool (PY_MONITORING_SYS_PROFILE_ID) whose
- * C_RETURN events come from the same instrumented CALL instructions as ours. A call site that
- * runs as an instrumented CALL (ours: we watch CALL everywhere) reports C_RETURN to every tool
- * that watches CALL there *after* the call, and `sys.setprofile(f)` has just made the legacy
- * profiler one: f sees the return of sys.setprofile without its call. Without us that site is
- * a plain CALL and f sees nothing. The pure-Python `profile` module fails its "Bad return"
- * assertion on that event (CPython's test_cprofile, which tests profile too).
- *
- * So while C calls are recorded, sys.setprofile and sys._setprofileallthreads are builtin
- * functions of ours with the originals' names, module and docstrings (cProfile and profile
- * name them as before). Called from a site whose CALL we saw and with no profiler on this
- * thread yet, one defers the installation to our C_RETURN of that same call: the legacy tool
- * is called before ours (tools run from the highest id down) and is not yet installed then,
- * so nothing reaches f, as without us. Any other call installs at once. */
-enum { WRAP_SETPROFILE, WRAP_ALL_THREADS, WRAP_COUNT };
-static const char *const wrapped_names[WRAP_COUNT] = {"setprofile", "_setprofileallthreads"};
-static PyObject *wrap_setprofile(PyObject *self, PyObject *arg);
-static PyObject *wrap_all_threads(PyObject *self, PyObject *arg);
-/* Mutable and global: their docstrings are the originals', known only at run time, and a
- * builtin function points at its PyMethodDef for as long as it lives (past the measurement,
- * when the program kept it). */
-static PyMethodDef wrapped_defs[WRAP_COUNT] = {
-    {"setprofile", wrap_setprofile, METH_O, NULL},
-    {"_setprofileallthreads", wrap_all_threads, METH_O, NULL},
-};
-/* The originals (kept for good, see above) and our functions (while installed). Global: one
- * sys module per process. */
-static PyObject *wrapped_originals[WRAP_COUNT];
-static PyObject *wrapped_ours[WRAP_COUNT];
-
-/* Per thread: which wrapper our CALL callback saw being called (1 + index; 0: none), and the
- * installation deferred to its C_RETURN. */
-static _Thread_local int wrap_announced;
-static _Thread_local int wrap_deferred;
-static _Thread_local PyObject *wrap_deferred_arg;
-
-static inline int wrapped_index(uintptr_t key)
-{
-    if (__builtin_expect(key - (uintptr_t)wrapped_defs < sizeof wrapped_defs, 0))
-        return (int)((key - (uintptr_t)wrapped_defs) / sizeof wrapped_defs[0]);
-    return -1;
-}
-
-static PyObject *wrapped_call(int which, PyObject *arg)
-{
-    bool announced = wrap_announced == which + 1;
-    wrap_announced = 0;
-    if (announced && !wrap_deferred && PyThreadState_Get()->c_profilefunc == NULL) {
-        wrap_deferred = which + 1;
-        wrap_deferred_arg = Py_NewRef(arg);
-        Py_RETURN_NONE;
-    }
-    return PyObject_CallOneArg(wrapped_originals[which], arg);
-}
-
-static PyObject *wrap_setprofile(PyObject *self, PyObject *arg)
-{
-    (void)self;
-    return wrapped_call(WRAP_SETPROFILE, arg);
-}
-
-static PyObject *wrap_all_threads(PyObject *self, PyObject *arg)
-{
-    (void)self;
-    return wrapped_call(WRAP_ALL_THREADS, arg);
-}
-
-/* The call of wrapper `which` ended (C_RETURN or C_RAISE): a deferred installation happens
- * now; its error (an audit hook's refusal) is the call's, as without us. */
-static PyObject *wrapped_returned(int which)
-{
-    wrap_announced = 0;
-    if (wrap_deferred != which + 1)
-        Py_RETURN_NONE;
-    wrap_deferred = 0;
-    PyObject *arg = wrap_deferred_arg;
-    wrap_deferred_arg = NULL;
-    PyObject *r = PyObject_CallOneArg(wrapped_originals[which], arg);
-    Py_DECREF(arg);
-    if (!r)
-        return NULL;
-    Py_DECREF(r);
-    Py_RETURN_NONE;
-}
-
-/* Our functions go into sys in place of the originals (once per measurement). */
-static void wrappers_install(void)
-{
-    PyObject *sys = PyImport_ImportModule("sys");
-    if (!sys) {
-        PyErr_Clear();
-        return;
-    }
-    PyObject *modname = PyUnicode_FromString("sys");
-    for (int i = 0; i < WRAP_COUNT && modname; i++) {
-        if (wrapped_ours[i])
-            continue;
-        PyObject *orig = PyObject_GetAttrString(sys, wrapped_names[i]);
-        if (!orig || !PyCFunction_Check(orig)) {
-            Py_XDECREF(orig);
-            PyErr_Clear();
-            continue;
-        }
-        if (!wrapped_originals[i]) {
-            wrapped_originals[i] = orig;
-            wrapped_defs[i].ml_doc = ((PyCFunctionObject *)orig)->m_ml->ml_doc;
-        } else {
-            Py_DECREF(orig);
-        }
-        PyObject *ours = PyCFunction_NewEx(&wrapped_defs[i], sys, modname);
-        if (ours && PyObject_SetAttrString(sys, wrapped_names[i], ours) == 0)
-            wrapped_ours[i] = ours;
-        else
-            Py_XDECREF(ours);
-        PyErr_Clear();
-    }
-    Py_XDECREF(modname);
-    Py_DECREF(sys);
-    PyErr_Clear();
-}
-
-/* The originals go back, where ours are still there. */
-static void wrappers_remove(void)
-{
-    PyObject *sys = PyImport_ImportModule("sys");
-    for (int i = 0; i < WRAP_COUNT; i++) {
-        if (!wrapped_ours[i])
-            continue;
-        if (sys) {
-            PyObject *now = PyObject_GetAttrString(sys, wrapped_names[i]);
-            if (now == wrapped_ours[i])
-                PyObject_SetAttrString(sys, wrapped_names[i], wrapped_originals[i]);
-            Py_XDECREF(now);
-        }
-        Py_CLEAR(wrapped_ours[i]);
-    }
-    Py_XDECREF(sys);
-    PyErr_Clear();
-}
-
 /* CALL: a C function called from a recorded function starts. A call site whose callee is a
  * filtered C function, or whose caller is filtered out (the tool's own code among them), is
  * switched off for good (DISABLE), like a filtered function's PY_START: a filtered call costs
@@ -278,9 +137,9 @@ static PyObject *on_call(PyObject *self, PyObject *const *args, size_t nargsf, P
     uintptr_t key = c_callable_key(args[2]);
     if (!key)
         Py_RETURN_NONE;
-    int wrapped = wrapped_index(key);
+    int wrapped = sp_python_wrapped_index(key);
     if (wrapped >= 0)
-        wrap_announced = wrapped + 1;
+        sp_python_wrap_announce(wrapped);
     sp_location *loc = event_location();
     if (!loc)
         Py_RETURN_NONE;
@@ -306,9 +165,9 @@ static PyObject *on_c_leave(PyObject *self, PyObject *const *args, size_t nargsf
     sp_location *loc = event_location();
     if (loc && loc->depth && key && loc->stack[loc->depth - 1].key == key)
         sp_leave(loc, key, time);
-    int wrapped = wrapped_index(key);
+    int wrapped = sp_python_wrapped_index(key);
     if (wrapped >= 0)
-        return wrapped_returned(wrapped);
+        return sp_python_wrapped_returned(wrapped);
     Py_RETURN_NONE;
 }
 
@@ -444,7 +303,7 @@ static void line_events_off(void)
 
 void sp_python_monitoring_release(void)
 {
-    wrappers_remove();
+    sp_python_wrappers_remove();
     if (sp_py.tool_id < 0)
         return;
     line_events_off();
@@ -482,7 +341,7 @@ int sp_python_monitoring_register(void)
             mask |= bit;
     }
     if (sp_py.c_calls)
-        wrappers_install();
+        sp_python_wrappers_install();
     return sp_python_monitoring_set_events(mask);
 }
 #endif

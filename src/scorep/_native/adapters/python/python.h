@@ -49,6 +49,10 @@ void sp_python_thread_started(void);
 /* The calling thread's location (NULL: no measurement, or this thread is not measured). */
 sp_location *sp_python_location(void);
 
+/* A new gc.callbacks entry that makes each collection the region gc:collect (its generation
+ * a parameter); called without a Python frame, it never raises. */
+PyObject *sp_python_gc_callback_new(void);
+
 /* The calling thread's location, made (and named) when it has none: a thread that starts
  * (threading's bootstrap), or the one that starts the measurement. */
 sp_location *sp_python_attach_named(const char *name);
