@@ -13,4 +13,7 @@ deadline = time.time() + 60
 while not os.path.exists(sys.argv[1]) and time.time() < deadline:
     time.sleep(0.05)
 comm.Barrier()
-print("rank %d done" % comm.Get_rank(), flush=True)
+# One write per line (print writes the text and the newline apart when unbuffered),
+# so mpirun cannot put another rank's line in between.
+sys.stdout.write("rank %d done\n" % comm.Get_rank())
+sys.stdout.flush()
