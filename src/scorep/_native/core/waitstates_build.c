@@ -233,57 +233,41 @@ static uint32_t *add_comm(sp_ws_builder *b, uint64_t key, uint32_t size)
     return members;
 }
 
-/* The communicator's index in in->comms, defined on first use; -1 when its members are not
- * all ranks of the group (another world, an inter-communicator). */
-static int64_t comm_index(sp_ws_builder *b, uint32_t comm)
+/* The index in in->comms of communicator `id`, or with `window` of window `id`, made on
+ * first use; -1 when unusable: its members are not all ranks of the group (another world,
+ * an inter-communicator). A window's fences are collectives of its communicator's members,
+ * replayed under the window's key (the same on every member): their order need not agree
+ * with that of the communicator's own collectives. */
+static int64_t entry_index(sp_ws_builder *b, uint32_t id, bool window)
 {
     const sp_ws_source *s = b->src;
-    if (comm >= s->comm_count)
+    int64_t *index_of = window ? b->win_of : b->comm_of;
+    if (id >= (window ? s->win_count : s->comm_count))
         return -1;
-    if (b->comm_of[comm])
-        return b->comm_of[comm] - 1;
-    b->comm_of[comm] = -1;
+    if (index_of[id])
+        return index_of[id] - 1;
+    index_of[id] = -1; /* until its entry is made */
     uint64_t key;
-    uint32_t size;
-    if (!s->comm(s->ctx, comm, &key, &size) || !size)
-        return -1;
-    for (uint32_t i = 0; i < size; i++)
-        if (s->member(s->ctx, comm, i) >= s->group_size)
+    uint32_t size, comm = id;
+    int64_t of_comm = -1; /* a window's: its communicator's entry */
+    if (window) {
+        if (!s->window(s->ctx, id, &key, &comm) || (of_comm = entry_index(b, comm, false)) < 0)
             return -1;
+        size = b->in->comms[of_comm].size;
+    } else {
+        if (!s->comm(s->ctx, comm, &key, &size) || !size)
+            return -1;
+        for (uint32_t i = 0; i < size; i++)
+            if (s->member(s->ctx, comm, i) >= s->group_size)
+                return -1;
+    }
     uint32_t *members = add_comm(b, key, size);
     if (!members)
         return -1;
     for (uint32_t i = 0; i < size; i++)
-        members[i] = s->member(s->ctx, comm, i);
-    b->comm_of[comm] = b->in->comm_count;
-    return b->comm_of[comm] - 1;
-}
-
-/* A window's fences are collectives of its communicator's members, replayed under the
- * window's key (the same on every member): their order need not agree with that of the
- * communicator's own collectives. */
-static int64_t window_index(sp_ws_builder *b, uint32_t win)
-{
-    const sp_ws_source *s = b->src;
-    if (win >= s->win_count)
-        return -1;
-    if (b->win_of[win])
-        return b->win_of[win] - 1;
-    b->win_of[win] = -1;
-    uint64_t key;
-    uint32_t comm;
-    if (!s->window(s->ctx, win, &key, &comm))
-        return -1;
-    int64_t c = comm_index(b, comm);
-    if (c < 0)
-        return -1;
-    uint32_t size = b->in->comms[c].size;
-    uint32_t *members = add_comm(b, key, size);
-    if (!members)
-        return -1;
-    memcpy(members, b->in->comms[c].members, size * sizeof *members);
-    b->win_of[win] = b->in->comm_count;
-    return b->win_of[win] - 1;
+        members[i] = window ? b->in->comms[of_comm].members[i] : s->member(s->ctx, comm, i);
+    index_of[id] = b->in->comm_count;
+    return index_of[id] - 1;
 }
 
 /* A new operation of the innermost call (b->depth > 0), waiting for that call's leave. */
@@ -370,7 +354,7 @@ static sp_ws_event *message(sp_ws_builder *b, bool send, uint32_t comm, uint32_t
 {
     if (b->failed || b->depth == 0)
         return NULL;
-    int64_t c = comm_index(b, comm);
+    int64_t c = entry_index(b, comm, false);
     if (c < 0 || peer >= b->in->comms[c].size)
         return NULL;
     uint32_t peer_rank = b->in->comms[c].members[peer];
@@ -438,7 +422,7 @@ int sp_ws_builder_collective(sp_ws_builder *b, uint32_t comm, uint8_t op, uint64
 {
     if (b->failed || b->depth == 0)
         return status(b);
-    int64_t c = comm_index(b, comm);
+    int64_t c = entry_index(b, comm, false);
     if (c < 0)
         return status(b);
     uint32_t size = b->in->comms[c].size;
@@ -456,7 +440,7 @@ int sp_ws_builder_rma_collective(sp_ws_builder *b, uint32_t win)
     if (b->failed || b->depth == 0 ||
         region_class(b, b->stack[b->depth - 1].region) != REGION_FENCE)
         return status(b);
-    int64_t c = window_index(b, win);
+    int64_t c = entry_index(b, win, true);
     if (c < 0)
         return status(b);
     sp_ws_event *e = add_event(b, SP_WS_COLL, b->in->comms[c].key);
