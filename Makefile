@@ -40,9 +40,11 @@ MPICC ?= mpicc
 # The reports' fast OTF2 reader: a module of its own (scorep._reader), built when present.
 READER_SRC := $(sort $(wildcard $(NATIVE)/reader/*.c))
 # The wait-state engine runs offline in the reader too (scorep-report --wait-states): the
-# same code as at the end of a run, with the in-process group of threads as ranks. These
-# core files know neither the measurement's state nor OTF2.
-READER_ENGINE_SRC := $(addprefix $(NATIVE)/core/,waitstates.c serial.c error.c ipc.c ipc_threads.c)
+# same code as at the end of a run, with the in-process group of threads as ranks, its
+# operations built by the same builder (waitstates_build.c). These core files know neither
+# the measurement's state nor OTF2.
+READER_ENGINE_SRC := $(addprefix $(NATIVE)/core/,waitstates.c waitstates_build.c tables.c serial.c error.c ipc.c \
+  ipc_threads.c)
 # JavaScript of the HTML report: npm packages, installed (never committed) when listed.
 JS_DIR := src/scorep/report/js
 HEADERS := $(sort $(wildcard $(NATIVE)/*/*.h $(NATIVE)/*/*/*.h))

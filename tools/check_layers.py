@@ -18,8 +18,9 @@ those of the Python package from its imports (tools/python_layers.py).
   child processes' adapters only.
 - OTF2 is included by the trace substrate and the reports' reader only.
 - The reports' reader (reader/) includes no measurement code, except the wait-state engine
-  that runs offline there as at the end of a run (ENGINE_HEADERS: the engine, the group
-  interface, the in-process group of threads, and core/events.h for the operation codes).
+  that runs offline there as at the end of a run (ENGINE_HEADERS: the engine and the builder
+  of its operations, the group interface, the in-process group of threads, and
+  core/events.h for the operation codes).
 Prints one line per violation (file:line: rule) and exits 1 when there is any.
 """
 
@@ -35,8 +36,8 @@ CORE_STATE = "core/measurement_state.h"
 CORE_STATE_NAME = re.compile(r"\bsp_meas\b")
 # What the reader may include of the core: the wait-state engine runs offline in it
 # (scorep-report --wait-states), the same code as at the end of a measurement.
-ENGINE_HEADERS = ("core/waitstates.h", "core/ipc.h", "core/ipc_threads.h", "core/error.h",
-                  "core/events.h")
+ENGINE_HEADERS = ("core/waitstates.h", "core/waitstates_build.h", "core/ipc.h",
+                  "core/ipc_threads.h", "core/error.h", "core/events.h")
 COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
 
 

@@ -1,8 +1,8 @@
 /* The wait-state analysis offline (scorep-report EXP --wait-states): the MPI operations of
  * every rank read from an OTF2 archive, on one clock (OTF2 applies the clock offsets the
  * ranks measured, read with the local definitions), turned into the engine's neutral
- * operations (core/waitstates.h) exactly as the trace substrate turns its raw records into
- * them at the end of a run (substrates/trace/waitstates.c), and replayed by the same engine
+ * operations (core/waitstates.h) by the builder the trace substrate feeds its raw records
+ * to at the end of a run (core/waitstates_build.h), and replayed by the same engine
  * with one thread per rank over an in-process group (core/ipc_threads.h). The same code on
  * the same events gives the same waiting, online or offline. */
 #include <stdio.h>
@@ -14,130 +14,20 @@
 #include "core/events.h"
 #include "core/ipc_threads.h"
 #include "core/waitstates.h"
+#include "core/waitstates_build.h"
 #include "reader/rd.h"
 #include "reader/rd_pass.h"
 
-typedef struct {
-    uint32_t region;
-    uint32_t path;
-    int64_t enter;
-    uint32_t completion;
-} wr_frame;
-
-enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE,
-       REGION_BLOCKING_SEND, REGION_FENCE };
-
-/* MPI_Init and MPI_Finalize: collectives of the world, on keys of their own (as online). */
-#define KEY_INIT (UINT64_MAX - 1)
-#define KEY_FINALIZE (UINT64_MAX - 2)
-
-/* Interned call paths of one rank: (parent, region) -> path, open addressing. */
-typedef struct {
-    uint64_t *keys; /* key + 1, 0 = empty */
-    uint32_t *vals;
-    uint64_t cap, used;
-} wr_map;
+/* Window keys: the trace's unified window refs (the same on every rank), apart from the
+ * communicators' refs. */
+#define KEY_WINDOW (1ull << 62)
 
 typedef struct {
-    const rd_trace *trace;
     const rd_defs *d;
     const uint32_t *rank_of_group; /* per location group ref: rank, RD_NONE */
     uint32_t nranks;
-    uint8_t *region_class;
-    sp_ws_input *in; /* the rank being read */
-    int64_t *comm_of; /* per comm ref: index into in->comms + 1, -1 unusable, 0 unknown yet */
-    int64_t *win_of;  /* per window ref: the same for the window's own entry */
-    wr_map paths;
-    wr_frame *stack;
-    uint32_t depth, stack_cap;
-    uint32_t location;
-    struct { size_t event; uint32_t depth; } *pending;
-    size_t pending_count, pending_cap;
-    bool probe_open;
-    int64_t probe_enter;
-    uint32_t probe_path;
-    uint32_t next_completion;
-    /* When each pending MPI_Irecv was posted (the enter of its call), by request id: the
-     * receive completed later in MPI_Wait* was ready from then on (Late Receiver) */
-    wr_map irecv_posted; /* request -> index into posted_at */
-    int64_t *posted_at;
-    size_t posted_count, posted_cap;
-    bool failed;
+    sp_ws_builder *b; /* the rank being read */
 } wr_ctx;
-
-static bool grow(void **array, size_t item, size_t *capacity, size_t need)
-{
-    if (need <= *capacity)
-        return true;
-    size_t cap = *capacity ? *capacity : 64;
-    while (cap < need)
-        cap *= 2;
-    void *p = realloc(*array, cap * item);
-    if (!p)
-        return false;
-    *array = p;
-    *capacity = cap;
-    return true;
-}
-
-static uint32_t map_get(const wr_map *m, uint64_t key)
-{
-    if (!m->cap)
-        return RD_NONE;
-    for (uint64_t i = rd_hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->keys[i])
-            return RD_NONE;
-        if (m->keys[i] == key + 1)
-            return m->vals[i];
-    }
-}
-
-static bool map_put(wr_map *m, uint64_t key, uint32_t val)
-{
-    if (m->cap)
-        for (uint64_t i = rd_hash64(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-            if (m->keys[i] == key + 1) { /* a request id used again: its newest posting */
-                m->vals[i] = val;
-                return true;
-            }
-    if ((m->used + 1) * 2 > m->cap) {
-        wr_map bigger = {0};
-        bigger.cap = m->cap ? m->cap * 2 : 256;
-        bigger.keys = calloc(bigger.cap, sizeof *bigger.keys);
-        bigger.vals = malloc(bigger.cap * sizeof *bigger.vals);
-        if (!bigger.keys || !bigger.vals) {
-            free(bigger.keys);
-            free(bigger.vals);
-            return false;
-        }
-        for (uint64_t i = 0; i < m->cap; i++)
-            if (m->keys[i]) {
-                uint64_t j = rd_hash64(m->keys[i] - 1) & (bigger.cap - 1);
-                while (bigger.keys[j])
-                    j = (j + 1) & (bigger.cap - 1);
-                bigger.keys[j] = m->keys[i];
-                bigger.vals[j] = m->vals[i];
-            }
-        bigger.used = m->used;
-        free(m->keys);
-        free(m->vals);
-        *m = bigger;
-    }
-    uint64_t i = rd_hash64(key) & (m->cap - 1);
-    while (m->keys[i])
-        i = (i + 1) & (m->cap - 1);
-    m->keys[i] = key + 1;
-    m->vals[i] = val;
-    m->used++;
-    return true;
-}
-
-static void map_free(wr_map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
 
 /* ns on the trace's clock (the ranks' clock offsets already applied by OTF2). */
 static int64_t to_ns(const rd_defs *d, OTF2_TimeStamp time)
@@ -148,203 +38,47 @@ static int64_t to_ns(const rd_defs *d, OTF2_TimeStamp time)
     return (int64_t)((double)t * (1e9 / (double)d->resolution) + (t < 0 ? -0.5 : 0.5));
 }
 
-static uint8_t region_class(wr_ctx *c, uint32_t region)
+/* The builder's questions (core/waitstates_build.h), answered from the trace's
+ * definitions: communicators by their unified refs, the same on every rank. */
+static const char *region_name(void *ctx, uint32_t region)
 {
-    if (region >= c->d->nregions)
-        return REGION_PLAIN;
-    if (!c->region_class[region]) {
-        const char *name = rd_string(c->d, c->d->regions[region].name);
-        uint8_t k = REGION_PLAIN;
-        if (!strcmp(name, "MPI_Probe") || !strcmp(name, "MPI_Mprobe"))
-            k = REGION_PROBE;
-        else if (!strcmp(name, "MPI_Recv") || !strcmp(name, "MPI_Mrecv") ||
-                 !strcmp(name, "MPI_Imrecv"))
-            k = REGION_RECEIVE;
-        else if (!strcmp(name, "MPI_Init") || !strcmp(name, "MPI_Init_thread"))
-            k = REGION_INIT;
-        else if (!strcmp(name, "MPI_Finalize"))
-            k = REGION_FINALIZE;
-        else if (!strcmp(name, "MPI_Send") || !strcmp(name, "MPI_Ssend") ||
-                 !strcmp(name, "MPI_Rsend"))
-            k = REGION_BLOCKING_SEND; /* may wait for the receive: Late Receiver */
-        else if (!strcmp(name, "MPI_Win_fence"))
-            k = REGION_FENCE;
-        c->region_class[region] = k;
-    }
-    return c->region_class[region];
+    const rd_defs *d = ((wr_ctx *)ctx)->d;
+    return rd_string(d, d->regions[region].name);
 }
 
-static uint32_t current_path(wr_ctx *c)
+static bool comm_of(void *ctx, uint32_t comm, uint64_t *key, uint32_t *size)
 {
-    sp_ws_input *in = c->in;
-    uint32_t parent = SP_WS_NO_PATH;
-    for (uint32_t d = 0; d < c->depth; d++) {
-        wr_frame *f = &c->stack[d];
-        if (f->path == SP_WS_NO_PATH) {
-            uint64_t key = parent == SP_WS_NO_PATH
-                               ? (1ull << 63) | (uint64_t)c->location << 32 | f->region
-                               : (uint64_t)parent << 32 | f->region;
-            uint32_t id = map_get(&c->paths, key);
-            if (id == RD_NONE) {
-                id = in->path_count;
-                size_t cap = in->path_capacity, cap2 = cap, cap3 = cap;
-                if (!grow((void **)&in->path_parent, sizeof(uint32_t), &cap, id + 1) ||
-                    !grow((void **)&in->path_region, sizeof(uint32_t), &cap2, id + 1) ||
-                    !grow((void **)&in->path_location, sizeof(uint32_t), &cap3, id + 1) ||
-                    !map_put(&c->paths, key, id)) {
-                    c->failed = true;
-                    return 0;
-                }
-                in->path_capacity = (uint32_t)cap;
-                in->path_parent[id] = parent;
-                in->path_region[id] = f->region;
-                in->path_location[id] = c->location;
-                in->path_count++;
-            }
-            f->path = id;
-        }
-        parent = f->path;
-    }
-    return parent;
+    const rd_comm *m = &((wr_ctx *)ctx)->d->comms[comm];
+    if (!m->defined || m->inter || !m->rank_to_lgroup)
+        return false;
+    *key = comm;
+    *size = m->size;
+    return true;
 }
 
-static int64_t add_comm(wr_ctx *c, uint64_t key, uint32_t size, uint32_t *members)
+static uint32_t member_of(void *ctx, uint32_t comm, uint32_t i)
 {
-    sp_ws_comm *grown = realloc(c->in->comms, (c->in->comm_count + 1) * sizeof *grown);
-    if (!grown) {
-        free(members);
-        c->failed = true;
-        return -1;
-    }
-    c->in->comms = grown;
-    grown[c->in->comm_count] = (sp_ws_comm){key, size, members};
-    return c->in->comm_count++;
+    const wr_ctx *c = ctx;
+    uint32_t g = c->d->comms[comm].rank_to_lgroup[i];
+    /* MPI_COMM_SELF's and other worlds' processes are no ranks of this world */
+    if (g == RD_NONE || g >= c->d->nlgroups || c->rank_of_group[g] == RD_NONE)
+        return SP_WS_NO_RANK;
+    return c->rank_of_group[g];
 }
 
-/* The communicator's index in in->comms; -1 when its members are not all ranks of the
- * world (another world, an inter-communicator, MPI_COMM_SELF). */
-static int64_t comm_index(wr_ctx *c, uint32_t comm)
+static bool window_of(void *ctx, uint32_t win, uint64_t *key, uint32_t *comm)
 {
-    const rd_defs *d = c->d;
-    if (comm >= d->ncomms)
-        return -1;
-    if (c->comm_of[comm])
-        return c->comm_of[comm] - 1;
-    const rd_comm *m = &d->comms[comm];
-    c->comm_of[comm] = -1;
-    if (!m->defined || m->inter || !m->rank_to_lgroup || !m->size)
-        return -1;
-    uint32_t *members = malloc(m->size * sizeof *members);
-    if (!members) {
-        c->failed = true;
-        return -1;
-    }
-    for (uint32_t i = 0; i < m->size; i++) {
-        uint32_t g = m->rank_to_lgroup[i];
-        if (g == RD_NONE || g >= d->nlgroups || c->rank_of_group[g] == RD_NONE) {
-            free(members);
-            return -1;
-        }
-        members[i] = c->rank_of_group[g];
-    }
-    int64_t index = add_comm(c, comm, m->size, members);
-    if (index >= 0)
-        c->comm_of[comm] = index + 1;
-    return index;
+    const rd_defs *d = ((wr_ctx *)ctx)->d;
+    if (d->win_comm[win] == RD_NONE)
+        return false;
+    *key = KEY_WINDOW | win;
+    *comm = d->win_comm[win];
+    return true;
 }
 
-/* A window's fences are collectives of its communicator's members, replayed under a key of
- * the window's own (as online: their order need not agree with the communicator's own
- * collectives'). Window refs are the trace's unified ones, the same on every rank. */
-#define KEY_WINDOW (1ull << 62)
-static int64_t window_index(wr_ctx *c, uint32_t win)
+static OTF2_CallbackCode result(int status)
 {
-    const rd_defs *d = c->d;
-    if (win >= d->nwins || d->win_comm[win] == RD_NONE)
-        return -1;
-    if (c->win_of[win])
-        return c->win_of[win] - 1;
-    c->win_of[win] = -1;
-    int64_t k = comm_index(c, d->win_comm[win]);
-    if (k < 0)
-        return -1;
-    uint32_t size = c->in->comms[k].size;
-    uint32_t *members = malloc(size * sizeof *members);
-    if (!members) {
-        c->failed = true;
-        return -1;
-    }
-    memcpy(members, c->in->comms[k].members, size * sizeof *members);
-    int64_t index = add_comm(c, KEY_WINDOW | win, size, members);
-    if (index >= 0)
-        c->win_of[win] = index + 1;
-    return index;
-}
-
-static sp_ws_event *add_event(wr_ctx *c, uint8_t kind, bool wait_for_leave)
-{
-    sp_ws_input *in = c->in;
-    if (!grow((void **)&in->events, sizeof *in->events, &in->capacity, in->count + 1) ||
-        (wait_for_leave && !grow((void **)&c->pending, sizeof *c->pending, &c->pending_cap,
-                                 c->pending_count + 1))) {
-        c->failed = true;
-        return NULL;
-    }
-    sp_ws_event *e = &in->events[in->count];
-    memset(e, 0, sizeof *e);
-    e->kind = kind;
-    e->root = SP_NO_ROOT;
-    if (wait_for_leave) {
-        c->pending[c->pending_count].event = in->count;
-        c->pending[c->pending_count++].depth = c->depth;
-    }
-    in->count++;
-    return e;
-}
-
-/* `blocking`: an MpiSend record (not MpiIsend); `request`: the MpiIrecv's request, or
- * UINT64_MAX for a blocking receive. */
-static void p2p(wr_ctx *c, uint32_t peer, uint32_t comm, uint32_t tag, bool send,
-                uint64_t length, bool blocking, uint64_t request)
-{
-    if (c->depth == 0)
-        return;
-    int64_t k = comm_index(c, comm);
-    if (k < 0 || peer >= c->in->comms[k].size)
-        return;
-    wr_frame *f = &c->stack[c->depth - 1];
-    uint32_t path = current_path(c);
-    /* a send waits for its leave too: a blocking send's duration tells Late Receiver */
-    sp_ws_event *e = add_event(c, send ? SP_WS_SEND : SP_WS_RECV, true);
-    if (!e)
-        return;
-    if (length == 0)
-        e->op |= SP_WS_EMPTY;
-    if (send && blocking && region_class(c, f->region) == REGION_BLOCKING_SEND)
-        e->op |= SP_WS_BLOCKING;
-    if (!send && request != UINT64_MAX) {
-        uint32_t at = map_get(&c->irecv_posted, request);
-        if (at != RD_NONE && at < c->posted_count && c->posted_at[at] < f->enter) {
-            e->op |= SP_WS_POSTED;
-            e->posted = c->posted_at[at];
-        }
-    }
-    e->peer = c->in->comms[k].members[peer];
-    e->tag = tag;
-    e->comm = c->in->comms[k].key;
-    e->enter = f->enter;
-    e->cnode = path;
-    if (!send) {
-        if (!f->completion)
-            f->completion = ++c->next_completion;
-        e->completion = f->completion;
-        if (c->probe_open) {
-            /* mpi4py's comm.recv(): the waiting happened in the probe before the receive */
-            e->enter = c->probe_enter;
-            e->cnode = c->probe_path;
-            c->probe_open = false;
-        }
-    }
+    return status == 0 ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 
 static uint8_t collective_op(OTF2_CollectiveOp op)
@@ -378,53 +112,12 @@ static uint8_t collective_op(OTF2_CollectiveOp op)
     }
 }
 
-static void init_or_finalize(wr_ctx *c, uint8_t klass)
-{
-    sp_ws_input *in = c->in;
-    uint64_t key = klass == REGION_INIT ? KEY_INIT : KEY_FINALIZE;
-    bool known = false;
-    for (uint32_t i = 0; i < in->comm_count; i++)
-        known |= in->comms[i].key == key;
-    if (!known) {
-        uint32_t *members = malloc(c->nranks * sizeof *members);
-        if (!members) {
-            c->failed = true;
-            return;
-        }
-        for (uint32_t i = 0; i < c->nranks; i++)
-            members[i] = i;
-        if (add_comm(c, key, c->nranks, members) < 0)
-            return;
-    }
-    wr_frame *f = &c->stack[c->depth - 1];
-    uint32_t path = current_path(c);
-    sp_ws_event *e = add_event(c, SP_WS_COLL, true);
-    if (!e)
-        return;
-    e->op = klass == REGION_INIT ? SP_WS_OP_INIT : SP_WS_OP_FINALIZE;
-    e->comm = key;
-    e->enter = f->enter;
-    e->cnode = path;
-}
-
 static OTF2_CallbackCode on_enter(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
                                   void *ud, OTF2_AttributeList *attributes, OTF2_RegionRef region)
 {
     (void)location, (void)pos, (void)attributes;
     wr_ctx *c = ud;
-    size_t cap = c->stack_cap;
-    if (!grow((void **)&c->stack, sizeof *c->stack, &cap, c->depth + 1)) {
-        c->failed = true;
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    c->stack_cap = (uint32_t)cap;
-    c->stack[c->depth++] = (wr_frame){region, SP_WS_NO_PATH, to_ns(c->d, time), 0};
-    uint8_t klass = region_class(c, region);
-    if (klass != REGION_RECEIVE) /* a probe's waiting belongs to the receive right after it */
-        c->probe_open = false;
-    if (klass == REGION_INIT || klass == REGION_FINALIZE)
-        init_or_finalize(c, klass);
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return result(sp_ws_builder_enter(c->b, region, to_ns(c->d, time)));
 }
 
 static OTF2_CallbackCode on_leave(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
@@ -432,18 +125,7 @@ static OTF2_CallbackCode on_leave(OTF2_LocationRef location, OTF2_TimeStamp time
 {
     (void)location, (void)pos, (void)attributes, (void)region;
     wr_ctx *c = ud;
-    if (c->depth == 0)
-        return OTF2_CALLBACK_SUCCESS;
-    if (region_class(c, c->stack[c->depth - 1].region) == REGION_PROBE) {
-        c->probe_open = true;
-        c->probe_enter = c->stack[c->depth - 1].enter;
-        c->probe_path = current_path(c);
-    }
-    int64_t t = to_ns(c->d, time);
-    while (c->pending_count && c->pending[c->pending_count - 1].depth >= c->depth)
-        c->in->events[c->pending[--c->pending_count].event].leave = t;
-    c->depth--;
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return result(sp_ws_builder_leave(c->b, to_ns(c->d, time)));
 }
 
 static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
@@ -451,8 +133,7 @@ static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time,
                                  OTF2_CommRef comm, uint32_t tag, uint64_t length)
 {
     (void)location, (void)time, (void)pos, (void)attributes;
-    p2p(ud, receiver, comm, tag, true, length, true, UINT64_MAX);
-    return ((wr_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return result(sp_ws_builder_send(((wr_ctx *)ud)->b, comm, receiver, tag, length, true));
 }
 
 static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
@@ -461,8 +142,7 @@ static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time
                                   uint64_t request)
 {
     (void)location, (void)time, (void)pos, (void)attributes, (void)request;
-    p2p(ud, receiver, comm, tag, true, length, false, UINT64_MAX);
-    return ((wr_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return result(sp_ws_builder_send(((wr_ctx *)ud)->b, comm, receiver, tag, length, false));
 }
 
 static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
@@ -470,8 +150,8 @@ static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time,
                                  OTF2_CommRef comm, uint32_t tag, uint64_t length)
 {
     (void)location, (void)time, (void)pos, (void)attributes;
-    p2p(ud, sender, comm, tag, false, length, true, UINT64_MAX);
-    return ((wr_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return result(sp_ws_builder_recv(((wr_ctx *)ud)->b, comm, sender, tag, length,
+                                     SP_WS_NO_REQUEST));
 }
 
 static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
@@ -480,8 +160,7 @@ static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time
                                   uint64_t request)
 {
     (void)location, (void)time, (void)pos, (void)attributes;
-    p2p(ud, sender, comm, tag, false, length, false, request);
-    return ((wr_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return result(sp_ws_builder_recv(((wr_ctx *)ud)->b, comm, sender, tag, length, request));
 }
 
 static OTF2_CallbackCode on_irecv_request(OTF2_LocationRef location, OTF2_TimeStamp time,
@@ -489,17 +168,7 @@ static OTF2_CallbackCode on_irecv_request(OTF2_LocationRef location, OTF2_TimeSt
                                           uint64_t request)
 {
     (void)location, (void)time, (void)pos, (void)attributes;
-    wr_ctx *c = ud;
-    if (!c->depth)
-        return OTF2_CALLBACK_SUCCESS;
-    if (!grow((void **)&c->posted_at, sizeof *c->posted_at, &c->posted_cap,
-              c->posted_count + 1) ||
-        !map_put(&c->irecv_posted, request, (uint32_t)c->posted_count)) {
-        c->failed = true;
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    c->posted_at[c->posted_count++] = c->stack[c->depth - 1].enter;
-    return OTF2_CALLBACK_SUCCESS;
+    return result(sp_ws_builder_irecv_request(((wr_ctx *)ud)->b, request));
 }
 
 static OTF2_CallbackCode on_collective_end(OTF2_LocationRef location, OTF2_TimeStamp time,
@@ -508,25 +177,8 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef location, OTF2_TimeS
                                            uint64_t sent, uint64_t received)
 {
     (void)location, (void)time, (void)pos, (void)attributes, (void)sent, (void)received;
-    wr_ctx *c = ud;
-    if (c->depth == 0)
-        return OTF2_CALLBACK_SUCCESS;
-    int64_t k = comm_index(c, comm);
-    if (k < 0)
-        return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
-    wr_frame *f = &c->stack[c->depth - 1];
-    uint32_t path = current_path(c);
-    sp_ws_event *e = add_event(c, SP_WS_COLL, true);
-    if (!e)
-        return OTF2_CALLBACK_INTERRUPT;
-    e->op = collective_op(op);
-    e->comm = c->in->comms[k].key;
-    e->root = root == OTF2_UNDEFINED_UINT32 || root >= c->in->comms[k].size
-                  ? SP_NO_ROOT
-                  : c->in->comms[k].members[root];
-    e->enter = f->enter;
-    e->cnode = path;
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    /* OTF2_UNDEFINED_UINT32, no root, is above every communicator's size */
+    return result(sp_ws_builder_collective(((wr_ctx *)ud)->b, comm, collective_op(op), root));
 }
 
 /* MPI_Win_fence: its RMA collective record (win: the window). */
@@ -539,22 +191,7 @@ static OTF2_CallbackCode on_rma_collective_end(OTF2_LocationRef location, OTF2_T
 {
     (void)location, (void)time, (void)pos, (void)attributes, (void)op, (void)level;
     (void)root, (void)sent, (void)received;
-    wr_ctx *c = ud;
-    if (c->depth == 0 || region_class(c, c->stack[c->depth - 1].region) != REGION_FENCE)
-        return OTF2_CALLBACK_SUCCESS;
-    int64_t k = window_index(c, win);
-    if (k < 0)
-        return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
-    wr_frame *f = &c->stack[c->depth - 1];
-    uint32_t path = current_path(c);
-    sp_ws_event *e = add_event(c, SP_WS_COLL, true);
-    if (!e)
-        return OTF2_CALLBACK_INTERRUPT;
-    e->op = SP_WS_OP_FENCE;
-    e->comm = c->in->comms[k].key;
-    e->enter = f->enter;
-    e->cnode = path;
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return result(sp_ws_builder_rma_collective(((wr_ctx *)ud)->b, win));
 }
 
 /* The ranks of the world: MPI_COMM_WORLD's members (the first communicator of that name;
@@ -602,33 +239,39 @@ static int read_ranks(const rd_trace *t, wr_ctx *c, wr_rank *ranks, char *err, s
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_collective_end);
     OTF2_EvtReaderCallbacks_SetRmaCollectiveEndCallback(cb, on_rma_collective_end);
     int status = 0;
+    sp_ws_source source = {
+        .ctx = c,
+        .group_size = c->nranks,
+        .region_count = d->nregions,
+        .comm_count = d->ncomms,
+        .win_count = d->nwins,
+        .region_name = region_name,
+        .comm = comm_of,
+        .member = member_of,
+        .window = window_of,
+    };
     /* Rank by rank, each rank's locations in definition order (as a rank reads its own
-     * locations at the end of a run): call paths and communicators are per rank. */
+     * locations at the end of a run): a builder per rank, as call paths and communicators
+     * are per rank. */
     for (uint32_t rank = 0; rank < c->nranks && status == 0; rank++) {
-        c->in = &ranks[rank].in;
-        memset(c->comm_of, 0, (d->ncomms + 1) * sizeof *c->comm_of);
-        memset(c->win_of, 0, (d->nwins + 1) * sizeof *c->win_of);
-        map_free(&c->paths);
-        c->next_completion = 0;
+        c->b = sp_ws_builder_new(&source, &ranks[rank].in);
+        if (!c->b) {
+            snprintf(err, errlen, "out of memory reading the MPI events");
+            status = -1;
+            break;
+        }
         for (uint32_t li = 0; li < d->nlocations && status == 0; li++) {
             uint32_t g = d->locations[li].group;
             if (g >= d->nlgroups || c->rank_of_group[g] != rank)
                 continue;
-            c->location = li;
-            c->depth = 0;
-            c->pending_count = 0;
-            c->probe_open = false;
-            map_free(&c->irecv_posted); /* request ids are per location */
-            c->posted_count = 0;
+            if (sp_ws_builder_location(c->b, li) != 0)
+                break;
             if (rd_pass_location(r, t, li, cb, c, err, errlen) < 0)
                 status = -1;
-            else if (c->failed)
-                status = -1, snprintf(err, errlen, "out of memory reading the MPI events");
-            for (size_t i = 0; i < c->pending_count; i++)
-                if (!c->in->events[c->pending[i].event].leave)
-                    c->in->events[c->pending[i].event].leave =
-                        c->in->events[c->pending[i].event].enter;
         }
+        if (sp_ws_builder_finish(c->b) != 0 && status == 0)
+            status = -1, snprintf(err, errlen, "out of memory reading the MPI events");
+        c->b = NULL;
     }
     OTF2_EvtReaderCallbacks_Delete(cb);
     rd_pass_close(r);
@@ -653,17 +296,13 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
         return 0; /* one rank waits for nobody */
     wr_ctx c;
     memset(&c, 0, sizeof c);
-    c.trace = t;
     c.d = d;
     c.nranks = world->size;
     uint32_t *rank_of_group = malloc((d->nlgroups + 1) * sizeof *rank_of_group);
-    c.region_class = calloc(d->nregions + 1, 1);
-    c.comm_of = calloc(d->ncomms + 1, sizeof *c.comm_of);
-    c.win_of = calloc(d->nwins + 1, sizeof *c.win_of);
     wr_rank *ranks = calloc(world->size, sizeof *ranks);
     void **args = calloc(world->size, sizeof *args);
     int status = 0;
-    if (!rank_of_group || !c.region_class || !c.comm_of || !c.win_of || !ranks || !args) {
+    if (!rank_of_group || !ranks || !args) {
         snprintf(err, errlen, "out of memory for the wait-state analysis");
         status = -1;
     } else {
@@ -698,6 +337,17 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
         out->violations += res->clock_violations;
         out->unmatched += res->unmatched;
         out->skipped += res->collectives_skipped;
+        /* at most a row per call path: room for all of this rank's at once */
+        if (in->path_count) {
+            rd_ws_row *grown = realloc(out->rows, (out->nrows + in->path_count) * sizeof *grown);
+            if (!grown) {
+                snprintf(err, errlen, "out of memory for the wait-state results");
+                status = -1;
+                break;
+            }
+            out->rows = grown;
+            out->cap = out->nrows + in->path_count;
+        }
         for (uint32_t p = 0; p < in->path_count && status == 0; p++) {
             const double *ns = res->time + (size_t)p * SP_WS_METRIC_COUNT;
             const uint64_t *n = res->count + (size_t)p * SP_WS_METRIC_COUNT;
@@ -713,15 +363,12 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
                              malloc(depth * sizeof(uint32_t)),
                              calloc(SP_WS_METRIC_COUNT, sizeof(double)),
                              calloc(SP_WS_METRIC_COUNT, sizeof(uint64_t))};
-            size_t cap = out->cap;
-            if (!row.regions || !row.time || !row.count ||
-                !grow((void **)&out->rows, sizeof *out->rows, &cap, out->nrows + 1)) {
+            if (!row.regions || !row.time || !row.count) {
                 free(row.regions), free(row.time), free(row.count);
                 snprintf(err, errlen, "out of memory for the wait-state results");
                 status = -1;
                 break;
             }
-            out->cap = cap;
             uint32_t i = depth;
             for (uint32_t q = p; q != SP_WS_NO_PATH; q = in->path_parent[q])
                 row.regions[--i] = in->path_region[q];
@@ -740,14 +387,6 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
     free(ranks);
     free(args);
     free(rank_of_group);
-    free(c.region_class);
-    free(c.comm_of);
-    free(c.win_of);
-    free(c.stack);
-    free(c.pending);
-    map_free(&c.paths);
-    map_free(&c.irecv_posted);
-    free(c.posted_at);
     if (status != 0)
         rd_ws_free(out);
     return status;

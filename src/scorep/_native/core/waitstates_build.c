@@ -1,0 +1,450 @@
+/* One rank's operations for the wait-state engine from its MPI events (waitstates_build.h).
+ * Runs after the measurement (at its end, or offline): it allocates as it goes. */
+#include "core/waitstates_build.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/events.h"
+#include "core/tables.h"
+
+/* A frame of the location's stack. */
+typedef struct {
+    uint32_t region;
+    uint32_t path; /* interned call path, SP_WS_NO_PATH until an MPI event needs it */
+    int64_t enter;
+    uint32_t completion; /* the receives this frame completed share it */
+} ws_frame;
+
+/* What MPI regions mean to the analysis beyond their events. */
+enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE,
+       REGION_BLOCKING_SEND, REGION_FENCE };
+
+/* MPI_Init and MPI_Finalize: collectives of the world, on keys of their own so that a rank
+ * that did not record them cannot spoil the world's real collectives. */
+#define KEY_INIT (UINT64_MAX - 1)
+#define KEY_FINALIZE (UINT64_MAX - 2)
+
+struct sp_ws_builder {
+    const sp_ws_source *src;
+    sp_ws_input *in;
+    sp_u64map paths;       /* see current_path */
+    uint8_t *region_class; /* per region: 0 unknown yet, REGION_* */
+    int64_t *comm_of; /* per communicator: index into in->comms + 1, -1 unusable, 0 unknown */
+    int64_t *win_of;  /* per window: the same for the window's own entry */
+    ws_frame *stack;
+    size_t depth, stack_capacity;
+    uint32_t location;
+    bool in_location;
+    /* events waiting for their frame's leave: index into in->events, frame depth */
+    struct { size_t event; size_t depth; } *pending;
+    size_t pending_count, pending_capacity;
+    /* the last probe's frame (MPI_Probe, MPI_Mprobe): the receive after it waited there */
+    bool probe_open;
+    int64_t probe_enter;
+    uint32_t probe_path;
+    uint32_t next_completion;
+    /* When each pending MPI_Irecv was posted (the enter of its call), by request id: the
+     * receive completed later in MPI_Wait* was ready from then on (Late Receiver). Request
+     * ids are per location. */
+    sp_u64map irecv_posted; /* request -> index into posted_at */
+    int64_t *posted_at;
+    size_t posted_count, posted_capacity;
+    bool failed;
+};
+
+static bool grow(void **array, size_t item, size_t *capacity, size_t need)
+{
+    if (need <= *capacity)
+        return true;
+    size_t cap = *capacity ? *capacity : 64;
+    while (cap < need)
+        cap *= 2;
+    void *p = realloc(*array, cap * item);
+    if (!p)
+        return false;
+    *array = p;
+    *capacity = cap;
+    return true;
+}
+
+static int status(const sp_ws_builder *b)
+{
+    return b->failed ? -1 : 0;
+}
+
+sp_ws_builder *sp_ws_builder_new(const sp_ws_source *source, sp_ws_input *in)
+{
+    sp_ws_builder *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->src = source;
+    b->in = in;
+    b->region_class = calloc((size_t)source->region_count + 1, 1);
+    b->comm_of = calloc((size_t)source->comm_count + 1, sizeof *b->comm_of);
+    b->win_of = calloc((size_t)source->win_count + 1, sizeof *b->win_of);
+    bool paths = sp_u64map_init(&b->paths, 256) == 0;
+    bool posted = sp_u64map_init(&b->irecv_posted, 64) == 0;
+    if (!b->region_class || !b->comm_of || !b->win_of || !paths || !posted) {
+        if (paths)
+            sp_u64map_free(&b->paths);
+        if (posted)
+            sp_u64map_free(&b->irecv_posted);
+        free(b->region_class);
+        free(b->comm_of);
+        free(b->win_of);
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* Calls still open at the end of a location's events leave at their enter. */
+static void end_location(sp_ws_builder *b)
+{
+    for (size_t i = 0; i < b->pending_count; i++) {
+        sp_ws_event *e = &b->in->events[b->pending[i].event];
+        if (!e->leave)
+            e->leave = e->enter;
+    }
+    b->pending_count = 0;
+    b->depth = 0;
+    b->probe_open = false;
+    b->in_location = false;
+}
+
+int sp_ws_builder_finish(sp_ws_builder *b)
+{
+    if (!b)
+        return -1;
+    if (b->in_location)
+        end_location(b);
+    int result = status(b);
+    sp_u64map_free(&b->paths);
+    sp_u64map_free(&b->irecv_posted);
+    free(b->region_class);
+    free(b->comm_of);
+    free(b->win_of);
+    free(b->stack);
+    free(b->pending);
+    free(b->posted_at);
+    free(b);
+    return result;
+}
+
+int sp_ws_builder_location(sp_ws_builder *b, uint32_t location)
+{
+    if (b->failed)
+        return -1;
+    if (b->in_location)
+        end_location(b);
+    b->location = location;
+    b->in_location = true;
+    sp_u64map_free(&b->irecv_posted);
+    if (sp_u64map_init(&b->irecv_posted, 64) != 0) {
+        memset(&b->irecv_posted, 0, sizeof b->irecv_posted);
+        b->failed = true;
+    }
+    b->posted_count = 0;
+    return status(b);
+}
+
+static uint8_t region_class(sp_ws_builder *b, uint32_t region)
+{
+    if (region >= b->src->region_count)
+        return REGION_PLAIN;
+    if (!b->region_class[region]) {
+        const char *name = b->src->region_name(b->src->ctx, region);
+        uint8_t c = REGION_PLAIN;
+        if (!name)
+            c = REGION_PLAIN;
+        else if (!strcmp(name, "MPI_Probe") || !strcmp(name, "MPI_Mprobe"))
+            c = REGION_PROBE;
+        else if (!strcmp(name, "MPI_Recv") || !strcmp(name, "MPI_Mrecv") ||
+                 !strcmp(name, "MPI_Imrecv"))
+            c = REGION_RECEIVE;
+        else if (!strcmp(name, "MPI_Init") || !strcmp(name, "MPI_Init_thread"))
+            c = REGION_INIT;
+        else if (!strcmp(name, "MPI_Finalize"))
+            c = REGION_FINALIZE;
+        else if (!strcmp(name, "MPI_Send") || !strcmp(name, "MPI_Ssend") ||
+                 !strcmp(name, "MPI_Rsend"))
+            c = REGION_BLOCKING_SEND; /* may wait for the receive: Late Receiver */
+        else if (!strcmp(name, "MPI_Win_fence"))
+            c = REGION_FENCE;
+        b->region_class[region] = c;
+    }
+    return b->region_class[region];
+}
+
+/* The call path of the innermost open frame, interned with those of its callers. */
+static uint32_t current_path(sp_ws_builder *b)
+{
+    sp_ws_input *in = b->in;
+    uint32_t parent = SP_WS_NO_PATH;
+    for (size_t d = 0; d < b->depth; d++) {
+        ws_frame *f = &b->stack[d];
+        if (f->path == SP_WS_NO_PATH) {
+            /* Paths of different locations never share a parent, except the root: the
+             * location goes into the key of top-level paths. */
+            uint64_t key = parent == SP_WS_NO_PATH
+                               ? (1ull << 63) | (uint64_t)b->location << 32 | f->region
+                               : (uint64_t)parent << 32 | f->region;
+            uint32_t id = sp_u64map_get(&b->paths, key);
+            if (id == SP_NO_ID) {
+                id = in->path_count;
+                size_t cap = in->path_capacity, cap2 = cap, cap3 = cap;
+                if (!grow((void **)&in->path_parent, sizeof(uint32_t), &cap, (size_t)id + 1) ||
+                    !grow((void **)&in->path_region, sizeof(uint32_t), &cap2, (size_t)id + 1) ||
+                    !grow((void **)&in->path_location, sizeof(uint32_t), &cap3,
+                          (size_t)id + 1) ||
+                    sp_u64map_put(&b->paths, key, id) != 0) {
+                    b->failed = true;
+                    return 0;
+                }
+                in->path_capacity = (uint32_t)cap;
+                in->path_parent[id] = parent;
+                in->path_region[id] = f->region;
+                in->path_location[id] = b->location;
+                in->path_count++;
+            }
+            f->path = id;
+        }
+        parent = f->path;
+    }
+    return parent;
+}
+
+/* A new entry at the end of in->comms: its members' array to fill, NULL when out of
+ * memory. */
+static uint32_t *add_comm(sp_ws_builder *b, uint64_t key, uint32_t size)
+{
+    sp_ws_input *in = b->in;
+    uint32_t *members = malloc((size ? size : 1) * sizeof *members);
+    sp_ws_comm *grown = members ? realloc(in->comms, ((size_t)in->comm_count + 1) * sizeof *grown)
+                                : NULL;
+    if (!grown) {
+        free(members);
+        b->failed = true;
+        return NULL;
+    }
+    in->comms = grown;
+    grown[in->comm_count++] = (sp_ws_comm){key, size, members};
+    return members;
+}
+
+/* The index in in->comms of communicator `id`, or with `window` of window `id`, made on
+ * first use; -1 when unusable: its members are not all ranks of the group (another world,
+ * an inter-communicator). A window's fences are collectives of its communicator's members,
+ * replayed under the window's key (the same on every member): their order need not agree
+ * with that of the communicator's own collectives. */
+static int64_t entry_index(sp_ws_builder *b, uint32_t id, bool window)
+{
+    const sp_ws_source *s = b->src;
+    int64_t *index_of = window ? b->win_of : b->comm_of;
+    if (id >= (window ? s->win_count : s->comm_count))
+        return -1;
+    if (index_of[id])
+        return index_of[id] - 1;
+    index_of[id] = -1; /* until its entry is made */
+    uint64_t key;
+    uint32_t size, comm = id;
+    int64_t of_comm = -1; /* a window's: its communicator's entry */
+    if (window) {
+        if (!s->window(s->ctx, id, &key, &comm) || (of_comm = entry_index(b, comm, false)) < 0)
+            return -1;
+        size = b->in->comms[of_comm].size;
+    } else {
+        if (!s->comm(s->ctx, comm, &key, &size) || !size)
+            return -1;
+        for (uint32_t i = 0; i < size; i++)
+            if (s->member(s->ctx, comm, i) >= s->group_size)
+                return -1;
+    }
+    uint32_t *members = add_comm(b, key, size);
+    if (!members)
+        return -1;
+    for (uint32_t i = 0; i < size; i++)
+        members[i] = window ? b->in->comms[of_comm].members[i] : s->member(s->ctx, comm, i);
+    index_of[id] = b->in->comm_count;
+    return index_of[id] - 1;
+}
+
+/* A new operation of the innermost call (b->depth > 0), waiting for that call's leave. */
+static sp_ws_event *add_event(sp_ws_builder *b, uint8_t kind, uint64_t comm_key)
+{
+    sp_ws_input *in = b->in;
+    uint32_t path = current_path(b);
+    if (b->failed ||
+        !grow((void **)&in->events, sizeof *in->events, &in->capacity, in->count + 1) ||
+        !grow((void **)&b->pending, sizeof *b->pending, &b->pending_capacity,
+              b->pending_count + 1)) {
+        b->failed = true;
+        return NULL;
+    }
+    sp_ws_event *e = &in->events[in->count];
+    memset(e, 0, sizeof *e);
+    e->kind = kind;
+    e->root = SP_NO_ROOT;
+    e->comm = comm_key;
+    e->enter = b->stack[b->depth - 1].enter;
+    e->cnode = path;
+    b->pending[b->pending_count].event = in->count;
+    b->pending[b->pending_count++].depth = b->depth;
+    in->count++;
+    return e;
+}
+
+static void init_or_finalize(sp_ws_builder *b, uint8_t klass)
+{
+    sp_ws_input *in = b->in;
+    uint64_t key = klass == REGION_INIT ? KEY_INIT : KEY_FINALIZE;
+    bool known = false;
+    for (uint32_t c = 0; c < in->comm_count; c++)
+        known |= in->comms[c].key == key;
+    if (!known) {
+        uint32_t size = b->src->group_size;
+        uint32_t *members = add_comm(b, key, size);
+        if (!members)
+            return;
+        for (uint32_t i = 0; i < size; i++)
+            members[i] = i;
+    }
+    sp_ws_event *e = add_event(b, SP_WS_COLL, key);
+    if (e)
+        e->op = klass == REGION_INIT ? SP_WS_OP_INIT : SP_WS_OP_FINALIZE;
+}
+
+int sp_ws_builder_enter(sp_ws_builder *b, uint32_t region, int64_t ns)
+{
+    if (b->failed)
+        return -1;
+    if (!grow((void **)&b->stack, sizeof *b->stack, &b->stack_capacity, b->depth + 1)) {
+        b->failed = true;
+        return -1;
+    }
+    b->stack[b->depth++] = (ws_frame){region, SP_WS_NO_PATH, ns, 0};
+    uint8_t klass = region_class(b, region);
+    if (klass != REGION_RECEIVE) /* a probe's waiting belongs to the receive right after it */
+        b->probe_open = false;
+    if (klass == REGION_INIT || klass == REGION_FINALIZE)
+        init_or_finalize(b, klass);
+    return status(b);
+}
+
+int sp_ws_builder_leave(sp_ws_builder *b, int64_t ns)
+{
+    if (b->failed || b->depth == 0)
+        return status(b);
+    if (region_class(b, b->stack[b->depth - 1].region) == REGION_PROBE) {
+        b->probe_open = true;
+        b->probe_enter = b->stack[b->depth - 1].enter;
+        b->probe_path = current_path(b);
+    }
+    while (b->pending_count && b->pending[b->pending_count - 1].depth >= b->depth)
+        b->in->events[b->pending[--b->pending_count].event].leave = ns;
+    b->depth--;
+    return status(b);
+}
+
+/* A message: the send waits for its leave too (a blocking send's duration tells Late
+ * Receiver), the receive for the leave of the call that completed it. */
+static sp_ws_event *message(sp_ws_builder *b, bool send, uint32_t comm, uint32_t peer,
+                            uint32_t tag, uint64_t bytes)
+{
+    if (b->failed || b->depth == 0)
+        return NULL;
+    int64_t c = entry_index(b, comm, false);
+    if (c < 0 || peer >= b->in->comms[c].size)
+        return NULL;
+    uint32_t peer_rank = b->in->comms[c].members[peer];
+    sp_ws_event *e = add_event(b, send ? SP_WS_SEND : SP_WS_RECV, b->in->comms[c].key);
+    if (!e)
+        return NULL;
+    e->peer = peer_rank;
+    e->tag = tag;
+    if (bytes == 0)
+        e->op |= SP_WS_EMPTY;
+    return e;
+}
+
+int sp_ws_builder_send(sp_ws_builder *b, uint32_t comm, uint32_t peer, uint32_t tag,
+                       uint64_t bytes, bool blocking_record)
+{
+    sp_ws_event *e = message(b, true, comm, peer, tag, bytes);
+    if (e && blocking_record &&
+        region_class(b, b->stack[b->depth - 1].region) == REGION_BLOCKING_SEND)
+        e->op |= SP_WS_BLOCKING;
+    return status(b);
+}
+
+int sp_ws_builder_recv(sp_ws_builder *b, uint32_t comm, uint32_t peer, uint32_t tag,
+                       uint64_t bytes, uint64_t request)
+{
+    sp_ws_event *e = message(b, false, comm, peer, tag, bytes);
+    if (!e)
+        return status(b);
+    ws_frame *f = &b->stack[b->depth - 1];
+    if (request != SP_WS_NO_REQUEST) {
+        uint32_t at = sp_u64map_get(&b->irecv_posted, request);
+        if (at != SP_NO_ID && at < b->posted_count && b->posted_at[at] < f->enter) {
+            e->op |= SP_WS_POSTED;
+            e->posted = b->posted_at[at];
+        }
+    }
+    if (!f->completion)
+        f->completion = ++b->next_completion;
+    e->completion = f->completion;
+    if (b->probe_open) {
+        /* mpi4py's comm.recv(): the waiting happened in the probe before the receive */
+        e->enter = b->probe_enter;
+        e->cnode = b->probe_path;
+        b->probe_open = false;
+    }
+    return status(b);
+}
+
+int sp_ws_builder_irecv_request(sp_ws_builder *b, uint64_t request)
+{
+    if (b->failed || b->depth == 0)
+        return status(b);
+    if (!grow((void **)&b->posted_at, sizeof *b->posted_at, &b->posted_capacity,
+              b->posted_count + 1) ||
+        sp_u64map_put(&b->irecv_posted, request, (uint32_t)b->posted_count) != 0) {
+        b->failed = true;
+        return -1;
+    }
+    b->posted_at[b->posted_count++] = b->stack[b->depth - 1].enter;
+    return 0;
+}
+
+int sp_ws_builder_collective(sp_ws_builder *b, uint32_t comm, uint8_t op, uint64_t root)
+{
+    if (b->failed || b->depth == 0)
+        return status(b);
+    int64_t c = entry_index(b, comm, false);
+    if (c < 0)
+        return status(b);
+    uint32_t size = b->in->comms[c].size;
+    uint32_t root_rank = root < size ? b->in->comms[c].members[root] : SP_NO_ROOT;
+    sp_ws_event *e = add_event(b, SP_WS_COLL, b->in->comms[c].key);
+    if (e) {
+        e->op = op;
+        e->root = root_rank;
+    }
+    return status(b);
+}
+
+int sp_ws_builder_rma_collective(sp_ws_builder *b, uint32_t win)
+{
+    if (b->failed || b->depth == 0 ||
+        region_class(b, b->stack[b->depth - 1].region) != REGION_FENCE)
+        return status(b);
+    int64_t c = entry_index(b, win, true);
+    if (c < 0)
+        return status(b);
+    sp_ws_event *e = add_event(b, SP_WS_COLL, b->in->comms[c].key);
+    if (e)
+        e->op = SP_WS_OP_FENCE;
+    return status(b);
+}
