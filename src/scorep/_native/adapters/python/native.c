@@ -323,7 +323,8 @@ static ssize_t read_task_file(pid_t tid, const char *file, char *buf, size_t siz
  * restarts it, and SA_RESTART does not restart pause, sigsuspend, select, poll, epoll_wait,
  * nanosleep, clock_nanosleep, timed waits and socket calls with timeouts (signal(7)): C code
  * that does not retry, and Python's signal.pause(), would return early. So a thread is
- * signalled only while it runs ('R' in /proc/self/task/TID/stat), or while it waits in a
+ * signalled only while it runs ("running" in /proc/self/task/TID/syscall, or 'R' in its
+ * stat where that file cannot be read), or while it waits in a
  * call that the kernel restarts under SA_RESTART whatever its arguments: a futex wait
  * without a timeout (pthread_mutex_lock, pthread_cond_wait, sem_wait, pthread_join),
  * wait4 and waitid. Any other blocked thread is left alone; *at is the instruction it
@@ -331,21 +332,22 @@ static ssize_t read_task_file(pid_t tid, const char *file, char *buf, size_t siz
 static int task_state(pid_t tid, uintptr_t *at)
 {
     char buf[512];
-    if (read_task_file(tid, "stat", buf, sizeof buf) < 0)
-        return TASK_GONE;
-    /* "tid (comm) S ...": comm may hold spaces and parentheses; the last ')' ends it. */
-    const char *close_paren = strrchr(buf, ')');
-    if (!close_paren || close_paren[1] != ' ')
-        return TASK_GONE;
-    char state = close_paren[2];
-    if (state == 'R')
-        return TASK_RUNNING;
-    if (state == 'Z' || state == 'X')
-        return TASK_GONE;
-    /* "nr arg1 ... arg6 sp pc" (hexadecimal arguments), "-1 sp pc" when blocked outside a
-     * system call (a page fault), "running" if it runs again by now. */
-    if (read_task_file(tid, "syscall", buf, sizeof buf) < 0)
-        return TASK_BLOCKED; /* unreadable: signalling it could be seen */
+    /* One read where the kernel allows it (its own threads, always, where it keeps the
+     * file): "running", or "nr arg1 ... arg6 sp pc" (hexadecimal arguments), or "-1 sp pc"
+     * when blocked outside a system call (a page fault). Each file read is a descriptor
+     * the program could see for a moment in /proc/self/fd: one a thread a tick. */
+    if (read_task_file(tid, "syscall", buf, sizeof buf) < 0) {
+        /* "tid (comm) S ...": comm may hold spaces and parentheses; the last ')' ends it. */
+        if (read_task_file(tid, "stat", buf, sizeof buf) < 0)
+            return TASK_GONE;
+        const char *close_paren = strrchr(buf, ')');
+        if (!close_paren || close_paren[1] != ' ')
+            return TASK_GONE;
+        char state = close_paren[2];
+        if (state == 'Z' || state == 'X')
+            return TASK_GONE;
+        return state == 'R' ? TASK_RUNNING : TASK_BLOCKED; /* blocked: where, not known */
+    }
     if (strncmp(buf, "running", 7) == 0)
         return TASK_RUNNING;
     char *p = buf, *end;
@@ -411,7 +413,10 @@ void sp_native_signal(void)
         if (state == TASK_GONE)
             continue;
         if (state == TASK_BLOCKED) {
-            /* Its stack is the call it waits in; the slot's buffers stay the handler's. */
+            /* Its stack is the call it waits in; the slot's buffers stay the handler's.
+             * Where that is not known (its syscall file unreadable), no stack this tick. */
+            if (!at)
+                continue;
             N.signalled[N.signalled_count++] =
                 (signalled){slot, atomic_load_explicit(&slot->asked, memory_order_relaxed),
                             at};
