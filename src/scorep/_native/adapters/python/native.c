@@ -103,8 +103,9 @@ static struct {
  * in one that is not restarted (nanosleep, select, pause...) when its state was read as
  * running. The kernel has restarted every call that SA_RESTART restarts before the handler
  * runs (the instruction pointer moved back onto the syscall instruction); what is left is
- * a call that returns -EINTR right after its syscall instruction (0f 05). Only counted:
- * the call's number is gone from the registers, so it cannot be made again. */
+ * a call that returns -EINTR right after its syscall instruction (0f 05). Only counted
+ * (the call's number is gone from the registers, so it cannot be made again), and an upper
+ * bound: another signal of the program's delivered at the same moment looks the same. */
 static bool interrupted_a_call(void *context)
 {
 #if defined(__x86_64__)
