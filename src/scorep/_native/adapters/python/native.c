@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -303,7 +304,12 @@ static native_slot *slot_of(pid_t tid)
     return free_slot;
 }
 
-/* Reads a small /proc file of a thread into buf (NUL-terminated): its length, or -1. */
+/* Reads a small /proc file of a thread into buf (NUL-terminated): its length, or -1.
+ * The descriptor shares the program's table for a few microseconds, with the lowest free
+ * number: a program that dup2()s onto a number it freed (CPython's test_subprocess
+ * restoring its standard descriptors) may replace it meanwhile. So it is read with pread
+ * (a pipe, terminal or socket put there fails with ESPIPE, nothing of its data is taken)
+ * and closed only if it is still the file opened (else dup2 closed ours already). */
 static ssize_t read_task_file(pid_t tid, const char *file, char *buf, size_t size)
 {
     char path[64];
@@ -311,7 +317,12 @@ static ssize_t read_task_file(pid_t tid, const char *file, char *buf, size_t siz
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    ssize_t n = read(fd, buf, size - 1);
+    struct stat opened, now;
+    if (fstat(fd, &opened) != 0)
+        return -1; /* not ours any more: leave it */
+    ssize_t n = pread(fd, buf, size - 1, 0);
+    if (fstat(fd, &now) != 0 || now.st_dev != opened.st_dev || now.st_ino != opened.st_ino)
+        return -1;
     close(fd);
     if (n < 0)
         return -1;
