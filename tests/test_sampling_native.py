@@ -100,8 +100,16 @@ def test_a_thread_that_never_runs_python_is_a_location_with_its_c_frames(python,
     paths = [c.path() for c in profile.cnodes if hits[c.id][native[0]]]
     # A few: a machine busier than its cores makes each pass wait for the handlers.
     assert sum(hits[c.id][native[0]] for c in profile.cnodes) >= 5, paths
-    # It waits in libc's pthread_mutex_lock (what it was started on) the whole time.
-    assert all(any("pthread_mutex_lock [libc.so.6]" == n for n in p) for p in paths), paths
+    # It waits in libc's pthread_mutex_lock (what it was started on) the whole time, but
+    # for a tick that may find it starting (libc's clone and start_thread, both unnamed:
+    # the start of the path to pthread_mutex_lock), as on main before the blocked-thread
+    # change (3 of 25 runs).
+    waiting = [p for p in paths if "pthread_mutex_lock [libc.so.6]" in p]
+    assert waiting, paths
+    for p in paths:
+        if p not in waiting:
+            assert any(w[:len(p)] == p for w in waiting), paths
+            assert sum(hits[c.id][native[0]] for c in profile.cnodes if c.path() == p) <= 2
     # No Python frame on it, and no native frame on the Python thread's own location
     # beyond what its Python functions call.
     assert not any(":" in n for p in paths for n in p[1:]), paths

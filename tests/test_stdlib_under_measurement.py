@@ -100,6 +100,12 @@ SAMPLING = [("test_threading", (3, 9)), ("test_generators", (3, 10)),
             ("test_generators", (3, 13)), ("test_threading", (3, 11))]
 CASES += [(version, module, "sampling") for module, version in SAMPLING
           if version in INTERPRETERS]
+# Native frames (--sampling --native): a signal goes to threads that run, never to one that
+# waits in a call a signal would end early (test_itimer_real's signal.pause() returned at
+# the first tick when every thread was signalled).
+NATIVE = [("test_signal", (3, 11)), ("test_signal", (3, 13))]
+CASES += [(version, module, "native") for module, version in NATIVE
+          if version in INTERPRETERS]
 # With metrics (mode "metrics": tracing, rusage and perf metrics at every enter and leave,
 # --memory: the allocator hook and gc:collect regions from gc.callbacks), rotating over the
 # interpreters; test_gc and test_tracemalloc meet the gc callback and the allocator hook.
@@ -152,7 +158,8 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     with subprocess.Popen([python] + args, env=scorep_env(), cwd=plain_dir, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
         options = {"lines": ["--lines=*"], "metrics": ["--memory"],
-                   "sampling": ["--sampling=5000"], "c-calls": ["--c-calls"]}.get(mode, [])
+                   "sampling": ["--sampling=5000"], "native": ["--sampling", "--native"],
+                   "c-calls": ["--c-calls"]}.get(mode, [])
         metrics = {"SCOREP_METRIC_RUSAGE": "ru_utime,ru_minflt",
                    "SCOREP_METRIC_PERF": "page-faults"} if mode == "metrics" else {}
         measured = run_scorep(python, options + args,
@@ -192,7 +199,7 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
         assert "Exception ignored" not in text, text[-3000:]
     profile = cube.read(str(tmp_path / "exp" / "profile.cubex"))
     # Samples see what ran long enough: the test package's code at least.
-    test_module = "test" if mode == "sampling" else "test." + module
+    test_module = "test" if mode in ("sampling", "native") else "test." + module
     assert any(r.name.startswith(test_module + ".") or r.name.startswith(test_module + ":")
                for r in profile.regions), "nothing of %s was recorded" % test_module
     if mode in ("trace", "io", "metrics"):
@@ -201,7 +208,7 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     if (version >= (3, 12) and mode in ("profile", "trace")) or mode == "c-calls":
         assert any(r.name == "builtins:isinstance" and r.paradigm.startswith("compiler")
                    for r in profile.regions), "no C function was recorded"
-    if mode == "sampling":
+    if mode in ("sampling", "native"):
         hits = profile.values("hits", inclusive=False)
         assert sum(sum(row) for row in hits) > 10, "hardly any samples"
     if mode == "lines":

@@ -145,6 +145,15 @@ def sampling_facts(counts):
                      "frames, a thread that never runs Python got its stack of the tick "
                      "before, or none"
                      % (counts["native_stacks"], counts["native_missed"]))
+    if counts.get("native_blocked") or counts.get("native_interrupted"):
+        facts.append("blocked threads (--native): %d samples of a thread waiting in a call "
+                     "that a signal would end early (sleep, select, poll, pause, timed "
+                     "waits), not signalled: their native frames are the call they wait in "
+                     "only; %d times a signalled thread's handler found the call it "
+                     "interrupted ended early (the thread was read as running and blocked "
+                     "before the signal came, or another signal ended the call at that "
+                     "moment)"
+                     % (counts.get("native_blocked", 0), counts.get("native_interrupted", 0)))
     if not counts["async"] and not deferred and not counts["failed_check"]:
         return facts  # read at safe points (SCOREP_SAMPLING_READ=safepoint)
     return facts + ["samples: %d read where the thread was at the tick; %d dropped because the read "

@@ -30,13 +30,16 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define NATIVE_SLOTS 512      /* threads sampled at once; more are left out (counted) */
@@ -60,6 +63,9 @@ typedef struct {
 
 typedef struct signalled signalled;
 
+/* What the sampler found a thread doing at a tick. */
+enum { TASK_RUNNING, TASK_BLOCKED_RESTARTED, TASK_BLOCKED, TASK_GONE };
+
 typedef struct {
     uintptr_t ip; /* 0: free */
     uint32_t region;
@@ -79,17 +85,43 @@ static struct {
     uint32_t task_count;
     uint32_t ticks;
     /* The slots signalled at the last tick and what each was asked: read at the pass. */
+    /* blocked_at: not signalled (blocked in a call a signal would end early); the
+     * instruction it waits at, from /proc/self/task/TID/syscall, is its stack. */
     struct signalled {
         native_slot *slot;
         uint32_t asked;
+        uintptr_t blocked_at;
     } signalled[NATIVE_SLOTS];
     uint32_t signalled_count;
     uint64_t signalled_at; /* CLOCK_MONOTONIC ns */
     symbol_slot *symbols;
     uint32_t symbol_count;
     /* Counted for MANIFEST.md. */
-    _Atomic uint64_t stacks, missed;
+    _Atomic uint64_t stacks, missed, blocked, interrupted;
 } N;
+
+/* Whether the signal ended a system call early: the thread was about to block (or blocked)
+ * in one that is not restarted (nanosleep, select, pause...) when its state was read as
+ * running. The kernel has restarted every call that SA_RESTART restarts before the handler
+ * runs (the instruction pointer moved back onto the syscall instruction); what is left is
+ * a call that returns -EINTR right after its syscall instruction (0f 05). Only counted
+ * (the call's number is gone from the registers, so it cannot be made again), and an upper
+ * bound: another signal of the program's delivered at the same moment looks the same. */
+static bool interrupted_a_call(void *context)
+{
+#if defined(__x86_64__)
+    const ucontext_t *uc = context;
+    uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (uc->uc_mcontext.gregs[REG_RAX] != -EINTR || (rip & 0xfff) < 2)
+        return false;
+    /* rip - 2 is on rip's own page: mapped, executable code. */
+    const unsigned char *insn = (const unsigned char *)(rip - 2);
+    return insn[0] == 0x0f && insn[1] == 0x05;
+#else
+    (void)context;
+    return false;
+#endif
+}
 
 static void handler(int signo, siginfo_t *info, void *context)
 {
@@ -128,6 +160,8 @@ static void handler(int signo, siginfo_t *info, void *context)
             } while (count < SP_NATIVE_DEPTH && unw_step(&cursor) > 0);
         }
         slot->count[asked & 1] = count;
+        if (interrupted_a_call(context))
+            atomic_fetch_add_explicit(&N.interrupted, 1, memory_order_relaxed);
         atomic_store_explicit(&slot->pthread, (unsigned long)pthread_self(),
                               memory_order_relaxed);
         atomic_store_explicit(&slot->done, asked, memory_order_release);
@@ -157,6 +191,8 @@ int sp_native_start(void)
     N.pid = getpid();
     atomic_store(&N.stacks, 0);
     atomic_store(&N.missed, 0);
+    atomic_store(&N.blocked, 0);
+    atomic_store(&N.interrupted, 0);
     /* A real-time signal the program is least likely to use: the highest one that has no
      * handler yet (glibc keeps the lowest few for itself). */
     if (!N.installed) {
@@ -203,10 +239,12 @@ bool sp_native_enabled(void)
     return N.enabled;
 }
 
-void sp_python_native_counts(uint64_t counts[2])
+void sp_python_native_counts(uint64_t counts[4])
 {
     counts[0] = atomic_load(&N.stacks);
     counts[1] = atomic_load(&N.missed);
+    counts[2] = atomic_load(&N.blocked);
+    counts[3] = atomic_load(&N.interrupted);
 }
 
 void sp_native_forget_in_child(void)
@@ -266,6 +304,106 @@ static native_slot *slot_of(pid_t tid)
     return free_slot;
 }
 
+/* Reads a small /proc file of a thread into buf (NUL-terminated): its length, or -1.
+ * The descriptor shares the program's table for a few microseconds, with the lowest free
+ * number: a program that dup2()s onto a number it freed (CPython's test_subprocess
+ * restoring its standard descriptors) may replace it meanwhile. So it is read with pread
+ * (a pipe, terminal or socket put there fails with ESPIPE, nothing of its data is taken)
+ * and closed only if it is still the file opened (else dup2 closed ours already). */
+static ssize_t read_task_file(pid_t tid, const char *file, char *buf, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)tid, file);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat opened, now;
+    if (fstat(fd, &opened) != 0)
+        return -1; /* not ours any more: leave it */
+    ssize_t n = pread(fd, buf, size - 1, 0);
+    if (fstat(fd, &now) != 0 || now.st_dev != opened.st_dev || now.st_ino != opened.st_ino)
+        return -1;
+    close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = '\0';
+    return n;
+}
+
+/* Whether the thread may be signalled without the program seeing it. A signal with a
+ * handler ends a blocking system call early (EINTR, or a short count) unless the kernel
+ * restarts it, and SA_RESTART does not restart pause, sigsuspend, select, poll, epoll_wait,
+ * nanosleep, clock_nanosleep, timed waits and socket calls with timeouts (signal(7)): C code
+ * that does not retry, and Python's signal.pause(), would return early. So a thread is
+ * signalled only while it runs ("running" in /proc/self/task/TID/syscall, or 'R' in its
+ * stat where that file cannot be read), or while it waits in a
+ * call that the kernel restarts under SA_RESTART whatever its arguments: a futex wait
+ * without a timeout (pthread_mutex_lock, pthread_cond_wait, sem_wait, pthread_join),
+ * wait4 and waitid. Any other blocked thread is left alone; *at is the instruction it
+ * waits at (the call's return address), from /proc/self/task/TID/syscall. */
+static int task_state(pid_t tid, uintptr_t *at)
+{
+    char buf[512];
+    /* One read where the kernel allows it (its own threads, always, where it keeps the
+     * file): "running", or "nr arg1 ... arg6 sp pc" (hexadecimal arguments), or "-1 sp pc"
+     * when blocked outside a system call (a page fault). Each file read is a descriptor
+     * the program could see for a moment in /proc/self/fd: one a thread a tick. */
+    if (read_task_file(tid, "syscall", buf, sizeof buf) < 0) {
+        /* "tid (comm) S ...": comm may hold spaces and parentheses; the last ')' ends it. */
+        if (read_task_file(tid, "stat", buf, sizeof buf) < 0)
+            return TASK_GONE;
+        const char *close_paren = strrchr(buf, ')');
+        if (!close_paren || close_paren[1] != ' ')
+            return TASK_GONE;
+        char state = close_paren[2];
+        if (state == 'Z' || state == 'X')
+            return TASK_GONE;
+        return state == 'R' ? TASK_RUNNING : TASK_BLOCKED; /* blocked: where, not known */
+    }
+    if (strncmp(buf, "running", 7) == 0)
+        return TASK_RUNNING;
+    char *p = buf, *end;
+    long nr = strtol(p, &end, 10);
+    if (end == p)
+        return TASK_BLOCKED;
+    unsigned long long field[8];
+    int fields = 0;
+    p = end;
+    while (fields < 8) {
+        field[fields] = strtoull(p, &end, 16);
+        if (end == p)
+            break;
+        fields++;
+        p = end;
+    }
+    if (nr == -1)
+        return TASK_RUNNING; /* not in a system call: a signal ends nothing */
+    if (fields < 8)
+        return TASK_BLOCKED;
+    *at = (uintptr_t)field[7];
+    switch (nr) {
+#ifdef SYS_futex
+    case SYS_futex: {
+        /* FUTEX_WAIT (0) and FUTEX_WAIT_BITSET (9) without a timeout return -ERESTARTSYS;
+         * with one they return -ERESTART_RESTARTBLOCK, which a handler turns into EINTR. */
+        int op = (int)field[1] & 127;
+        if ((op == 0 || op == 9) && field[3] == 0)
+            return TASK_BLOCKED_RESTARTED;
+        return TASK_BLOCKED;
+    }
+#endif
+#ifdef SYS_wait4
+    case SYS_wait4:
+#endif
+#ifdef SYS_waitid
+    case SYS_waitid:
+#endif
+        return TASK_BLOCKED_RESTARTED;
+    default:
+        return TASK_BLOCKED;
+    }
+}
+
 void sp_native_signal(void)
 {
     N.signalled_count = 0;
@@ -282,12 +420,26 @@ void sp_native_signal(void)
         native_slot *slot = slot_of(N.tasks[i]);
         if (!slot)
             continue;
+        uintptr_t at = 0;
+        int state = task_state(N.tasks[i], &at);
+        if (state == TASK_GONE)
+            continue;
+        if (state == TASK_BLOCKED) {
+            /* Its stack is the call it waits in; the slot's buffers stay the handler's.
+             * Where that is not known (its syscall file unreadable), no stack this tick. */
+            if (!at)
+                continue;
+            N.signalled[N.signalled_count++] =
+                (signalled){slot, atomic_load_explicit(&slot->asked, memory_order_relaxed),
+                            at};
+            continue;
+        }
         uint32_t asked = atomic_fetch_add_explicit(&slot->asked, 1, memory_order_release) + 1;
         if (syscall(SYS_tgkill, N.pid, N.tasks[i], N.signo) != 0) {
             atomic_store(&slot->tid, 0); /* it ended */
             continue;
         }
-        N.signalled[N.signalled_count++] = (signalled){slot, asked};
+        N.signalled[N.signalled_count++] = (signalled){slot, asked, 0};
     }
 }
 
@@ -299,7 +451,7 @@ bool sp_native_pending(void)
     if (now - N.signalled_at > PENDING_NS)
         return false;
     for (uint32_t i = 0; i < N.signalled_count; i++)
-        if (atomic_load_explicit(&N.signalled[i].slot->done, memory_order_acquire) !=
+        if (!N.signalled[i].blocked_at && atomic_load_explicit(&N.signalled[i].slot->done, memory_order_acquire) !=
             N.signalled[i].asked)
             return true;
     return false;
@@ -311,6 +463,21 @@ uint32_t sp_native_collect(sp_native_stack *out, uint32_t capacity)
     for (uint32_t i = 0; i < N.signalled_count && n < capacity; i++) {
         native_slot *slot = N.signalled[i].slot;
         uint32_t asked = N.signalled[i].asked;
+        if (N.signalled[i].blocked_at) {
+            /* Not signalled: one frame, the function it waits in (a return address: the
+             * call is at the address before it). Its pthread_t is known once its handler
+             * has run once (0 before: the pass matches it by thread id where it can). */
+            unsigned long pthread = atomic_load(&slot->pthread);
+            sp_native_stack *s = &out[n++];
+            s->tid = atomic_load(&slot->tid);
+            s->pthread = pthread;
+            s->fresh = true;
+            s->blocked = true;
+            s->count = 1;
+            s->ips[0] = N.signalled[i].blocked_at - 1;
+            atomic_fetch_add(&N.blocked, 1);
+            continue;
+        }
         uint32_t done = atomic_load_explicit(&slot->done, memory_order_acquire);
         /* Not answered yet: the previous tick's answer, if there is one, serves the threads
          * that never run Python (nothing to merge it with); a Python thread's sample then
@@ -324,6 +491,7 @@ uint32_t sp_native_collect(sp_native_stack *out, uint32_t capacity)
         s->tid = atomic_load(&slot->tid);
         s->pthread = atomic_load(&slot->pthread);
         s->fresh = fresh;
+        s->blocked = false;
         uint32_t count = slot->count[done & 1];
         s->count = count < SP_NATIVE_DEPTH ? count : SP_NATIVE_DEPTH;
         memcpy(s->ips, slot->ips[done & 1], s->count * sizeof *s->ips);

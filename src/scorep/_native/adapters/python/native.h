@@ -14,6 +14,9 @@ typedef struct {
     unsigned long pthread; /* its pthread_t: what a Python thread state calls it */
     uint32_t count;
     bool fresh; /* of the last tick; else of the one before (the handler ran late) */
+    /* Not signalled (it waited in a call a signal would end early): one frame, the call
+     * it waits in, not unwound; its place is right below the innermost Python frame. */
+    bool blocked;
     uintptr_t ips[SP_NATIVE_DEPTH];
 } sp_native_stack;
 

@@ -838,6 +838,17 @@ static bool frames_reserve(uint32_t count)
 static uint32_t append_native_tail(const sp_native_stack *n, uint32_t count)
 {
     uint32_t eval = n->count, region;
+    if (n->blocked) {
+        /* The call the thread waits in, made by what its innermost Python frame runs. */
+        if (n->count == 1 && frames_reserve(count + 1) &&
+            sp_native_region(n->ips[0], true, &region) == SP_NATIVE_FRAME &&
+            region != SP_NO_ID) {
+            S.frames.frames[count] = (sp_context_frame){
+                region, NATIVE_IDENTITY | ((uintptr_t)count << 32) | region};
+            count++;
+        }
+        return count;
+    }
     for (uint32_t i = 0; i < n->count; i++)
         if (sp_native_region(n->ips[i], i == 0, &region) == SP_NATIVE_EVAL) {
             eval = i;
@@ -854,6 +865,19 @@ static uint32_t append_native_tail(const sp_native_stack *n, uint32_t count)
         count++;
     }
     return count;
+}
+
+/* Whether native stack n is thread ts's: by its pthread_t, or (3.11+, where the thread
+ * state keeps it) by thread id, for a blocked thread whose handler never ran. */
+static bool native_of(PyThreadState *ts, const sp_native_stack *n)
+{
+    if (n->pthread)
+        return (unsigned long)ts->thread_id == n->pthread;
+#if PY_VERSION_HEX >= 0x030B0000
+    return n->tid > 0 && ts->native_thread_id == (unsigned long)n->tid;
+#else
+    return false;
+#endif
 }
 
 /* Threads that never ran Python (BLAS and OpenMP workers, threads of C extensions): a
@@ -904,7 +928,11 @@ static void sample_native_threads(uint64_t now, uint64_t weight)
         bool python = false;
         for (PyThreadState *ts = PyInterpreterState_ThreadHead(S.interp); ts && !python;
              ts = PyThreadState_Next(ts))
-            python = (unsigned long)ts->thread_id == n->pthread;
+            python = native_of(ts, n);
+#if PY_VERSION_HEX < 0x030B0000
+        /* A blocked thread never signalled: whether it runs Python is not known. */
+        python = python || !n->pthread;
+#endif
         if (python || !n->count || !frames_reserve(n->count))
             continue;
         uint32_t count = 0, region;
@@ -1088,7 +1116,7 @@ static void sample_thread(PyThreadState *ts, uint64_t now, uint64_t pass_weight,
     }
     if (from_capture)
         for (uint32_t k = 0; k < A.native_count; k++)
-            if (A.native[k].pthread == (unsigned long)ts->thread_id) {
+            if (native_of(ts, &A.native[k])) {
                 if (A.native[k].fresh)
                     count = append_native_tail(&A.native[k], count);
                 break;
