@@ -19,6 +19,12 @@
  * (timer_create with SIGEV_THREAD_ID): the merge needs the native and the Python stack of
  * one moment, and the sampler is the one that knows when the Python stacks are read.
  *
+ * What the sampler reads in /proc at a tick (the thread list, each thread's syscall file)
+ * is read by a helper thread of ours with a descriptor table of its own
+ * (unshare(CLONE_FILES)): a descriptor opened in the program's table would take the lowest
+ * free number for a moment, so that the program's dup2() onto that number failed with
+ * EBUSY and its open() got another number than the one it had just freed.
+ *
  * Instruction pointers become regions at the pass, never in the handler: dladdr names the
  * symbol and the library ("dgemm_ [libblas.so.3]"), once per address (a table). */
 #include "adapters/python/internal.h"
@@ -29,6 +35,8 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -57,6 +65,7 @@ typedef struct {
     _Atomic pid_t tid; /* 0: free */
     _Atomic uint32_t asked, done;
     _Atomic unsigned long pthread; /* the thread's pthread_self(), as the handler saw it */
+    char comm[16];                 /* its name, read when the slot was claimed */
     uint32_t count[2];
     uintptr_t ips[2][SP_NATIVE_DEPTH];
 } native_slot;
@@ -96,6 +105,15 @@ static struct {
     uint64_t signalled_at; /* CLOCK_MONOTONIC ns */
     symbol_slot *symbols;
     uint32_t symbol_count;
+    /* The helper thread that reads /proc with a descriptor table of its own: it runs in
+     * process helper_pid (0: none; a forked child has none), the sampler asks it for a tick
+     * with `go` and waits for `done`. helper_failed: unshare() was refused (a container's
+     * seccomp profile): the sampler reads /proc itself, in the program's table. */
+    pthread_t helper;
+    pid_t helper_pid, helper_tid;
+    sem_t go, done, ready;
+    bool sems, helper_failed;
+    _Atomic bool helper_quit;
     /* Counted for MANIFEST.md. */
     _Atomic uint64_t stacks, missed, blocked, interrupted;
 } N;
@@ -229,6 +247,14 @@ void sp_native_stop(void)
     /* The handler stays installed (a late signal must not kill the program); it finds no
      * slot once the table is emptied. */
     N.enabled = false;
+    if (N.helper_pid && N.helper_pid == getpid() && !N.helper_failed) {
+        /* The sampler thread has ended: nobody asks the helper for a tick meanwhile. */
+        atomic_store(&N.helper_quit, true);
+        sem_post(&N.go);
+        pthread_join(N.helper, NULL);
+    }
+    N.helper_pid = N.helper_tid = 0;
+    N.helper_failed = false;
     if (N.slots)
         for (uint32_t i = 0; i < NATIVE_SLOTS; i++)
             atomic_store(&N.slots[i].tid, 0);
@@ -250,6 +276,16 @@ void sp_python_native_counts(uint64_t counts[4])
 void sp_native_forget_in_child(void)
 {
     N.pid = getpid();
+    /* Only the forking thread was copied: no sampler, no helper; the semaphores may have
+     * been in any state (a tick under way). */
+    N.sampler_tid = 0;
+    N.helper_pid = N.helper_tid = 0;
+    N.helper_failed = false;
+    if (N.sems) {
+        sem_init(&N.go, 0, 0);
+        sem_init(&N.done, 0, 0);
+        sem_init(&N.ready, 0, 0);
+    }
     N.task_count = 0;
     N.signalled_count = 0;
     if (N.slots)
@@ -268,7 +304,7 @@ static void list_tasks(void)
     struct dirent *d;
     while ((d = readdir(dir)) && n < NATIVE_SLOTS) {
         pid_t tid = (pid_t)atoi(d->d_name);
-        if (tid > 0 && tid != N.sampler_tid)
+        if (tid > 0 && tid != N.sampler_tid && tid != N.helper_tid)
             N.tasks[n++] = tid;
     }
     closedir(dir);
@@ -285,6 +321,8 @@ static void list_tasks(void)
     }
 }
 
+static ssize_t read_task_file(pid_t tid, const char *file, char *buf, size_t size);
+
 static native_slot *slot_of(pid_t tid)
 {
     native_slot *free_slot = NULL;
@@ -297,6 +335,12 @@ static native_slot *slot_of(pid_t tid)
     }
     if (free_slot) {
         free_slot->count[0] = free_slot->count[1] = 0;
+        char comm[sizeof free_slot->comm + 1];
+        ssize_t n = read_task_file(tid, "comm", comm, sizeof comm);
+        comm[n > 0 ? (size_t)n : 0] = '\0';
+        comm[strcspn(comm, "\n")] = '\0';
+        memcpy(free_slot->comm, comm, sizeof free_slot->comm);
+        free_slot->comm[sizeof free_slot->comm - 1] = '\0';
         atomic_store(&free_slot->pthread, 0);
         atomic_store(&free_slot->done, atomic_load(&free_slot->asked));
         atomic_store_explicit(&free_slot->tid, tid, memory_order_release);
@@ -404,13 +448,9 @@ static int task_state(pid_t tid, uintptr_t *at)
     }
 }
 
-void sp_native_signal(void)
+/* One tick's reads and signals: the helper thread's (or the sampler's, without one). */
+static void tick(void)
 {
-    N.signalled_count = 0;
-    if (!N.enabled)
-        return;
-    if (!N.sampler_tid)
-        N.sampler_tid = (pid_t)syscall(SYS_gettid);
     if (N.ticks++ % RESCAN_TICKS == 0)
         list_tasks();
     struct timespec t;
@@ -443,6 +483,92 @@ void sp_native_signal(void)
     }
 }
 
+static void sem_wait_fully(sem_t *s)
+{
+    while (sem_wait(s) != 0 && errno == EINTR)
+        ;
+}
+
+/* The helper: a descriptor table of its own, emptied of the program's descriptors (the
+ * copy unshare() makes would keep a pipe the program closes open, its reader waiting for
+ * an end of file; POSIX record locks are the table's owner's, so closing the copies
+ * releases none of the program's). Every signal blocked: a handler of the program's run
+ * here would see our table. */
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    bool own_table = unshare(CLONE_FILES) == 0;
+    if (own_table) {
+#ifdef SYS_close_range
+        if (syscall(SYS_close_range, 0u, ~0u, 0u) != 0)
+#endif
+            for (int fd = 0; fd < 65536; fd++)
+                close(fd);
+    }
+    N.helper_tid = (pid_t)syscall(SYS_gettid);
+    N.helper_failed = !own_table;
+    sem_post(&N.ready);
+    if (!own_table)
+        return NULL;
+    for (;;) {
+        sem_wait_fully(&N.go);
+        if (atomic_load(&N.helper_quit))
+            break;
+        tick();
+        sem_post(&N.done);
+    }
+    return NULL;
+}
+
+/* The sampler thread: the helper of this process, started if there is none. */
+static bool helper_running(void)
+{
+    if (N.helper_pid == N.pid)
+        return !N.helper_failed;
+    if (N.helper_failed)
+        return false;
+    if (!N.sems) {
+        if (sem_init(&N.go, 0, 0) != 0 || sem_init(&N.done, 0, 0) != 0 ||
+            sem_init(&N.ready, 0, 0) != 0)
+            return false;
+        N.sems = true;
+    }
+    atomic_store(&N.helper_quit, false);
+    N.helper_tid = 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int r = pthread_create(&N.helper, NULL, helper_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r != 0) {
+        N.helper_failed = true;
+        return false;
+    }
+    sem_wait_fully(&N.ready);
+    N.helper_pid = N.pid;
+    if (N.helper_failed) {
+        pthread_join(N.helper, NULL);
+        N.helper_tid = 0;
+        return false;
+    }
+    return true;
+}
+
+void sp_native_signal(void)
+{
+    N.signalled_count = 0;
+    if (!N.enabled)
+        return;
+    if (!N.sampler_tid)
+        N.sampler_tid = (pid_t)syscall(SYS_gettid);
+    if (helper_running()) {
+        sem_post(&N.go);
+        sem_wait_fully(&N.done);
+    } else {
+        tick();
+    }
+}
+
 bool sp_native_pending(void)
 {
     struct timespec t;
@@ -471,6 +597,7 @@ uint32_t sp_native_collect(sp_native_stack *out, uint32_t capacity)
             sp_native_stack *s = &out[n++];
             s->tid = atomic_load(&slot->tid);
             s->pthread = pthread;
+            memcpy(s->comm, slot->comm, sizeof s->comm);
             s->fresh = true;
             s->blocked = true;
             s->count = 1;
@@ -490,6 +617,7 @@ uint32_t sp_native_collect(sp_native_stack *out, uint32_t capacity)
         sp_native_stack *s = &out[n++];
         s->tid = atomic_load(&slot->tid);
         s->pthread = atomic_load(&slot->pthread);
+        memcpy(s->comm, slot->comm, sizeof s->comm);
         s->fresh = fresh;
         s->blocked = false;
         uint32_t count = slot->count[done & 1];

@@ -12,6 +12,7 @@
 typedef struct {
     pid_t tid;
     unsigned long pthread; /* its pthread_t: what a Python thread state calls it */
+    char comm[16];         /* its name (/proc/self/task/TID/comm), "" if not known */
     uint32_t count;
     bool fresh; /* of the last tick; else of the one before (the handler ran late) */
     /* Not signalled (it waited in a call a signal would end early): one frame, the call

@@ -890,8 +890,9 @@ typedef struct {
 } native_thread;
 static native_thread native_threads[CAP_THREADS];
 
-static sp_location *native_location(pid_t tid)
+static sp_location *native_location(const sp_native_stack *n)
 {
+    pid_t tid = n->tid;
     uint32_t generation = sp_measurement_generation();
     uint32_t slot = CAP_THREADS;
     for (uint32_t i = 0; i < CAP_THREADS; i++) {
@@ -901,14 +902,9 @@ static sp_location *native_location(pid_t tid)
                                     native_threads[i].generation != generation))
             slot = i;
     }
-    char path[64], comm[32] = "", name[96];
-    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        if (fgets(comm, sizeof comm, f))
-            comm[strcspn(comm, "\n")] = '\0';
-        fclose(f);
-    }
+    /* Its name was read by the native sampler, outside the program's descriptor table. */
+    const char *comm = n->comm;
+    char name[96];
     snprintf(name, sizeof name, comm[0] ? "native thread %d (%s)" : "native thread %d",
              (int)tid, comm);
     /* Keys of Python threads are their thread state's id + 1: small numbers. */
@@ -950,7 +946,7 @@ static void sample_native_threads(uint64_t now, uint64_t weight)
         }
         if (interpreter)
             continue;
-        sp_location *loc = native_location(n->tid);
+        sp_location *loc = native_location(n);
         if (!loc || !sp_sample_begin(loc))
             continue;
         sp_sample(loc, now, S.frames.frames, count, weight);
