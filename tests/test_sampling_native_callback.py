@@ -37,3 +37,23 @@ def test_c_frames_between_python_frames_with_static_names(python, tmp_path):
     assert between >= 0.8 * in_callback, (between, in_callback)
     manifest = (exp / "MANIFEST.md").read_text()
     assert "native frames between Python frames (--native): " in manifest, manifest
+
+
+def test_blas_through_ctypes_under_the_calling_function_on_every_interpreter(python, tmp_path):
+    # Debian's numpy is built for 3.11 only: the reference BLAS called through ctypes shows
+    # the native frames under the Python function on 3.9-3.13 alike.
+    exp = tmp_path / "exp"
+    out = run_scorep(python, ["--sampling", "--native", program("native_ctypes_dgemm.py"),
+                              "150"], exp, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    profile = cube.read(str(exp / "profile.cubex"))
+    hits = profile.values(profile.metric("hits"), inclusive=False)
+    under = gemm = 0
+    for c in profile.cnodes:
+        path, n = c.path(), sum(hits[c.id])
+        if "__main__:multiply" in path:
+            under += n
+            if any(name.startswith("dgemm_ [libblas") for name in path):
+                gemm += n
+    assert under >= 20, under
+    assert gemm >= 0.5 * under, (gemm, under)
