@@ -85,7 +85,7 @@ DEB_PACKAGES := build-essential python3-dev libotf2-trace-dev otf2-tools python3
 DEB_WHEELS := /usr/share/python-wheels
 
 .PHONY: openblas-private all deps build native build-all install install-system demo test ctest ctest-sanitize pytest clean ext js \
-  stress-asan \
+  stress-asan stress-asan-native \
   check-layers
 
 all: build
@@ -221,7 +221,12 @@ stress-asan: deps
 	  CC="$(CC) -fsanitize=address" | grep -v "MPI wrappers"
 	LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 	  $(PYTHON) benchmarks/sampling_stress.py --python $(PYTHON) --seconds $(STRESS_SECONDS) \
-	  --pythonpath $(ASAN_DIR)/pkg
+	  --pythonpath $(ASAN_DIR)/pkg $(STRESS_ARGS)
+
+# The same with --native: the signal handler's unwinding, the helper thread's /proc reads
+# and the merge under AddressSanitizer.
+stress-asan-native:
+	@$(MAKE) --no-print-directory stress-asan STRESS_ARGS=--native
 
 pytest: build-all
 	SCOREP_TEST_PYTHONS="$(TEST_PYTHONS)" PYTHONPATH=$(CURDIR)/src $(PYTHON) -m pytest -q tests

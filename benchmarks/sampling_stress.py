@@ -6,11 +6,13 @@ package built with AddressSanitizer.
 
     python3 benchmarks/sampling_stress.py [--python P ...] [--seconds S] [--hz HZ]
                                           [--read async|safepoint] [--pythonpath DIR]
+                                          [--native]
 
 Per interpreter: the program's results plain and measured (they must be equal), its exit
 status (7 both times), the wall time of each run, and MANIFEST.md's count of the samples
-read where the threads were, dropped and taken at a safe point. Exits 1 when a run
-differs."""
+read where the threads were, dropped and taken at a safe point (with --native, also its
+native stack counts: every thread signalled and unwound at every tick, fork and thread
+churn included; `make stress-asan-native`). Exits 1 when a run differs."""
 
 import argparse
 import os
@@ -35,6 +37,8 @@ def main():
     parser.add_argument("--pythonpath", default=SRC,
                         help="where the scorep package is imported from (the checkout's "
                         "src; `make stress-asan`: a copy built with AddressSanitizer)")
+    parser.add_argument("--native", action="store_true",
+                        help="sample the native stacks too (--sampling --native)")
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="scorep-stress-")
     script = PROGRAM
@@ -49,9 +53,10 @@ def main():
         env.update(PYTHONPATH=os.path.abspath(args.pythonpath), SCOREP_EXPERIMENT_DIRECTORY=exp,
                    SCOREP_SAMPLING_READ=args.read)
         start = time.monotonic()
-        measured = subprocess.run([python, "-m", "scorep", "--sampling=%g" % args.hz, script,
-                                   str(args.seconds), "7"], env=env, capture_output=True,
-                                  text=True)
+        measured = subprocess.run([python, "-m", "scorep", "--sampling=%g" % args.hz] +
+                                  (["--native"] if args.native else []) +
+                                  [script, str(args.seconds), "7"], env=env,
+                                  capture_output=True, text=True)
         measured_s = time.monotonic() - start
         # The first line: the workers' results (the second, the signal handlers, has the
         # tool's own for SIGINT & co. when measured).
@@ -61,8 +66,12 @@ def main():
         counts = ""
         try:
             with open(os.path.join(exp, "MANIFEST.md")) as f:
-                m = re.search(r"samples: .*", f.read())
+                text = f.read()
+                m = re.search(r"samples: .*", text)
                 counts = m.group(0) if m else ""
+                if args.native:
+                    counts += "".join("\n  " + n.group(0) for n in
+                                      re.finditer(r"native (stacks|frames between)[^;]*;[^;:]*", text))
         except OSError as error:
             counts = "no MANIFEST.md: %s" % error
         print("%s: plain %.1f s, measured %.1f s, exit %d/%d, output %s%s\n  %s" % (

@@ -145,6 +145,12 @@ def sampling_facts(counts):
                      "frames, a thread that never runs Python got its stack of the tick "
                      "before, or none"
                      % (counts["native_stacks"], counts["native_missed"]))
+        facts.append("native frames between Python frames (--native): %d samples merged "
+                     "whole (the C frames between two Python frames placed between them); "
+                     "%d whose native stack had another number of evaluation calls than the "
+                     "Python stack had (the thread moved between the two reads): those got "
+                     "the C frames below their innermost Python frame only"
+                     % (counts.get("native_merged", 0), counts.get("native_unmatched", 0)))
     if counts.get("native_blocked") or counts.get("native_interrupted"):
         facts.append("blocked threads (--native): %d samples of a thread waiting in a call "
                      "that a signal would end early (sleep, select, poll, pause, timed "

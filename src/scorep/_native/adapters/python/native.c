@@ -19,6 +19,12 @@
  * (timer_create with SIGEV_THREAD_ID): the merge needs the native and the Python stack of
  * one moment, and the sampler is the one that knows when the Python stacks are read.
  *
+ * What the sampler reads in /proc at a tick (the thread list, each thread's syscall file)
+ * is read by a helper thread of ours with a descriptor table of its own
+ * (unshare(CLONE_FILES)): a descriptor opened in the program's table would take the lowest
+ * free number for a moment, so that the program's dup2() onto that number failed with
+ * EBUSY and its open() got another number than the one it had just freed.
+ *
  * Instruction pointers become regions at the pass, never in the handler: dladdr names the
  * symbol and the library ("dgemm_ [libblas.so.3]"), once per address (a table). */
 #include "adapters/python/internal.h"
@@ -29,6 +35,11 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -57,7 +68,9 @@ typedef struct {
     _Atomic pid_t tid; /* 0: free */
     _Atomic uint32_t asked, done;
     _Atomic unsigned long pthread; /* the thread's pthread_self(), as the handler saw it */
+    char comm[16];                 /* its name, read when the slot was claimed */
     uint32_t count[2];
+    bool complete[2];
     uintptr_t ips[2][SP_NATIVE_DEPTH];
 } native_slot;
 
@@ -96,6 +109,21 @@ static struct {
     uint64_t signalled_at; /* CLOCK_MONOTONIC ns */
     symbol_slot *symbols;
     uint32_t symbol_count;
+    /* The helper thread that reads /proc with a descriptor table of its own: it runs in
+     * process helper_pid (0: none; a forked child has none), the sampler asks it for a tick
+     * with `go` and waits for `done`. helper_failed: unshare() was refused (a container's
+     * seccomp profile): the sampler reads /proc itself, in the program's table. */
+    pthread_t helper;
+    pid_t helper_pid, helper_tid;
+    sem_t go, done, ready, mapped;
+    /* What the helper is asked for: a tick (the sampler), or a file mapped (the pass, which
+     * reads a library's .symtab: map_path in, map_at/map_size out). */
+    _Atomic bool want_tick, want_map;
+    const char *map_path;
+    void *map_at;
+    size_t map_size;
+    bool sems, helper_failed;
+    _Atomic bool helper_quit;
     /* Counted for MANIFEST.md. */
     _Atomic uint64_t stacks, missed, blocked, interrupted;
 } N;
@@ -148,18 +176,27 @@ static void handler(int signo, siginfo_t *info, void *context)
         uint32_t asked = atomic_load_explicit(&slot->asked, memory_order_acquire);
         uintptr_t *ips = slot->ips[asked & 1];
         uint32_t count = 0;
+        bool complete = false;
         unw_cursor_t cursor;
         /* x86-64: unw_context_t is the ucontext_t the kernel gave the handler; starting
          * there leaves the handler's own frames out. */
         if (unw_init_local2(&cursor, (unw_context_t *)context, UNW_INIT_SIGNAL_FRAME) == 0) {
-            do {
+            for (;;) {
                 unw_word_t ip;
                 if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0)
                     break;
                 ips[count++] = (uintptr_t)ip;
-            } while (count < SP_NATIVE_DEPTH && unw_step(&cursor) > 0);
+                if (count == SP_NATIVE_DEPTH)
+                    break;
+                int step = unw_step(&cursor);
+                if (step <= 0) {
+                    complete = step == 0; /* the outermost frame, not an error */
+                    break;
+                }
+            }
         }
         slot->count[asked & 1] = count;
+        slot->complete[asked & 1] = complete;
         if (interrupted_a_call(context))
             atomic_fetch_add_explicit(&N.interrupted, 1, memory_order_relaxed);
         atomic_store_explicit(&slot->pthread, (unsigned long)pthread_self(),
@@ -229,6 +266,14 @@ void sp_native_stop(void)
     /* The handler stays installed (a late signal must not kill the program); it finds no
      * slot once the table is emptied. */
     N.enabled = false;
+    if (N.helper_pid && N.helper_pid == getpid() && !N.helper_failed) {
+        /* The sampler thread has ended: nobody asks the helper for a tick meanwhile. */
+        atomic_store(&N.helper_quit, true);
+        sem_post(&N.go);
+        pthread_join(N.helper, NULL);
+    }
+    N.helper_pid = N.helper_tid = 0;
+    N.helper_failed = false;
     if (N.slots)
         for (uint32_t i = 0; i < NATIVE_SLOTS; i++)
             atomic_store(&N.slots[i].tid, 0);
@@ -250,6 +295,17 @@ void sp_python_native_counts(uint64_t counts[4])
 void sp_native_forget_in_child(void)
 {
     N.pid = getpid();
+    /* Only the forking thread was copied: no sampler, no helper; the semaphores may have
+     * been in any state (a tick under way). */
+    N.sampler_tid = 0;
+    N.helper_pid = N.helper_tid = 0;
+    N.helper_failed = false;
+    if (N.sems) {
+        sem_init(&N.go, 0, 0);
+        sem_init(&N.done, 0, 0);
+        sem_init(&N.ready, 0, 0);
+        sem_init(&N.mapped, 0, 0);
+    }
     N.task_count = 0;
     N.signalled_count = 0;
     if (N.slots)
@@ -268,7 +324,7 @@ static void list_tasks(void)
     struct dirent *d;
     while ((d = readdir(dir)) && n < NATIVE_SLOTS) {
         pid_t tid = (pid_t)atoi(d->d_name);
-        if (tid > 0 && tid != N.sampler_tid)
+        if (tid > 0 && tid != N.sampler_tid && tid != N.helper_tid)
             N.tasks[n++] = tid;
     }
     closedir(dir);
@@ -285,6 +341,8 @@ static void list_tasks(void)
     }
 }
 
+static ssize_t read_task_file(pid_t tid, const char *file, char *buf, size_t size);
+
 static native_slot *slot_of(pid_t tid)
 {
     native_slot *free_slot = NULL;
@@ -297,6 +355,12 @@ static native_slot *slot_of(pid_t tid)
     }
     if (free_slot) {
         free_slot->count[0] = free_slot->count[1] = 0;
+        char comm[sizeof free_slot->comm + 1];
+        ssize_t n = read_task_file(tid, "comm", comm, sizeof comm);
+        comm[n > 0 ? (size_t)n : 0] = '\0';
+        comm[strcspn(comm, "\n")] = '\0';
+        memcpy(free_slot->comm, comm, sizeof free_slot->comm);
+        free_slot->comm[sizeof free_slot->comm - 1] = '\0';
         atomic_store(&free_slot->pthread, 0);
         atomic_store(&free_slot->done, atomic_load(&free_slot->asked));
         atomic_store_explicit(&free_slot->tid, tid, memory_order_release);
@@ -404,13 +468,9 @@ static int task_state(pid_t tid, uintptr_t *at)
     }
 }
 
-void sp_native_signal(void)
+/* One tick's reads and signals: the helper thread's (or the sampler's, without one). */
+static void tick(void)
 {
-    N.signalled_count = 0;
-    if (!N.enabled)
-        return;
-    if (!N.sampler_tid)
-        N.sampler_tid = (pid_t)syscall(SYS_gettid);
     if (N.ticks++ % RESCAN_TICKS == 0)
         list_tasks();
     struct timespec t;
@@ -443,6 +503,119 @@ void sp_native_signal(void)
     }
 }
 
+/* A file mapped read-only (the mapping is the process's; the descriptor only the caller's
+ * table saw, for a moment). */
+static void map_file(const char *path, void **at, size_t *size)
+{
+    *at = NULL;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            *at = m;
+            *size = (size_t)st.st_size;
+        }
+    }
+    close(fd);
+}
+
+static void sem_wait_fully(sem_t *s)
+{
+    while (sem_wait(s) != 0 && errno == EINTR)
+        ;
+}
+
+/* The helper: a descriptor table of its own, emptied of the program's descriptors (the
+ * copy unshare() makes would keep a pipe the program closes open, its reader waiting for
+ * an end of file; POSIX record locks are the table's owner's, so closing the copies
+ * releases none of the program's). Every signal blocked: a handler of the program's run
+ * here would see our table. */
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    bool own_table = unshare(CLONE_FILES) == 0;
+    if (own_table) {
+#ifdef SYS_close_range
+        if (syscall(SYS_close_range, 0u, ~0u, 0u) != 0)
+#endif
+            for (int fd = 0; fd < 65536; fd++)
+                close(fd);
+    }
+    N.helper_tid = (pid_t)syscall(SYS_gettid);
+    N.helper_failed = !own_table;
+    sem_post(&N.ready);
+    if (!own_table)
+        return NULL;
+    for (;;) {
+        sem_wait_fully(&N.go);
+        if (atomic_load(&N.helper_quit))
+            break;
+        if (atomic_exchange(&N.want_map, false)) {
+            map_file(N.map_path, &N.map_at, &N.map_size);
+            sem_post(&N.mapped);
+        }
+        if (atomic_exchange(&N.want_tick, false)) {
+            tick();
+            sem_post(&N.done);
+        }
+    }
+    return NULL;
+}
+
+/* The sampler thread: the helper of this process, started if there is none. */
+static bool helper_running(void)
+{
+    if (N.helper_pid == N.pid)
+        return !N.helper_failed;
+    if (N.helper_failed)
+        return false;
+    if (!N.sems) {
+        if (sem_init(&N.go, 0, 0) != 0 || sem_init(&N.done, 0, 0) != 0 ||
+            sem_init(&N.ready, 0, 0) != 0 || sem_init(&N.mapped, 0, 0) != 0)
+            return false;
+        N.sems = true;
+    }
+    atomic_store(&N.helper_quit, false);
+    N.helper_tid = 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int r = pthread_create(&N.helper, NULL, helper_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r != 0) {
+        N.helper_failed = true;
+        return false;
+    }
+    sem_wait_fully(&N.ready);
+    N.helper_pid = N.pid;
+    if (N.helper_failed) {
+        pthread_join(N.helper, NULL);
+        N.helper_tid = 0;
+        return false;
+    }
+    return true;
+}
+
+void sp_native_signal(void)
+{
+    N.signalled_count = 0;
+    if (!N.enabled)
+        return;
+    if (!N.sampler_tid)
+        N.sampler_tid = (pid_t)syscall(SYS_gettid);
+    if (helper_running()) {
+        atomic_store(&N.want_tick, true);
+        sem_post(&N.go);
+        sem_wait_fully(&N.done);
+    } else {
+        tick();
+    }
+}
+
 bool sp_native_pending(void)
 {
     struct timespec t;
@@ -471,7 +644,9 @@ uint32_t sp_native_collect(sp_native_stack *out, uint32_t capacity)
             sp_native_stack *s = &out[n++];
             s->tid = atomic_load(&slot->tid);
             s->pthread = pthread;
+            memcpy(s->comm, slot->comm, sizeof s->comm);
             s->fresh = true;
+            s->complete = false;
             s->blocked = true;
             s->count = 1;
             s->ips[0] = N.signalled[i].blocked_at - 1;
@@ -490,7 +665,9 @@ uint32_t sp_native_collect(sp_native_stack *out, uint32_t capacity)
         sp_native_stack *s = &out[n++];
         s->tid = atomic_load(&slot->tid);
         s->pthread = atomic_load(&slot->pthread);
+        memcpy(s->comm, slot->comm, sizeof s->comm);
         s->fresh = fresh;
+        s->complete = slot->complete[done & 1];
         s->blocked = false;
         uint32_t count = slot->count[done & 1];
         s->count = count < SP_NATIVE_DEPTH ? count : SP_NATIVE_DEPTH;
@@ -519,6 +696,125 @@ static bool is_interpreter(const char *path)
     return strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0;
 }
 
+/* Names of code that has none in the dynamic symbol table (static functions): the
+ * library's ELF .symtab, read once per library at the pass, where the library has one
+ * (stripped ones, as Debian ships them, have not). Global like N. */
+typedef struct {
+    uintptr_t start, end; /* addresses in the process */
+    uint32_t name;        /* offset in the module's strings */
+} elf_symbol;
+
+typedef struct {
+    const void *base; /* dladdr's dli_fbase; NULL: a free entry */
+    elf_symbol *symbols;
+    uint32_t count;
+    char *strings;
+} elf_module;
+
+#define ELF_MODULES 256
+static elf_module elf_modules[ELF_MODULES];
+
+static int symbol_order(const void *a, const void *b)
+{
+    const elf_symbol *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The .symtab's functions of the mapped ELF file, moved by `bias`. */
+static void read_symtab(elf_module *m, const unsigned char *file, size_t size, uintptr_t bias)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)file;
+    if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+        eh->e_shoff > size || (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+        return;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(file + eh->e_shoff);
+    for (uint32_t i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum ||
+            sh[i].sh_entsize != sizeof(Elf64_Sym))
+            continue;
+        const Elf64_Shdr *str = &sh[sh[i].sh_link];
+        if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset ||
+            str->sh_offset > size || str->sh_size > size - str->sh_offset || !str->sh_size)
+            return;
+        const Elf64_Sym *sym = (const Elf64_Sym *)(file + sh[i].sh_offset);
+        size_t n = sh[i].sh_size / sizeof *sym, kept = 0;
+        m->symbols = malloc((n ? n : 1) * sizeof *m->symbols);
+        m->strings = malloc(str->sh_size);
+        if (!m->symbols || !m->strings) {
+            free(m->symbols);
+            free(m->strings);
+            m->symbols = NULL;
+            m->strings = NULL;
+            return;
+        }
+        memcpy(m->strings, file + str->sh_offset, str->sh_size);
+        m->strings[str->sh_size - 1] = '\0';
+        for (size_t k = 0; k < n; k++)
+            if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value &&
+                sym[k].st_shndx != SHN_UNDEF && sym[k].st_name < str->sh_size)
+                m->symbols[kept++] = (elf_symbol){bias + sym[k].st_value,
+                                                  bias + sym[k].st_value + sym[k].st_size,
+                                                  sym[k].st_name};
+        qsort(m->symbols, kept, sizeof *m->symbols, symbol_order);
+        m->count = (uint32_t)kept;
+        return;
+    }
+}
+
+static const elf_module *elf_module_of(const char *path, const void *base, uintptr_t bias)
+{
+    uint32_t i = (uint32_t)(((uintptr_t)base >> 12) * 2654435761u) % ELF_MODULES;
+    for (uint32_t probes = 0; probes < ELF_MODULES; probes++, i = (i + 1) % ELF_MODULES) {
+        if (elf_modules[i].base == base)
+            return &elf_modules[i];
+        if (!elf_modules[i].base)
+            break;
+    }
+    if (elf_modules[i].base)
+        return NULL; /* full */
+    elf_module *m = &elf_modules[i];
+    *m = (elf_module){base, NULL, 0, NULL};
+    void *at = NULL;
+    size_t size = 0;
+    /* Opened by the helper, in its own table, where there is one. */
+    if (N.helper_pid == getpid() && !N.helper_failed && !atomic_load(&N.helper_quit)) {
+        N.map_path = path;
+        atomic_store(&N.want_map, true);
+        sem_post(&N.go);
+        sem_wait_fully(&N.mapped);
+        at = N.map_at;
+        size = N.map_size;
+    } else {
+        map_file(path, &at, &size);
+    }
+    if (at) {
+        read_symtab(m, at, size, bias);
+        munmap(at, size);
+    }
+    return m;
+}
+
+/* The .symtab name of the function at `at`, or NULL. */
+static const char *static_symbol(uintptr_t at, const Dl_info *info, uintptr_t bias)
+{
+    const elf_module *m = elf_module_of(info->dli_fname, info->dli_fbase, bias);
+    if (!m || !m->count)
+        return NULL;
+    uint32_t lo = 0, hi = m->count;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m->symbols[mid].start <= at)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const elf_symbol *s = &m->symbols[lo];
+    if (s->start > at || (s->end > s->start && at >= s->end))
+        return NULL;
+    return m->strings + s->name;
+}
+
 int sp_native_region(uintptr_t ip, bool innermost, uint32_t *region)
 {
     /* A return address points after its call: the call is what the frame is in. */
@@ -532,21 +828,26 @@ int sp_native_region(uintptr_t ip, bool innermost, uint32_t *region)
         i = (i + 1) & (SYMBOL_SLOTS - 1);
     }
     Dl_info info;
+    struct link_map *map = NULL;
     int kind = SP_NATIVE_FRAME;
     *region = SP_NO_ID;
-    if (dladdr((void *)at, &info) && info.dli_fname) {
+    if (dladdr1((void *)at, &info, (void **)&map, RTLD_DL_LINKMAP) && info.dli_fname) {
         const char *lib = strrchr(info.dli_fname, '/');
         lib = lib ? lib + 1 : info.dli_fname;
         const char *sym = info.dli_sname;
-        if (sym && (strncmp(sym, "_PyEval_EvalFrame", 17) == 0 ||
-                    strncmp(sym, "PyEval_EvalFrame", 16) == 0))
+        if (!sym && map && *info.dli_fname)
+            sym = static_symbol(at, &info, (uintptr_t)map->l_addr);
+        /* One evaluation call is one frame of _PyEval_EvalFrameDefault (or of its cold
+         * part, named from .symtab): the wrappers (PyEval_EvalFrameEx) are the
+         * interpreter's machinery, so that the calls counted match the frame groups. */
+        if (sym && strncmp(sym, "_PyEval_EvalFrameDefault", 24) == 0)
             kind = SP_NATIVE_EVAL;
         else if (is_interpreter(info.dli_fname) || !*info.dli_fname)
             kind = SP_NATIVE_INTERPRETER;
         if (kind == SP_NATIVE_FRAME) {
             char name[512];
-            /* Unnamed code of a library (a static function): one region per library, not
-             * per address. */
+            /* Code without a name in .dynsym nor .symtab (a stripped library's static
+             * functions): one region per library, not per address. */
             snprintf(name, sizeof name, "%s [%s]", sym ? sym : "??", lib);
             *region = sp_region_define_native(name, info.dli_fname);
         }

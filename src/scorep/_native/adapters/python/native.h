@@ -12,8 +12,11 @@
 typedef struct {
     pid_t tid;
     unsigned long pthread; /* its pthread_t: what a Python thread state calls it */
+    char comm[16];         /* its name (/proc/self/task/TID/comm), "" if not known */
     uint32_t count;
     bool fresh; /* of the last tick; else of the one before (the handler ran late) */
+    bool complete; /* unwound to the stack's first frame (not cut by depth or a library
+                    * without unwind tables) */
     /* Not signalled (it waited in a call a signal would end early): one frame, the call
      * it waits in, not unwound; its place is right below the innermost Python frame. */
     bool blocked;
@@ -22,7 +25,8 @@ typedef struct {
 
 enum {
     SP_NATIVE_FRAME = 0,       /* a frame of its own (a region) */
-    SP_NATIVE_EVAL = 1,        /* the interpreter evaluating Python frames */
+    SP_NATIVE_EVAL = 1,        /* the interpreter evaluating Python frames: one call of
+                                * _PyEval_EvalFrameDefault */
     SP_NATIVE_INTERPRETER = 2, /* the interpreter's call machinery: left out */
 };
 

@@ -93,6 +93,8 @@ void sp_python_native_counts(uint64_t counts[4]);
  * code object was not known yet, the read failed its checks, the thread was new, or no
  * capture came with the pass: since the last start; and the errno that made reads where the
  * threads are unavailable (0: none). */
-void sp_python_sampling_counts(uint64_t counts[6]);
+/* [6] --native samples merged whole (C frames between Python frames placed), [7] those
+ * whose native and Python stacks did not match (the innermost C frames only). */
+void sp_python_sampling_counts(uint64_t counts[8]);
 
 #endif

@@ -229,6 +229,9 @@ typedef struct {
     const void *tstate; /* compared with the live thread states at the pass, never read */
     uint64_t id;
     uint32_t first, count;
+    /* The interpreter's evaluation calls the chain spans (--native's merge): the frames of
+     * one call of _PyEval_EvalFrameDefault are a group, numbered from the innermost. */
+    uint32_t groups;
     int status;
 } cap_thread;
 
@@ -245,6 +248,7 @@ typedef struct {
     const void *extra; /* unknown ones: the frame's globals */
     const void *object; /* unknown ones before 3.11: the frame object (names methods) */
     fingerprint id; /* unknown ones */
+    uint32_t group; /* its evaluation call (cap_thread.groups) */
     bool unknown;
 } cap_frame;
 
@@ -277,6 +281,9 @@ static struct {
     /* Counted for MANIFEST.md (kept after the end, until the next start). */
     _Atomic uint64_t async_samples, deferred_unknown, deferred_torn, deferred_new,
         deferred_late;
+    /* --native: samples whose C frames between Python frames were placed, and those whose
+     * native and Python stacks did not match (only the innermost C frames then). */
+    _Atomic uint64_t native_merged, native_unmatched;
     int unavailable; /* errno of the probe read when reads where the threads are failed */
 } A;
 
@@ -471,7 +478,17 @@ static int capture_chain(const void *top, cap_thread *t, const void **top_code,
     uint32_t depth = 0;
     *top_code = NULL;
     *below = (anchor){NULL, NULL};
+    /* Where one evaluation call's frames end, going outwards: 3.9 and 3.10 evaluate each
+     * frame in a call of its own; 3.11 marks a call's first frame (is_entry); 3.12+ puts a
+     * frame of the C stack's (FRAME_OWNED_BY_CSTACK) below a call's frames. Frames left
+     * out below still count: their call is on the C stack. */
+    uint32_t group = 0;
+    bool ends_group = false;
+    t->groups = 0;
     for (const void *at = top; at; depth++) {
+        if (ends_group)
+            group++;
+        ends_group = false;
         if (depth >= CAP_DEPTH)
             return CAP_TORN;
 #if PY_VERSION_HEX >= 0x030B0000
@@ -486,9 +503,12 @@ static int capture_chain(const void *top, cap_thread *t, const void **top_code,
 #endif
 #if PY_VERSION_HEX >= 0x030C0000
         if (f.owner == FRAME_OWNED_BY_CSTACK) {
+            ends_group = true;
             at = next;
             continue;
         }
+#else
+        ends_group = f.is_entry;
 #endif
 #if PY_VERSION_HEX >= 0x030D0000
         const void *code = f.f_executable;
@@ -506,9 +526,10 @@ static int capture_chain(const void *top, cap_thread *t, const void **top_code,
         const void *code = f.f_code;
         const void *extra = f.f_globals;
         note_link(depth, next, code, top_code, below);
+        ends_group = true;
 #endif
         const known_code *k = known_find(code);
-        cap_frame out = {at, (PyCodeObject *)code, NULL, at, {0}, false};
+        cap_frame out = {at, (PyCodeObject *)code, NULL, at, {0}, group, false};
         const void *start, *traceable, *end;
         if (k && k->skip) {
             at = next;
@@ -574,6 +595,7 @@ static int capture_chain(const void *top, cap_thread *t, const void **top_code,
         A.frames[t->first + t->count++] = out;
         at = next;
     }
+    t->groups = group + (ends_group ? 1 : 0);
     return CAP_OK;
 }
 
@@ -645,7 +667,7 @@ static void capture(void)
             if (A.thread_count == CAP_THREADS)
                 break;
             cap_thread *t = &A.threads[A.thread_count++];
-            *t = (cap_thread){at, ts.id, used, 0, CAP_OK};
+            *t = (cap_thread){at, ts.id, used, 0, 0, CAP_OK};
             for (int attempt = 0; attempt < 2; attempt++) {
                 t->count = 0;
                 const void *top = top_frame_of(&ts), *top_code;
@@ -867,6 +889,80 @@ static uint32_t append_native_tail(const sp_native_stack *n, uint32_t count)
     return count;
 }
 
+static inline void push_native(uintptr_t ip, bool innermost, uint32_t *count)
+{
+    uint32_t region;
+    if (sp_native_region(ip, innermost, &region) != SP_NATIVE_FRAME || region == SP_NO_ID)
+        return;
+    S.frames.frames[*count] = (sp_context_frame){
+        region, NATIVE_IDENTITY | ((uintptr_t)*count << 32) | region};
+    (*count)++;
+}
+
+/* The native frames between evaluation calls j and j+1 (what the innermost Python frame of
+ * group j+1 runs that calls back into Python: a ctypes callback, sorted(key=...), a numpy
+ * function calling a Python one), outermost first. */
+static void push_between(const sp_native_stack *n, const uint32_t *eval, uint32_t j,
+                         uint32_t *count)
+{
+    for (uint32_t i = eval[j + 1]; i-- > eval[j] + 1;)
+        push_native(n->ips[i], false, count);
+}
+
+/* The full merge, as py-spy makes it: the native stack's evaluation calls, innermost
+ * first, are the capture's frame groups, innermost first, so the C frames between two
+ * evaluation calls go between the Python frames of the two groups. A complete native stack
+ * must have as many evaluation calls as the capture has groups (else the two reads do not
+ * match: the thread moved between them, or a call is not recognised), and then the merge
+ * is skipped (false: the caller appends only the tail). A stack cut short (depth, a library
+ * without unwind tables) is matched from the innermost call out, as far as it goes. The
+ * frames that ran before the measurement, and the C frames they called, are left out. On
+ * success S.frames holds the merged context and *count its length. */
+static bool merge_native(const cap_thread *c, uint32_t old, const sp_native_stack *n,
+                         uint32_t *count)
+{
+    uint32_t eval[SP_NATIVE_DEPTH], evals = 0, region;
+    if (n->blocked || !c->groups || c->count <= old)
+        return false;
+    for (uint32_t i = 0; i < n->count; i++)
+        if (sp_native_region(n->ips[i], i == 0, &region) == SP_NATIVE_EVAL)
+            eval[evals++] = i;
+    if (!evals || (n->complete && evals != c->groups)) {
+        if (evals)
+            atomic_fetch_add(&A.native_unmatched, 1);
+        return false;
+    }
+    uint32_t aligned = evals < c->groups ? evals : c->groups;
+    if (!frames_reserve(c->count + n->count))
+        return false;
+    uint32_t out = 0;
+    const cap_frame *frames = &A.frames[c->first];
+    uint32_t group = frames[c->count - old - 1].group; /* the outermost measured frame's */
+    for (uint32_t i = c->count - old; i-- > 0;) {
+        /* Entering an inner group: the C frames between the groups passed. */
+        for (uint32_t g = group; g > frames[i].group; g--)
+            if (g < aligned)
+                push_between(n, eval, g - 1, &out);
+        group = frames[i].group;
+        uint32_t r;
+        int known = cached_region(S.raw.frames[i].code, &r); /* the capture, as read */
+        if (known == CODE_UNKNOWN)
+            return false; /* not named yet: the caller's context (checked before) */
+        if (known == CODE_FILTERED)
+            continue;
+        S.frames.frames[out++] = (sp_context_frame){r, (uintptr_t)frames[i].frame};
+    }
+    for (uint32_t g = group; g > 0; g--)
+        if (g < aligned)
+            push_between(n, eval, g - 1, &out);
+    /* The tail: what the innermost Python frame runs. */
+    for (uint32_t i = eval[0]; i-- > 0;)
+        push_native(n->ips[i], i == 0, &out);
+    atomic_fetch_add(&A.native_merged, 1);
+    *count = out;
+    return true;
+}
+
 /* Whether native stack n is thread ts's: by its pthread_t, or (3.11+, where the thread
  * state keeps it) by thread id, for a blocked thread whose handler never ran. */
 static bool native_of(PyThreadState *ts, const sp_native_stack *n)
@@ -890,8 +986,9 @@ typedef struct {
 } native_thread;
 static native_thread native_threads[CAP_THREADS];
 
-static sp_location *native_location(pid_t tid)
+static sp_location *native_location(const sp_native_stack *n)
 {
+    pid_t tid = n->tid;
     uint32_t generation = sp_measurement_generation();
     uint32_t slot = CAP_THREADS;
     for (uint32_t i = 0; i < CAP_THREADS; i++) {
@@ -901,14 +998,9 @@ static sp_location *native_location(pid_t tid)
                                     native_threads[i].generation != generation))
             slot = i;
     }
-    char path[64], comm[32] = "", name[96];
-    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        if (fgets(comm, sizeof comm, f))
-            comm[strcspn(comm, "\n")] = '\0';
-        fclose(f);
-    }
+    /* Its name was read by the native sampler, outside the program's descriptor table. */
+    const char *comm = n->comm;
+    char name[96];
     snprintf(name, sizeof name, comm[0] ? "native thread %d (%s)" : "native thread %d",
              (int)tid, comm);
     /* Keys of Python threads are their thread state's id + 1: small numbers. */
@@ -950,7 +1042,7 @@ static void sample_native_threads(uint64_t now, uint64_t weight)
         }
         if (interpreter)
             continue;
-        sp_location *loc = native_location(n->tid);
+        sp_location *loc = native_location(n);
         if (!loc || !sp_sample_begin(loc))
             continue;
         sp_sample(loc, now, S.frames.frames, count, weight);
@@ -1117,7 +1209,7 @@ static void sample_thread(PyThreadState *ts, uint64_t now, uint64_t pass_weight,
     if (from_capture)
         for (uint32_t k = 0; k < A.native_count; k++)
             if (native_of(ts, &A.native[k])) {
-                if (A.native[k].fresh)
+                if (A.native[k].fresh && !merge_native(c, old, &A.native[k], &count))
                     count = append_native_tail(&A.native[k], count);
                 break;
             }
@@ -1419,9 +1511,11 @@ void sp_python_sampling_set_native(bool on)
     want_native = on;
 }
 
-void sp_python_sampling_counts(uint64_t counts[6])
+void sp_python_sampling_counts(uint64_t counts[8])
 {
     counts[5] = (uint64_t)A.unavailable;
+    counts[6] = atomic_load(&A.native_merged);
+    counts[7] = atomic_load(&A.native_unmatched);
     counts[0] = atomic_load(&A.async_samples);
     counts[1] = atomic_load(&A.deferred_unknown);
     counts[2] = atomic_load(&A.deferred_torn);
@@ -1469,6 +1563,8 @@ int sp_python_sampling_start(bool unwinding, uint64_t period_us, bool cpu)
     atomic_store(&A.deferred_torn, 0);
     atomic_store(&A.deferred_new, 0);
     atomic_store(&A.deferred_late, 0);
+    atomic_store(&A.native_merged, 0);
+    atomic_store(&A.native_unmatched, 0);
     atomic_store(&A.ready, 0);
     A.enabled = false;
     A.unavailable = 0;
