@@ -1142,12 +1142,28 @@ void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b)
                                1.0 / (double)(ticks_per_second ? ticks_per_second : 1), b);
 }
 
-/* At the root: the adopted spawned parts' trees after the ranks' ones (the parts are the
- * last ranks of the unification). */
+/* At the root: the adopted spawned parts' trees, one chunk each (sizes[k] bytes), appended to
+ * `b` (the parts are the last ranks of the unification). */
+void sp_profile_parts_chunks(sp_measurement *m, const sp_unified *u, sp_buffer *b,
+                             uint64_t *sizes)
+{
+    uint32_t root = m->program_region < u->maps.region_count ? u->maps.region_map[m->program_region] : 0;
+    for (uint32_t k = 0; k < m->part_count; k++) {
+        size_t at = b->size;
+        const sp_part *p = &m->parts[k];
+        const unsigned char *section = p->c.section[sp_profile.slot];
+        uint64_t size = p->c.section_size[sp_profile.slot];
+        sp_buffer_u32(b, sp_profile_part_locations(section, size));
+        if (section)
+            sp_profile_remap_trees(section, size, &p->maps, p->rank, root, b);
+        sizes[k] = b->size - at;
+    }
+}
+
+/* At the root: the adopted spawned parts' trees after the ranks' ones. */
 static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_t **sizes,
                      uint32_t nranks)
 {
-    uint32_t root = m->program_region < u->maps.region_count ? u->maps.region_map[m->program_region] : 0;
     if (!m->part_count)
         return 0;
     sp_buffer b;
@@ -1162,16 +1178,7 @@ static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_
         return -1;
     }
     *sizes = grown;
-    for (uint32_t k = 0; k < m->part_count; k++) {
-        size_t at = b.size;
-        const sp_part *p = &m->parts[k];
-        const unsigned char *section = p->c.section[sp_profile.slot];
-        uint64_t size = p->c.section_size[sp_profile.slot];
-        sp_buffer_u32(&b, sp_profile_part_locations(section, size));
-        if (section)
-            sp_profile_remap_trees(section, size, &p->maps, p->rank, root, &b);
-        grown[nranks + k] = b.size - at;
-    }
+    sp_profile_parts_chunks(m, u, &b, grown + nranks);
     if (b.failed) {
         sp_buffer_free(&b);
         return -1;
@@ -1179,6 +1186,35 @@ static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_
     free(*all);
     *all = b.data; /* owned by the caller now */
     return 0;
+}
+
+int sp_profile_write_collected(sp_measurement *m, const sp_unified *u, const sp_ipc *ipc,
+                               const void *mine, uint64_t size, const char *dir, char *err,
+                               size_t errlen)
+{
+    /* With point-to-point messages the call paths are reduced along the unification's tree
+     * and the rows requested in blocks while the file is written (stream.c): rank 0 never
+     * holds every location's values. Else every rank's trees are gathered at the root. */
+    if (ipc->size > 1 && ipc->ops->send && ipc->ops->recv)
+        return sp_profile_stream_write(m, u, ipc, mine, size, dir, err, errlen);
+    void *all = NULL;
+    /* only the root's gather fills the sizes */
+    uint64_t *sizes = ipc->rank == 0 ? calloc(ipc->size, sizeof *sizes) : NULL;
+    int status = -1;
+    if (ipc->rank == 0 && !sizes) {
+        sp_error(err, errlen, "out of memory while writing the profile");
+    } else if (sp_ipc_gather_bytes(ipc, mine ? mine : "", mine ? size : 0, &all, sizes) != 0) {
+        sp_error(err, errlen, "collecting the profiles of all ranks failed");
+    } else if (ipc->rank != 0) {
+        status = 0;
+    } else if (add_parts(m, u, &all, &sizes, ipc->size) != 0) {
+        sp_error(err, errlen, "out of memory while writing the profile");
+    } else {
+        status = merge_and_write(m, u, all, sizes, ipc->size + m->part_count, dir, err, errlen);
+    }
+    free(all);
+    free(sizes);
+    return status;
 }
 
 int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
@@ -1197,29 +1233,12 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
     sp_profile_serialize_trees(m, own, group, sp_profile_adopted_locations(m), seconds_per_tick,
                                &mine);
     sp_profile_append_adopted(m, u, &mine);
-    void *all = NULL;
-    uint64_t *sizes = NULL;
-    uint32_t nchunks = ipc->size;
-    /* With point-to-point messages the trees are merged along the unification's tree (the
-     * root receives each call path once, not once per location); else gathered. */
-    bool tree = ipc->size > 1 && ipc->ops->send && ipc->ops->recv;
     int status = -1;
-    if (!tree)
-        sizes = calloc(ipc->size, sizeof *sizes);
-    if (mine.failed || (!tree && !sizes)) {
+    if (mine.failed)
         sp_error(err, errlen, "out of memory while writing the profile");
-    } else if (tree ? sp_profile_reduce(ipc, mine.data, mine.size, &all, &sizes, &nchunks) != 0
-                    : sp_ipc_gather_bytes(ipc, mine.data, mine.size, &all, sizes) != 0) {
-        sp_error(err, errlen, "collecting the profiles of all ranks failed");
-    } else if (ipc->rank != 0) {
-        status = 0;
-    } else if (add_parts(m, u, &all, &sizes, nchunks) != 0) {
-        sp_error(err, errlen, "out of memory while writing the profile");
-    } else {
-        status = merge_and_write(m, u, all, sizes, nchunks + m->part_count, dir, err, errlen);
-    }
-    free(all);
-    free(sizes);
+    /* every rank takes part even when its own trees failed: the others would wait for it */
+    status = sp_profile_write_collected(m, u, ipc, mine.failed ? NULL : mine.data,
+                                        mine.failed ? 0 : mine.size, dir, err, errlen);
     sp_buffer_free(&mine);
     return status;
 }
