@@ -18,10 +18,12 @@ typedef struct {
     uint32_t shared; /* call paths below the root every rank has (each with a child) */
     bool own;        /* a call path of the rank's own (the union grows with the ranks) */
     bool extras;     /* I/O, metric, folded and wait-state sections on some ranks */
+    uint32_t damaged; /* this rank's report is cut short (UINT32_MAX: none) */
 } shape;
 
-/* Rank r's trees in sp_profile_serialize_trees' layout (test_profile_reduce.c's, with the
- * sizes of `sh`); every value depends on the rank, the location and the node. */
+/* Rank r's trees in sp_profile_serialize_trees' layout, of the sizes of `sh`: a program root,
+ * call paths every rank shares, a rank's own, parameter nodes, and I/O, metric, folded and
+ * wait-state sections on some ranks; every value depends on the rank, the location and the node. */
 static void rank_trees(uint32_t r, const shape *sh, sp_buffer *b)
 {
     uint32_t nlocs = 1 + (r % 3 == 1);
@@ -57,6 +59,10 @@ static void rank_trees(uint32_t r, const shape *sh, sp_buffer *b)
         if (sh->own)
             NODE(1u, 1000 + r, SP_NODE_REGION, 0u, 0u);
         NODE(1u, 10u, SP_NODE_PARAMETER_INT, 2u, (uint64_t)(int64_t)((int)(r % 4) - 1));
+        if (r == sh->damaged) {
+            b->size -= 30;
+            return;
+        }
         NODE(2u, 10u, SP_NODE_PARAMETER_STRING, 3u, 50 + r % 2);
 #undef NODE
         bool extras = sh->extras;
@@ -300,7 +306,7 @@ static int compare(uint32_t ranks, const shape *sh, uint32_t block_rows)
     return members;
 }
 
-static const shape full = {20, true, true};
+static const shape full = {20, true, true, UINT32_MAX};
 
 static void test_one_rank(void)
 {
@@ -328,9 +334,43 @@ static void test_37_ranks(void)
 static void test_10000_ranks(void)
 {
     /* shared call paths only (a rank's own would make the file grow as ranks^2) */
-    static const shape spmd = {5, false, false};
+    static const shape spmd = {5, false, false, UINT32_MAX};
     CHECK(compare(10000, &spmd, 0) > 0);
 }
 
+/* A rank whose report is damaged: every rank returns (nobody waits for a message that does
+ * not come), rank 0 fails with one line and writes no file. */
+static void damaged(uint32_t ranks, uint32_t rank)
+{
+    world w;
+    world_init(&w, ranks);
+    char base[] = "/tmp/scorep-stream-XXXXXX";
+    CHECK(mkdtemp(base) != NULL);
+    shape sh = full;
+    sh.damaged = rank;
+    thread_group group;
+    CHECK(thread_group_init(&group, ranks) == 0);
+    write_work *work = calloc(ranks, sizeof *work);
+    for (uint32_t r = 0; r < ranks; r++)
+        work[r] = (write_work){.w = &w, .sh = &sh, .dir = base};
+    thread_group_run(&group, work, sizeof *work, write_rank);
+    CHECK(work[0].status == -1);
+    CHECK(work[0].err[0] != '\0' && strchr(work[0].err, '\n') == NULL);
+    char path[96];
+    snprintf(path, sizeof path, "%s/profile.cubex", base);
+    CHECK(access(path, F_OK) != 0);
+    free(work);
+    thread_group_free(&group);
+    ctest_remove_tree(base);
+    world_free(&w);
+}
+
+static void test_a_damaged_report_fails_at_the_root(void)
+{
+    damaged(37, 22);
+    damaged(5, 0);
+    damaged(5, 4);
+}
+
 CTEST_MAIN(test_one_rank, test_two_ranks, test_five_ranks_blocks_of_one_and_three_rows,
-           test_37_ranks, test_10000_ranks)
+           test_37_ranks, test_10000_ranks, test_a_damaged_report_fails_at_the_root)

@@ -36,14 +36,6 @@ uint32_t sp_profile_part_locations(const unsigned char *data, uint64_t size);
 void sp_profile_remap_trees(const unsigned char *data, uint64_t size, const sp_unified_maps *maps,
                             uint32_t group, uint32_t root, sp_buffer *b);
 
-/* reduce.c: every rank's trees (`mine`: sp_profile_serialize_trees' layout) merged by call
- * path along the group's binomial tree; collective, for groups with point-to-point messages.
- * At the root *all holds each rank's trees in that layout, in rank order, as gathering them
- * would have given it (*nchunks of sizes[] bytes; both malloc'ed); elsewhere nothing.
- * Returns 0, or -1 when this rank's part failed (at the root: any part). */
-int sp_profile_reduce(const sp_ipc *ipc, const void *mine, uint64_t size, void **all,
-                      uint64_t **sizes, uint32_t *nchunks);
-
 /* write.c: every rank's trees (`mine`, sp_profile_serialize_trees' layout; NULL when this
  * rank's failed, it still takes part) collected over `ipc` and profile.cubex written at its
  * root: gathered and merged there (groups without point-to-point messages), or streamed
