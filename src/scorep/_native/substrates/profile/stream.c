@@ -718,7 +718,10 @@ static int root_write(stream *s, sp_measurement *m, const sp_unified *u, const c
     int status = -1;
     profile_flags f;
     memset(&f, 0, sizeof f);
-    if (s->ok && (!mc || sp_u64map_init(&t.index, 256) != 0 ||
+    /* the folded calls' sizes per rank: allocated now, so that a root without them stops
+     * everyone at the broadcast instead of failing a gather the others are in */
+    fr.sizes = calloc(s->ipc->size + 1, sizeof *fr.sizes);
+    if (s->ok && (!mc || !fr.sizes || sp_u64map_init(&t.index, 256) != 0 ||
                   root_plan(s, m, u, &t, mc, &f) != 0)) {
         sp_error(err, errlen, "out of memory while writing the profile");
         s->ok = false;
@@ -739,12 +742,9 @@ static int root_write(stream *s, sp_measurement *m, const sp_unified *u, const c
         if (s->ok)
             folded_report(s, 0, s->nown, &b);
         fr.ncnodes = s->ncnodes;
-        fr.sizes = calloc(s->ipc->size + 1, sizeof *fr.sizes);
-        uint64_t scratch[1];
         if (sp_ipc_gather_bytes(s->ipc, b.data ? (const void *)b.data : (const void *)s,
-                                b.failed ? 0 : b.size, &fr.all,
-                                fr.sizes ? fr.sizes : scratch) != 0 ||
-            !fr.sizes || b.failed || !s->ok) {
+                                b.failed ? 0 : b.size, &fr.all, fr.sizes) != 0 ||
+            b.failed || !s->ok) {
             s->ok = false;
         } else if (s->ncols > s->nown) {
             /* the spawned parts' folded calls after every rank's */
