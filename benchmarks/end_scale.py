@@ -6,18 +6,20 @@ counterpart of docs/SCALING.md's model.
 
 Steps, each its own driver of benchmarks/scale/ (threads as ranks, tests/c/thread_ipc.h):
 the unification along the tree (500 regions per rank, 90 % shared, 2 threads per rank), the
-profile's collection along the tree (1 000 call paths per thread, default metrics), the
-wait-state replay (2 000 MPI operations per rank) and the clock offsets along the tree. Rank
+profile written as its rows arrive (1 000 call paths per thread, all shared: with call paths
+of each rank's own the CUBE file grows as P^2, see docs/SCALING.md; default metrics; the
+collection along the tree, the merge and the file), the wait-state replay (2 000 MPI operations per rank) and the clock offsets along the tree. Rank
 0's peak is measured per rank (benchmarks/scale/rank_memory.h); the clock offsets' time in
 the simulation is thread wake-ups on this machine's cores, so the 10^5 column models it
 instead (8 rounds × 3 us × log2(P)^2). The last column fits each measure's growth
 (y ~ P^k over the measured counts) and evaluates it at --target ranks. Not included: writing
-the CUBE file (it is not streamed yet, see docs/SCALING.md) and writing the events.
+the events.
 """
 
 import argparse
 import math
 import os
+import shutil
 import sys
 import tempfile
 
@@ -41,21 +43,25 @@ def main():
     rows = []  # (step, measure, unit, values)
     with tempfile.TemporaryDirectory(prefix="scorep-end-") as tmp:
         unify = build(tmp, "unify_driver")
-        profile = build(tmp, "profile_driver")
+        profile = build(tmp, "cube_driver")
         waits = build(tmp, "wait_states_driver")
         clock = build(tmp, "clock_driver")
         measured = {name: [] for name in ("unify", "profile", "waits", "clock")}
         for ranks in counts:
             measured["unify"].append(run(unify, ranks, 500, 90, 2, "tree"))
-            measured["profile"].append(run(profile, ranks, 1000, 2, "tree"))
+            out = tempfile.mkdtemp(prefix="scorep-end-cube-", dir=os.getcwd())
+            try:
+                measured["profile"].append(run(profile, ranks, 1000, 2, 100, "stream", out))
+            finally:
+                shutil.rmtree(out)
             measured["waits"].append(run(waits, ranks, 2000))
             measured["clock"].append(run(clock, ranks, 8, "tree"))
             print("measured %d ranks" % ranks, file=sys.stderr)
     u, p, w, c = (measured[k] for k in ("unify", "profile", "waits", "clock"))
     rows.append(("unification", "rank 0 cpu", "s", [r["root_cpu_seconds"] for r in u]))
     rows.append(("unification", "rank 0 peak", "MB", [r["root_peak_bytes"] / 1e6 for r in u]))
-    rows.append(("profile collection", "rank 0 cpu", "s", [r["root_cpu_seconds"] for r in p]))
-    rows.append(("profile collection", "rank 0 peak", "MB",
+    rows.append(("profile + CUBE file", "rank 0 cpu", "s", [r["root_cpu_seconds"] for r in p]))
+    rows.append(("profile + CUBE file", "rank 0 peak", "MB",
                  [r["root_peak_bytes"] / 1e6 for r in p]))
     rows.append(("wait-state replay", "rank 0 cpu", "s", [r["root_cpu"] for r in w]))
     rows.append(("wait-state replay", "rank 0 peak", "MB",
@@ -79,8 +85,7 @@ def main():
     print("%-20s %-12s %4s" % ("clock offsets", "modelled", "s") + " " * (12 * len(counts)) +
           " %13.3f" % (8 * 3e-6 * levels * levels))
     print("at P=%d: rank 0 cpu of the steps above ~%.1f s (the steps run one after the other); "
-          "the largest rank 0 peak of one step ~%.0f MB; plus the CUBE file's merge and "
-          "writing, not streamed yet" % (args.target, total_cpu, total_peak))
+          "the largest rank 0 peak of one step ~%.0f MB" % (args.target, total_cpu, total_peak))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""What the simulations at scale share (unify_scale.py, profile_scale.py, clock_scale.py,
+"""What the simulations at scale share (unify_scale.py, cube_scale.py, clock_scale.py,
 wait_states.py): building a driver of benchmarks/scale/ against the real C sources, running it
 and reading the key=value line it prints, and fitting the growth of a measure."""
 

@@ -36,13 +36,30 @@ uint32_t sp_profile_part_locations(const unsigned char *data, uint64_t size);
 void sp_profile_remap_trees(const unsigned char *data, uint64_t size, const sp_unified_maps *maps,
                             uint32_t group, uint32_t root, sp_buffer *b);
 
-/* reduce.c: every rank's trees (`mine`: sp_profile_serialize_trees' layout) merged by call
- * path along the group's binomial tree; collective, for groups with point-to-point messages.
- * At the root *all holds each rank's trees in that layout, in rank order, as gathering them
- * would have given it (*nchunks of sizes[] bytes; both malloc'ed); elsewhere nothing.
- * Returns 0, or -1 when this rank's part failed (at the root: any part). */
-int sp_profile_reduce(const sp_ipc *ipc, const void *mine, uint64_t size, void **all,
-                      uint64_t **sizes, uint32_t *nchunks);
+/* write.c: every rank's trees (`mine`, sp_profile_serialize_trees' layout; NULL when this
+ * rank's failed, it still takes part) collected over `ipc` and profile.cubex written at its
+ * root: gathered and merged there (groups without point-to-point messages), or streamed
+ * (stream.c). Collective. */
+int sp_profile_write_collected(sp_measurement *m, const sp_unified *u, const sp_ipc *ipc,
+                               const void *mine, uint64_t size, const char *dir, char *err,
+                               size_t errlen);
+/* write.c, at the root: the adopted spawned parts' trees, one chunk each (sizes[k] bytes for
+ * each of m->part_count parts), appended to `b`. */
+void sp_profile_parts_chunks(sp_measurement *m, const sp_unified *u, sp_buffer *b,
+                             uint64_t *sizes);
+
+/* stream.c: the same for groups with point-to-point messages: the call paths reduced along
+ * the binomial tree, then the file written at the root while the rows arrive in blocks, each
+ * block reduced along the same tree. Rank 0 holds the call tree, the locations' names and one
+ * block of rows (sp_profile_stream_block_bytes), never every location's values. The file is
+ * the flat writer's, byte for byte apart from the archive's times. */
+int sp_profile_stream_write(sp_measurement *m, const sp_unified *u, const sp_ipc *ipc,
+                            const void *mine, uint64_t size, const char *dir, char *err,
+                            size_t errlen);
+/* The most bytes of values one block of rows holds (rows x locations x 8): 32 MB, settable
+ * for tests and benchmarks (0: the default). Global: it configures every stream of the process
+ * alike, set before the ranks start. */
+extern uint64_t sp_profile_stream_block_bytes;
 
 /* parts.c, child processes at the root: the locations of the adopted parts, and their
  * trees with global ids appended in the same layout. */

@@ -12,48 +12,8 @@
 
 #include "core/part.h"
 #include "core/serial.h"
+#include "substrates/profile/columns.h"
 #include "substrates/profile/cube_writer.h"
-
-typedef struct {
-    uint32_t parent, region, kind, parameter;
-    int64_t value; /* int value, or global string id */
-    uint64_t visits, bytes_sent, bytes_received, bytes_put, bytes_get, hits;
-    double time, min_time, max_time; /* seconds */
-} flat_node;
-
-/* The I/O bytes of one node of a column: bytes[paradigm][read, write]. */
-typedef struct {
-    uint64_t bytes[SP_IO_PARADIGM_COUNT][2];
-} io_bytes;
-
-/* Calls beyond the depth limit (folded.c), as sp_profile_folded_serialize wrote them. */
-typedef struct {
-    uint32_t collapse, region; /* the column's COLLAPSE node, the unified region */
-    uint64_t primitive;
-    double once, min_time, max_time;
-} folded_function;
-
-typedef struct {
-    uint32_t function, caller; /* index into the column's folded functions, unified region */
-    uint64_t visits, primitive;
-    double time, once, excl;
-} folded_pair;
-
-typedef struct {
-    uint32_t rank_index; /* into the unified ranks (location groups) */
-    uint32_t name;       /* global string */
-    uint32_t count;
-    flat_node *nodes;
-    io_bytes *io;        /* the I/O bytes of nodes that did I/O */
-    uint32_t *io_of;     /* per node: index into io, SP_NO_ID for none (NULL: no I/O) */
-    uint64_t *metric_sums;  /* metric_rows x metric_stride values (NULL: none) */
-    uint32_t metric_rows, metric_stride;
-    double *wait_states;    /* wait_state_rows x SP_WS_METRIC_COUNT seconds (NULL: none) */
-    uint32_t wait_state_rows;
-    folded_function *folded_functions;
-    folded_pair *folded_pairs;
-    uint32_t nfolded_functions, nfolded_pairs;
-} column;
 
 static void finish_root(sp_location *loc, uint64_t duration)
 {
@@ -246,23 +206,6 @@ uint32_t sp_profile_part_locations(const unsigned char *data, uint64_t size)
     return count;
 }
 
-typedef struct {
-    cube_cnode *cnodes;
-    size_t count, capacity;
-    sp_u64map index; /* hashed node identity -> unified node (probing past collisions) */
-    column *columns;
-    uint32_t ncolumns;
-    /* [cnode * ncolumns + column]: the column's first node of that call path,
-     * SP_PROFILE_NO_NODE = none; the column's further ones follow in next_local. A column
-     * can hold several: two local regions that unify into one (two lambdas or generator
-     * expressions on one line, functions of one name defined on one line) give two local
-     * call paths that are one in the file, and their values add up. */
-    uint32_t *unified_to_local;
-    uint32_t **next_local; /* per column: [node] -> its next node of the same cnode */
-    const sp_defs *global;
-    const uint32_t *metric_kind; /* per metric of the file: what fill_row writes */
-    uint32_t *const *maps; /* per column: its node -> unified node (unify_columns) */
-} unified_tree;
 
 static uint64_t identity_hash(int64_t parent, const flat_node *n)
 {
@@ -290,7 +233,7 @@ static bool same_identity(const unified_tree *u, uint32_t c, int64_t parent, con
                                   : strcmp(x->param_string, param_string) == 0;
 }
 
-static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
+int64_t sp_profile_unify_node(unified_tree *u, int64_t parent, const flat_node *n)
 {
     /* One root for all: the processes of one experiment may run different programs (a
      * child process started by subprocess), each its own program region; CUBE has one
@@ -339,15 +282,6 @@ static int64_t unify_node(unified_tree *u, int64_t parent, const flat_node *n)
     return (int64_t)u->count++;
 }
 
-enum { METRIC_VISITS, METRIC_TIME, METRIC_MIN_TIME, METRIC_MAX_TIME, METRIC_BYTES_SENT,
-       METRIC_BYTES_RECEIVED, METRIC_BYTES_PUT, METRIC_BYTES_GET, METRIC_HITS,
-       /* I/O: + mode (0 read, 1 write) for all paradigms, + 2 * (1 + paradigm) + mode for
-        * one paradigm */
-       METRIC_IO,
-       /* Scalasca's wait-state metrics (core/waitstates.h): + sp_ws_metric */
-       METRIC_WAIT = 512,
-       /* The measurement's metrics (core/metrics.h): + their index. */
-       METRIC_DENSE = 1024 };
 
 /* Score-P's io_bytes_* metric of `kind` (>= METRIC_IO) at a node. */
 static uint64_t io_value(const column *col, uint32_t local, uint32_t kind)
@@ -366,9 +300,8 @@ static uint64_t io_value(const column *col, uint32_t local, uint32_t kind)
 }
 
 /* One column's value of a metric at one of its nodes (fill_row adds them up). */
-static uint64_t count_value(const unified_tree *u, uint32_t l, uint32_t local, uint32_t metric)
+static uint64_t count_value(const column *col, uint32_t local, uint32_t metric)
 {
-    const column *col = &u->columns[l];
     const flat_node *n = &col->nodes[local];
     if (metric >= METRIC_DENSE) {
         uint32_t i = metric - METRIC_DENSE;
@@ -388,48 +321,55 @@ static uint64_t count_value(const unified_tree *u, uint32_t l, uint32_t local, u
     }
 }
 
+void sp_profile_chain_value(const column *col, const uint32_t *next, uint32_t first,
+                            uint32_t metric, void *out)
+{
+    bool seconds = metric == METRIC_TIME || metric == METRIC_MIN_TIME || metric == METRIC_MAX_TIME;
+    bool waiting = metric >= METRIC_WAIT && metric < METRIC_DENSE;
+    uint64_t count = 0;
+    double time = 0.0;
+    bool any = false;
+    for (uint32_t local = first; local != SP_PROFILE_NO_NODE; local = next[local]) {
+        const flat_node *n = &col->nodes[local];
+        if (waiting) {
+            if (local < col->wait_state_rows) {
+                const double *w = col->wait_states + (size_t)local * SP_WS_METRIC_COUNT;
+                uint32_t k = metric - METRIC_WAIT;
+                /* Cube shows a metric with its children: Late Sender keeps only the
+                 * time that is not Wrong Order (and its count, the instances) */
+                time += w[k];
+                for (int c = 0; c < SP_WS_METRIC_COUNT; c++)
+                    if (sp_ws_metric_parent[c] == (int)k)
+                        time -= w[c];
+            }
+        } else if (!seconds)
+            count += count_value(col, local, metric);
+        else if (metric == METRIC_TIME)
+            time += n->time;
+        else if (n->visits) /* min and max over the visits of every node */
+            time = !any ? (metric == METRIC_MIN_TIME ? n->min_time : n->max_time)
+                   : metric == METRIC_MIN_TIME ? (n->min_time < time ? n->min_time : time)
+                                               : (n->max_time > time ? n->max_time : time);
+        any = any || n->visits;
+    }
+    if (waiting && sp_ws_metric_unit[metric - METRIC_WAIT][0] == 'o') {
+        uint64_t v = time > 0 ? (uint64_t)(time + 0.5) : 0;
+        memcpy(out, &v, 8);
+    } else if (seconds || waiting) {
+        memcpy(out, &time, 8);
+    } else {
+        memcpy(out, &count, 8);
+    }
+}
+
 static int fill_row(void *user, uint32_t metric_index, uint32_t cnode, void *out)
 {
     unified_tree *u = user;
     uint32_t metric = u->metric_kind[metric_index];
-    bool seconds = metric == METRIC_TIME || metric == METRIC_MIN_TIME || metric == METRIC_MAX_TIME;
-    bool waiting = metric >= METRIC_WAIT && metric < METRIC_DENSE;
-    for (uint32_t l = 0; l < u->ncolumns; l++) {
-        uint64_t count = 0;
-        double time = 0.0;
-        bool any = false;
-        for (uint32_t local = u->unified_to_local[(size_t)cnode * u->ncolumns + l];
-             local != SP_PROFILE_NO_NODE; local = u->next_local[l][local]) {
-            const flat_node *n = &u->columns[l].nodes[local];
-            if (waiting) {
-                const column *col = &u->columns[l];
-                if (local < col->wait_state_rows) {
-                    const double *w = col->wait_states + (size_t)local * SP_WS_METRIC_COUNT;
-                    uint32_t k = metric - METRIC_WAIT;
-                    /* Cube shows a metric with its children: Late Sender keeps only the
-                     * time that is not Wrong Order (and its count, the instances) */
-                    time += w[k];
-                    for (int c = 0; c < SP_WS_METRIC_COUNT; c++)
-                        if (sp_ws_metric_parent[c] == (int)k)
-                            time -= w[c];
-                }
-            } else if (!seconds)
-                count += count_value(u, l, local, metric);
-            else if (metric == METRIC_TIME)
-                time += n->time;
-            else if (n->visits) /* min and max over the visits of every node */
-                time = !any ? (metric == METRIC_MIN_TIME ? n->min_time : n->max_time)
-                       : metric == METRIC_MIN_TIME ? (n->min_time < time ? n->min_time : time)
-                                                   : (n->max_time > time ? n->max_time : time);
-            any = any || n->visits;
-        }
-        if (waiting && sp_ws_metric_unit[metric - METRIC_WAIT][0] == 'o')
-            ((uint64_t *)out)[l] = time > 0 ? (uint64_t)(time + 0.5) : 0;
-        else if (seconds || waiting)
-            ((double *)out)[l] = time;
-        else
-            ((uint64_t *)out)[l] = count;
-    }
+    for (uint32_t l = 0; l < u->ncolumns; l++)
+        sp_profile_chain_value(&u->columns[l], u->next_local[l],
+                               u->unified_to_local[(size_t)cnode * u->ncolumns + l], metric,
+                               (char *)out + (size_t)l * 8);
     return 0;
 }
 
@@ -466,7 +406,7 @@ static const char *role_name(uint8_t role)
 }
 
 /* The location group with id `group` (an index into u->ranks), or -1. */
-static int64_t group_index(const sp_unified *u, uint32_t group)
+int64_t sp_profile_group_index(const sp_unified *u, uint32_t group)
 {
     for (uint32_t g = 0; g < u->rank_count; g++)
         if (u->ranks[g].rank == group)
@@ -579,8 +519,8 @@ static int read_folded(column *col, sp_reader *rd)
 }
 
 /* Reads every rank's report into columns (rank-major, as the location ids go). */
-static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
-                        const uint64_t *sizes, uint32_t nranks)
+int sp_profile_read_columns(column **columns, uint32_t *ncolumns, const sp_unified *u,
+                            const void *all, const uint64_t *sizes, uint32_t nranks)
 {
     uint64_t offset = 0;
     uint32_t last_group = UINT32_MAX;
@@ -592,16 +532,16 @@ static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
         uint32_t nlocs = sp_reader_u32(&rd);
         if (rd.failed || nlocs > SP_MAX_LOCATIONS)
             return -1;
-        column *cols = realloc(t->columns, (t->ncolumns + nlocs + 1) * sizeof *cols);
+        column *cols = realloc((*columns), ((*ncolumns) + nlocs + 1) * sizeof *cols);
         if (!cols)
             return -1;
-        t->columns = cols;
+        (*columns) = cols;
         for (uint32_t l = 0; l < nlocs; l++) {
-            column *col = &t->columns[t->ncolumns];
+            column *col = &(*columns)[(*ncolumns)];
             uint32_t group = sp_reader_u32(&rd);
             if (group != last_group) {
                 last_group = group;
-                last_index = group_index(u, group);
+                last_index = u ? sp_profile_group_index(u, group) : group;
             }
             if (last_index < 0)
                 return -1;
@@ -622,7 +562,7 @@ static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
             col->nodes = calloc(col->count ? col->count : 1, sizeof *col->nodes);
             if (!col->nodes)
                 return -1;
-            t->ncolumns++;
+            (*ncolumns)++;
             for (uint32_t i = 0; i < col->count; i++) {
                 flat_node *n = &col->nodes[i];
                 n->parent = sp_reader_u32(&rd);
@@ -650,26 +590,36 @@ static int read_columns(unified_tree *t, const sp_unified *u, const void *all,
     return 0;
 }
 
+void sp_profile_column_flags(const column *col, profile_flags *f)
+{
+    for (uint32_t i = 0; i < col->count; i++) {
+        const flat_node *n = &col->nodes[i];
+        f->communication = f->communication || n->bytes_sent || n->bytes_received;
+        f->one_sided = f->one_sided || n->bytes_put || n->bytes_get;
+    }
+    for (uint32_t e = 0; col->io && col->io_of && e < col->count; e++) {
+        if (col->io_of[e] == SP_NO_ID)
+            continue;
+        const io_bytes *b = &col->io[col->io_of[e]];
+        for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
+            f->io_moved[p] = f->io_moved[p] || b->bytes[p][0] || b->bytes[p][1];
+    }
+    f->wait_states = f->wait_states || col->wait_state_rows > 0;
+    f->folded = f->folded || col->nfolded_pairs > 0;
+}
+
 /* Score-P's I/O metrics when I/O was recorded: io_bytes_read and io_bytes_written (all
  * paradigms), each with a child metric per paradigm that moved bytes, named after the
  * paradigm ("POSIX I/O"; unique name "io_bytes_read::POSIX_I_O", as Score-P's CUBE writer
  * makes it). As in Score-P, a parent holds the total and each child its paradigm's part.
  * Returns the new number of metrics. */
-static size_t add_io_metrics(const sp_defs *g, const unified_tree *t, cube_metric *metrics,
+static size_t add_io_metrics(const sp_defs *g, const profile_flags *f, cube_metric *metrics,
                              uint32_t *metric_kind, size_t n,
                              char names[2 * SP_IO_PARADIGM_COUNT][96])
 {
     if (!g->io_paradigms_used)
         return n;
-    bool moved[SP_IO_PARADIGM_COUNT] = {false};
-    for (uint32_t l = 0; l < t->ncolumns; l++)
-        for (uint32_t e = 0; t->columns[l].io && e < t->columns[l].count; e++) {
-            if (!t->columns[l].io_of || t->columns[l].io_of[e] == SP_NO_ID)
-                continue;
-            const io_bytes *b = &t->columns[l].io[t->columns[l].io_of[e]];
-            for (int p = 0; p < SP_IO_PARADIGM_COUNT; p++)
-                moved[p] = moved[p] || b->bytes[p][0] || b->bytes[p][1];
-        }
+    const bool *moved = f->io_moved;
     static const char *const totals[2] = {"io_bytes_read", "io_bytes_written"};
     static const char *const descriptions[2] = {"I/O bytes read", "I/O bytes written"};
     for (uint32_t mode = 0; mode < 2; mode++) {
@@ -699,13 +649,10 @@ static size_t add_io_metrics(const sp_defs *g, const unified_tree *t, cube_metri
  * names and descriptions, Wrong Order below Late Sender as in Scalasca's tree; each is the
  * waiting time of the MPI call on the waiting location, exclusive per call path.
  * Returns the new number of metrics. */
-static size_t add_wait_state_metrics(const unified_tree *t, cube_metric *metrics,
+static size_t add_wait_state_metrics(const profile_flags *f, cube_metric *metrics,
                                      uint32_t *metric_kind, size_t n)
 {
-    bool any = false;
-    for (uint32_t l = 0; l < t->ncolumns && !any; l++)
-        any = t->columns[l].wait_state_rows > 0;
-    if (!any)
+    if (!f->wait_states)
         return n;
     static const char *const display[SP_WS_METRIC_COUNT] = {
         [SP_WS_LATE_SENDER] = "Late Sender",
@@ -817,8 +764,7 @@ static char *cube_paradigm(const sp_defs *g, const sp_region *reg)
  * caller region, callee region, calls, primitive calls, inclusive s, inclusive s of the
  * outermost activations of the pair within the folded calls, exclusive s]. A run that
  * folded nothing has no such member (has_folded). */
-static void json_printf(sp_buffer *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void json_printf(sp_buffer *b, const char *fmt, ...)
+void sp_profile_json_printf(sp_buffer *b, const char *fmt, ...)
 {
     char text[512];
     va_list ap;
@@ -829,12 +775,19 @@ static void json_printf(sp_buffer *b, const char *fmt, ...)
         sp_buffer_put(b, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
 
-static bool has_folded(const unified_tree *t)
+void sp_profile_json_function(sp_buffer *b, const char *sep, uint32_t id, uint32_t location,
+                              const folded_function *f)
 {
-    for (uint32_t l = 0; l < t->ncolumns; l++)
-        if (t->columns[l].nfolded_pairs)
-            return true;
-    return false;
+    sp_profile_json_printf(b, "%s[%u, %u, %u, %llu, %.17g, %.17g, %.17g]", sep, id, location, f->region,
+                (unsigned long long)f->primitive, f->once, f->min_time, f->max_time);
+}
+
+void sp_profile_json_pair(sp_buffer *b, const char *sep, uint32_t id, uint32_t location,
+                          const folded_pair *e, uint32_t callee)
+{
+    sp_profile_json_printf(b, "%s[%u, %u, %u, %u, %llu, %llu, %.17g, %.17g, %.17g]", sep, id, location,
+                e->caller, callee, (unsigned long long)e->visits,
+                (unsigned long long)e->primitive, e->time, e->once, e->excl);
 }
 
 static char *folded_json(void *user, const uint32_t *id_of, size_t *len)
@@ -842,33 +795,28 @@ static char *folded_json(void *user, const uint32_t *id_of, size_t *len)
     const unified_tree *t = user;
     sp_buffer b;
     sp_buffer_init(&b);
-    json_printf(&b, "{\"format\": \"scorep folded calls 1\", \"functions\": [");
+    sp_profile_json_printf(&b, "{\"format\": \"scorep folded calls 1\", \"functions\": [");
     const char *sep = "\n";
     for (uint32_t l = 0; l < t->ncolumns; l++) {
         const column *col = &t->columns[l];
         for (uint32_t i = 0; i < col->nfolded_functions; i++) {
-            const folded_function *f = &col->folded_functions[i];
-            json_printf(&b, "%s[%u, %u, %u, %llu, %.17g, %.17g, %.17g]", sep,
-                        id_of[t->maps[l][f->collapse]], l, f->region,
-                        (unsigned long long)f->primitive, f->once, f->min_time, f->max_time);
+            sp_profile_json_function(&b, sep, id_of[t->maps[l][col->folded_functions[i].collapse]],
+                                     l, &col->folded_functions[i]);
             sep = ",\n";
         }
     }
-    json_printf(&b, "],\n\"pairs\": [");
+    sp_profile_json_printf(&b, "],\n\"pairs\": [");
     sep = "\n";
     for (uint32_t l = 0; l < t->ncolumns; l++) {
         const column *col = &t->columns[l];
         for (uint32_t i = 0; i < col->nfolded_pairs; i++) {
             const folded_pair *e = &col->folded_pairs[i];
             const folded_function *f = &col->folded_functions[e->function];
-            json_printf(&b, "%s[%u, %u, %u, %u, %llu, %llu, %.17g, %.17g, %.17g]", sep,
-                        id_of[t->maps[l][f->collapse]], l, e->caller, f->region,
-                        (unsigned long long)e->visits, (unsigned long long)e->primitive,
-                        e->time, e->once, e->excl);
+            sp_profile_json_pair(&b, sep, id_of[t->maps[l][f->collapse]], l, e, f->region);
             sep = ",\n";
         }
     }
-    json_printf(&b, "]}\n");
+    sp_profile_json_printf(&b, "]}\n");
     if (b.failed) {
         sp_buffer_free(&b);
         return NULL;
@@ -877,14 +825,69 @@ static char *folded_json(void *user, const uint32_t *id_of, size_t *len)
     return (char *)b.data;
 }
 
-static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, const char *dir,
-                      char *err, size_t errlen)
+void sp_profile_choose_metrics(const sp_measurement *m, const sp_defs *g, const profile_flags *f,
+                               metric_choice *mc)
+{
+    /* Score-P's sampling metric: the samples whose innermost frame is the call path. */
+    static const cube_metric hits_metric = {
+        "hits", "Hits", "occ", "@mirror@scorep_metrics.html#hits",
+        "Number of exclusive samples inside this region", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0};
+    static const cube_metric base_metrics[] = {
+        [METRIC_VISITS] = {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits",
+                           "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
+        [METRIC_TIME] = {"time", "Time", "sec", "@mirror@scorep_metrics.html#time",
+                         "Total CPU allocation time", CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
+        [METRIC_MIN_TIME] = {"min_time", "Minimum Inclusive Time", "sec",
+                             "@mirror@scorep_metrics.html#time_min_incl",
+                             "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE,
+                             CUBE_EXCLUSIVE, 0},
+        [METRIC_MAX_TIME] = {"max_time", "Maximum Inclusive Time", "sec",
+                             "@mirror@scorep_metrics.html#time_max_incl",
+                             "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE,
+                             CUBE_EXCLUSIVE, 0},
+        [METRIC_BYTES_SENT] = {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent",
+                               CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
+        [METRIC_BYTES_RECEIVED] = {"bytes_received", "bytes_received", "bytes", "",
+                                   "Bytes received", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
+        [METRIC_BYTES_PUT] = {"bytes_put", "bytes_put", "bytes", "",
+                              "Bytes sent in one-sided communication", CUBE_DTYPE_UINT64,
+                              CUBE_EXCLUSIVE, 0},
+        [METRIC_BYTES_GET] = {"bytes_get", "bytes_get", "bytes", "",
+                              "Bytes received in one-sided communication", CUBE_DTYPE_UINT64,
+                              CUBE_EXCLUSIVE, 0},
+    };
+    cube_metric *metrics = mc->metrics;
+    uint32_t *metric_kind = mc->kind;
+    /* Communication metrics only when there was communication, as Score-P. */
+    size_t nmetrics = 0;
+    for (uint32_t k = 0; k < METRIC_IO; k++) {
+        bool wanted = k <= METRIC_MAX_TIME ||
+                      ((k == METRIC_BYTES_SENT || k == METRIC_BYTES_RECEIVED) && f->communication) ||
+                      ((k == METRIC_BYTES_PUT || k == METRIC_BYTES_GET) && f->one_sided);
+        if (wanted) {
+            metric_kind[nmetrics] = k;
+            metrics[nmetrics++] = base_metrics[k];
+        }
+    }
+    if (m->config.unwinding) {
+        metrics[nmetrics] = hits_metric;
+        metric_kind[nmetrics++] = METRIC_HITS;
+    }
+    nmetrics = add_io_metrics(g, f, metrics, metric_kind, nmetrics, mc->io_names);
+    nmetrics = add_wait_state_metrics(f, metrics, metric_kind, nmetrics);
+    nmetrics = add_dense_metrics(&m->metrics, metrics, metric_kind, nmetrics, mc->dense_names,
+                                 mc->dense_units);
+    mc->count = nmetrics;
+}
+
+int sp_profile_write_cube(sp_measurement *m, const sp_unified *u, const profile_source *in,
+                          const metric_choice *mc, const char *dir, char *err, size_t errlen)
 {
     const sp_defs *g = &u->global;
     int status = -1;
     cube_region *regions = calloc(g->region_count ? g->region_count : 1, sizeof *regions);
     char **paradigms = calloc(g->region_count ? g->region_count : 1, sizeof *paradigms);
-    cube_location *locations = calloc(t->ncolumns ? t->ncolumns : 1, sizeof *locations);
+    cube_location *locations = calloc(in->nlocations ? in->nlocations : 1, sizeof *locations);
     cube_location_group *groups = calloc(u->rank_count ? u->rank_count : 1, sizeof *groups);
     cube_system_node *nodes = calloc(u->node_count ? u->node_count : 1, sizeof *nodes);
     char **node_names = calloc(u->node_count ? u->node_count : 1, sizeof *node_names);
@@ -898,7 +901,7 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     char argc_text[16];
     snprintf(argc_text, sizeof argc_text, "%u", m->config.program_argc);
     const cube_attr root_attrs[] = {{"Score-P::ProgramArguments::numberOfArguments", argc_text}};
-    uint32_t root_region = t->count ? t->cnodes[0].region : UINT32_MAX;
+    uint32_t root_region = in->ncnodes ? in->cnodes[0].region : UINT32_MAX;
     for (uint32_t r = 0; r < g->region_count; r++) {
         const sp_region *reg = &g->regions[r];
         paradigms[r] = cube_paradigm(g, reg);
@@ -943,69 +946,9 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
     for (uint32_t r = 0; r < u->rank_count; r++)
         groups[r] = (cube_location_group){sp_defs_str(g, u->ranks[r].name), u->ranks[r].rank,
                                           u->ranks[r].node};
-    bool communication = false, one_sided = false;
-    for (uint32_t l = 0; l < t->ncolumns; l++) {
-        locations[l].name = sp_defs_str(g, t->columns[l].name);
-        locations[l].group = t->columns[l].rank_index;
-        for (uint32_t i = 0; i < t->columns[l].count; i++) {
-            const flat_node *n = &t->columns[l].nodes[i];
-            communication = communication || n->bytes_sent || n->bytes_received;
-            one_sided = one_sided || n->bytes_put || n->bytes_get;
-        }
-    }
-    /* Score-P's sampling metric: the samples whose innermost frame is the call path. */
-    static const cube_metric hits_metric = {
-        "hits", "Hits", "occ", "@mirror@scorep_metrics.html#hits",
-        "Number of exclusive samples inside this region", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0};
-    static const cube_metric base_metrics[] = {
-        [METRIC_VISITS] = {"visits", "Visits", "occ", "@mirror@scorep_metrics.html#visits",
-                           "Number of visits", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
-        [METRIC_TIME] = {"time", "Time", "sec", "@mirror@scorep_metrics.html#time",
-                         "Total CPU allocation time", CUBE_DTYPE_DOUBLE, CUBE_INCLUSIVE, 0},
-        [METRIC_MIN_TIME] = {"min_time", "Minimum Inclusive Time", "sec",
-                             "@mirror@scorep_metrics.html#time_min_incl",
-                             "Minimum inclusive CPU allocation time", CUBE_DTYPE_MINDOUBLE,
-                             CUBE_EXCLUSIVE, 0},
-        [METRIC_MAX_TIME] = {"max_time", "Maximum Inclusive Time", "sec",
-                             "@mirror@scorep_metrics.html#time_max_incl",
-                             "Maximum inclusive CPU allocation time", CUBE_DTYPE_MAXDOUBLE,
-                             CUBE_EXCLUSIVE, 0},
-        [METRIC_BYTES_SENT] = {"bytes_sent", "bytes_sent", "bytes", "", "Bytes sent",
-                               CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
-        [METRIC_BYTES_RECEIVED] = {"bytes_received", "bytes_received", "bytes", "",
-                                   "Bytes received", CUBE_DTYPE_UINT64, CUBE_EXCLUSIVE, 0},
-        [METRIC_BYTES_PUT] = {"bytes_put", "bytes_put", "bytes", "",
-                              "Bytes sent in one-sided communication", CUBE_DTYPE_UINT64,
-                              CUBE_EXCLUSIVE, 0},
-        [METRIC_BYTES_GET] = {"bytes_get", "bytes_get", "bytes", "",
-                              "Bytes received in one-sided communication", CUBE_DTYPE_UINT64,
-                              CUBE_EXCLUSIVE, 0},
-    };
-    cube_metric metrics[METRIC_IO + 2 + 2 * SP_IO_PARADIGM_COUNT + SP_WS_METRIC_COUNT +
-                        SP_MAX_METRICS];
-    char dense_names[SP_MAX_METRICS][96], dense_units[SP_MAX_METRICS][48];
-    uint32_t metric_kind[sizeof metrics / sizeof metrics[0]];
-    char io_names[2 * SP_IO_PARADIGM_COUNT][96];
-    /* Communication metrics only when there was communication, as Score-P. */
-    size_t nmetrics = 0;
-    for (uint32_t k = 0; k < METRIC_IO; k++) {
-        bool wanted = k <= METRIC_MAX_TIME ||
-                      ((k == METRIC_BYTES_SENT || k == METRIC_BYTES_RECEIVED) && communication) ||
-                      ((k == METRIC_BYTES_PUT || k == METRIC_BYTES_GET) && one_sided);
-        if (wanted) {
-            metric_kind[nmetrics] = k;
-            metrics[nmetrics++] = base_metrics[k];
-        }
-    }
-    if (m->config.unwinding) {
-        metrics[nmetrics] = hits_metric;
-        metric_kind[nmetrics++] = METRIC_HITS;
-    }
-    nmetrics = add_io_metrics(g, t, metrics, metric_kind, nmetrics, io_names);
-    nmetrics = add_wait_state_metrics(t, metrics, metric_kind, nmetrics);
-    nmetrics = add_dense_metrics(&m->metrics, metrics, metric_kind, nmetrics, dense_names,
-                                 dense_units);
-    t->metric_kind = metric_kind;
+    for (size_t l = 0; l < in->nlocations; l++)
+        locations[l] = (cube_location){sp_defs_str(g, in->location_names[l]),
+                                       in->location_groups[l]};
     char depth_text[32];
     snprintf(depth_text, sizeof depth_text, "%u", m->config.max_callpath_depth);
     cube_attr attrs[] = {
@@ -1023,23 +966,23 @@ static int write_cube(sp_measurement *m, const sp_unified *u, unified_tree *t, c
         .mirrors = mirrors,
         .nmirrors = sizeof mirrors / sizeof mirrors[0],
         .remapping_spec = sp_profile_remapping_spec,
-        .extra_name = has_folded(t) ? "folded_calls.json" : NULL,
-        .extra_text = folded_json,
-        .extra_user = t,
+        .extra_name = in->flags.folded ? "folded_calls.json" : NULL,
+        .extra_text = in->extra_text,
+        .extra_user = in->extra_user,
         .regions = regions,
         .nregions = g->region_count,
-        .cnodes = t->cnodes,
-        .ncnodes = t->count,
-        .metrics = metrics,
-        .nmetrics = nmetrics,
+        .cnodes = in->cnodes,
+        .ncnodes = in->ncnodes,
+        .metrics = mc->metrics,
+        .nmetrics = mc->count,
         .nodes = nodes,
         .nnodes = u->node_count,
         .groups = groups,
         .ngroups = u->rank_count,
         .locations = locations,
-        .nlocations = t->ncolumns,
-        .row = fill_row,
-        .row_user = t,
+        .nlocations = in->nlocations,
+        .row = in->row,
+        .row_user = in->row_user,
     };
     size_t len = strlen(dir) + strlen(m->config.profile_base_name) + 8;
     path = malloc(len);
@@ -1077,7 +1020,7 @@ static int unify_columns(unified_tree *t, uint32_t **maps)
         for (uint32_t i = 0; i < col->count; i++) {
             const flat_node *n = &col->nodes[i];
             int64_t parent = n->parent == SP_PROFILE_NO_NODE ? -1 : (int64_t)maps[l][n->parent];
-            int64_t c = unify_node(t, parent, n);
+            int64_t c = sp_profile_unify_node(t, parent, n);
             if (c < 0)
                 return -1;
             maps[l][i] = (uint32_t)c;
@@ -1103,6 +1046,20 @@ static int unify_columns(unified_tree *t, uint32_t **maps)
     return 0;
 }
 
+void sp_profile_columns_free(column *columns, uint32_t ncolumns)
+{
+    for (uint32_t l = 0; l < ncolumns; l++) {
+        free(columns[l].nodes);
+        free(columns[l].io);
+        free(columns[l].io_of);
+        free(columns[l].metric_sums);
+        free(columns[l].wait_states);
+        free(columns[l].folded_functions);
+        free(columns[l].folded_pairs);
+    }
+    free(columns);
+}
+
 /* The root merges what every process reported and writes the file. */
 static int merge_and_write(sp_measurement *m, const sp_unified *u, const void *all,
                            const uint64_t *sizes, uint32_t nranks, const char *dir, char *err,
@@ -1110,12 +1067,13 @@ static int merge_and_write(sp_measurement *m, const sp_unified *u, const void *a
 {
     unified_tree t = {.global = &u->global};
     uint32_t **maps = NULL;
+    uint32_t *names = NULL; /* per column its name, then its location group's index */
     int status = -1;
     if (sp_u64map_init(&t.index, 256) != 0) {
         sp_error(err, errlen, "out of memory while writing the profile");
         goto out;
     }
-    if (read_columns(&t, u, all, sizes, nranks) != 0) {
+    if (sp_profile_read_columns(&t.columns, &t.ncolumns, u, all, sizes, nranks) != 0) {
         sp_error(err, errlen, "the profiles of the ranks arrived damaged");
         goto out;
     }
@@ -1125,21 +1083,34 @@ static int merge_and_write(sp_measurement *m, const sp_unified *u, const void *a
         goto out;
     }
     t.maps = maps;
-    status = write_cube(m, u, &t, dir, err, errlen);
+    profile_source in = {.cnodes = t.cnodes, .ncnodes = t.count, .nlocations = t.ncolumns,
+                         .row = fill_row, .row_user = &t, .extra_text = folded_json,
+                         .extra_user = &t};
+    for (uint32_t l = 0; l < t.ncolumns; l++)
+        sp_profile_column_flags(&t.columns[l], &in.flags);
+    metric_choice *mc = malloc(sizeof *mc);
+    names = malloc(2 * (t.ncolumns ? t.ncolumns : 1) * sizeof *names);
+    if (!mc || !names) {
+        free(mc);
+        sp_error(err, errlen, "out of memory while writing the profile");
+        goto out;
+    }
+    for (uint32_t l = 0; l < t.ncolumns; l++) {
+        names[l] = t.columns[l].name;
+        names[t.ncolumns + l] = t.columns[l].rank_index;
+    }
+    in.location_names = names;
+    in.location_groups = names + t.ncolumns;
+    sp_profile_choose_metrics(m, &u->global, &in.flags, mc);
+    t.metric_kind = mc->kind;
+    status = sp_profile_write_cube(m, u, &in, mc, dir, err, errlen);
+    free(mc);
 out:
+    free(names);
     for (uint32_t l = 0; maps && l < t.ncolumns; l++)
         free(maps[l]);
     free(maps);
-    for (uint32_t l = 0; l < t.ncolumns; l++) {
-        free(t.columns[l].nodes);
-        free(t.columns[l].io);
-        free(t.columns[l].io_of);
-        free(t.columns[l].metric_sums);
-        free(t.columns[l].wait_states);
-        free(t.columns[l].folded_functions);
-        free(t.columns[l].folded_pairs);
-    }
-    free(t.columns);
+    sp_profile_columns_free(t.columns, t.ncolumns);
     free(t.cnodes);
     free(t.unified_to_local);
     for (uint32_t l = 0; t.next_local && l < t.ncolumns; l++)
@@ -1171,12 +1142,28 @@ void sp_profile_part(sp_measurement *m, uint64_t ticks_per_second, sp_buffer *b)
                                1.0 / (double)(ticks_per_second ? ticks_per_second : 1), b);
 }
 
-/* At the root: the adopted spawned parts' trees after the ranks' ones (the parts are the
- * last ranks of the unification). */
+/* At the root: the adopted spawned parts' trees, one chunk each (sizes[k] bytes), appended to
+ * `b` (the parts are the last ranks of the unification). */
+void sp_profile_parts_chunks(sp_measurement *m, const sp_unified *u, sp_buffer *b,
+                             uint64_t *sizes)
+{
+    uint32_t root = m->program_region < u->maps.region_count ? u->maps.region_map[m->program_region] : 0;
+    for (uint32_t k = 0; k < m->part_count; k++) {
+        size_t at = b->size;
+        const sp_part *p = &m->parts[k];
+        const unsigned char *section = p->c.section[sp_profile.slot];
+        uint64_t size = p->c.section_size[sp_profile.slot];
+        sp_buffer_u32(b, sp_profile_part_locations(section, size));
+        if (section)
+            sp_profile_remap_trees(section, size, &p->maps, p->rank, root, b);
+        sizes[k] = b->size - at;
+    }
+}
+
+/* At the root: the adopted spawned parts' trees after the ranks' ones. */
 static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_t **sizes,
                      uint32_t nranks)
 {
-    uint32_t root = m->program_region < u->maps.region_count ? u->maps.region_map[m->program_region] : 0;
     if (!m->part_count)
         return 0;
     sp_buffer b;
@@ -1191,16 +1178,7 @@ static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_
         return -1;
     }
     *sizes = grown;
-    for (uint32_t k = 0; k < m->part_count; k++) {
-        size_t at = b.size;
-        const sp_part *p = &m->parts[k];
-        const unsigned char *section = p->c.section[sp_profile.slot];
-        uint64_t size = p->c.section_size[sp_profile.slot];
-        sp_buffer_u32(&b, sp_profile_part_locations(section, size));
-        if (section)
-            sp_profile_remap_trees(section, size, &p->maps, p->rank, root, &b);
-        grown[nranks + k] = b.size - at;
-    }
+    sp_profile_parts_chunks(m, u, &b, grown + nranks);
     if (b.failed) {
         sp_buffer_free(&b);
         return -1;
@@ -1208,6 +1186,35 @@ static int add_parts(sp_measurement *m, const sp_unified *u, void **all, uint64_
     free(*all);
     *all = b.data; /* owned by the caller now */
     return 0;
+}
+
+int sp_profile_write_collected(sp_measurement *m, const sp_unified *u, const sp_ipc *ipc,
+                               const void *mine, uint64_t size, const char *dir, char *err,
+                               size_t errlen)
+{
+    /* With point-to-point messages the call paths are reduced along the unification's tree
+     * and the rows requested in blocks while the file is written (stream.c): rank 0 never
+     * holds every location's values. Else every rank's trees are gathered at the root. */
+    if (ipc->size > 1 && ipc->ops->send && ipc->ops->recv)
+        return sp_profile_stream_write(m, u, ipc, mine, size, dir, err, errlen);
+    void *all = NULL;
+    /* only the root's gather fills the sizes */
+    uint64_t *sizes = ipc->rank == 0 ? calloc(ipc->size, sizeof *sizes) : NULL;
+    int status = -1;
+    if (ipc->rank == 0 && !sizes) {
+        sp_error(err, errlen, "out of memory while writing the profile");
+    } else if (sp_ipc_gather_bytes(ipc, mine ? mine : "", mine ? size : 0, &all, sizes) != 0) {
+        sp_error(err, errlen, "collecting the profiles of all ranks failed");
+    } else if (ipc->rank != 0) {
+        status = 0;
+    } else if (add_parts(m, u, &all, &sizes, ipc->size) != 0) {
+        sp_error(err, errlen, "out of memory while writing the profile");
+    } else {
+        status = merge_and_write(m, u, all, sizes, ipc->size + m->part_count, dir, err, errlen);
+    }
+    free(all);
+    free(sizes);
+    return status;
 }
 
 int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
@@ -1226,29 +1233,12 @@ int sp_profile_write(sp_measurement *m, const sp_unified *u, const char *dir,
     sp_profile_serialize_trees(m, own, group, sp_profile_adopted_locations(m), seconds_per_tick,
                                &mine);
     sp_profile_append_adopted(m, u, &mine);
-    void *all = NULL;
-    uint64_t *sizes = NULL;
-    uint32_t nchunks = ipc->size;
-    /* With point-to-point messages the trees are merged along the unification's tree (the
-     * root receives each call path once, not once per location); else gathered. */
-    bool tree = ipc->size > 1 && ipc->ops->send && ipc->ops->recv;
     int status = -1;
-    if (!tree)
-        sizes = calloc(ipc->size, sizeof *sizes);
-    if (mine.failed || (!tree && !sizes)) {
+    if (mine.failed)
         sp_error(err, errlen, "out of memory while writing the profile");
-    } else if (tree ? sp_profile_reduce(ipc, mine.data, mine.size, &all, &sizes, &nchunks) != 0
-                    : sp_ipc_gather_bytes(ipc, mine.data, mine.size, &all, sizes) != 0) {
-        sp_error(err, errlen, "collecting the profiles of all ranks failed");
-    } else if (ipc->rank != 0) {
-        status = 0;
-    } else if (add_parts(m, u, &all, &sizes, nchunks) != 0) {
-        sp_error(err, errlen, "out of memory while writing the profile");
-    } else {
-        status = merge_and_write(m, u, all, sizes, nchunks + m->part_count, dir, err, errlen);
-    }
-    free(all);
-    free(sizes);
+    /* every rank takes part even when its own trees failed: the others would wait for it */
+    status = sp_profile_write_collected(m, u, ipc, mine.failed ? NULL : mine.data,
+                                        mine.failed ? 0 : mine.size, dir, err, errlen);
     sp_buffer_free(&mine);
     return status;
 }
