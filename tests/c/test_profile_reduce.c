@@ -93,7 +93,7 @@ static void rank_trees(uint32_t r, bool damaged, sp_buffer *b)
 }
 
 typedef struct {
-    thread_rank me;
+    thread_rank me; /* first: thread_group_run fills it */
     uint32_t damaged_rank;
     int status;
     void *all;
@@ -122,13 +122,10 @@ static void reduce_group(uint32_t ranks, uint32_t damaged_rank)
     thread_group group;
     CHECK(thread_group_init(&group, ranks) == 0);
     reduce_work *work = calloc(ranks, sizeof *work);
-    pthread_t *threads = calloc(ranks, sizeof *threads);
-    for (uint32_t r = 0; r < ranks; r++) {
-        work[r] = (reduce_work){.me = {&group, r}, .damaged_rank = damaged_rank};
-        CHECK(pthread_create(&threads[r], NULL, reduce_rank, &work[r]) == 0);
-    }
+    CHECK(work != NULL);
     for (uint32_t r = 0; r < ranks; r++)
-        pthread_join(threads[r], NULL);
+        work[r] = (reduce_work){.damaged_rank = damaged_rank};
+    thread_group_run(&group, work, sizeof *work, reduce_rank);
     if (damaged_rank < ranks) {
         CHECK(work[0].status == -1);
         CHECK(work[0].all == NULL);
@@ -165,7 +162,6 @@ static void reduce_group(uint32_t ranks, uint32_t damaged_rank)
         free(work[r].sizes);
     }
     free(work);
-    free(threads);
     thread_group_free(&group);
 }
 
