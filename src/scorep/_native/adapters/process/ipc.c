@@ -347,13 +347,6 @@ static int op_scatterv(void *ctx, const void *in, const uint64_t *counts, void *
     return 0;
 }
 
-static int op_clock_offset(void *ctx, int64_t *offset_ns)
-{
-    (void)ctx;
-    *offset_ns = 0;
-    return 0;
-}
-
 const sp_ipc_ops sp_process_ipc_ops = {
     .agree = op_agree,
     .barrier = op_barrier,
@@ -362,7 +355,7 @@ const sp_ipc_ops sp_process_ipc_ops = {
     .gatherv = op_gatherv,
     .scatter = op_scatter,
     .scatterv = op_scatterv,
-    .clock_offset = op_clock_offset,
+    .clock_offset = sp_ipc_same_clock,
 };
 
 /* After the gathers: the members whose parts arrived are adopted, the others lost. Called
