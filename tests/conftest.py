@@ -146,6 +146,21 @@ def fix_python_otf2():
         definitions.InterComm._fields = (fields[0],) + fields[4:]
 
 
+def assert_metric_instances_per_group(experiment_dir, groups):
+    """A per-process metric is one OTF2 metric instance per location group (process), scoped
+    to it, and each group's metric events use its own instance only."""
+    import otf2
+
+    with otf2.reader.open(str(Path(experiment_dir) / "traces.otf2")) as reader:
+        instances = list(reader.definitions.metric_instances)
+        assert sorted(i.scope.name for i in instances) == sorted(groups)
+        seen = collections.defaultdict(set)  # location group -> instances its events use
+        for location, event in reader.events:
+            if type(event).__name__ == "Metric" and event.metric in instances:
+                seen[location.group.name].add(event.metric.scope.name)
+    assert dict(seen) == {g: {g} for g in groups}, dict(seen)
+
+
 # group: the location group (process) of the location; locations of different processes may
 # share a name ("MainThread"), so per-location checks key on (group, location).
 Event = collections.namedtuple("Event", "location kind region time attrs group")

@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from conftest import PROGRAMS, SRC, Trace, otf2_print, run, run_scorep
+from conftest import (PROGRAMS, SRC, Trace, assert_metric_instances_per_group, otf2_print, run,
+                      run_scorep)
 
 from scorep import cube
 
@@ -621,7 +622,6 @@ def test_children_record_metrics_under_their_own_process(tmp_path):
     """Metrics travel with the configuration into the children: their metric sums reach the
     profile and their per-process metrics are recorded under their own location group's
     metric instance (the events each child encoded itself)."""
-    import otf2
     exp = tmp_path / "exp"
     out = run_scorep(sys.executable, [child_program("pool_methods.py"), "fork", "20"], exp,
                      SCOREP_ENABLE_TRACING="true", SCOREP_METRIC_RUSAGE="ru_utime,ru_minflt",
@@ -630,14 +630,7 @@ def test_children_record_metrics_under_their_own_process(tmp_path):
     otf2_print(str(exp / "traces.otf2"))
     groups = Groups(exp).names
     assert len(groups) == 3
-    with otf2.reader.open(str(exp / "traces.otf2")) as reader:
-        instances = list(reader.definitions.metric_instances)
-        assert sorted(i.scope.name for i in instances) == sorted(groups)
-        seen = collections.defaultdict(set)  # location group -> instances its events use
-        for location, event in reader.events:
-            if type(event).__name__ == "Metric" and event.metric in instances:
-                seen[location.group.name].add(event.metric.scope.name)
-    assert dict(seen) == {g: {g} for g in groups}, dict(seen)
+    assert_metric_instances_per_group(exp, groups)
     p = cube.read(str(exp / "profile.cubex"))
     minflt = p.values(p.metric("ru_minflt"), inclusive=True)
     root = [c for c in p.cnodes if c.parent is None][0]

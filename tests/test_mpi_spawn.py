@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import otf2_print, program
+from conftest import assert_metric_instances_per_group, otf2_print, program
 from mpi_support import MpiTrace, fix_python_otf2, match_messages, members_of, mpirun
 from scorep import cube
 
@@ -153,7 +153,6 @@ def test_spawned_workers_record_metrics_like_their_parent(tmp_path):
     """Metrics travel with the configuration into the spawned world: the workers' parts
     carry their metric sums into the profile, and their per-process metrics are recorded
     under their own location group's metric instance."""
-    import otf2
     fix_python_otf2()
     out = mpirun(1, ["--mpp=mpi", program("futures_app.py")], tmp_path,
                  SCOREP_ENABLE_TRACING="true", SCOREP_METRIC_RUSAGE="ru_utime,ru_minflt",
@@ -171,14 +170,7 @@ def test_spawned_workers_record_metrics_like_their_parent(tmp_path):
     for i, loc in enumerate(p.locations):
         per_group[loc.group.name] += minflt[root.id][i]
     assert all(per_group[g] > 0 for g in groups), per_group
-    with otf2.reader.open(str(exp / "traces.otf2")) as reader:
-        instances = list(reader.definitions.metric_instances)
-        assert sorted(i.scope.name for i in instances) == sorted(groups)
-        seen = collections.defaultdict(set)  # location group -> instances its events use
-        for location, event in reader.events:
-            if type(event).__name__ == "Metric" and event.metric in instances:
-                seen[location.group.name].add(event.metric.scope.name)
-    assert dict(seen) == {g: {g} for g in groups}, dict(seen)
+    assert_metric_instances_per_group(exp, groups)
 
 
 def test_child_processes_and_spawned_processes_in_one_experiment(tmp_path):

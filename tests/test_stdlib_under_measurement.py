@@ -14,14 +14,22 @@ every function's lines profiled (--lines='*'), a few sampled (--sampling=5000, t
 """
 
 import glob
+import importlib.util
 import os
 import re
 import subprocess
 
 import pytest
 
-from conftest import MEASURED_PYTHONS, program, run_scorep, scorep_env
+from conftest import MEASURED_PYTHONS, REPO, program, run_scorep, scorep_env
 from scorep import cube
+
+# The sweep (tools/stdlib_sweep.py) runs the same comparison on every module; it reads the
+# runner's output, and this file reads it the same way.
+_spec = importlib.util.spec_from_file_location("stdlib_sweep", REPO / "tools" / "stdlib_sweep.py")
+stdlib_sweep = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(stdlib_sweep)
+outcomes = stdlib_sweep.outcomes
 
 QUICK = ["test_generators", "test_coroutines", "test_asyncgen", "test_contextlib",
          "test_sys_settrace", "test_exceptions", "test_descr", "test_class",
@@ -127,23 +135,9 @@ KNOWN = {"test_tracemalloc": lambda version, mode: {
     ("test_get_traced_memory", "test.test_tracemalloc.TestTracemallocEnabled"):
         ("FAIL", TRACED_OFFSET_INT)} if version >= (3, 12) else {}}
 
-OUTCOME = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)? \.\.\. "
-                     r"(ok|FAIL|ERROR|skipped|expected failure|unexpected success)", re.M)
-
-
 def environment_changes(stderr):
     """The variables programs/regrtest_env.py found changed at the program's end."""
     return re.findall(r"^environment changed: (.*)$", stderr, re.M)
-
-
-def outcomes(output):
-    """(test, class, outcome) of every test unittest reported in verbose mode."""
-    # 3.11+ prints "test_x (module.Class.test_x)"; older ones "test_x (module.Class)".
-    result = []
-    for name, where, outcome in OUTCOME.findall(output):
-        where = where[:-len(name) - 1] if where.endswith("." + name) else where
-        result.append((name, where, outcome))
-    return sorted(result)
 
 
 @pytest.mark.skipif(not INTERPRETERS, reason="no interpreter with CPython's test package")

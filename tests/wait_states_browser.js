@@ -7,74 +7,50 @@
 // PLAN: {"steps": [{"select": "#flame-metric" | "#balance-metric" | "#table-metric",
 // "label": the option's text}, ...]}.
 "use strict";
-const fs = require("fs");
 const path = require("path");
-const os = require("os");
+const {drive, settler} = require("./browser");
 
-const JS_DIR = path.join(__dirname, "..", "src", "scorep", "report", "js");
-const puppeteer = require(path.join(JS_DIR, "node_modules", "puppeteer-core"));
-const CHROMIUM = process.env.SCOREP_CHROMIUM || "/usr/bin/chromium";
-
-async function main() {
-  const [file, planFile] = process.argv.slice(2);
-  const plan = JSON.parse(fs.readFileSync(planFile, "utf8"));
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "scorep-chromium-"));
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM, headless: true, userDataDir: profile,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--hide-scrollbars"],
-  });
-  const out = {console: [], steps: []};
-  try {
-    const page = await browser.newPage();
-    await page.setViewport({width: 1280, height: 900});
-    page.on("console", (m) => out.console.push(m.type() + ": " + m.text()));
-    page.on("pageerror", (e) => out.console.push("pageerror: " + e.message));
-    await page.goto("file://" + path.resolve(file), {waitUntil: "load"});
-    await page.waitForSelector("body[data-ready]");
-    const settle = (ms) => new Promise((r) => setTimeout(r, ms || 300));
-    async function views() {
-      return await page.evaluate(() => {
-        const box = (id) => { const b = document.querySelector(id); return b ? b.value : null; };
-        const canvas = document.querySelector("#balance-canvas");
-        const visible = (c) => c.offsetParent !== null && getComputedStyle(c).display !== "none";
-        // The flame graph's frames wide enough to carry a name, and their titles.
-        const frames = Array.from(document.querySelectorAll("#flame-chart g title, #flame svg g title"))
-          .map((t) => t.textContent);
-        const heads = Array.from(document.querySelectorAll("#region-table thead th.metric"))
-          .filter(visible).map((th) => th.textContent.trim());
-        return {
-          flame_metric: box("#flame-metric"), table_metric: box("#table-metric"),
-          balance_metric: box("#balance-metric"),
-          balance_options: Array.from(document.querySelectorAll("#balance-metric option")).map((o) => o.textContent),
-          flame_options: Array.from(document.querySelectorAll("#flame-metric option")).map((o) => o.textContent),
-          balance_shows: canvas ? canvas.getAttribute("data-metric") : null,
-          balance_values: canvas ? canvas.getAttribute("data-values") : null,
-          balance_text: (document.querySelector("#balance-info p") || {}).textContent || "",
-          flame_frames: frames,
-          table_heads: heads,
-        };
-      });
-    }
-    out.initial = await views();
-    for (const step of plan.steps) {
-      const value = await page.$eval(step.select, (s, label) => {
-        const o = Array.from(s.options).find((x) => x.textContent === label);
-        return o ? o.value : null;
-      }, step.label);
-      if (value === null) throw new Error("no option " + step.label + " in " + step.select);
-      await page.$eval(step.select, (s) => s.scrollIntoView());
-      await page.click(step.select);          // open it, as a person does
-      await page.select(step.select, value);  // and pick the option: input + change events
-      await page.keyboard.press("Escape");
-      await settle();
-      out.steps.push(Object.assign({select: step.select, label: step.label}, await views()));
-    }
-  } finally {
-    await browser.close();
-    fs.rmSync(profile, {recursive: true, force: true});
+const [file, planFile] = process.argv.slice(2);
+const plan = JSON.parse(require("fs").readFileSync(planFile, "utf8"));
+drive({width: 1280, height: 900}, {steps: []}, async (page, out) => {
+  await page.goto("file://" + path.resolve(file), {waitUntil: "load"});
+  await page.waitForSelector("body[data-ready]");
+  const settle = settler(300);
+  async function views() {
+    return await page.evaluate(() => {
+      const box = (id) => { const b = document.querySelector(id); return b ? b.value : null; };
+      const canvas = document.querySelector("#balance-canvas");
+      const visible = (c) => c.offsetParent !== null && getComputedStyle(c).display !== "none";
+      // The flame graph's frames wide enough to carry a name, and their titles.
+      const frames = Array.from(document.querySelectorAll("#flame-chart g title, #flame svg g title"))
+        .map((t) => t.textContent);
+      const heads = Array.from(document.querySelectorAll("#region-table thead th.metric"))
+        .filter(visible).map((th) => th.textContent.trim());
+      return {
+        flame_metric: box("#flame-metric"), table_metric: box("#table-metric"),
+        balance_metric: box("#balance-metric"),
+        balance_options: Array.from(document.querySelectorAll("#balance-metric option")).map((o) => o.textContent),
+        flame_options: Array.from(document.querySelectorAll("#flame-metric option")).map((o) => o.textContent),
+        balance_shows: canvas ? canvas.getAttribute("data-metric") : null,
+        balance_values: canvas ? canvas.getAttribute("data-values") : null,
+        balance_text: (document.querySelector("#balance-info p") || {}).textContent || "",
+        flame_frames: frames,
+        table_heads: heads,
+      };
+    });
   }
-  process.stdout.write(JSON.stringify(out));
-}
-
-main().catch((e) => { console.error(e.stack || String(e)); process.exit(1); });
+  out.initial = await views();
+  for (const step of plan.steps) {
+    const value = await page.$eval(step.select, (s, label) => {
+      const o = Array.from(s.options).find((x) => x.textContent === label);
+      return o ? o.value : null;
+    }, step.label);
+    if (value === null) throw new Error("no option " + step.label + " in " + step.select);
+    await page.$eval(step.select, (s) => s.scrollIntoView());
+    await page.click(step.select);          // open it, as a person does
+    await page.select(step.select, value);  // and pick the option: input + change events
+    await page.keyboard.press("Escape");
+    await settle();
+    out.steps.push(Object.assign({select: step.select, label: step.label}, await views()));
+  }
+});

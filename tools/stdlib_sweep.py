@@ -45,6 +45,9 @@ MODES = {
 
 
 def outcomes(output):
+    """(test, class, outcome) of every test unittest reported in verbose mode (also read by
+    tests/test_stdlib_under_measurement.py)."""
+    # 3.11+ prints "test_x (module.Class.test_x)"; older ones "test_x (module.Class)".
     result = []
     for name, where, outcome in OUTCOME.findall(output):
         where = where[:-len(name) - 1] if where.endswith("." + name) else where

@@ -28,7 +28,7 @@ static void test_single_process_exchanges_are_copies(void)
 }
 
 typedef struct {
-    thread_rank me;
+    thread_rank me; /* first: thread_group_run fills it */
     bool tree;
     int status;
     char err[256];
@@ -118,14 +118,10 @@ static void unify_group(uint32_t ranks, bool tree)
     thread_group group;
     CHECK(thread_group_init(&group, ranks) == 0);
     rank_work *work = calloc(ranks, sizeof *work);
-    pthread_t *threads = calloc(ranks, sizeof *threads);
-    for (uint32_t r = 0; r < ranks; r++) {
-        work[r].me = (thread_rank){&group, r};
-        work[r].tree = tree;
-        CHECK(pthread_create(&threads[r], NULL, unify_rank, &work[r]) == 0);
-    }
+    CHECK(work != NULL);
     for (uint32_t r = 0; r < ranks; r++)
-        pthread_join(threads[r], NULL);
+        work[r].tree = tree;
+    thread_group_run(&group, work, sizeof *work, unify_rank);
     for (uint32_t r = 0; r < ranks; r++)
         CHECK_EQ_U64(work[r].status, 0);
     const sp_unified *root = &work[0].u;
@@ -183,7 +179,6 @@ static void unify_group(uint32_t ranks, bool tree)
         sp_unified_free(&work[r].u);
     thread_group_free(&group);
     free(work);
-    free(threads);
 }
 
 static void test_unification_at_the_root(void)

@@ -1,7 +1,9 @@
 /* The in-process group of threads as ranks (core/ipc_threads.h), on which the reports'
  * reader replays a trace's wait states: every group operation and point-to-point messages
- * among 5 threads, what a failing rank makes of the whole, and the empty group. Each
+ * among 5 threads, what a failing rank makes of the whole, the empty group, and the stacks
+ * the threads get. Each
  * thread writes what it saw into its own slot; the checks run in the main thread. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +95,7 @@ static void test_group_operations(void)
     for (int r = 0; r < RANKS; r++)
         args[r] = &s[r];
     char err[256] = "";
-    CHECK(sp_ipc_threads_run(RANKS, all_operations, args, err, sizeof err) == 0);
+    CHECK(sp_ipc_threads_run(RANKS, 0, all_operations, args, err, sizeof err) == 0);
     CHECK_STR(err, "");
     for (int r = 0; r < RANKS; r++)
         for (int step = 0; step < 8; step++)
@@ -115,9 +117,43 @@ static int fails_on_rank_3(const sp_ipc *ipc, void *arg)
 static void test_a_failing_rank_fails_the_run(void)
 {
     char err[256] = "";
-    CHECK(sp_ipc_threads_run(RANKS, fails_on_rank_3, NULL, err, sizeof err) == -1);
+    CHECK(sp_ipc_threads_run(RANKS, 0, fails_on_rank_3, NULL, err, sizeof err) == -1);
     CHECK_STR(err, "a rank's part of the replay failed");
-    CHECK(sp_ipc_threads_run(0, fails_on_rank_3, NULL, err, sizeof err) == 0);
+    CHECK(sp_ipc_threads_run(0, 0, fails_on_rank_3, NULL, err, sizeof err) == 0);
 }
 
-CTEST_MAIN(test_group_operations, test_a_failing_rank_fails_the_run)
+static int stack_size(const sp_ipc *ipc, void *arg)
+{
+    (void)ipc;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return -1;
+    int status = pthread_attr_getstacksize(&attr, (size_t *)arg);
+    pthread_attr_destroy(&attr);
+    return status;
+}
+
+/* The C tests' simulations of 10^4 ranks (tests/c/thread_ipc.h) ask for small stacks; the
+ * reader's replay keeps the system's default. */
+static void test_stack_size_as_asked(void)
+{
+    enum { SMALL = 256 * 1024 };
+    size_t sizes[RANKS] = {0};
+    void *args[RANKS];
+    for (int r = 0; r < RANKS; r++)
+        args[r] = &sizes[r];
+    char err[256] = "";
+    CHECK(sp_ipc_threads_run(RANKS, SMALL, stack_size, args, err, sizeof err) == 0);
+    for (int r = 0; r < RANKS; r++)
+        CHECK_EQ_U64(sizes[r], SMALL);
+    CHECK(sp_ipc_threads_run(RANKS, 0, stack_size, args, err, sizeof err) == 0);
+    pthread_attr_t defaults;
+    size_t expected = 0;
+    CHECK(pthread_getattr_default_np(&defaults) == 0);
+    CHECK(pthread_attr_getstacksize(&defaults, &expected) == 0);
+    pthread_attr_destroy(&defaults);
+    for (int r = 0; r < RANKS; r++)
+        CHECK_EQ_U64(sizes[r], expected);
+}
+
+CTEST_MAIN(test_group_operations, test_a_failing_rank_fails_the_run, test_stack_size_as_asked)

@@ -15,7 +15,7 @@ static const uint32_t world_members[RANKS] = {0, 1, 2, 3};
 static const uint32_t pair_members[2] = {1, 3};
 
 typedef struct {
-    thread_rank me;
+    thread_rank me; /* first: thread_group_run fills it */
     int status;
     char err[256];
     sp_ws_result r;
@@ -100,15 +100,11 @@ static void run_group(uint32_t ranks, uint32_t cnodes, void *(*body)(void *), ws
 {
     thread_group group;
     CHECK(thread_group_init(&group, ranks) == 0);
-    pthread_t threads[RANKS];
     for (uint32_t r = 0; r < ranks; r++) {
         memset(&work[r], 0, sizeof work[r]);
-        work[r].me = (thread_rank){&group, r};
         CHECK(sp_ws_result_init(&work[r].r, cnodes) == 0);
-        CHECK(pthread_create(&threads[r], NULL, body, &work[r]) == 0);
     }
-    for (uint32_t r = 0; r < ranks; r++)
-        pthread_join(threads[r], NULL);
+    thread_group_run(&group, work, sizeof *work, body);
     for (uint32_t r = 0; r < ranks; r++) {
         if (work[r].status != 0)
             fprintf(stderr, "rank %u: %s\n", r, work[r].err);
@@ -144,7 +140,7 @@ static double total(const ws_work *w, sp_ws_metric m)
 static void *replay_rank(void *arg)
 {
     ws_work *w = arg;
-    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, RANKS};
+    sp_ipc ipc = thread_group_ipc(&w->me, true);
     sp_ws_comm comms[3] = {{PAIR, 2, pair_members}, {WORLD, RANKS, world_members},
                            {WIN, RANKS, world_members}};
     bool in_pair = w->me.rank == 1 || w->me.rank == 3;
@@ -241,7 +237,7 @@ static void test_patterns_of_constructed_programs(void)
 static void *mismatch_rank(void *arg)
 {
     ws_work *w = arg;
-    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, 2};
+    sp_ipc ipc = thread_group_ipc(&w->me, true);
     static const uint32_t members[2] = {0, 1};
     sp_ws_comm comm = {WORLD, 2, members};
     sp_ws_event ev[2] = {COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 0, 100, 0),
@@ -266,7 +262,7 @@ static void test_disagreeing_members_skip_the_communicator(void)
 static void *one_sided_rank(void *arg)
 {
     ws_work *w = arg;
-    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, 2};
+    sp_ipc ipc = thread_group_ipc(&w->me, true);
     static const uint32_t members[2] = {0, 1};
     sp_ws_comm comm = {WORLD, 2, members};
     sp_ws_event ev[2] = {SEND(1, 0, 100), COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 0, 100, 0)};

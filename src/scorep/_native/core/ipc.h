@@ -3,7 +3,10 @@
  * implemented by each way processes can be grouped:
  *   - a single process (sp_ipc_single, here): every operation is a copy;
  *   - MPI ranks (adapters/mpi/ipc.c): PMPI collectives on a communicator of the tool;
- *   - the child processes of one program (through files in the experiment directory).
+ *   - the child processes of one program (adapters/process/ipc.c: through files in the
+ *     experiment directory);
+ *   - threads of one process as ranks (core/ipc_threads.c: the offline wait-state replay).
+ * Each fills one table of sp_ipc_ops: the tables are a family, the same shape by design.
  * The core's unification and the trace substrate's collective OTF2 writing are built on it;
  * neither knows which implementation runs.
  *
@@ -42,6 +45,10 @@ typedef struct sp_ipc_ops {
     int (*send)(void *ctx, const void *data, uint64_t bytes, uint32_t dest);
     int (*recv)(void *ctx, void **data, uint64_t *bytes, uint32_t source);
 } sp_ipc_ops;
+
+/* The clock_offset of a group whose processes read one clock (one process, its threads, the
+ * children of one program on its machine): 0. */
+int sp_ipc_same_clock(void *ctx, int64_t *offset_ns);
 
 typedef struct sp_ipc {
     const sp_ipc_ops *ops;

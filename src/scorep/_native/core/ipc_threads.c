@@ -127,13 +127,6 @@ static int tq_scatter(void *ctx, const void *in, void *out, uint64_t bytes, uint
     return tq_scatterv(ctx, in, NULL, out, bytes, root);
 }
 
-static int tq_clock_offset(void *ctx, int64_t *offset_ns)
-{
-    (void)ctx;
-    *offset_ns = 0; /* one process, one clock */
-    return 0;
-}
-
 static int tq_send(void *ctx, const void *data, uint64_t bytes, uint32_t dest)
 {
     tq_rank *me = ctx;
@@ -189,7 +182,7 @@ static const sp_ipc_ops tq_ops = {
     .gatherv = tq_gatherv,
     .scatter = tq_scatter,
     .scatterv = tq_scatterv,
-    .clock_offset = tq_clock_offset,
+    .clock_offset = sp_ipc_same_clock, /* one process, one clock */
     .send = tq_send,
     .recv = tq_recv,
 };
@@ -211,8 +204,9 @@ static void *tq_main(void *p)
     return NULL;
 }
 
-int sp_ipc_threads_run(uint32_t size, int (*fn)(const sp_ipc *ipc, void *arg),
-                       void *const *args, char *err, size_t errlen)
+int sp_ipc_threads_run(uint32_t size, size_t stack_bytes,
+                       int (*fn)(const sp_ipc *ipc, void *arg), void *const *args, char *err,
+                       size_t errlen)
 {
     if (size == 0)
         return 0;
@@ -226,6 +220,11 @@ int sp_ipc_threads_run(uint32_t size, int (*fn)(const sp_ipc *ipc, void *arg),
     tq_rank *ranks = calloc(size, sizeof *ranks);
     pthread_t *threads = calloc(size, sizeof *threads);
     bool ready = g.slots && g.lengths && g.mailboxes && g.arrived && ranks && threads;
+    pthread_attr_t attr;
+    bool attr_ready = ready && pthread_attr_init(&attr) == 0;
+    if (attr_ready && stack_bytes)
+        ready = pthread_attr_setstacksize(&attr, stack_bytes) == 0;
+    ready = ready && attr_ready;
     if (ready) {
         pthread_mutex_init(&g.lock, NULL);
         for (uint32_t r = 0; r < size; r++)
@@ -240,7 +239,7 @@ int sp_ipc_threads_run(uint32_t size, int (*fn)(const sp_ipc *ipc, void *arg),
         uint32_t started = 0;
         for (uint32_t r = 0; r < size; r++) {
             ranks[r] = (tq_rank){&g, &gate, r, fn, args ? args[r] : NULL, 0};
-            if (pthread_create(&threads[r], NULL, tq_main, &ranks[r]) != 0)
+            if (pthread_create(&threads[r], &attr, tq_main, &ranks[r]) != 0)
                 break;
             started++;
         }
@@ -271,6 +270,8 @@ int sp_ipc_threads_run(uint32_t size, int (*fn)(const sp_ipc *ipc, void *arg),
             }
         }
     }
+    if (attr_ready)
+        pthread_attr_destroy(&attr);
     free(g.arrived);
     free(g.slots);
     free(g.lengths);

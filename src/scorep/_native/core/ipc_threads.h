@@ -13,10 +13,12 @@
 #include "core/ipc.h"
 
 /* Runs fn(ipc, args[r]) for every rank r < size, each on a thread of its own whose `ipc` is
- * that rank of one group of `size` threads, and waits for all. Returns 0 when every call
- * returned 0; -1 with one line in err when a thread could not start (none runs then) or a
- * call failed. */
-SP_MUST_CHECK int sp_ipc_threads_run(uint32_t size, int (*fn)(const sp_ipc *ipc, void *arg),
+ * that rank of one group of `size` threads, and waits for all. `stack_bytes`: each thread's
+ * stack, 0 for the system's default (the C tests' simulations of 10^4 ranks need small
+ * ones to fit into memory). Returns 0 when every call returned 0; -1 with one line in err
+ * when a thread could not start (none runs then) or a call failed. */
+SP_MUST_CHECK int sp_ipc_threads_run(uint32_t size, size_t stack_bytes,
+                                     int (*fn)(const sp_ipc *ipc, void *arg),
                                      void *const *args, char *err, size_t errlen);
 
 #endif

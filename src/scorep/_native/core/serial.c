@@ -79,30 +79,32 @@ static const void *take(sp_reader *r, size_t n)
     return p;
 }
 
+/* The next n bytes into `out`; `out` stays as it is past the end. */
+static void take_into(sp_reader *r, void *out, size_t n)
+{
+    const void *p = take(r, n);
+    if (p)
+        memcpy(out, p, n);
+}
+
 uint32_t sp_reader_u32(sp_reader *r)
 {
     uint32_t v = 0;
-    const void *p = take(r, sizeof v);
-    if (p)
-        memcpy(&v, p, sizeof v);
+    take_into(r, &v, sizeof v);
     return v;
 }
 
 uint64_t sp_reader_u64(sp_reader *r)
 {
     uint64_t v = 0;
-    const void *p = take(r, sizeof v);
-    if (p)
-        memcpy(&v, p, sizeof v);
+    take_into(r, &v, sizeof v);
     return v;
 }
 
 double sp_reader_f64(sp_reader *r)
 {
     double v = 0;
-    const void *p = take(r, sizeof v);
-    if (p)
-        memcpy(&v, p, sizeof v);
+    take_into(r, &v, sizeof v);
     return v;
 }
 

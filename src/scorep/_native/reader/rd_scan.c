@@ -116,6 +116,30 @@ static bool reserve32(scan_ctx *c, void **array, uint32_t *cap, uint32_t need, s
     return true;
 }
 
+/* An index over a growable array (the I/O callers, the message keys): open addressing over
+ * the array's positions + 1, 0 for an empty slot, kept at most half full. Made again, twice
+ * as large, from the array's `n` items of `stride` bytes and their `hash`. */
+static bool index_grow(scan_ctx *c, uint32_t **table, uint64_t *cap, const void *items,
+                       uint64_t n, size_t stride, uint64_t (*hash)(const void *item))
+{
+    uint64_t ncap = *cap ? 2 * *cap : 256;
+    uint32_t *t = calloc(ncap, sizeof *t);
+    if (!t) {
+        fail(c, "out of memory");
+        return false;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t h = hash((const char *)items + i * stride) & (ncap - 1);
+        while (t[h])
+            h = (h + 1) & (ncap - 1);
+        t[h] = (uint32_t)i + 1;
+    }
+    free(*table);
+    *table = t;
+    *cap = ncap;
+    return true;
+}
+
 /* ---- the call tree ---------------------------------------------------------------- */
 
 static bool map_grow(scan_ctx *c, uint64_t **keys, uint32_t **vals, uint64_t *cap)
@@ -617,33 +641,19 @@ static uint64_t io_key_hash(uint32_t target, uint32_t region, uint32_t function)
                      function);
 }
 
-static bool io_table_grow(scan_ctx *c)
+static uint64_t io_caller_hash(const void *item)
 {
-    rd_scan *s = c->s;
-    uint64_t cap = c->io_table_cap ? 2 * c->io_table_cap : 256;
-    uint32_t *table = calloc(cap, sizeof *table);
-    if (!table) {
-        fail(c, "out of memory");
-        return false;
-    }
-    for (uint32_t i = 0; i < s->nio_callers; i++) {
-        const rd_io_caller *r = &s->io_callers[i];
-        uint64_t h = io_key_hash(r->target, r->region, r->function) & (cap - 1);
-        while (table[h])
-            h = (h + 1) & (cap - 1);
-        table[h] = i + 1;
-    }
-    free(c->io_table);
-    c->io_table = table;
-    c->io_table_cap = cap;
-    return true;
+    const rd_io_caller *r = item;
+    return io_key_hash(r->target, r->region, r->function);
 }
 
 static void io_count_caller(scan_ctx *c, uint32_t target, uint32_t region, uint32_t function,
                             uint64_t read, uint64_t written, uint64_t ns)
 {
     rd_scan *s = c->s;
-    if ((uint64_t)(s->nio_callers + 1) * 2 > c->io_table_cap && !io_table_grow(c))
+    if ((uint64_t)(s->nio_callers + 1) * 2 > c->io_table_cap &&
+        !index_grow(c, &c->io_table, &c->io_table_cap, s->io_callers, s->nio_callers,
+                    sizeof *s->io_callers, io_caller_hash))
         return;
     uint64_t mask = c->io_table_cap - 1;
     uint64_t h = io_key_hash(target, region, function) & mask;
@@ -830,25 +840,10 @@ uint32_t rd_message_key_find(const rd_scan *s, uint64_t a, uint64_t b)
     return RD_NONE;
 }
 
-static bool key_table_grow(scan_ctx *c)
+static uint64_t msgkey_hash(const void *item)
 {
-    rd_scan *s = c->s;
-    uint64_t cap = s->key_table_cap ? 2 * s->key_table_cap : 256;
-    uint32_t *t = calloc(cap, sizeof *t);
-    if (!t) {
-        fail(c, "out of memory");
-        return false;
-    }
-    for (uint64_t i = 0; i < s->nkeys; i++) {
-        uint64_t h = key_hash(s->keys[i].a, s->keys[i].b) & (cap - 1);
-        while (t[h])
-            h = (h + 1) & (cap - 1);
-        t[h] = (uint32_t)i + 1;
-    }
-    free(s->key_table);
-    s->key_table = t;
-    s->key_table_cap = cap;
-    return true;
+    const rd_msgkey *k = item;
+    return key_hash(k->a, k->b);
 }
 
 /* The index of a message key (communicator, tag, sender group, receiver group), made on
@@ -864,7 +859,9 @@ static uint32_t message_key(scan_ctx *c, uint32_t comm, uint32_t tag, uint32_t s
         fail(c, "too many distinct messages keys");
         return RD_NONE;
     }
-    if ((s->nkeys + 1) * 2 > s->key_table_cap && !key_table_grow(c))
+    if ((s->nkeys + 1) * 2 > s->key_table_cap &&
+        !index_grow(c, &s->key_table, &s->key_table_cap, s->keys, s->nkeys, sizeof *s->keys,
+                    msgkey_hash))
         return RD_NONE;
     if (!reserve(c, (void **)&s->keys, &s->keys_cap, s->nkeys + 1, sizeof *s->keys))
         return RD_NONE;

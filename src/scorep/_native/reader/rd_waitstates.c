@@ -321,7 +321,7 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
             status = -1;
         }
     }
-    if (status == 0 && sp_ipc_threads_run(world->size, replay_rank, args, err, errlen) != 0) {
+    if (status == 0 && sp_ipc_threads_run(world->size, 0, replay_rank, args, err, errlen) != 0) {
         for (uint32_t r = 0; r < world->size; r++)
             if (ranks[r].err[0]) {
                 snprintf(err, errlen, "the wait-state replay failed on rank %u: %s", r,

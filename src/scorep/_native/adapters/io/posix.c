@@ -77,29 +77,28 @@ static bool takes_mode(int flags)
     return (flags & O_CREAT) != 0;
 }
 
+/* `mode`: open(2)'s optional third argument, read only when `flags` say it is there. In the
+ * variadic wrapper itself: va_start needs its frame. */
+#define OPEN_MODE(mode, flags)                                                      \
+    mode_t mode = 0;                                                                \
+    if (takes_mode(flags)) {                                                        \
+        va_list ap;                                                                 \
+        va_start(ap, flags);                                                        \
+        mode = (mode_t)va_arg(ap, int);                                             \
+        va_end(ap);                                                                 \
+    }
+
 #define OPEN_WRAPPER(name, FN)                                                      \
     static int name(const char *path, int flags, ...)                               \
     {                                                                               \
-        mode_t mode = 0;                                                            \
-        if (takes_mode(flags)) {                                                    \
-            va_list ap;                                                             \
-            va_start(ap, flags);                                                    \
-            mode = (mode_t)va_arg(ap, int);                                         \
-            va_end(ap);                                                             \
-        }                                                                           \
+        OPEN_MODE(mode, flags)                                                      \
         return record_open(SPIO_FN_##FN, CALL_OPEN, AT_FDCWD, path, flags, mode);   \
     }
 
 #define OPENAT_WRAPPER(name, FN)                                                    \
     static int name(int dirfd, const char *path, int flags, ...)                    \
     {                                                                               \
-        mode_t mode = 0;                                                            \
-        if (takes_mode(flags)) {                                                    \
-            va_list ap;                                                             \
-            va_start(ap, flags);                                                    \
-            mode = (mode_t)va_arg(ap, int);                                         \
-            va_end(ap);                                                             \
-        }                                                                           \
+        OPEN_MODE(mode, flags)                                                      \
         return record_open(SPIO_FN_##FN, CALL_OPENAT, dirfd, path, flags, mode);    \
     }
 

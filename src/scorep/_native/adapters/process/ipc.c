@@ -290,40 +290,40 @@ static int op_bcast(void *ctx, void *data, uint64_t bytes, uint32_t root)
     return !sp_proc.member && sp_proc.ipc.size == 1 && root == 0 ? 0 : -1;
 }
 
-static int op_gather(void *ctx, const void *in, uint64_t bytes, void *out, uint32_t root)
+/* Gather and gatherv: each member's `bytes` go into root's `out` after root's own, `counts`
+ * of them per rank (NULL: `bytes` each). */
+static int gather(const void *in, uint64_t bytes, void *out, const uint64_t *counts,
+                  uint32_t root)
 {
-    (void)ctx;
     if (root != 0)
         return -1;
     if (sp_proc.member)
         return member_send(in, bytes);
     uint32_t op = sp_proc.next_op++;
+    if (counts && counts[0] != bytes)
+        return -1;
     if (bytes && in != out)
         memmove(out, in, bytes);
-    for (uint32_t i = 0; i < sp_proc.member_count; i++)
-        root_receive(i, op, (char *)out + (uint64_t)(i + 1) * bytes, bytes);
+    uint64_t offset = bytes;
+    for (uint32_t i = 0; i < sp_proc.member_count; i++) {
+        uint64_t want = counts ? counts[i + 1] : bytes;
+        root_receive(i, op, (char *)out + offset, want);
+        offset += want;
+    }
     return 0;
+}
+
+static int op_gather(void *ctx, const void *in, uint64_t bytes, void *out, uint32_t root)
+{
+    (void)ctx;
+    return gather(in, bytes, out, NULL, root);
 }
 
 static int op_gatherv(void *ctx, const void *in, uint64_t bytes, void *out,
                       const uint64_t *counts, uint32_t root)
 {
     (void)ctx;
-    if (root != 0)
-        return -1;
-    if (sp_proc.member)
-        return member_send(in, bytes);
-    uint32_t op = sp_proc.next_op++;
-    if (counts[0] != bytes)
-        return -1;
-    if (bytes && in != out)
-        memmove(out, in, bytes);
-    uint64_t offset = bytes;
-    for (uint32_t i = 0; i < sp_proc.member_count; i++) {
-        root_receive(i, op, (char *)out + offset, counts[i + 1]);
-        offset += counts[i + 1];
-    }
-    return 0;
+    return gather(in, bytes, out, counts, root);
 }
 
 static int op_scatter(void *ctx, const void *in, void *out, uint64_t bytes, uint32_t root)
@@ -347,13 +347,6 @@ static int op_scatterv(void *ctx, const void *in, const uint64_t *counts, void *
     return 0;
 }
 
-static int op_clock_offset(void *ctx, int64_t *offset_ns)
-{
-    (void)ctx;
-    *offset_ns = 0;
-    return 0;
-}
-
 const sp_ipc_ops sp_process_ipc_ops = {
     .agree = op_agree,
     .barrier = op_barrier,
@@ -362,7 +355,7 @@ const sp_ipc_ops sp_process_ipc_ops = {
     .gatherv = op_gatherv,
     .scatter = op_scatter,
     .scatterv = op_scatterv,
-    .clock_offset = op_clock_offset,
+    .clock_offset = sp_ipc_same_clock,
 };
 
 /* After the gathers: the members whose parts arrived are adopted, the others lost. Called

@@ -1,13 +1,14 @@
 /* Garbage collections (gc.callbacks, SCOREP_PYTHON_GC): a collection is the region gc:collect
  * in the call path where it runs, its generation a parameter.
  *
- * The callback is an object of a minimal type of our own whose vectorcall is the C function
- * itself, as for the sys.monitoring callbacks: the collector calls it without a Python frame
- * and without the interpreter's recursion check. A Python function there failed with
- * RecursionError when a collection came while the program ran at its recursion limit
- * (CPython's test_exceptions recurses to it on purpose): the collector reported the error as
- * unraisable, and the program's own unraisable and audit hooks saw it. It never raises. */
-#include "adapters/python/python.h"
+ * The callback is an object whose vectorcall is the C function itself
+ * (sp_python_callback_new), as for the sys.monitoring callbacks: the collector calls it
+ * without a Python frame and without the interpreter's recursion check. A Python function
+ * there failed with RecursionError when a collection came while the program ran at its
+ * recursion limit (CPython's test_exceptions recurses to it on purpose): the collector
+ * reported the error as unraisable, and the program's own unraisable and audit hooks saw it.
+ * It never raises. */
+#include "adapters/python/internal.h"
 
 /* The key of the info dict, made once: the callback runs inside a collection and should
  * allocate nothing of its own. Module-level because the callback has no other state. */
@@ -59,28 +60,9 @@ static PyObject *gc_callback_call(PyObject *self, PyObject *const *args, size_t 
     Py_RETURN_NONE;
 }
 
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc call;
-} gc_callback;
-
-static PyTypeObject gc_callback_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "scorep._bindings.gc_callback",
-    .tp_basicsize = sizeof(gc_callback),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_vectorcall_offset = offsetof(gc_callback, call),
-    .tp_call = PyVectorcall_Call,
-};
-
 PyObject *sp_python_gc_callback_new(void)
 {
     if (!generation_key && !(generation_key = PyUnicode_InternFromString("generation")))
         return NULL;
-    if (PyType_Ready(&gc_callback_type) < 0)
-        return NULL;
-    gc_callback *cb = PyObject_New(gc_callback, &gc_callback_type);
-    if (cb)
-        cb->call = gc_callback_call;
-    return (PyObject *)cb;
+    return sp_python_callback_new(gc_callback_call);
 }

@@ -155,6 +155,13 @@ int sp_python_define_code_region(PyCodeObject *code, PyFrameObject *frame, PyObj
 PyObject *sp_python_qualname_in_globals(PyCodeObject *code, PyObject *globals);
 #endif
 
+/* A callable object of a minimal type of our own whose vectorcall is `call` itself (NULL with
+ * an exception set when it cannot be made): sys.monitoring and the collector call it
+ * directly, without the recursion checks and thread-state lookups of a builtin function's
+ * call path (which cost a __tls_get_addr each on interpreters built with a shared
+ * libpython) and without a Python frame. The sys.monitoring callbacks and the gc callback. */
+PyObject *sp_python_callback_new(vectorcallfunc call);
+
 /* The region of a code object: from its cache slot, else defined once (with the thread
  * busy, so nothing the definition runs is recorded). The one lookup behind both the
  * event path and the binding's explicit lookup. */

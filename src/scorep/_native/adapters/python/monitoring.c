@@ -171,37 +171,9 @@ static PyObject *on_c_leave(PyObject *self, PyObject *const *args, size_t nargsf
     Py_RETURN_NONE;
 }
 
-/* The callbacks are objects of a minimal type of our own whose vectorcall is the
- * function itself: sys.monitoring calls it directly, without the recursion checks and
- * thread-state lookups of a builtin function's call path (which cost a __tls_get_addr
- * each on interpreters built with a shared libpython). */
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc call;
-} monitoring_callback;
-
-static PyTypeObject monitoring_callback_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "scorep._bindings.monitoring_callback",
-    .tp_basicsize = sizeof(monitoring_callback),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_vectorcall_offset = offsetof(monitoring_callback, call),
-    .tp_call = PyVectorcall_Call,
-};
-
 static const vectorcallfunc monitoring_callbacks[] = {on_py_start, on_py_resume, on_py_throw,
                                                       on_py_leave, on_py_unwind, on_line,
                                                       on_call, on_c_leave};
-
-static PyObject *new_callback(vectorcallfunc call)
-{
-    if (PyType_Ready(&monitoring_callback_type) < 0)
-        return NULL;
-    monitoring_callback *cb = PyObject_New(monitoring_callback, &monitoring_callback_type);
-    if (cb)
-        cb->call = call;
-    return (PyObject *)cb;
-}
 
 static const struct {
     const char *event;
@@ -257,7 +229,8 @@ static int monitoring_acquire_tool(void)
     }
     for (size_t i = 0; i < sizeof monitoring_events / sizeof monitoring_events[0]; i++) {
         long bit = event_bit(monitoring_events[i].event);
-        PyObject *fn = new_callback(monitoring_callbacks[monitoring_events[i].callback]);
+        vectorcallfunc call = monitoring_callbacks[monitoring_events[i].callback];
+        PyObject *fn = sp_python_callback_new(call);
         PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(sp_py.monitoring, "register_callback",
                                                          "ilO", sp_py.tool_id, bit, fn)
                                      : NULL;
