@@ -49,7 +49,7 @@ static bool window(void *ctx, uint32_t win, uint64_t *key, uint32_t *c)
 }
 
 static const sp_ws_source source = {NULL, 3, REGIONS, COMMS, 1,
-                                    region_name, comm, member, window};
+                                    region_name, comm, member, window, 0, NULL, NULL};
 
 /* The regions of a call path, innermost first, joined as "MPI_Recv<main". */
 static void path_of(const sp_ws_input *in, uint32_t path, char *out, size_t len)
@@ -95,10 +95,10 @@ static void test_operations_of_two_locations(void)
     sp_ws_builder_enter(b, INIT, 11); /* a collective of the group by itself */
     sp_ws_builder_leave(b, 12);
     sp_ws_builder_enter(b, SEND, 20);
-    sp_ws_builder_send(b, PAIR, 0, 7, 8, true); /* the pair's rank 0 is rank 2 */
+    sp_ws_builder_send(b, PAIR, 0, 7, 8, true, SP_WS_NO_REQUEST); /* the pair's rank 0 is rank 2 */
     sp_ws_builder_leave(b, 25);
     sp_ws_builder_enter(b, ISEND, 30);
-    sp_ws_builder_send(b, WORLD, 1, 1, 0, false); /* no data, not blocking */
+    sp_ws_builder_send(b, WORLD, 1, 1, 0, false, SP_WS_NO_REQUEST); /* no data, not blocking */
     sp_ws_builder_leave(b, 31);
     sp_ws_builder_enter(b, IRECV, 40);
     sp_ws_builder_irecv_request(b, 55);
@@ -131,7 +131,7 @@ static void test_operations_of_two_locations(void)
     sp_ws_builder_rma_collective(b, 0);
     sp_ws_builder_leave(b, 130);
     sp_ws_builder_enter(b, SEND, 140); /* still in the call when the location ends */
-    sp_ws_builder_send(b, WORLD, 1, 8, 8, true);
+    sp_ws_builder_send(b, WORLD, 1, 8, 8, true, SP_WS_NO_REQUEST);
 
     /* The next location: its own call paths and requests, the rank's completions. */
     CHECK(sp_ws_builder_location(b, 1) == 0);
