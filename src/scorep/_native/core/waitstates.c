@@ -233,8 +233,12 @@ static int exchange_batches(const sp_ipc *ipc, ws_peer *peers, size_t n, bool ba
             p->back = data;
             p->back_count = bytes / sizeof *p->back;
         } else {
-            if (exchange_with(ipc, p->peer, p->out, p->out_count * sizeof *p->out, &data,
-                              &bytes) != 0)
+            int s = exchange_with(ipc, p->peer, p->out, p->out_count * sizeof *p->out, &data,
+                                  &bytes);
+            /* the receiver has its copy: the matching needs only what came in */
+            free(p->out);
+            p->out = NULL;
+            if (s != 0)
                 return -1;
             p->in = data;
             p->in_count = bytes / sizeof *p->in;
@@ -541,6 +545,33 @@ static void late_post(sp_ws_result *r, const ws_access *a, const sp_ws_event *e)
         charge(r, a->cnode, SP_WS_RMA_LATE_POST, post - a->enter);
 }
 
+#define NO_MATCH UINT64_MAX
+
+/* Charges one Late Sender instance (`e`: the last receive of the call), and remembers a
+ * waiting MPI_Waitall's completion id (its sends are no Late Receiver). */
+static int charge_late_sender(sp_ws_result *r, const sp_ws_event *e, int64_t ls, int64_t wo,
+                              bool empty, uint32_t **calls, size_t *ncalls, size_t *cap)
+{
+    charge(r, e->cnode, SP_WS_LATE_SENDER, ls);
+    charge(r, e->cnode, SP_WS_LATE_SENDER_WO, wo);
+    if (ls > 0)
+        count_instance(r, e->cnode, empty ? SP_WS_SLS_COUNT : SP_WS_CLS_COUNT);
+    if (wo > 0)
+        count_instance(r, e->cnode, empty ? SP_WS_SLSWO_COUNT : SP_WS_CLSWO_COUNT);
+    if (ls <= 0 || !(e->op & SP_WS_MULTI))
+        return 0;
+    if (*ncalls == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        uint32_t *g = realloc(*calls, c * sizeof *g);
+        if (!g)
+            return -1;
+        *calls = g;
+        *cap = c;
+    }
+    (*calls)[(*ncalls)++] = e->completion;
+    return 0;
+}
+
 /* A Late Receiver instance of the sends one MPI_Waitall/any/some completed. */
 typedef struct {
     uint32_t call, cnode;
@@ -601,11 +632,10 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             peers[i].posted[j] = INT64_MIN;
     }
     /* Each receive's send, matched as MPI does: the oldest unmatched message of the same
-     * source, communicator and tag. */
-    size_t *recv_index = malloc((nrecv ? nrecv : 1) * sizeof *recv_index);
-    int64_t *send_enter = malloc((nrecv ? nrecv : 1) * sizeof *send_enter);
-    int64_t *later_min = malloc((nrecv ? nrecv : 1) * sizeof *later_min);
-    if (status == 0 && (!recv_index || !send_enter || !later_min))
+     * source, communicator and tag; per receive, in the order of the receives, where its
+     * send's entry is (peer index << 32 | entry, NO_MATCH): 8 bytes a receive. */
+    uint64_t *match = malloc((nrecv ? nrecv : 1) * sizeof *match);
+    if (status == 0 && !match)
         status = sp_error(err, errlen, "out of memory in the wait-state analysis");
     size_t k = 0;
     /* general active target synchronization: the origins' open access epochs (a few: one
@@ -669,88 +699,71 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             continue;
         ws_peer *p = find_peer(peers, npeers, e->peer);
         size_t j = match_in(p, e->comm, e->tag);
-        int64_t found = INT64_MAX;
         if (j != SIZE_MAX) {
-            found = p->in[j].enter;
             p->posted[j] = e->op & SP_WS_POSTED ? e->posted : e->enter;
+            match[k++] = (uint64_t)(p - peers) << 32 | j;
         } else {
             r->unmatched++;
+            match[k++] = NO_MATCH;
         }
-        recv_index[k] = i;
-        send_enter[k++] = found;
     }
     free(access);
-    /* The calls (completion ids, increasing) whose receives were a Late Sender: the sends
+    /* The calls (completion ids) of several receives that were a Late Sender: the sends
      * they completed too are no Late Receiver (the waiting is counted once, there). */
     uint32_t *ls_calls = NULL;
     size_t nls_calls = 0, ls_cap = 0;
-    if (status == 0) {
-        /* Per receive, the earliest send of a message received after it (after its whole
-         * Waitall): sent before the receiver began to wait, it could have been received. */
-        int64_t suffix = INT64_MAX, group_min = INT64_MAX;
-        uint32_t group = 0;
-        for (size_t q = k; q-- > 0;) {
-            const sp_ws_event *e = &ev[recv_index[q]];
-            if (e->completion == 0 || e->completion != group) {
-                suffix = min64(suffix, group_min);
-                group_min = INT64_MAX;
-            }
-            later_min[q] = suffix;
-            group_min = min64(group_min, send_enter[q]);
-            group = e->completion;
+    /* Late Sender, one instance per receive or per group of receives one call completed
+     * (consecutive, sharing `completion`); the instance is a synchronization (Scalasca's
+     * count metrics) when none of its messages carried data. One sweep from the last
+     * receive back: Wrong Order needs, per receive, the earliest send of a message
+     * received after it (after its whole Waitall), which it could have received instead
+     * when that was sent before it began to wait. A group is charged when the sweep
+     * leaves it, to the call path of its last receive (the first the sweep met). */
+    int64_t suffix = INT64_MAX, group_min = INT64_MAX, ls = 0, wo = 0;
+    uint32_t group = 0;
+    const sp_ws_event *charged_at = NULL; /* the current group's last receive */
+    bool empty = true;
+    size_t q = k;
+    for (size_t i = count; status == 0 && i-- > 0;) {
+        const sp_ws_event *e = &ev[i];
+        if (e->kind != SP_WS_RECV)
+            continue;
+        q--;
+        if (e->completion == 0 || e->completion != group || !charged_at) {
+            if (charged_at &&
+                charge_late_sender(r, charged_at, ls, wo, empty, &ls_calls, &nls_calls,
+                                   &ls_cap) != 0)
+                status = sp_error(err, errlen, "out of memory in the wait-state analysis");
+            suffix = min64(suffix, group_min);
+            group_min = INT64_MAX;
+            ls = wo = 0;
+            empty = true;
+            charged_at = e;
         }
-        /* Late Sender, one instance per receive or per group of receives one call completed;
-         * the instance is a synchronization (Scalasca's count metrics) when none of its
-         * messages carried data. */
-        int64_t ls = 0, wo = 0;
-        bool empty = true;
-        for (size_t q = 0; q < k; q++) {
-            const sp_ws_event *e = &ev[recv_index[q]];
-            empty = empty && (e->op & SP_WS_EMPTY);
-            if (send_enter[q] != INT64_MAX) {
-                if (e->leave < send_enter[q]) {
-                    r->clock_violations++;
-                } else {
-                    int64_t w = min64(send_enter[q], e->leave) - e->enter;
-                    if (w > ls)
-                        ls = w;
-                    if (w > 0 && later_min[q] < e->enter && w > wo)
-                        wo = w;
-                }
-            }
-            bool last = q + 1 == k || e->completion == 0 ||
-                        ev[recv_index[q + 1]].completion != e->completion;
-            if (last) {
-                if (ls > 0 && (e->op & SP_WS_MULTI)) {
-                    if (nls_calls == ls_cap) {
-                        size_t cap = ls_cap ? 2 * ls_cap : 64;
-                        uint32_t *g = realloc(ls_calls, cap * sizeof *g);
-                        if (!g) {
-                            status = sp_error(err, errlen,
-                                              "out of memory in the wait-state analysis");
-                            break;
-                        }
-                        ls_calls = g;
-                        ls_cap = cap;
-                    }
-                    ls_calls[nls_calls++] = e->completion;
-                }
-                charge(r, e->cnode, SP_WS_LATE_SENDER, ls);
-                charge(r, e->cnode, SP_WS_LATE_SENDER_WO, wo);
-                if (ls > 0)
-                    count_instance(r, e->cnode, empty ? SP_WS_SLS_COUNT : SP_WS_CLS_COUNT);
-                if (wo > 0)
-                    count_instance(r, e->cnode, empty ? SP_WS_SLSWO_COUNT : SP_WS_CLSWO_COUNT);
-                ls = wo = 0;
-                empty = true;
-            }
+        group = e->completion;
+        int64_t send_enter = match[q] == NO_MATCH
+                                 ? INT64_MAX
+                                 : peers[match[q] >> 32].in[(uint32_t)match[q]].enter;
+        group_min = min64(group_min, send_enter);
+        empty = empty && (e->op & SP_WS_EMPTY);
+        if (send_enter == INT64_MAX)
+            continue;
+        if (e->leave < send_enter) {
+            r->clock_violations++;
+            continue;
         }
+        int64_t w = min64(send_enter, e->leave) - e->enter;
+        if (w > ls)
+            ls = w;
+        if (w > 0 && suffix < e->enter && w > wo)
+            wo = w;
     }
+    if (status == 0 && charged_at &&
+        charge_late_sender(r, charged_at, ls, wo, empty, &ls_calls, &nls_calls, &ls_cap) != 0)
+        status = sp_error(err, errlen, "out of memory in the wait-state analysis");
     /* What the forward pass needed goes before the backward pass allocates: the replay's
      * working memory stays below its input's. */
-    free(recv_index);
-    free(send_enter);
-    free(later_min);
+    free(match);
     for (size_t i = 0; i < npeers; i++) {
         if (peers[i].peer != ipc->rank)
             free(peers[i].in);
