@@ -147,15 +147,15 @@ static void test_operations_of_two_locations(void)
     check_event(&in, 0, SP_WS_COLL, SP_WS_OP_INIT, 0, 0, UINT64_MAX - 1, 11, 12, "MPI_Init<main");
     check_event(&in, 1, SP_WS_SEND, SP_WS_BLOCKING, 2, 7, 200, 20, 25, "MPI_Send<main");
     check_event(&in, 2, SP_WS_SEND, SP_WS_EMPTY, 1, 1, 100, 30, 31, "MPI_Isend<main");
-    check_event(&in, 3, SP_WS_RECV, SP_WS_POSTED, 2, 3, 100, 50, 60, "MPI_Waitall<main");
-    check_event(&in, 4, SP_WS_RECV, SP_WS_POSTED, 1, 4, 100, 50, 60, "MPI_Waitall<main");
+    check_event(&in, 3, SP_WS_RECV, SP_WS_POSTED | SP_WS_MULTI, 2, 3, 100, 50, 60, "MPI_Waitall<main");
+    check_event(&in, 4, SP_WS_RECV, SP_WS_POSTED | SP_WS_MULTI, 1, 4, 100, 50, 60, "MPI_Waitall<main");
     check_event(&in, 5, SP_WS_RECV, 0, 1, 5, 100, 70, 80, "MPI_Probe<main");
     check_event(&in, 6, SP_WS_COLL, SP_COLL_BARRIER, 0, 0, 100, 100, 110, "MPI_Barrier<main");
     check_event(&in, 7, SP_WS_COLL, SP_COLL_BCAST, 0, 0, 200, 111, 112, "MPI_Bcast<main");
     check_event(&in, 8, SP_WS_COLL, SP_WS_OP_FENCE, 0, 0, WINDOW_KEY, 120, 130,
                 "MPI_Win_fence<main");
     check_event(&in, 9, SP_WS_SEND, SP_WS_BLOCKING, 1, 8, 100, 140, 140, "MPI_Send<main");
-    check_event(&in, 10, SP_WS_RECV, 0, 1, 3, 100, 8, 9, "MPI_Waitall<main");
+    check_event(&in, 10, SP_WS_RECV, SP_WS_MULTI, 1, 3, 100, 8, 9, "MPI_Waitall<main");
     if (in.count == 11) {
         CHECK_EQ_U64(in.events[3].posted, 40);
         CHECK_EQ_U64(in.events[4].posted, 42);
