@@ -281,5 +281,86 @@ static void test_partner_that_recorded_nothing(void)
     free_results(work, 2);
 }
 
+/* Late Receiver of non-blocking sends completed in MPI_Wait* and the one-sided patterns of
+ * general active target synchronization, on three ranks (window WIN2: target 0, origins 1
+ * and 2). Fields: kind, flags, peer, tag, root, cnode, completion, comm, enter, leave,
+ * posted (a waited send: its Wait's enter). */
+#define WIN2 88
+#define W SP_WS_WAITED
+#define M SP_WS_MULTI
+static const sp_ws_event more0[] = {
+    /* Isend at 100, its MPI_Wait 200..900 (cnode 1); rank 1 posts the receive at 700 */
+    {SP_WS_SEND, W, 1, 30, SP_NO_ROOT, 1, 1, WORLD, 100, 900, 200},
+    /* two Isends completed by one MPI_Waitall 1100..2000 (cnode 2): received at 1300 and
+     * 1600: one instance, 500 */
+    {SP_WS_SEND, W | M, 1, 31, SP_NO_ROOT, 2, 2, WORLD, 1000, 2000, 1100},
+    {SP_WS_SEND, W | M, 2, 32, SP_NO_ROOT, 2, 2, WORLD, 1010, 2000, 1100},
+    /* a MPI_Waitall 3100..3900 (cnode 3) completing an Isend (received at 3300) and an
+     * Irecv whose message was sent at 3500: Late Sender 400, no Late Receiver */
+    {SP_WS_SEND, W | M, 1, 33, SP_NO_ROOT, 3, 3, WORLD, 3000, 3900, 3100},
+    {SP_WS_RECV, M, 2, 34, SP_NO_ROOT, 3, 3, WORLD, 3100, 3900, 0},
+    /* MPI_Win_post at 5000 (cnode 4), MPI_Win_wait 5100..5800 (cnode 5) */
+    {SP_WS_GATS_POST, 0, 1, 0, SP_NO_ROOT, 4, 4, WIN2, 5000, 5010, 0},
+    {SP_WS_GATS_POST, 0, 2, 0, SP_NO_ROOT, 4, 4, WIN2, 5000, 5010, 0},
+    {SP_WS_GATS_WAIT, 0, 1, 0, SP_NO_ROOT, 5, 5, WIN2, 5100, 5800, 0},
+    {SP_WS_GATS_WAIT, 0, 2, 0, SP_NO_ROOT, 5, 5, WIN2, 5100, 5800, 0},
+};
+static const sp_ws_event more1[] = {
+    {SP_WS_RECV, 0, 0, 30, SP_NO_ROOT, 0, 11, WORLD, 700, 910, 0},
+    {SP_WS_RECV, 0, 0, 31, SP_NO_ROOT, 0, 12, WORLD, 1300, 1400, 0},
+    {SP_WS_RECV, 0, 0, 33, SP_NO_ROOT, 0, 13, WORLD, 3300, 3400, 0},
+    /* a blocking MPI_Win_start 4000..5020 (cnode 6): the post came at 5000 */
+    {SP_WS_GATS_START, 0, 0, 0, SP_NO_ROOT, 6, 14, WIN2, 4000, 5020, 0},
+    {SP_WS_GATS_COMPLETE, 0, 0, 0, SP_NO_ROOT, 7, 15, WIN2, 5200, 5210, 0},
+};
+static const sp_ws_event more2[] = {
+    {SP_WS_RECV, 0, 0, 32, SP_NO_ROOT, 0, 21, WORLD, 1600, 1700, 0},
+    {SP_WS_SEND, 0, 0, 34, SP_NO_ROOT, 0, 0, WORLD, 3500, 3510, 0},
+    /* a start that did not block; the post (5000) fell in MPI_Win_complete 4950..5300 */
+    {SP_WS_GATS_START, 0, 0, 0, SP_NO_ROOT, 6, 22, WIN2, 4900, 4905, 0},
+    {SP_WS_GATS_COMPLETE, 0, 0, 0, SP_NO_ROOT, 7, 23, WIN2, 4950, 5300, 0},
+};
+
+static void *more_rank(void *arg)
+{
+    ws_work *w = arg;
+    static const sp_ws_event *const progs[3] = {more0, more1, more2};
+    static const size_t lens[3] = {sizeof more0 / sizeof more0[0], sizeof more1 / sizeof more1[0],
+                                   sizeof more2 / sizeof more2[0]};
+    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, 3};
+    sp_ws_comm comm = {WORLD, 3, world_members};
+    w->status = sp_ws_replay(&ipc, progs[w->me.rank], lens[w->me.rank], &comm, 1, &w->r,
+                             w->err, sizeof w->err);
+    return NULL;
+}
+
+static void test_waited_sends_and_active_target(void)
+{
+    ws_work work[3];
+    run_group(3, CNODES, more_rank, work);
+    ws_work *w0 = &work[0], *w1 = &work[1], *w2 = &work[2];
+    CHECK_EQ_U64(w0->r.unmatched + w1->r.unmatched + w2->r.unmatched, 0);
+    /* MPI_Wait: from its enter (200) until the receive was posted (700) */
+    CHECK_EQ_U64(t(w0, 1, SP_WS_LATE_RECEIVER), 500);
+    CHECK_EQ_U64(n(w0, 1, SP_WS_CLR_COUNT), 1);
+    /* MPI_Waitall: the longer of 200 and 500, once */
+    CHECK_EQ_U64(t(w0, 2, SP_WS_LATE_RECEIVER), 500);
+    CHECK_EQ_U64(t(w0, 2, SP_WS_CLR_COUNT), 1);
+    /* a Waitall that was a Late Sender is no Late Receiver */
+    CHECK_EQ_U64(t(w0, 3, SP_WS_LATE_SENDER), 400);
+    CHECK_EQ_U64(t(w0, 3, SP_WS_LATE_RECEIVER), 0);
+    CHECK_EQ_U64(total(w1, SP_WS_LATE_RECEIVER) + total(w2, SP_WS_LATE_RECEIVER), 0);
+    /* Late Post: in rank 1's blocking start, in rank 2's complete */
+    CHECK_EQ_U64(t(w1, 6, SP_WS_RMA_LATE_POST), 1000);
+    CHECK_EQ_U64(t(w1, 7, SP_WS_RMA_LATE_POST), 0);
+    CHECK_EQ_U64(t(w2, 6, SP_WS_RMA_LATE_POST), 0);
+    CHECK_EQ_U64(t(w2, 7, SP_WS_RMA_LATE_POST), 50);
+    CHECK_EQ_U64(total(w0, SP_WS_RMA_LATE_POST), 0);
+    /* Early Wait: the target's wait (5100) until the last complete's enter (5200) */
+    CHECK_EQ_U64(t(w0, 5, SP_WS_RMA_EARLY_WAIT), 100);
+    CHECK_EQ_U64(total(w1, SP_WS_RMA_EARLY_WAIT) + total(w2, SP_WS_RMA_EARLY_WAIT), 0);
+    free_results(work, 3);
+}
+
 CTEST_MAIN(test_patterns_of_constructed_programs, test_disagreeing_members_skip_the_communicator,
-           test_partner_that_recorded_nothing)
+           test_partner_that_recorded_nothing, test_waited_sends_and_active_target)

@@ -49,7 +49,7 @@ static bool window(void *ctx, uint32_t win, uint64_t *key, uint32_t *c)
 }
 
 static const sp_ws_source source = {NULL, 3, REGIONS, COMMS, 1,
-                                    region_name, comm, member, window};
+                                    region_name, comm, member, window, 0, NULL, NULL};
 
 /* The regions of a call path, innermost first, joined as "MPI_Recv<main". */
 static void path_of(const sp_ws_input *in, uint32_t path, char *out, size_t len)
@@ -95,10 +95,10 @@ static void test_operations_of_two_locations(void)
     sp_ws_builder_enter(b, INIT, 11); /* a collective of the group by itself */
     sp_ws_builder_leave(b, 12);
     sp_ws_builder_enter(b, SEND, 20);
-    sp_ws_builder_send(b, PAIR, 0, 7, 8, true); /* the pair's rank 0 is rank 2 */
+    sp_ws_builder_send(b, PAIR, 0, 7, 8, true, SP_WS_NO_REQUEST); /* the pair's rank 0 is rank 2 */
     sp_ws_builder_leave(b, 25);
     sp_ws_builder_enter(b, ISEND, 30);
-    sp_ws_builder_send(b, WORLD, 1, 1, 0, false); /* no data, not blocking */
+    sp_ws_builder_send(b, WORLD, 1, 1, 0, false, SP_WS_NO_REQUEST); /* no data, not blocking */
     sp_ws_builder_leave(b, 31);
     sp_ws_builder_enter(b, IRECV, 40);
     sp_ws_builder_irecv_request(b, 55);
@@ -131,7 +131,7 @@ static void test_operations_of_two_locations(void)
     sp_ws_builder_rma_collective(b, 0);
     sp_ws_builder_leave(b, 130);
     sp_ws_builder_enter(b, SEND, 140); /* still in the call when the location ends */
-    sp_ws_builder_send(b, WORLD, 1, 8, 8, true);
+    sp_ws_builder_send(b, WORLD, 1, 8, 8, true, SP_WS_NO_REQUEST);
 
     /* The next location: its own call paths and requests, the rank's completions. */
     CHECK(sp_ws_builder_location(b, 1) == 0);
@@ -147,15 +147,15 @@ static void test_operations_of_two_locations(void)
     check_event(&in, 0, SP_WS_COLL, SP_WS_OP_INIT, 0, 0, UINT64_MAX - 1, 11, 12, "MPI_Init<main");
     check_event(&in, 1, SP_WS_SEND, SP_WS_BLOCKING, 2, 7, 200, 20, 25, "MPI_Send<main");
     check_event(&in, 2, SP_WS_SEND, SP_WS_EMPTY, 1, 1, 100, 30, 31, "MPI_Isend<main");
-    check_event(&in, 3, SP_WS_RECV, SP_WS_POSTED, 2, 3, 100, 50, 60, "MPI_Waitall<main");
-    check_event(&in, 4, SP_WS_RECV, SP_WS_POSTED, 1, 4, 100, 50, 60, "MPI_Waitall<main");
+    check_event(&in, 3, SP_WS_RECV, SP_WS_POSTED | SP_WS_MULTI, 2, 3, 100, 50, 60, "MPI_Waitall<main");
+    check_event(&in, 4, SP_WS_RECV, SP_WS_POSTED | SP_WS_MULTI, 1, 4, 100, 50, 60, "MPI_Waitall<main");
     check_event(&in, 5, SP_WS_RECV, 0, 1, 5, 100, 70, 80, "MPI_Probe<main");
     check_event(&in, 6, SP_WS_COLL, SP_COLL_BARRIER, 0, 0, 100, 100, 110, "MPI_Barrier<main");
     check_event(&in, 7, SP_WS_COLL, SP_COLL_BCAST, 0, 0, 200, 111, 112, "MPI_Bcast<main");
     check_event(&in, 8, SP_WS_COLL, SP_WS_OP_FENCE, 0, 0, WINDOW_KEY, 120, 130,
                 "MPI_Win_fence<main");
     check_event(&in, 9, SP_WS_SEND, SP_WS_BLOCKING, 1, 8, 100, 140, 140, "MPI_Send<main");
-    check_event(&in, 10, SP_WS_RECV, 0, 1, 3, 100, 8, 9, "MPI_Waitall<main");
+    check_event(&in, 10, SP_WS_RECV, SP_WS_MULTI, 1, 3, 100, 8, 9, "MPI_Waitall<main");
     if (in.count == 11) {
         CHECK_EQ_U64(in.events[3].posted, 40);
         CHECK_EQ_U64(in.events[4].posted, 42);

@@ -408,7 +408,8 @@ WAIT_STATE_TEXT = {
     "mpi_latesender": ("Late Sender", "waits in a receive for a message sent late"),
     "mpi_latesender_wo": ("Late Sender, Wrong Order",
                           "while an earlier message was waiting to be received"),
-    "mpi_latereceiver": ("Late Receiver", "waits in a blocking send for a late receive"),
+    "mpi_latereceiver": ("Late Receiver", "waits in a blocking send or MPI_Wait* for a late "
+                         "receive"),
     "mpi_barrier_wait": ("Wait at Barrier", "waits in MPI_Barrier for the last rank"),
     "mpi_barrier_completion": ("Barrier Completion", "in MPI_Barrier after the first rank left"),
     "mpi_wait_nxn": ("Wait at N x N", "waits in an all-to-all collective for the last rank"),
@@ -419,6 +420,10 @@ WAIT_STATE_TEXT = {
     "mpi_init_completion": ("Initialization Completion", "in MPI_Init after the first rank left"),
     "mpi_finalize_wait": ("Wait at Finalize", "waits in MPI_Finalize for the last rank"),
     "mpi_rma_wait_at_fence": ("Wait at Fence", "waits in MPI_Win_fence for the last rank"),
+    "mpi_rma_sync_late_post": ("Late Post", "an origin waits in MPI_Win_start/complete for a "
+                               "target's late MPI_Win_post"),
+    "mpi_rma_early_wait": ("Early Wait", "a target waits in MPI_Win_wait for the last "
+                           "MPI_Win_complete"),
 }
 # Kept for callers that list the patterns: (name, display, meaning) in the table's order.
 WAIT_STATE_METRICS = [(name, display, meaning) for name, (display, meaning)

@@ -23,6 +23,8 @@ const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT] = {
     [SP_WS_INIT_COMPLETION] = "mpi_init_completion",
     [SP_WS_FINALIZE_WAIT] = "mpi_finalize_wait",
     [SP_WS_RMA_WAIT_AT_FENCE] = "mpi_rma_wait_at_fence",
+    [SP_WS_RMA_LATE_POST] = "mpi_rma_sync_late_post",
+    [SP_WS_RMA_EARLY_WAIT] = "mpi_rma_early_wait",
     [SP_WS_SLS_COUNT] = "mpi_sls_count",
     [SP_WS_SLSWO_COUNT] = "mpi_slswo_count",
     [SP_WS_SLR_COUNT] = "mpi_slr_count",
@@ -45,6 +47,8 @@ const int sp_ws_metric_parent[SP_WS_METRIC_COUNT] = {
     [SP_WS_INIT_COMPLETION] = -1,
     [SP_WS_FINALIZE_WAIT] = -1,
     [SP_WS_RMA_WAIT_AT_FENCE] = -1,
+    [SP_WS_RMA_LATE_POST] = -1,
+    [SP_WS_RMA_EARLY_WAIT] = -1,
     /* Scalasca hangs these below its statistics syncs_recv, syncs_send, comms_recv and
      * comms_send, which this profile does not have: top-level, Wrong Order below its count */
     [SP_WS_SLS_COUNT] = -1,
@@ -63,6 +67,7 @@ const char *const sp_ws_metric_unit[SP_WS_METRIC_COUNT] = {
     [SP_WS_EARLY_REDUCE] = "sec",     [SP_WS_EARLY_SCAN] = "sec",
     [SP_WS_INIT_COMPLETION] = "sec",  [SP_WS_FINALIZE_WAIT] = "sec",
     [SP_WS_RMA_WAIT_AT_FENCE] = "sec",
+    [SP_WS_RMA_LATE_POST] = "sec",    [SP_WS_RMA_EARLY_WAIT] = "sec",
     [SP_WS_SLS_COUNT] = "occ",        [SP_WS_SLSWO_COUNT] = "occ",
     [SP_WS_SLR_COUNT] = "occ",        [SP_WS_CLS_COUNT] = "occ",
     [SP_WS_CLSWO_COUNT] = "occ",      [SP_WS_CLR_COUNT] = "occ",
@@ -228,8 +233,12 @@ static int exchange_batches(const sp_ipc *ipc, ws_peer *peers, size_t n, bool ba
             p->back = data;
             p->back_count = bytes / sizeof *p->back;
         } else {
-            if (exchange_with(ipc, p->peer, p->out, p->out_count * sizeof *p->out, &data,
-                              &bytes) != 0)
+            int s = exchange_with(ipc, p->peer, p->out, p->out_count * sizeof *p->out, &data,
+                                  &bytes);
+            /* the receiver has its copy: the matching needs only what came in */
+            free(p->out);
+            p->out = NULL;
+            if (s != 0)
                 return -1;
             p->in = data;
             p->in_count = bytes / sizeof *p->in;
@@ -410,7 +419,7 @@ static int make_plan(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
     }
     size_t n = 0;
     for (size_t i = 0; i < count; i++) {
-        if (ev[i].kind == SP_WS_SEND || ev[i].kind == SP_WS_RECV)
+        if (ev[i].kind != SP_WS_COLL)
             ranks[n++] = ev[i].peer;
         else if (ev[i].kind == SP_WS_COLL && classify(ev[i].op) != CLASS_NONE)
             for (uint32_t c = 0; c < comm_count; c++)
@@ -483,6 +492,99 @@ static int make_plan(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
     return status;
 }
 
+/* The messages general active target synchronization is re-enacted with: tags no MPI
+ * message has (MPI's are non-negative ints), on the window's key. */
+#define TAG_GATS_POST 0x80000001u
+#define TAG_GATS_COMPLETE 0x80000002u
+
+/* Operations whose times go to the peer in the forward pass, and the tag they go with. */
+static bool sent_kind(uint8_t kind)
+{
+    return kind == SP_WS_SEND || kind == SP_WS_GATS_POST || kind == SP_WS_GATS_COMPLETE;
+}
+
+static uint32_t sent_tag(const sp_ws_event *e)
+{
+    return e->kind == SP_WS_GATS_POST       ? TAG_GATS_POST
+           : e->kind == SP_WS_GATS_COMPLETE ? TAG_GATS_COMPLETE
+                                            : e->tag;
+}
+
+/* The oldest unmatched entry of `p->in` on `comm` with `tag` (marked matched), as MPI
+ * matches messages; SIZE_MAX when there is none. */
+static size_t match_in(ws_peer *p, uint64_t comm, uint32_t tag)
+{
+    while (p && p->cursor < p->in_count && p->in[p->cursor].used)
+        p->cursor++;
+    for (size_t j = p ? p->cursor : 0; p && j < p->in_count; j++)
+        if (!p->in[j].used && p->in[j].comm == comm && p->in[j].tag == tag) {
+            p->in[j].used = 1;
+            return j;
+        }
+    return SIZE_MAX;
+}
+
+/* An origin's open access epoch on a window (between MPI_Win_start and _complete). */
+typedef struct {
+    uint64_t win;
+    uint32_t call, cnode; /* the start's completion id and call path */
+    int64_t enter, leave; /* the start's */
+    int64_t last_post;    /* the latest enter of a target's MPI_Win_post */
+} ws_access;
+
+/* Late Post for the access epoch `a` that the complete `e` ends (Scalasca's order: the
+ * waiting is where the last post fell, the complete or else a blocking start). */
+static void late_post(sp_ws_result *r, const ws_access *a, const sp_ws_event *e)
+{
+    int64_t post = a->last_post;
+    if (post == INT64_MIN)
+        return;
+    if (e->enter < post && post < e->leave)
+        charge(r, e->cnode, SP_WS_RMA_LATE_POST, post - e->enter);
+    else if (a->enter < post && post < a->leave)
+        charge(r, a->cnode, SP_WS_RMA_LATE_POST, post - a->enter);
+}
+
+#define NO_MATCH UINT64_MAX
+
+/* Charges one Late Sender instance (`e`: the last receive of the call), and remembers a
+ * waiting MPI_Waitall's completion id (its sends are no Late Receiver). */
+static int charge_late_sender(sp_ws_result *r, const sp_ws_event *e, int64_t ls, int64_t wo,
+                              bool empty, uint32_t **calls, size_t *ncalls, size_t *cap)
+{
+    charge(r, e->cnode, SP_WS_LATE_SENDER, ls);
+    charge(r, e->cnode, SP_WS_LATE_SENDER_WO, wo);
+    if (ls > 0)
+        count_instance(r, e->cnode, empty ? SP_WS_SLS_COUNT : SP_WS_CLS_COUNT);
+    if (wo > 0)
+        count_instance(r, e->cnode, empty ? SP_WS_SLSWO_COUNT : SP_WS_CLSWO_COUNT);
+    if (ls <= 0 || !(e->op & SP_WS_MULTI))
+        return 0;
+    if (*ncalls == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        uint32_t *g = realloc(*calls, c * sizeof *g);
+        if (!g)
+            return -1;
+        *calls = g;
+        *cap = c;
+    }
+    (*calls)[(*ncalls)++] = e->completion;
+    return 0;
+}
+
+/* A Late Receiver instance of the sends one MPI_Waitall/any/some completed. */
+typedef struct {
+    uint32_t call, cnode;
+    int64_t wait;
+    bool empty;
+} ws_multi_lr;
+
+static int cmp_multi_lr(const void *a, const void *b)
+{
+    const ws_multi_lr *x = a, *y = b;
+    return x->call < y->call ? -1 : x->call > y->call;
+}
+
 static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
                            const ws_plan *plan, sp_ws_result *r, char *err, size_t errlen)
 {
@@ -496,7 +598,7 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
         peers[i].peer = plan->peers[i];
     int status = 0;
     for (size_t i = 0; i < count && status == 0; i++) {
-        if (ev[i].kind != SP_WS_SEND)
+        if (!sent_kind(ev[i].kind))
             continue;
         if (ev[i].peer >= ipc->size) {
             status = sp_error(err, errlen, "a message to rank %u of a group of %u",
@@ -516,7 +618,7 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             p->out = grown;
             p->out_cap = cap;
         }
-        p->out[p->out_count++] = (ws_sent){ev[i].comm, ev[i].tag, 0, ev[i].enter};
+        p->out[p->out_count++] = (ws_sent){ev[i].comm, sent_tag(&ev[i]), 0, ev[i].enter};
     }
     bool exchanged = status == 0 && exchange_batches(ipc, peers, npeers, false) == 0;
     if (status == 0 && !exchanged)
@@ -530,85 +632,138 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             peers[i].posted[j] = INT64_MIN;
     }
     /* Each receive's send, matched as MPI does: the oldest unmatched message of the same
-     * source, communicator and tag. */
-    size_t *recv_index = malloc((nrecv ? nrecv : 1) * sizeof *recv_index);
-    int64_t *send_enter = malloc((nrecv ? nrecv : 1) * sizeof *send_enter);
-    int64_t *later_min = malloc((nrecv ? nrecv : 1) * sizeof *later_min);
-    if (status == 0 && (!recv_index || !send_enter || !later_min))
+     * source, communicator and tag; per receive, in the order of the receives, where its
+     * send's entry is (peer index << 32 | entry, NO_MATCH): 8 bytes a receive. */
+    uint64_t *match = malloc((nrecv ? nrecv : 1) * sizeof *match);
+    if (status == 0 && !match)
         status = sp_error(err, errlen, "out of memory in the wait-state analysis");
     size_t k = 0;
+    /* general active target synchronization: the origins' open access epochs (a few: one
+     * per window at most), and the latest complete of the target's epoch being ended */
+    ws_access *access = NULL;
+    size_t naccess = 0, access_cap = 0;
+    int64_t last_complete = INT64_MIN;
     for (size_t i = 0; i < count && status == 0; i++) {
-        if (ev[i].kind != SP_WS_RECV)
-            continue;
-        ws_peer *p = find_peer(peers, npeers, ev[i].peer);
-        int64_t found = INT64_MAX;
-        while (p && p->cursor < p->in_count && p->in[p->cursor].used)
-            p->cursor++;
-        for (size_t j = p ? p->cursor : 0; p && j < p->in_count; j++)
-            if (!p->in[j].used && p->in[j].comm == ev[i].comm && p->in[j].tag == ev[i].tag) {
-                p->in[j].used = 1;
-                found = p->in[j].enter;
-                p->posted[j] = ev[i].op & SP_WS_POSTED ? ev[i].posted : ev[i].enter;
-                break;
-            }
-        if (found == INT64_MAX)
-            r->unmatched++;
-        recv_index[k] = i;
-        send_enter[k++] = found;
-    }
-    if (status == 0) {
-        /* Per receive, the earliest send of a message received after it (after its whole
-         * Waitall): sent before the receiver began to wait, it could have been received. */
-        int64_t suffix = INT64_MAX, group_min = INT64_MAX;
-        uint32_t group = 0;
-        for (size_t q = k; q-- > 0;) {
-            const sp_ws_event *e = &ev[recv_index[q]];
-            if (e->completion == 0 || e->completion != group) {
-                suffix = min64(suffix, group_min);
-                group_min = INT64_MAX;
-            }
-            later_min[q] = suffix;
-            group_min = min64(group_min, send_enter[q]);
-            group = e->completion;
-        }
-        /* Late Sender, one instance per receive or per group of receives one call completed;
-         * the instance is a synchronization (Scalasca's count metrics) when none of its
-         * messages carried data. */
-        int64_t ls = 0, wo = 0;
-        bool empty = true;
-        for (size_t q = 0; q < k; q++) {
-            const sp_ws_event *e = &ev[recv_index[q]];
-            empty = empty && (e->op & SP_WS_EMPTY);
-            if (send_enter[q] != INT64_MAX) {
-                if (e->leave < send_enter[q]) {
-                    r->clock_violations++;
-                } else {
-                    int64_t w = min64(send_enter[q], e->leave) - e->enter;
-                    if (w > ls)
-                        ls = w;
-                    if (w > 0 && later_min[q] < e->enter && w > wo)
-                        wo = w;
+        const sp_ws_event *e = &ev[i];
+        if (e->kind == SP_WS_GATS_START || e->kind == SP_WS_GATS_WAIT) {
+            ws_peer *p = find_peer(peers, npeers, e->peer);
+            size_t j = match_in(p, e->comm, e->kind == SP_WS_GATS_START ? TAG_GATS_POST
+                                                                        : TAG_GATS_COMPLETE);
+            int64_t t = j == SIZE_MAX ? INT64_MIN : p->in[j].enter;
+            if (e->kind == SP_WS_GATS_WAIT) {
+                if (t > last_complete)
+                    last_complete = t;
+                bool last = i + 1 == count || ev[i + 1].kind != SP_WS_GATS_WAIT ||
+                            ev[i + 1].completion != e->completion;
+                if (last) {
+                    if (!(e->op & SP_WS_TESTED) && last_complete != INT64_MIN)
+                        charge(r, e->cnode, SP_WS_RMA_EARLY_WAIT,
+                               min64(last_complete, e->leave) - e->enter);
+                    last_complete = INT64_MIN;
                 }
+                continue;
             }
-            bool last = q + 1 == k || e->completion == 0 ||
-                        ev[recv_index[q + 1]].completion != e->completion;
-            if (last) {
-                charge(r, e->cnode, SP_WS_LATE_SENDER, ls);
-                charge(r, e->cnode, SP_WS_LATE_SENDER_WO, wo);
-                if (ls > 0)
-                    count_instance(r, e->cnode, empty ? SP_WS_SLS_COUNT : SP_WS_CLS_COUNT);
-                if (wo > 0)
-                    count_instance(r, e->cnode, empty ? SP_WS_SLSWO_COUNT : SP_WS_CLSWO_COUNT);
-                ls = wo = 0;
-                empty = true;
+            ws_access *a = NULL;
+            for (size_t q = 0; q < naccess && !a; q++)
+                if (access[q].win == e->comm && access[q].call == e->completion)
+                    a = &access[q];
+            if (!a) {
+                if (naccess == access_cap) {
+                    size_t cap = access_cap ? 2 * access_cap : 4;
+                    ws_access *g = realloc(access, cap * sizeof *g);
+                    if (!g) {
+                        status = sp_error(err, errlen, "out of memory in the wait-state analysis");
+                        break;
+                    }
+                    access = g;
+                    access_cap = cap;
+                }
+                a = &access[naccess++];
+                *a = (ws_access){e->comm, e->completion, e->cnode, e->enter, e->leave, INT64_MIN};
             }
+            if (t > a->last_post)
+                a->last_post = t;
+            continue;
+        }
+        if (e->kind == SP_WS_GATS_COMPLETE) {
+            /* the first complete of the call ends the window's access epoch */
+            for (size_t q = 0; q < naccess; q++)
+                if (access[q].win == e->comm) {
+                    late_post(r, &access[q], e);
+                    access[q] = access[--naccess];
+                    break;
+                }
+            continue;
+        }
+        if (e->kind != SP_WS_RECV)
+            continue;
+        ws_peer *p = find_peer(peers, npeers, e->peer);
+        size_t j = match_in(p, e->comm, e->tag);
+        if (j != SIZE_MAX) {
+            p->posted[j] = e->op & SP_WS_POSTED ? e->posted : e->enter;
+            match[k++] = (uint64_t)(p - peers) << 32 | j;
+        } else {
+            r->unmatched++;
+            match[k++] = NO_MATCH;
         }
     }
+    free(access);
+    /* The calls (completion ids) of several receives that were a Late Sender: the sends
+     * they completed too are no Late Receiver (the waiting is counted once, there). */
+    uint32_t *ls_calls = NULL;
+    size_t nls_calls = 0, ls_cap = 0;
+    /* Late Sender, one instance per receive or per group of receives one call completed
+     * (consecutive, sharing `completion`); the instance is a synchronization (Scalasca's
+     * count metrics) when none of its messages carried data. One sweep from the last
+     * receive back: Wrong Order needs, per receive, the earliest send of a message
+     * received after it (after its whole Waitall), which it could have received instead
+     * when that was sent before it began to wait. A group is charged when the sweep
+     * leaves it, to the call path of its last receive (the first the sweep met). */
+    int64_t suffix = INT64_MAX, group_min = INT64_MAX, ls = 0, wo = 0;
+    uint32_t group = 0;
+    const sp_ws_event *charged_at = NULL; /* the current group's last receive */
+    bool empty = true;
+    size_t q = k;
+    for (size_t i = count; status == 0 && i-- > 0;) {
+        const sp_ws_event *e = &ev[i];
+        if (e->kind != SP_WS_RECV)
+            continue;
+        q--;
+        if (e->completion == 0 || e->completion != group || !charged_at) {
+            if (charged_at &&
+                charge_late_sender(r, charged_at, ls, wo, empty, &ls_calls, &nls_calls,
+                                   &ls_cap) != 0)
+                status = sp_error(err, errlen, "out of memory in the wait-state analysis");
+            suffix = min64(suffix, group_min);
+            group_min = INT64_MAX;
+            ls = wo = 0;
+            empty = true;
+            charged_at = e;
+        }
+        group = e->completion;
+        int64_t send_enter = match[q] == NO_MATCH
+                                 ? INT64_MAX
+                                 : peers[match[q] >> 32].in[(uint32_t)match[q]].enter;
+        group_min = min64(group_min, send_enter);
+        empty = empty && (e->op & SP_WS_EMPTY);
+        if (send_enter == INT64_MAX)
+            continue;
+        if (e->leave < send_enter) {
+            r->clock_violations++;
+            continue;
+        }
+        int64_t w = min64(send_enter, e->leave) - e->enter;
+        if (w > ls)
+            ls = w;
+        if (w > 0 && suffix < e->enter && w > wo)
+            wo = w;
+    }
+    if (status == 0 && charged_at &&
+        charge_late_sender(r, charged_at, ls, wo, empty, &ls_calls, &nls_calls, &ls_cap) != 0)
+        status = sp_error(err, errlen, "out of memory in the wait-state analysis");
     /* What the forward pass needed goes before the backward pass allocates: the replay's
      * working memory stays below its input's. */
-    free(recv_index);
-    free(send_enter);
-    free(later_min);
+    free(match);
     for (size_t i = 0; i < npeers; i++) {
         if (peers[i].peer != ipc->rank)
             free(peers[i].in);
@@ -622,25 +777,63 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
         status = sp_error(err, errlen, "the wait-state analysis could not exchange messages");
     for (size_t i = 0; i < npeers && status == 0; i++)
         peers[i].cursor = 0; /* now: the next entry of `out`, in the order of the sends */
+    ws_multi_lr *multi = NULL;
+    size_t nmulti = 0, multi_cap = 0;
+    if (nls_calls)
+        qsort(ls_calls, nls_calls, sizeof *ls_calls, cmp_u32);
     for (size_t i = 0; i < count && status == 0; i++) {
         const sp_ws_event *e = &ev[i];
-        if (e->kind != SP_WS_SEND)
+        if (!sent_kind(e->kind))
             continue;
         ws_peer *p = find_peer(peers, npeers, e->peer);
         if (!p)
             continue;
         size_t j = p->cursor++;
-        if (!(e->op & SP_WS_BLOCKING) || j >= p->back_count || p->back[j] == INT64_MIN)
+        if (e->kind != SP_WS_SEND || !(e->op & (SP_WS_BLOCKING | SP_WS_WAITED)) ||
+            j >= p->back_count || p->back[j] == INT64_MIN)
             continue;
         int64_t posted = p->back[j];
+        /* a waited non-blocking send waits in its MPI_Wait*, from that call's enter */
+        int64_t enter = e->op & SP_WS_WAITED ? e->posted : e->enter;
         if (e->leave < posted)
             continue; /* it left before the receive was posted: it did not wait */
-        int64_t w = posted - e->enter;
-        if (w > 0) {
+        int64_t w = posted - enter;
+        if (w <= 0)
+            continue;
+        if (!(e->op & SP_WS_MULTI)) {
             charge(r, e->cnode, SP_WS_LATE_RECEIVER, w);
             count_instance(r, e->cnode, e->op & SP_WS_EMPTY ? SP_WS_SLR_COUNT : SP_WS_CLR_COUNT);
+            continue;
         }
+        if (bsearch(&e->completion, ls_calls, nls_calls, sizeof *ls_calls, cmp_u32))
+            continue;
+        if (nmulti == multi_cap) {
+            size_t cap = multi_cap ? 2 * multi_cap : 16;
+            ws_multi_lr *g = realloc(multi, cap * sizeof *g);
+            if (!g) {
+                status = sp_error(err, errlen, "out of memory in the wait-state analysis");
+                break;
+            }
+            multi = g;
+            multi_cap = cap;
+        }
+        multi[nmulti++] = (ws_multi_lr){e->completion, e->cnode, w, (e->op & SP_WS_EMPTY) != 0};
     }
+    /* the sends one call completed: one instance, with the longest waiting */
+    if (status == 0 && nmulti)
+        qsort(multi, nmulti, sizeof *multi, cmp_multi_lr);
+    for (size_t i = 0; i < nmulti && status == 0;) {
+        size_t best = i, j = i;
+        for (; j < nmulti && multi[j].call == multi[i].call; j++)
+            if (multi[j].wait > multi[best].wait)
+                best = j;
+        charge(r, multi[best].cnode, SP_WS_LATE_RECEIVER, multi[best].wait);
+        count_instance(r, multi[best].cnode,
+                       multi[best].empty ? SP_WS_SLR_COUNT : SP_WS_CLR_COUNT);
+        i = j;
+    }
+    free(multi);
+    free(ls_calls);
     free_peers(peers, npeers, ipc->rank);
     return status;
 }

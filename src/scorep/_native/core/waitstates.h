@@ -24,9 +24,14 @@
  *                    MPI_Rsend) that was still in the call when the receive was posted:
  *                    receive posted - send enter, when > 0 (Scalasca's rule: a send that
  *                    left before the receive was posted did not wait, so an eager MPI_Send
- *                    counts only when it did block). Computed in the backward pass: each
- *                    receiver returns to each sender, per message, when it posted the
- *                    receive (MPI_Irecv's enter for a receive completed in MPI_Wait*).
+ *                    counts only when it did block). A non-blocking send completed in
+ *                    MPI_Wait (SP_WS_WAITED) waits there the same way, from the Wait's
+ *                    enter; the sends one MPI_Waitall/any/some completed (SP_WS_MULTI)
+ *                    count once, with their maximum, and not at all when a receive of
+ *                    that call was a Late Sender (its time is counted there). Computed in
+ *                    the backward pass: each receiver returns to each sender, per message,
+ *                    when it posted the receive (MPI_Irecv's enter for a receive completed
+ *                    in MPI_Wait*).
  *   Wait at Barrier  min(last member's enter, own leave) - own enter (MPI_Barrier)
  *   Barrier Compl.   own leave - first member's leave
  *   Wait at NxN, NxN Completion: the same for Allreduce, Allgather(v), Alltoall(v,w),
@@ -38,6 +43,17 @@
  *   Init Completion  own leave - first rank's leave (MPI_Init)
  *   Wait at Fence    min(last member's enter, own leave) - own enter (MPI_Win_fence, the
  *                    members of the window's communicator)
+ *   Late Post        general active target synchronization, origin: the last target of
+ *                    its access group entered MPI_Win_post at P; when P falls inside the
+ *                    origin's MPI_Win_complete, P - complete's enter there, else when it
+ *                    falls inside its MPI_Win_start (an MPI whose start blocks, as Open
+ *                    MPI's), P - start's enter there (Scalasca's mpi_rma_sync_late_post)
+ *   Early Wait       target: the last origin of its exposure group entered MPI_Win_complete
+ *                    at C; min(C, wait's leave) - MPI_Win_wait's enter, when > 0 (a
+ *                    successful MPI_Win_test ends the epoch without waiting)
+ * The GATS calls are re-enacted as messages: a post tells each origin of its group when it
+ * was entered, a complete each target; an origin's k-th access epoch on a window towards a
+ * target matches that target's k-th exposure epoch on it towards the origin.
  * A message received before it was sent (receive leave < send enter) is a clock condition
  * violation: counted, and its waiting is not. */
 #ifndef SCOREP_CORE_WAITSTATES_H
@@ -55,6 +71,13 @@ typedef enum {
     SP_WS_RECV,     /* a message received: enter = the enter of the call that waited for it,
                      * leave = the leave of the call that completed it */
     SP_WS_COLL,     /* one collective operation (or MPI_Init / MPI_Finalize) */
+    /* General active target synchronization, one operation per member of the call's group
+     * (`peer`: that member; `comm`: the window's key; `completion`: shared by the
+     * operations of one call): */
+    SP_WS_GATS_POST,     /* MPI_Win_post on a target, towards an origin */
+    SP_WS_GATS_START,    /* MPI_Win_start on an origin, towards a target */
+    SP_WS_GATS_COMPLETE, /* MPI_Win_complete on an origin, towards a target */
+    SP_WS_GATS_WAIT,     /* MPI_Win_wait (or a successful MPI_Win_test) on a target */
 } sp_ws_kind;
 
 /* Operations of SP_WS_COLL beyond sp_collective_op (core/events.h). */
@@ -66,6 +89,12 @@ typedef enum {
 #define SP_WS_BLOCKING 1u /* SEND: a blocking send call (MPI_Send, MPI_Ssend, MPI_Rsend) */
 #define SP_WS_EMPTY 2u    /* SEND, RECV: no data (Scalasca's "synchronization", 0 bytes) */
 #define SP_WS_POSTED 4u   /* RECV: `posted` holds when it was posted (before `enter`) */
+/* SEND: a non-blocking send completed in MPI_Wait*: `posted` is that call's enter,
+ * `leave` its leave, `cnode` its call path, `completion` shared by what it completed */
+#define SP_WS_WAITED 8u
+/* SEND with SP_WS_WAITED, RECV: completed in MPI_Waitall, MPI_Waitany or MPI_Waitsome */
+#define SP_WS_MULTI 16u
+#define SP_WS_TESTED 32u /* GATS_WAIT: MPI_Win_test ended the epoch (it does not wait) */
 
 typedef struct {
     uint8_t kind;        /* sp_ws_kind */
@@ -103,6 +132,8 @@ typedef enum {
     SP_WS_INIT_COMPLETION,
     SP_WS_FINALIZE_WAIT,
     SP_WS_RMA_WAIT_AT_FENCE,
+    SP_WS_RMA_LATE_POST,  /* mpi_rma_sync_late_post */
+    SP_WS_RMA_EARLY_WAIT, /* mpi_rma_early_wait */
     /* Scalasca's count metrics (unit "occ"): instances of Late Sender (its Wrong Order part)
      * and Late Receiver, in synchronizations (messages without data) and communications. */
     SP_WS_SLS_COUNT,

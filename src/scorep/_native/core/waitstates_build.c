@@ -18,7 +18,8 @@ typedef struct {
 
 /* What MPI regions mean to the analysis beyond their events. */
 enum { REGION_PLAIN = 1, REGION_PROBE, REGION_RECEIVE, REGION_INIT, REGION_FINALIZE,
-       REGION_BLOCKING_SEND, REGION_FENCE };
+       REGION_BLOCKING_SEND, REGION_FENCE, REGION_WAIT, REGION_WAIT_MULTI, REGION_WIN_POST,
+       REGION_WIN_START, REGION_WIN_COMPLETE, REGION_WIN_WAIT, REGION_WIN_TEST };
 
 /* MPI_Init and MPI_Finalize: collectives of the world, on keys of their own so that a rank
  * that did not record them cannot spoil the world's real collectives. */
@@ -50,6 +51,9 @@ struct sp_ws_builder {
     sp_u64map irecv_posted; /* request -> index into posted_at */
     int64_t *posted_at;
     size_t posted_count, posted_capacity;
+    /* Each pending MPI_Isend's operation, by request id (per location): the MPI_Wait* that
+     * completes it is where it waits for a late receiver. */
+    sp_u64map isend_event; /* request -> index into in->events */
     bool failed;
 };
 
@@ -85,11 +89,14 @@ sp_ws_builder *sp_ws_builder_new(const sp_ws_source *source, sp_ws_input *in)
     b->win_of = calloc((size_t)source->win_count + 1, sizeof *b->win_of);
     bool paths = sp_u64map_init(&b->paths, 256) == 0;
     bool posted = sp_u64map_init(&b->irecv_posted, 64) == 0;
-    if (!b->region_class || !b->comm_of || !b->win_of || !paths || !posted) {
+    bool isends = sp_u64map_init(&b->isend_event, 64) == 0;
+    if (!b->region_class || !b->comm_of || !b->win_of || !paths || !posted || !isends) {
         if (paths)
             sp_u64map_free(&b->paths);
         if (posted)
             sp_u64map_free(&b->irecv_posted);
+        if (isends)
+            sp_u64map_free(&b->isend_event);
         free(b->region_class);
         free(b->comm_of);
         free(b->win_of);
@@ -122,6 +129,7 @@ int sp_ws_builder_finish(sp_ws_builder *b)
     int result = status(b);
     sp_u64map_free(&b->paths);
     sp_u64map_free(&b->irecv_posted);
+    sp_u64map_free(&b->isend_event);
     free(b->region_class);
     free(b->comm_of);
     free(b->win_of);
@@ -141,8 +149,13 @@ int sp_ws_builder_location(sp_ws_builder *b, uint32_t location)
     b->location = location;
     b->in_location = true;
     sp_u64map_free(&b->irecv_posted);
+    sp_u64map_free(&b->isend_event);
     if (sp_u64map_init(&b->irecv_posted, 64) != 0) {
         memset(&b->irecv_posted, 0, sizeof b->irecv_posted);
+        b->failed = true;
+    }
+    if (sp_u64map_init(&b->isend_event, 64) != 0) {
+        memset(&b->isend_event, 0, sizeof b->isend_event);
         b->failed = true;
     }
     b->posted_count = 0;
@@ -172,6 +185,21 @@ static uint8_t region_class(sp_ws_builder *b, uint32_t region)
             c = REGION_BLOCKING_SEND; /* may wait for the receive: Late Receiver */
         else if (!strcmp(name, "MPI_Win_fence"))
             c = REGION_FENCE;
+        else if (!strcmp(name, "MPI_Wait"))
+            c = REGION_WAIT;
+        else if (!strcmp(name, "MPI_Waitall") || !strcmp(name, "MPI_Waitany") ||
+                 !strcmp(name, "MPI_Waitsome"))
+            c = REGION_WAIT_MULTI;
+        else if (!strcmp(name, "MPI_Win_post"))
+            c = REGION_WIN_POST;
+        else if (!strcmp(name, "MPI_Win_start"))
+            c = REGION_WIN_START;
+        else if (!strcmp(name, "MPI_Win_complete"))
+            c = REGION_WIN_COMPLETE;
+        else if (!strcmp(name, "MPI_Win_wait"))
+            c = REGION_WIN_WAIT;
+        else if (!strcmp(name, "MPI_Win_test"))
+            c = REGION_WIN_TEST;
         b->region_class[region] = c;
     }
     return b->region_class[region];
@@ -369,12 +397,88 @@ static sp_ws_event *message(sp_ws_builder *b, bool send, uint32_t comm, uint32_t
 }
 
 int sp_ws_builder_send(sp_ws_builder *b, uint32_t comm, uint32_t peer, uint32_t tag,
-                       uint64_t bytes, bool blocking_record)
+                       uint64_t bytes, bool blocking_record, uint64_t request)
 {
     sp_ws_event *e = message(b, true, comm, peer, tag, bytes);
     if (e && blocking_record &&
         region_class(b, b->stack[b->depth - 1].region) == REGION_BLOCKING_SEND)
         e->op |= SP_WS_BLOCKING;
+    if (e && request != SP_WS_NO_REQUEST && b->in->count - 1 < SP_NO_ID &&
+        sp_u64map_put(&b->isend_event, request, (uint32_t)(b->in->count - 1)) != 0)
+        b->failed = true;
+    return status(b);
+}
+
+/* The id the operations one call completed share: the Late Sender (and Late Receiver)
+ * instances of an MPI_Waitall count once. */
+static uint32_t call_completion(sp_ws_builder *b)
+{
+    ws_frame *f = &b->stack[b->depth - 1];
+    if (!f->completion)
+        f->completion = ++b->next_completion;
+    return f->completion;
+}
+
+int sp_ws_builder_isend_complete(sp_ws_builder *b, uint64_t request)
+{
+    if (b->failed || b->depth == 0)
+        return status(b);
+    uint8_t klass = region_class(b, b->stack[b->depth - 1].region);
+    uint32_t at = sp_u64map_get(&b->isend_event, request);
+    if ((klass != REGION_WAIT && klass != REGION_WAIT_MULTI) || at == SP_NO_ID ||
+        at >= b->in->count || b->in->events[at].kind != SP_WS_SEND)
+        return status(b);
+    if (!grow((void **)&b->pending, sizeof *b->pending, &b->pending_capacity,
+              b->pending_count + 1)) {
+        b->failed = true;
+        return -1;
+    }
+    sp_ws_event *e = &b->in->events[at];
+    e->op |= SP_WS_WAITED | (klass == REGION_WAIT_MULTI ? SP_WS_MULTI : 0);
+    e->posted = b->stack[b->depth - 1].enter;
+    e->leave = e->posted; /* until the call leaves */
+    e->cnode = current_path(b);
+    e->completion = call_completion(b);
+    b->pending[b->pending_count].event = at;
+    b->pending[b->pending_count++].depth = b->depth;
+    /* request ids may come again: this one is done */
+    if (sp_u64map_put(&b->isend_event, request, SP_NO_ID - 1) != 0)
+        b->failed = true;
+    return status(b);
+}
+
+int sp_ws_builder_rma_group_sync(sp_ws_builder *b, uint32_t win, uint32_t group)
+{
+    if (b->failed || b->depth == 0)
+        return status(b);
+    const sp_ws_source *s = b->src;
+    uint8_t klass = region_class(b, b->stack[b->depth - 1].region);
+    uint8_t kind = klass == REGION_WIN_POST       ? SP_WS_GATS_POST
+                   : klass == REGION_WIN_START    ? SP_WS_GATS_START
+                   : klass == REGION_WIN_COMPLETE ? SP_WS_GATS_COMPLETE
+                   : klass == REGION_WIN_WAIT || klass == REGION_WIN_TEST ? SP_WS_GATS_WAIT
+                                                                          : SP_WS_COLL;
+    uint32_t size = 0;
+    if (kind == SP_WS_COLL || !s->group || group >= s->group_count ||
+        !s->group(s->ctx, group, &size))
+        return status(b);
+    int64_t c = entry_index(b, win, true);
+    if (c < 0)
+        return status(b);
+    uint64_t key = b->in->comms[c].key;
+    uint32_t call = call_completion(b);
+    for (uint32_t i = 0; i < size && !b->failed; i++) {
+        uint32_t rank = s->group_member(s->ctx, group, i);
+        if (rank >= s->group_size)
+            continue;
+        sp_ws_event *e = add_event(b, kind, key);
+        if (!e)
+            break;
+        e->peer = rank;
+        e->completion = call;
+        if (klass == REGION_WIN_TEST)
+            e->op |= SP_WS_TESTED;
+    }
     return status(b);
 }
 
@@ -392,9 +496,9 @@ int sp_ws_builder_recv(sp_ws_builder *b, uint32_t comm, uint32_t peer, uint32_t 
             e->posted = b->posted_at[at];
         }
     }
-    if (!f->completion)
-        f->completion = ++b->next_completion;
-    e->completion = f->completion;
+    e->completion = call_completion(b);
+    if (region_class(b, f->region) == REGION_WAIT_MULTI)
+        e->op |= SP_WS_MULTI; /* sends it completed are no Late Receiver if this waited */
     if (b->probe_open) {
         /* mpi4py's comm.recv(): the waiting happened in the probe before the receive */
         e->enter = b->probe_enter;

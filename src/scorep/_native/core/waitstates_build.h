@@ -39,6 +39,11 @@ typedef struct {
     uint32_t (*member)(void *ctx, uint32_t comm, uint32_t i);
     /* The window's key (the same on every member) and its communicator; false if unknown. */
     bool (*window)(void *ctx, uint32_t win, uint64_t *key, uint32_t *comm);
+    /* An MPI group (of an RMA epoch, as its events name it): its size, false if unknown,
+     * and its member `i`'s rank in the group of ranks (SP_WS_NO_RANK: outside it). */
+    uint32_t group_count;
+    bool (*group)(void *ctx, uint32_t group, uint32_t *size);
+    uint32_t (*group_member)(void *ctx, uint32_t group, uint32_t i);
 } sp_ws_source;
 
 typedef struct sp_ws_builder sp_ws_builder;
@@ -59,9 +64,16 @@ int sp_ws_builder_location(sp_ws_builder *b, uint32_t location);
 int sp_ws_builder_enter(sp_ws_builder *b, uint32_t region, int64_t ns);
 int sp_ws_builder_leave(sp_ws_builder *b, int64_t ns);
 /* A message sent to `peer` (its rank in `comm`); `blocking_record`: recorded as a blocking
- * send (MPI_Send's record, not MPI_Isend's). */
+ * send (MPI_Send's record, not MPI_Isend's); `request`: MPI_Isend's request, or
+ * SP_WS_NO_REQUEST. */
 int sp_ws_builder_send(sp_ws_builder *b, uint32_t comm, uint32_t peer, uint32_t tag,
-                       uint64_t bytes, bool blocking_record);
+                       uint64_t bytes, bool blocking_record, uint64_t request);
+/* The non-blocking send of `request` completed in the current call (Late Receiver counts
+ * it when that call is an MPI_Wait*). */
+int sp_ws_builder_isend_complete(sp_ws_builder *b, uint64_t request);
+/* General active target synchronization on window `win` with MPI group `group` (the
+ * current call is MPI_Win_post, _start, _complete, _wait or _test). */
+int sp_ws_builder_rma_group_sync(sp_ws_builder *b, uint32_t win, uint32_t group);
 /* A message received from `peer`; `request`: the MPI_Irecv's request whose completion
  * this is, or SP_WS_NO_REQUEST. */
 int sp_ws_builder_recv(sp_ws_builder *b, uint32_t comm, uint32_t peer, uint32_t tag,

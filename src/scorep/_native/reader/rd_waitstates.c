@@ -26,6 +26,7 @@ typedef struct {
     const rd_defs *d;
     const uint32_t *rank_of_group; /* per location group ref: rank, RD_NONE */
     uint32_t nranks;
+    uint32_t locations_group; /* the COMM_LOCATIONS group the MPI groups index, RD_NONE */
     sp_ws_builder *b; /* the rank being read */
 } wr_ctx;
 
@@ -74,6 +75,34 @@ static bool window_of(void *ctx, uint32_t win, uint64_t *key, uint32_t *comm)
     *key = KEY_WINDOW | win;
     *comm = d->win_comm[win];
     return true;
+}
+
+/* An MPI group of an RMA epoch: a COMM_GROUP, its members indices into the COMM_LOCATIONS
+ * group (OTF2's rules). */
+static bool group_of(void *ctx, uint32_t group, uint32_t *size)
+{
+    const wr_ctx *c = ctx;
+    const rd_defs *d = c->d;
+    if (group >= d->ngroups || !d->groups[group].defined ||
+        d->groups[group].type != OTF2_GROUP_TYPE_COMM_GROUP || c->locations_group == RD_NONE)
+        return false;
+    *size = d->groups[group].size;
+    return true;
+}
+
+static uint32_t group_member(void *ctx, uint32_t group, uint32_t i)
+{
+    const wr_ctx *c = ctx;
+    const rd_defs *d = c->d;
+    const rd_group *all = &d->groups[c->locations_group];
+    uint64_t index = d->groups[group].members[i];
+    if (index >= all->size)
+        return SP_WS_NO_RANK;
+    uint32_t li = rd_location_index(d, all->members[index]);
+    uint32_t g = li == RD_NONE ? RD_NONE : d->locations[li].group;
+    return g == RD_NONE || g >= d->nlgroups || c->rank_of_group[g] == RD_NONE
+               ? SP_WS_NO_RANK
+               : c->rank_of_group[g];
 }
 
 static OTF2_CallbackCode result(int status)
@@ -133,7 +162,8 @@ static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time,
                                  OTF2_CommRef comm, uint32_t tag, uint64_t length)
 {
     (void)location, (void)time, (void)pos, (void)attributes;
-    return result(sp_ws_builder_send(((wr_ctx *)ud)->b, comm, receiver, tag, length, true));
+    return result(sp_ws_builder_send(((wr_ctx *)ud)->b, comm, receiver, tag, length, true,
+                                     SP_WS_NO_REQUEST));
 }
 
 static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
@@ -141,8 +171,28 @@ static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time
                                   OTF2_CommRef comm, uint32_t tag, uint64_t length,
                                   uint64_t request)
 {
-    (void)location, (void)time, (void)pos, (void)attributes, (void)request;
-    return result(sp_ws_builder_send(((wr_ctx *)ud)->b, comm, receiver, tag, length, false));
+    (void)location, (void)time, (void)pos, (void)attributes;
+    return result(sp_ws_builder_send(((wr_ctx *)ud)->b, comm, receiver, tag, length, false,
+                                     request));
+}
+
+static OTF2_CallbackCode on_isend_complete(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                           uint64_t pos, void *ud,
+                                           OTF2_AttributeList *attributes, uint64_t request)
+{
+    (void)location, (void)time, (void)pos, (void)attributes;
+    return result(sp_ws_builder_isend_complete(((wr_ctx *)ud)->b, request));
+}
+
+/* MPI_Win_post/start/complete/wait/test: the epoch's group. */
+static OTF2_CallbackCode on_rma_group_sync(OTF2_LocationRef location, OTF2_TimeStamp time,
+                                           uint64_t pos, void *ud,
+                                           OTF2_AttributeList *attributes,
+                                           OTF2_RmaSyncLevel level, OTF2_RmaWinRef win,
+                                           OTF2_GroupRef group)
+{
+    (void)location, (void)time, (void)pos, (void)attributes, (void)level;
+    return result(sp_ws_builder_rma_group_sync(((wr_ctx *)ud)->b, win, group));
 }
 
 static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
@@ -238,6 +288,8 @@ static int read_ranks(const rd_trace *t, wr_ctx *c, wr_rank *ranks, char *err, s
     OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(cb, on_irecv_request);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_collective_end);
     OTF2_EvtReaderCallbacks_SetRmaCollectiveEndCallback(cb, on_rma_collective_end);
+    OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(cb, on_isend_complete);
+    OTF2_EvtReaderCallbacks_SetRmaGroupSyncCallback(cb, on_rma_group_sync);
     int status = 0;
     sp_ws_source source = {
         .ctx = c,
@@ -249,6 +301,9 @@ static int read_ranks(const rd_trace *t, wr_ctx *c, wr_rank *ranks, char *err, s
         .comm = comm_of,
         .member = member_of,
         .window = window_of,
+        .group_count = d->ngroups,
+        .group = group_of,
+        .group_member = group_member,
     };
     /* Rank by rank, each rank's locations in definition order (as a rank reads its own
      * locations at the end of a run): a builder per rank, as call paths and communicators
@@ -298,6 +353,13 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
     memset(&c, 0, sizeof c);
     c.d = d;
     c.nranks = world->size;
+    c.locations_group = RD_NONE;
+    for (uint32_t g = 0; g < d->ngroups; g++)
+        if (d->groups[g].defined && d->groups[g].type == OTF2_GROUP_TYPE_COMM_LOCATIONS &&
+            d->groups[g].paradigm == OTF2_PARADIGM_MPI) {
+            c.locations_group = g;
+            break;
+        }
     uint32_t *rank_of_group = malloc((d->nlgroups + 1) * sizeof *rank_of_group);
     wr_rank *ranks = calloc(world->size, sizeof *ranks);
     void **args = calloc(world->size, sizeof *args);

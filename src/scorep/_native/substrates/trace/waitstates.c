@@ -75,6 +75,15 @@ static bool window_of(void *ctx, uint32_t win, uint64_t *key, uint32_t *comm)
     return true;
 }
 
+static bool group_of(void *ctx, uint32_t group, uint32_t *size)
+{
+    const sp_comm *c = &((sp_measurement *)ctx)->defs.comms[group];
+    if (c->kind != SP_COMM_GROUP)
+        return false;
+    *size = c->size;
+    return true;
+}
+
 static void read_records(ws_reader *rd, const sp_trace_record *r, const sp_trace_record *end)
 {
     sp_ws_builder *b = rd->b;
@@ -91,9 +100,20 @@ static void read_records(ws_reader *rd, const sp_trace_record *r, const sp_trace
             break;
         /* point to point: peer << 32 | tag in payload b, the bytes in a */
         case SP_REC_MPI_SEND:
-        case SP_REC_MPI_ISEND:
+        case SP_REC_MPI_ISEND: {
+            /* MPI_Isend's record carries its request in a second payload */
+            uint64_t request = r->kind == SP_REC_MPI_ISEND
+                                   ? ((const sp_trace_payload *)(r + 2))->a
+                                   : SP_WS_NO_REQUEST;
             status = sp_ws_builder_send(b, r->ref, (uint32_t)(p->b >> 32), (uint32_t)p->b,
-                                        p->a, r->kind == SP_REC_MPI_SEND);
+                                        p->a, r->kind == SP_REC_MPI_SEND, request);
+            break;
+        }
+        case SP_REC_MPI_ISEND_COMPLETE:
+            status = sp_ws_builder_isend_complete(b, p->a);
+            break;
+        case SP_REC_RMA_GROUP_SYNC: /* ref: the window, b: the group's communicator id */
+            status = sp_ws_builder_rma_group_sync(b, r->ref, (uint32_t)p->b);
             break;
         case SP_REC_MPI_RECV:
         case SP_REC_MPI_IRECV: {
@@ -164,6 +184,9 @@ int sp_trace_wait_state_input(sp_measurement *m, sp_ws_input *in, char *err, siz
         .comm = comm_of,
         .member = member_of,
         .window = window_of,
+        .group_count = m->defs.comm_count, /* groups are communicators of their own kind */
+        .group = group_of,
+        .group_member = member_of,
     };
     rd.b = sp_ws_builder_new(&source, in);
     void *buffer = malloc(SP_TRACE_CHUNK_SIZE);
