@@ -190,15 +190,30 @@ CTEST_SUPPORT := tests/c/ctest_support.c
 CTEST_HEADERS := tests/c/ctest.h tests/c/ctest_support.h tests/c/thread_ipc.h tests/c/clock_ranks.h
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-build/ctest/%: tests/c/%.c $(CTEST_SUPPORT) $(CORE_TEST_SRC) $(HEADERS) $(CTEST_HEADERS)
+# The core's sources compiled once per flavour and linked into every test binary (compiling
+# them into each of the ~15 binaries was most of the suite's build time).
+CTEST_OBJS := $(patsubst $(NATIVE)/%.c,build/ctest/obj/%.o,$(CORE_TEST_SRC))
+CTEST_SAN_OBJS := $(patsubst $(NATIVE)/%.c,build/ctest-san/obj/%.o,$(CORE_TEST_SRC))
+# Kept between runs: make would delete them as intermediate files of the pattern rules.
+.SECONDARY: $(CTEST_OBJS) $(CTEST_SAN_OBJS)
+
+build/ctest/obj/%.o: $(NATIVE)/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(CC) $(CFLAGS_BASE) -O1 $(OTF2_CFLAGS) -Itests/c -c -o $@ $<
+
+build/ctest-san/obj/%.o: $(NATIVE)/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(CC) $(CFLAGS_BASE) -O1 $(SANITIZE) $(OTF2_CFLAGS) -Itests/c -c -o $@ $<
+
+build/ctest/%: tests/c/%.c $(CTEST_SUPPORT) $(CTEST_OBJS) $(HEADERS) $(CTEST_HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC  $@"
-	@$(CC) $(CFLAGS_BASE) -O1 $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CTEST_SUPPORT) $(CORE_TEST_SRC) $(OTF2_LIBS) -lpthread -lm
+	@$(CC) $(CFLAGS_BASE) -O1 $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CTEST_SUPPORT) $(CTEST_OBJS) $(OTF2_LIBS) -lpthread -lm
 
-build/ctest-san/%: tests/c/%.c $(CTEST_SUPPORT) $(CORE_TEST_SRC) $(HEADERS) $(CTEST_HEADERS)
+build/ctest-san/%: tests/c/%.c $(CTEST_SUPPORT) $(CTEST_SAN_OBJS) $(HEADERS) $(CTEST_HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC  $@ (ASan+UBSan)"
-	@$(CC) $(CFLAGS_BASE) -O1 $(SANITIZE) $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CTEST_SUPPORT) $(CORE_TEST_SRC) $(OTF2_LIBS) -lpthread -lm
+	@$(CC) $(CFLAGS_BASE) -O1 $(SANITIZE) $(OTF2_CFLAGS) -Itests/c -o $@ $< $(CTEST_SUPPORT) $(CTEST_SAN_OBJS) $(OTF2_LIBS) -lpthread -lm
 
 ctest: deps $(CTEST_BIN)
 	@for t in $(CTEST_BIN); do $$t || exit 1; done
