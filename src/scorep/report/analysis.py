@@ -419,6 +419,14 @@ WAIT_STATE_TEXT = {
     "mpi_init_completion": ("Initialization Completion", "in MPI_Init after the first rank left"),
     "mpi_finalize_wait": ("Wait at Finalize", "waits in MPI_Finalize for the last rank"),
     "mpi_rma_wait_at_fence": ("Wait at Fence", "waits in MPI_Win_fence for the last rank"),
+    # not waiting: where the time of the critical path went, and who caused the waiting
+    "critical_path": ("Critical path", "time on the critical path of the run (not waiting)"),
+    "critical_path_imbalance": ("Critical-path imbalance",
+                                "critical-path time above the call path's average"),
+    "delay_latesender": ("Late Sender delay", "caused Late Sender waiting: the late sender's "
+                         "work before the send"),
+    "delay_barrier": ("Barrier delay", "caused Wait at Barrier: the last rank's work before"),
+    "delay_n2n": ("N x N delay", "caused Wait at N x N: the last rank's work before"),
 }
 # Kept for callers that list the patterns: (name, display, meaning) in the table's order.
 WAIT_STATE_METRICS = [(name, display, meaning) for name, (display, meaning)
