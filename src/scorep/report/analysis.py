@@ -474,8 +474,11 @@ def wait_state_values(profile):
             path = tuple(c.path())
             for loc, v in enumerate(with_parts(n, c.id)):
                 if v > 0:
+                    # two regions of one name (nested functions of one name in a module)
+                    # give two call paths of the same names: their values add up
                     location = profile.locations[loc]
-                    out[(n, location.group.name, location.name, path)] = v
+                    key = (n, location.group.name, location.name, path)
+                    out[key] = out.get(key, 0.0) + v
     return out
 
 
