@@ -205,3 +205,81 @@ def test_no_wait_states_without_tracing(tmp_path):
     assert out.stderr == ""
     names = [m.uniq_name for m in cube.read(str(tmp_path / "exp")).metrics]
     assert not [n for n in names if n.startswith("mpi_")]
+
+
+def _inclusive(p, metric, function, below, with_parts=()):
+    """Per rank: the metric (with its parts: the critical path with its imbalance, as Cube
+    shows a metric with its children) summed over the call paths that pass through
+    __main__:`function` and then `below` (a region name)."""
+    rows = [p.values(p.metric(m), inclusive=False) for m in (metric,) + tuple(with_parts)]
+    per_rank = [0.0] * len(p.locations)
+    for c in p.cnodes:
+        path = c.path()
+        if "__main__:" + function in path and below in path[path.index("__main__:" + function):]:
+            for v in rows:
+                for r, x in enumerate(v[c.id]):
+                    per_rank[r] += x
+    return per_rank
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_critical_path_and_delay_costs(tmp_path, ranks):
+    """A rank late by DELAY in slow(): the waiting it caused is its delay cost on slow()'s
+    call path (Late Sender, Barrier, N x N), the critical path runs through slow() on the
+    late rank and not through the waiting; a receiver that comes late causes nothing."""
+    out = mpirun(ranks, ["--mpp=mpi", program("mpi_critpath.py"), DELAY], tmp_path,
+                 SCOREP_ENABLE_TRACING="true")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    exp = tmp_path / "exp"
+    p = cube.read(str(exp))
+    last = ranks - 1
+
+    def close(got, want):
+        return want > 0.5 * DELAY and abs(got - want) <= 0.1 * want
+
+    cases = [("delay_latesender", "mpi_latesender", "late_sender", "MPI_Recv", 1),
+             ("delay_barrier", "mpi_barrier_wait", "late_barrier", "MPI_Barrier", last),
+             ("delay_n2n", "mpi_wait_nxn", "late_allreduce", "MPI_Allreduce", last)]
+    for delay, pattern, function, region, late in cases:
+        caused = sum(_inclusive(p, pattern, function, region))
+        got = _inclusive(p, delay, function, "__main__:slow")
+        assert close(got[late], caused), (delay, got, caused)
+        assert [g for r, g in enumerate(got) if r != late] == [0.0] * (ranks - 1), (delay, got)
+        # nothing else in the phase caused much (the ranks' next barrier waits a few ms
+        # for whichever leaves the phase last)
+        assert abs(sum(_inclusive(p, delay, function, "__main__:" + function)) - got[late]) \
+            < 0.02 * caused, delay
+        # the critical path: slow() on the late rank (its whole time), not the waiting
+        cp = _inclusive(p, "critical_path", function, "__main__:slow",
+                        ("critical_path_imbalance",))
+        slow_time = _inclusive(p, "time", function, "__main__:slow")
+        assert close(cp[late], slow_time[late]), (function, cp, slow_time)
+        waited = _inclusive(p, "critical_path", function, region, ("critical_path_imbalance",))
+        assert all(w < 0.05 * DELAY for w in waited), (function, waited)
+        # the imbalance: slow() runs on one rank, its average is 1/ranks of it
+        imb = _inclusive(p, "critical_path_imbalance", function, "__main__:slow")
+        assert abs(imb[late] - cp[late] * (1 - 1 / ranks)) < 0.02 * cp[late], (imb, cp)
+    # the receiver that is late waits for nobody and delays nobody in its phase
+    for delay in ("delay_latesender", "delay_n2n"):
+        assert sum(_inclusive(p, delay, "late_receiver", "__main__:slow")) == 0.0
+    # the reports: the terminal report lists them by name, not as waiting
+    ws = wait_states(p)
+    by_metric = {row["metric"]: row for row in ws["patterns"]}
+    assert "critical_path" in by_metric and "delay_latesender" in by_metric
+    assert ws["total"] == pytest.approx(sum(r["total"] for r in ws["patterns"]
+                                            if r["metric"].startswith("mpi_")
+                                            and "completion" not in r["metric"]))
+    text = render(Experiment(str(exp)), width=300)
+    section = text.split("Wait states (Scalasca's patterns")[1].split("\n\n")[0]
+    line = [x for x in section.split("\n") if "Late Sender delay" in x][0]
+    assert "on MPI Rank 1 in __main__:late_sender > __main__:slow" in line, line
+    # offline: the same values from the trace
+    replayed = Experiment(str(exp)).replay_wait_states()["values"]
+    from scorep.report.analysis import wait_state_values
+    def ours(values):
+        return {k: v for k, v in values.items() if k[0].startswith(("critical_path", "delay_"))}
+    online, offline = ours(wait_state_values(p)), ours(replayed)
+    assert online and sorted(online) == sorted(offline)
+    for key, seconds in online.items():
+        assert abs(offline[key] - seconds) < 2e-6, (key, seconds, offline[key])

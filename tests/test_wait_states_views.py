@@ -196,10 +196,12 @@ def test_html_metric_selector_drives_the_views(traced_run, tmp_path):
     assert first["balance_shows"] == "time" and first["flame_metric"] == "-1"
     # time and each wait-state metric of the profile; the load balance draws the times per
     # rank (Scalasca's counts, unit occ, only in the flame graph and the table)
-    times = [m for m in p.metrics if m.uniq_name.startswith("mpi_") and m.uom == "sec"]
+    engine = ("mpi_", "critical_path", "delay_")
+    times = [m for m in p.metrics if m.uniq_name.startswith(engine) and m.uom == "sec"]
     assert first["balance_options"] == ["time"] + [m.disp_name for m in times]
+    assert "Critical path profile" in first["balance_options"]
     assert set(first["balance_options"]) <= set(first["flame_options"])
-    assert len(first["flame_options"]) == 1 + len([n for n in names if n.startswith("mpi_")])
+    assert len(first["flame_options"]) == 1 + len([n for n in names if n.startswith(engine)])
     assert "Late Sender" in first["balance_options"] and \
         "Wait at Barrier" in first["balance_options"]
     time_values = first["balance_values"]
@@ -301,7 +303,7 @@ def test_total_waiting_with_metrics_the_engine_adds():
         "delay_latesender"]
     by = {r["metric"]: r for r in ws["patterns"]}
     assert by["mpi_latereceiver"]["display"] == "Late Receiver"
-    assert by["critical_path"]["display"] == "critical_path"
+    assert by["critical_path"]["display"] == "Critical path"
     assert by["mpi_latesender"]["worst_rank"] == "MPI Rank 0"
     assert by["mpi_latesender"]["worst_seconds"] == 2.0 and by["mpi_latesender"]["share"] == 0.25
     assert ws["wrong_order"] == 0.25 and [p["metric"] for p in ws["parts"]] == \

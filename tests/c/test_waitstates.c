@@ -1,5 +1,7 @@
 /* The wait-state replay (core/waitstates.h) on four ranks simulated by threads: constructed
  * operations whose waiting is known by construction, one scenario per call path (cnode). */
+#include <math.h>
+
 #include "core/events.h"
 #include "core/waitstates.h"
 #include "ctest.h"
@@ -362,5 +364,82 @@ static void test_waited_sends_and_active_target(void)
     free_results(work, 3);
 }
 
+/* The critical path and the delay costs (sp_ws_run with timelines) of two ranks: rank 1
+ * runs `slow` (1000 ns) before it sends to rank 0, which waits 1100 in its receive; then
+ * both enter MPI_Finalize, rank 0 last. Call paths on both ranks: 0 main, 1 main > slow,
+ * 2 main > the send or the receive, 3 main > MPI_Barrier, 4 main > MPI_Finalize. */
+#define FIN 99
+enum { P_MAIN, P_SLOW, P_MSG, P_BARRIER, P_FINALIZE, P_COUNT };
+
+static void *critical_rank(void *arg)
+{
+    ws_work *w = arg;
+    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, 2};
+    static const uint32_t members[2] = {0, 1};
+    sp_ws_comm comms[2] = {{WORLD, 2, members}, {FIN, 2, members}};
+    bool late = w->me.rank == 1;
+    sp_ws_event ev[3] = {
+        COLL(SP_COLL_BARRIER, SP_NO_ROOT, WORLD, 0, 100, P_BARRIER),
+        late ? (sp_ws_event)BSEND(0, 7, 1250, 1260, P_MSG, 0)
+             : (sp_ws_event)RECV(1, 7, 150, 1270, P_MSG, 0),
+        late ? (sp_ws_event)COLL(SP_WS_OP_FINALIZE, SP_NO_ROOT, FIN, 1300, 1400, P_FINALIZE)
+             : (sp_ws_event)COLL(SP_WS_OP_FINALIZE, SP_NO_ROOT, FIN, 1500, 1600, P_FINALIZE)};
+    uint32_t parent[P_COUNT] = {SP_WS_NO_PATH, P_MAIN, P_MAIN, P_MAIN, P_MAIN};
+    uint32_t region[P_COUNT] = {0, 1, 2, 3, 4};
+    uint32_t location[P_COUNT] = {0, 0, 0, 0, 0};
+    /* the same names on both ranks, but for the send and the receive */
+    uint64_t hash[P_COUNT] = {11, 12, late ? 13 : 14, 15, 16};
+    int64_t late_time[] = {0, 100, 200, 1200, 1250, 1260, 1300, 1400};
+    uint32_t late_path[] = {P_BARRIER, P_MAIN, P_SLOW, P_MAIN, P_MSG, P_MAIN, P_FINALIZE,
+                            SP_WS_NO_PATH};
+    int64_t wait_time[] = {0, 100, 150, 1270, 1500, 1600};
+    uint32_t wait_path[] = {P_BARRIER, P_MAIN, P_MSG, P_MAIN, P_FINALIZE, SP_WS_NO_PATH};
+    size_t pieces = late ? 8 : 6;
+    sp_ws_timeline tl = {0, 0, pieces};
+    sp_ws_input in = {
+        .events = ev, .count = 3, .comms = comms, .comm_count = 2,
+        .path_parent = parent, .path_region = region, .path_location = location,
+        .path_hash = hash, .path_count = P_COUNT,
+        .piece_time = late ? late_time : wait_time, .piece_path = late ? late_path : wait_path,
+        .piece_count = pieces, .timelines = &tl, .timeline_count = 1};
+    w->status = sp_ws_run(&ipc, true, &in, &w->r, w->err, sizeof w->err);
+    return NULL;
+}
+
+static void test_critical_path_and_delay_costs(void)
+{
+    ws_work work[2];
+    run_group(2, P_COUNT, critical_rank, work);
+    ws_work *w0 = &work[0], *w1 = &work[1];
+    CHECK(w0->status == 0 && w1->status == 0);
+    CHECK_EQ_U64(t(w0, P_MSG, SP_WS_LATE_SENDER), 1100);
+    CHECK_EQ_U64(t(w1, P_FINALIZE, SP_WS_FINALIZE_WAIT), 100);
+    /* The waiting rank 1's send caused, on what rank 1 ran since the barrier [100, 1250):
+     * main 150, slow 1000 */
+    CHECK(fabs(t(w1, P_SLOW, SP_WS_DELAY_LATESENDER) - 1100.0 * 1000 / 1150) < 1e-6);
+    CHECK(fabs(t(w1, P_MAIN, SP_WS_DELAY_LATESENDER) - 1100.0 * 150 / 1150) < 1e-6);
+    for (uint32_t c = 0; c < P_COUNT; c++)
+        CHECK_EQ_U64(t(w0, c, SP_WS_DELAY_LATESENDER), 0);
+    /* the path: from rank 0's MPI_Finalize enter (1500) back to the end of its waiting
+     * (1250), then on rank 1 from its send's enter back to its beginning */
+    CHECK_EQ_U64(t(w0, P_MAIN, SP_WS_CRITICAL_PATH), 230);
+    CHECK_EQ_U64(t(w0, P_MSG, SP_WS_CRITICAL_PATH), 20);
+    CHECK_EQ_U64(t(w0, P_BARRIER, SP_WS_CRITICAL_PATH) + t(w0, P_FINALIZE, SP_WS_CRITICAL_PATH), 0);
+    CHECK_EQ_U64(t(w1, P_SLOW, SP_WS_CRITICAL_PATH), 1000);
+    CHECK_EQ_U64(t(w1, P_MAIN, SP_WS_CRITICAL_PATH), 150);
+    CHECK_EQ_U64(t(w1, P_BARRIER, SP_WS_CRITICAL_PATH), 100);
+    CHECK_EQ_U64(t(w1, P_MSG, SP_WS_CRITICAL_PATH), 0);
+    /* the imbalance: slow 1000 on the path, 500 on average; main 380 on the path, (280 +
+     * 190) / 2 without waiting on average, shared 230 : 150; the barrier is balanced; the
+     * receive (its own name) 20 on the path, 10 on average */
+    CHECK_EQ_U64(t(w1, P_SLOW, SP_WS_CRITICAL_PATH_IMBALANCE), 500);
+    CHECK(fabs(t(w0, P_MAIN, SP_WS_CRITICAL_PATH_IMBALANCE) - 145.0 * 230 / 380) < 1e-6);
+    CHECK(fabs(t(w1, P_MAIN, SP_WS_CRITICAL_PATH_IMBALANCE) - 145.0 * 150 / 380) < 1e-6);
+    CHECK_EQ_U64(t(w1, P_BARRIER, SP_WS_CRITICAL_PATH_IMBALANCE), 0);
+    CHECK_EQ_U64(t(w0, P_MSG, SP_WS_CRITICAL_PATH_IMBALANCE), 10);
+    free_results(work, 2);
+}
+
 CTEST_MAIN(test_patterns_of_constructed_programs, test_disagreeing_members_skip_the_communicator,
-           test_partner_that_recorded_nothing, test_waited_sends_and_active_target)
+           test_partner_that_recorded_nothing, test_waited_sends_and_active_target,
+           test_critical_path_and_delay_costs)

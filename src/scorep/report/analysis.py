@@ -424,6 +424,14 @@ WAIT_STATE_TEXT = {
                                "target's late MPI_Win_post"),
     "mpi_rma_early_wait": ("Early Wait", "a target waits in MPI_Win_wait for the last "
                            "MPI_Win_complete"),
+    # not waiting: where the time of the critical path went, and who caused the waiting
+    "critical_path": ("Critical path", "time on the critical path of the run (not waiting)"),
+    "critical_path_imbalance": ("Critical-path imbalance",
+                                "critical-path time above the call path's average"),
+    "delay_latesender": ("Late Sender delay", "caused Late Sender waiting: the late sender's "
+                         "work before the send"),
+    "delay_barrier": ("Barrier delay", "caused Wait at Barrier: the last rank's work before"),
+    "delay_n2n": ("N x N delay", "caused Wait at N x N: the last rank's work before"),
 }
 # Kept for callers that list the patterns: (name, display, meaning) in the table's order.
 WAIT_STATE_METRICS = [(name, display, meaning) for name, (display, meaning)
@@ -471,8 +479,11 @@ def wait_state_values(profile):
             path = tuple(c.path())
             for loc, v in enumerate(with_parts(n, c.id)):
                 if v > 0:
+                    # two regions of one name (nested functions of one name in a module)
+                    # give two call paths of the same names: their values add up
                     location = profile.locations[loc]
-                    out[(n, location.group.name, location.name, path)] = v
+                    key = (n, location.group.name, location.name, path)
+                    out[key] = out.get(key, 0.0) + v
     return out
 
 

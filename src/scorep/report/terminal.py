@@ -352,8 +352,11 @@ def _wait_states(exp, width, style):
     for row in ws["patterns"]:
         path = row["worst_path"]
         where = " > ".join(path[-2:]) if len(path) > 1 else path[-1]
-        out.extend(wrap("%s: %s (%s of MPI time)%s; worst %s on %s in %s" % (
-            row["display"], format_seconds(row["total"]), _pct(row["total"], ws["mpi_time"]),
+        # the critical path and the delay costs are not MPI time: no share of it
+        share = " (%s of MPI time)" % _pct(row["total"], ws["mpi_time"]) \
+            if row["metric"].startswith("mpi_") else ""
+        out.extend(wrap("%s: %s%s%s; worst %s on %s in %s" % (
+            row["display"], format_seconds(row["total"]), share,
             ": " + row["meaning"] if row["meaning"] else "",
             format_seconds(row["worst_seconds"]), row["worst_rank"], where),
             width, "  ", "    "))

@@ -31,6 +31,11 @@ const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT] = {
     [SP_WS_CLS_COUNT] = "mpi_cls_count",
     [SP_WS_CLSWO_COUNT] = "mpi_clswo_count",
     [SP_WS_CLR_COUNT] = "mpi_clr_count",
+    [SP_WS_CRITICAL_PATH] = "critical_path",
+    [SP_WS_CRITICAL_PATH_IMBALANCE] = "critical_path_imbalance",
+    [SP_WS_DELAY_LATESENDER] = "delay_latesender",
+    [SP_WS_DELAY_BARRIER] = "delay_barrier",
+    [SP_WS_DELAY_N2N] = "delay_n2n",
 };
 
 const int sp_ws_metric_parent[SP_WS_METRIC_COUNT] = {
@@ -57,6 +62,14 @@ const int sp_ws_metric_parent[SP_WS_METRIC_COUNT] = {
     [SP_WS_CLS_COUNT] = -1,
     [SP_WS_CLSWO_COUNT] = SP_WS_CLS_COUNT,
     [SP_WS_CLR_COUNT] = -1,
+    /* Scalasca: the imbalance is the part of the critical path above the average; the
+     * delay costs hang below its groups delay > delay_mpi > delay_p2p / delay_collective >
+     * delay_*_aggregate, which only sum their children: top-level here, as the others */
+    [SP_WS_CRITICAL_PATH] = -1,
+    [SP_WS_CRITICAL_PATH_IMBALANCE] = SP_WS_CRITICAL_PATH,
+    [SP_WS_DELAY_LATESENDER] = -1,
+    [SP_WS_DELAY_BARRIER] = -1,
+    [SP_WS_DELAY_N2N] = -1,
 };
 
 const char *const sp_ws_metric_unit[SP_WS_METRIC_COUNT] = {
@@ -71,6 +84,9 @@ const char *const sp_ws_metric_unit[SP_WS_METRIC_COUNT] = {
     [SP_WS_SLS_COUNT] = "occ",        [SP_WS_SLSWO_COUNT] = "occ",
     [SP_WS_SLR_COUNT] = "occ",        [SP_WS_CLS_COUNT] = "occ",
     [SP_WS_CLSWO_COUNT] = "occ",      [SP_WS_CLR_COUNT] = "occ",
+    [SP_WS_CRITICAL_PATH] = "sec",    [SP_WS_CRITICAL_PATH_IMBALANCE] = "sec",
+    [SP_WS_DELAY_LATESENDER] = "sec", [SP_WS_DELAY_BARRIER] = "sec",
+    [SP_WS_DELAY_N2N] = "sec",
 };
 
 int sp_ws_result_init(sp_ws_result *r, uint32_t cnode_count)
@@ -104,6 +120,10 @@ void sp_ws_input_free(sp_ws_input *in)
     free(in->path_parent);
     free(in->path_region);
     free(in->path_location);
+    free(in->path_hash);
+    free(in->piece_time);
+    free(in->piece_path);
+    free(in->timelines);
     memset(in, 0, sizeof *in);
 }
 
@@ -134,6 +154,15 @@ typedef enum { CLASS_NONE, CLASS_BARRIER, CLASS_NXN, CLASS_BCAST, CLASS_REDUCE, 
 
 static op_class classify(uint8_t op);
 
+/* What the passes learn for the critical path and the delay costs, per event (NULL when
+ * they are not computed): the waiting there and the rank that was late (UINT32_MAX: none),
+ * and the waiting this event's lateness caused on others. */
+typedef struct {
+    int64_t *wait;
+    uint32_t *late;
+    int64_t *caused;
+} ws_effects;
+
 /* ---- point to point -------------------------------------------------------------------- */
 
 /* What a receiver learns of each message sent to it, in the order they were sent. */
@@ -151,7 +180,8 @@ typedef struct {
     ws_sent *in; /* what the peer sent to this rank (malloc'ed by recv) */
     size_t in_count, cursor; /* cursor: the first entry not matched yet */
     /* The backward pass: per entry of `in`, when this rank posted its receive (INT64_MIN:
-     * not received); `back` is the peer's answer for `out`, back_count entries. */
+     * not received), then per entry the Late Sender waiting its message caused (2 x
+     * in_count); `back` is the peer's answer for `out`, 2 x back_count entries. */
     int64_t *posted;
     int64_t *back;
     size_t back_count;
@@ -227,11 +257,11 @@ static int exchange_batches(const sp_ipc *ipc, ws_peer *peers, size_t n, bool ba
         void *data = NULL;
         uint64_t bytes = 0;
         if (backward) {
-            uint64_t size = p->posted ? p->in_count * sizeof *p->posted : 0;
+            uint64_t size = p->posted ? 2 * p->in_count * sizeof *p->posted : 0;
             if (exchange_with(ipc, p->peer, p->posted, size, &data, &bytes) != 0)
                 return -1;
             p->back = data;
-            p->back_count = bytes / sizeof *p->back;
+            p->back_count = bytes / (2 * sizeof *p->back);
         } else {
             int s = exchange_with(ipc, p->peer, p->out, p->out_count * sizeof *p->out, &data,
                                   &bytes);
@@ -572,11 +602,24 @@ static int charge_late_sender(sp_ws_result *r, const sp_ws_event *e, int64_t ls,
     return 0;
 }
 
+/* With the delay costs: the instance (`ls` > 0) waited for the sender of receive `i`
+ * (matched to entry `m` of a peer's messages), which caused it. */
+static void note_late_sender(ws_effects *fx, ws_peer *peers, uint64_t m, size_t i, int64_t ls)
+{
+    if (!fx || ls <= 0 || m == NO_MATCH)
+        return;
+    ws_peer *p = &peers[m >> 32];
+    fx->wait[i] = ls;
+    fx->late[i] = p->peer;
+    p->posted[p->in_count + (uint32_t)m] = ls;
+}
+
 /* A Late Receiver instance of the sends one MPI_Waitall/any/some completed. */
 typedef struct {
     uint32_t call, cnode;
     int64_t wait;
     bool empty;
+    size_t event; /* its send's index: where the delay effects are noted */
 } ws_multi_lr;
 
 static int cmp_multi_lr(const void *a, const void *b)
@@ -586,7 +629,8 @@ static int cmp_multi_lr(const void *a, const void *b)
 }
 
 static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
-                           const ws_plan *plan, sp_ws_result *r, char *err, size_t errlen)
+                           const ws_plan *plan, sp_ws_result *r, ws_effects *fx, char *err,
+                           size_t errlen)
 {
     size_t nrecv = 0, npeers = plan->npeers;
     for (size_t i = 0; i < count; i++)
@@ -624,12 +668,14 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
     if (status == 0 && !exchanged)
         status = sp_error(err, errlen, "the wait-state analysis could not exchange messages");
     for (size_t i = 0; i < npeers && status == 0; i++) {
-        peers[i].posted = malloc((peers[i].in_count ? peers[i].in_count : 1) *
+        peers[i].posted = malloc((peers[i].in_count ? 2 * peers[i].in_count : 1) *
                                  sizeof *peers[i].posted);
         if (!peers[i].posted)
             status = sp_error(err, errlen, "out of memory in the wait-state analysis");
-        for (size_t j = 0; peers[i].posted && j < peers[i].in_count; j++)
+        for (size_t j = 0; peers[i].posted && j < peers[i].in_count; j++) {
             peers[i].posted[j] = INT64_MIN;
+            peers[i].posted[peers[i].in_count + j] = 0;
+        }
     }
     /* Each receive's send, matched as MPI does: the oldest unmatched message of the same
      * source, communicator and tag; per receive, in the order of the receives, where its
@@ -724,6 +770,8 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
     const sp_ws_event *charged_at = NULL; /* the current group's last receive */
     bool empty = true;
     size_t q = k;
+    uint64_t latest_match = NO_MATCH; /* the group's receive whose sender was the latest */
+    size_t latest = 0;
     for (size_t i = count; status == 0 && i-- > 0;) {
         const sp_ws_event *e = &ev[i];
         if (e->kind != SP_WS_RECV)
@@ -734,6 +782,9 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
                 charge_late_sender(r, charged_at, ls, wo, empty, &ls_calls, &nls_calls,
                                    &ls_cap) != 0)
                 status = sp_error(err, errlen, "out of memory in the wait-state analysis");
+            if (charged_at)
+                note_late_sender(fx, peers, latest_match, latest, ls);
+            latest_match = NO_MATCH;
             suffix = min64(suffix, group_min);
             group_min = INT64_MAX;
             ls = wo = 0;
@@ -753,14 +804,19 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             continue;
         }
         int64_t w = min64(send_enter, e->leave) - e->enter;
-        if (w > ls)
+        if (w > ls) {
             ls = w;
+            latest_match = match[q];
+            latest = i;
+        }
         if (w > 0 && suffix < e->enter && w > wo)
             wo = w;
     }
     if (status == 0 && charged_at &&
         charge_late_sender(r, charged_at, ls, wo, empty, &ls_calls, &nls_calls, &ls_cap) != 0)
         status = sp_error(err, errlen, "out of memory in the wait-state analysis");
+    if (status == 0 && charged_at)
+        note_late_sender(fx, peers, latest_match, latest, ls);
     /* What the forward pass needed goes before the backward pass allocates: the replay's
      * working memory stays below its input's. */
     free(match);
@@ -789,6 +845,8 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
         if (!p)
             continue;
         size_t j = p->cursor++;
+        if (fx && j < p->back_count)
+            fx->caused[i] = p->back[p->back_count + j];
         if (e->kind != SP_WS_SEND || !(e->op & (SP_WS_BLOCKING | SP_WS_WAITED)) ||
             j >= p->back_count || p->back[j] == INT64_MIN)
             continue;
@@ -801,6 +859,10 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
         if (w <= 0)
             continue;
         if (!(e->op & SP_WS_MULTI)) {
+            if (fx) {
+                fx->wait[i] = w;
+                fx->late[i] = e->peer;
+            }
             charge(r, e->cnode, SP_WS_LATE_RECEIVER, w);
             count_instance(r, e->cnode, e->op & SP_WS_EMPTY ? SP_WS_SLR_COUNT : SP_WS_CLR_COUNT);
             continue;
@@ -817,7 +879,7 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             multi = g;
             multi_cap = cap;
         }
-        multi[nmulti++] = (ws_multi_lr){e->completion, e->cnode, w, (e->op & SP_WS_EMPTY) != 0};
+        multi[nmulti++] = (ws_multi_lr){e->completion, e->cnode, w, (e->op & SP_WS_EMPTY) != 0, i};
     }
     /* the sends one call completed: one instance, with the longest waiting */
     if (status == 0 && nmulti)
@@ -828,6 +890,10 @@ static int replay_messages(const sp_ipc *ipc, const sp_ws_event *ev, size_t coun
             if (multi[j].wait > multi[best].wait)
                 best = j;
         charge(r, multi[best].cnode, SP_WS_LATE_RECEIVER, multi[best].wait);
+        if (fx) {
+            fx->wait[multi[best].event] = multi[best].wait;
+            fx->late[multi[best].event] = ev[multi[best].event].peer;
+        }
         count_instance(r, multi[best].cnode,
                        multi[best].empty ? SP_WS_SLR_COUNT : SP_WS_CLR_COUNT);
         i = j;
@@ -882,9 +948,11 @@ typedef struct {
     int64_t enter, leave;
 } ws_instance;
 
-/* What the leader tells a member: its waiting and its completion time, in ns. */
+/* What the leader tells a member: its waiting and its completion time, in ns, the rank it
+ * waited for and the waiting of the others it caused by coming late. */
 typedef struct {
-    int64_t wait, completion;
+    int64_t wait, completion, caused;
+    uint32_t late, unused;
 } ws_verdict;
 
 static int cmp_comm(const void *a, const void *b)
@@ -900,28 +968,36 @@ static void judge(ws_instance *const *all, uint32_t members, const uint32_t *ran
     op_class c = classify((uint8_t)all[0][i].op);
     int64_t max_enter = INT64_MIN, min_leave = INT64_MAX, root_enter = INT64_MAX,
             first_other = INT64_MAX;
-    uint32_t root = all[0][i].root;
+    uint32_t root = all[0][i].root, last = 0, root_m = UINT32_MAX, first_m = UINT32_MAX;
     for (uint32_t m = 0; m < members; m++) {
         const ws_instance *x = &all[m][i];
-        if (x->enter > max_enter)
+        if (x->enter > max_enter) {
             max_enter = x->enter;
+            last = m;
+        }
         if (x->leave < min_leave)
             min_leave = x->leave;
-        if (ranks[m] == root)
+        if (ranks[m] == root) {
             root_enter = x->enter;
-        else if (x->enter < first_other)
+            root_m = m;
+        } else if (x->enter < first_other) {
             first_other = x->enter;
+            first_m = m;
+        }
     }
     int64_t prefix = INT64_MIN;
+    uint32_t prefix_m = 0;
+    int64_t total = 0;
     for (uint32_t m = 0; m < members; m++) {
         const ws_instance *x = &all[m][i];
-        ws_verdict v = {0, 0};
+        ws_verdict v = {0, 0, 0, UINT32_MAX, 0};
         switch (c) {
         case CLASS_BARRIER:
         case CLASS_NXN:
         case CLASS_FINALIZE:
         case CLASS_FENCE:
             v.wait = min64(max_enter, x->leave) - x->enter;
+            v.late = ranks[last];
             if (c != CLASS_FINALIZE && c != CLASS_FENCE)
                 v.completion = x->leave - min_leave;
             break;
@@ -929,23 +1005,39 @@ static void judge(ws_instance *const *all, uint32_t members, const uint32_t *ran
             v.completion = x->leave - min_leave;
             break;
         case CLASS_BCAST:
-            if (ranks[m] != root && root_enter != INT64_MAX)
+            if (ranks[m] != root && root_enter != INT64_MAX) {
                 v.wait = min64(root_enter, x->leave) - x->enter;
+                v.late = root;
+            }
             break;
         case CLASS_REDUCE:
-            if (ranks[m] == root && first_other != INT64_MAX)
+            if (ranks[m] == root && first_other != INT64_MAX) {
                 v.wait = min64(first_other, x->leave) - x->enter;
+                v.late = ranks[first_m];
+            }
             break;
         case CLASS_SCAN:
-            if (x->enter > prefix)
+            if (x->enter > prefix) {
                 prefix = x->enter;
+                prefix_m = m;
+            }
             v.wait = min64(prefix, x->leave) - x->enter;
+            v.late = ranks[prefix_m];
             break;
         case CLASS_NONE:
             break;
         }
+        if (v.wait <= 0)
+            v.late = UINT32_MAX;
+        total += v.wait > 0 ? v.wait : 0;
         out[m] = v;
     }
+    /* the one who came late caused the others' waiting (a scan's waiting has several) */
+    uint32_t culprit = c == CLASS_BCAST ? root_m : c == CLASS_REDUCE ? first_m
+                       : c == CLASS_SCAN || c == CLASS_INIT || c == CLASS_NONE ? UINT32_MAX
+                                                                               : last;
+    if (culprit < members)
+        out[culprit].caused = total;
 }
 
 static void charge_collective(sp_ws_result *r, const sp_ws_event *e, const ws_verdict *v)
@@ -1070,7 +1162,7 @@ static int replay_comm(const sp_ipc *ipc, const sp_ws_comm *comm, const ws_insta
 
 static int replay_collectives(const sp_ipc *ipc, const sp_ws_event *ev, size_t count,
                               const sp_ws_comm *comms, uint32_t comm_count, const ws_plan *plan,
-                              sp_ws_result *r, char *err, size_t errlen)
+                              sp_ws_result *r, ws_effects *fx, char *err, size_t errlen)
 {
     const sp_ws_comm **order = malloc((comm_count ? comm_count : 1) * sizeof *order);
     ws_instance *mine = malloc((count ? count : 1) * sizeof *mine);
@@ -1104,14 +1196,455 @@ static int replay_collectives(const sp_ipc *ipc, const sp_ws_event *ev, size_t c
             status = sp_error(err, errlen,
                               "the wait-state analysis could not exchange collective times");
         else if (done == 0)
-            for (size_t j = 0; j < n; j++)
+            for (size_t j = 0; j < n; j++) {
                 charge_collective(r, &ev[index[j]], &verdicts[j]);
+                if (fx) {
+                    fx->wait[index[j]] = verdicts[j].wait;
+                    fx->late[index[j]] = verdicts[j].late;
+                    fx->caused[index[j]] = verdicts[j].caused;
+                }
+            }
     }
     free(order);
     free(mine);
     free(verdicts);
     free(index);
     return status;
+}
+
+static int replay(const sp_ipc *ipc, const sp_ws_event *events, size_t count,
+                  const sp_ws_comm *comms, uint32_t comm_count, sp_ws_result *result,
+                  ws_effects *fx, char *err, size_t errlen)
+{
+    if (!ipc->ops->send || !ipc->ops->recv)
+        return sp_error(err, errlen, "the wait-state analysis needs point-to-point messages");
+    ws_plan plan;
+    if (make_plan(ipc, events, count, comms, comm_count, &plan) != 0) {
+        free(plan.peers);
+        free(plan.keys);
+        return sp_error(err, errlen, "the wait-state analysis could not agree on a plan");
+    }
+    qsort(plan.keys, plan.nkeys, sizeof *plan.keys, cmp_u64);
+    int status = replay_messages(ipc, events, count, &plan, result, fx, err, errlen);
+    if (status == 0)
+        status = replay_collectives(ipc, events, count, comms, comm_count, &plan, result, fx,
+                                    err, errlen);
+    free(plan.peers);
+    free(plan.keys);
+    return status;
+}
+
+int sp_ws_replay(const sp_ipc *ipc, const sp_ws_event *events, size_t count,
+                 const sp_ws_comm *comms, uint32_t comm_count, sp_ws_result *result, char *err,
+                 size_t errlen)
+{
+    return replay(ipc, events, count, comms, comm_count, result, NULL, err, errlen);
+}
+
+/* ---- the critical path and the delay costs ---------------------------------------------- */
+
+/* A location's timeline, or NULL. */
+static const sp_ws_timeline *timeline_of(const sp_ws_input *in, uint32_t location)
+{
+    for (uint32_t k = 0; k < in->timeline_count; k++)
+        if (in->timelines[k].location == location)
+            return &in->timelines[k];
+    return NULL;
+}
+
+/* Adds each call path's exclusive time within [a, b] of timeline `tl` to acc[path] (ns);
+ * the paths touched for the first time go to touched[*ntouched]. Returns the total. */
+static double exclusive_in(const sp_ws_input *in, const sp_ws_timeline *tl, uint32_t limit,
+                           int64_t a, int64_t b, double *acc, uint32_t *touched,
+                           size_t *ntouched)
+{
+    if (b <= a || tl->end <= tl->first)
+        return 0;
+    /* the last piece that begins at or before a */
+    size_t lo = tl->first, hi = tl->end;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (in->piece_time[mid] <= a)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double total = 0;
+    for (size_t i = lo; i + 1 < tl->end && in->piece_time[i] < b; i++) {
+        uint32_t path = in->piece_path[i];
+        int64_t from = in->piece_time[i] > a ? in->piece_time[i] : a;
+        int64_t to = in->piece_time[i + 1] < b ? in->piece_time[i + 1] : b;
+        if (path >= in->path_count || path >= limit || to <= from)
+            continue;
+        if (acc[path] == 0 && touched)
+            touched[(*ntouched)++] = path;
+        acc[path] += (double)(to - from);
+        total += (double)(to - from);
+    }
+    return total;
+}
+
+/* The delay costs: each late event's caused waiting, charged to the call paths its rank ran
+ * from the leave of its previous MPI operation (on its location) to the event's enter. */
+static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_result *r,
+                          double *acc, uint32_t *touched)
+{
+    const sp_ws_event *ev = in->events;
+    for (size_t i = 0; i < in->count; i++) {
+        const sp_ws_event *e = &ev[i];
+        if (fx->caused[i] <= 0 || e->cnode >= in->path_count)
+            continue;
+        sp_ws_metric metric;
+        if (e->kind == SP_WS_SEND)
+            metric = SP_WS_DELAY_LATESENDER;
+        else if (e->kind == SP_WS_COLL && classify(e->op) == CLASS_BARRIER)
+            metric = SP_WS_DELAY_BARRIER;
+        else if (e->kind == SP_WS_COLL && classify(e->op) == CLASS_NXN)
+            metric = SP_WS_DELAY_N2N;
+        else
+            continue;
+        uint32_t loc = in->path_location[e->cnode];
+        const sp_ws_timeline *tl = timeline_of(in, loc);
+        if (!tl || tl->end <= tl->first)
+            continue;
+        /* The synchronization interval: since the late rank last synchronized with the
+         * waiting ones: its previous collective on the communicator (a collective), its
+         * previous message with the peer or collective (a send). */
+        int64_t from = in->piece_time[tl->first];
+        size_t since = i;
+        for (size_t j = i; j-- > 0;) {
+            const sp_ws_event *x = &ev[j];
+            if (x->cnode >= in->path_count || in->path_location[x->cnode] != loc)
+                break;
+            if (x->leave > e->enter)
+                continue; /* an operation of the same call */
+            bool sync = e->kind == SP_WS_COLL
+                            ? x->kind == SP_WS_COLL && x->comm == e->comm
+                            : x->kind == SP_WS_COLL || x->peer == e->peer;
+            if (sync) {
+                from = x->leave;
+                since = j + 1;
+                break;
+            }
+        }
+        size_t n = 0;
+        double total = exclusive_in(in, tl, r->cnode_count, from, e->enter, acc, touched, &n);
+        /* The late rank's own waiting in between made it late too: that share of the
+         * caused waiting is Scalasca's long-term cost (of whoever it waited for), not
+         * computed here; the rest is short-term, charged to its call paths. */
+        for (size_t j = since; j < i; j++) {
+            uint32_t c = ev[j].cnode;
+            if (fx->wait[j] > 0 && c < r->cnode_count && acc[c] > 0 &&
+                in->path_location[c] == loc && ev[j].enter >= from)
+                acc[c] -= (double)fx->wait[j] < acc[c] ? (double)fx->wait[j] : acc[c];
+        }
+        for (size_t k = 0; k < n; k++) {
+            uint32_t path = touched[k];
+            if (total > 0 && acc[path] > 0) {
+                size_t at = (size_t)path * SP_WS_METRIC_COUNT + metric;
+                r->time[at] += (double)fx->caused[i] * acc[path] / total;
+                r->count[at] += 1;
+            }
+            acc[path] = 0;
+        }
+    }
+}
+
+/* What each rank reports to rank 0 for the walk along the critical path. */
+typedef struct {
+    int64_t first, end; /* its timeline's beginning; its end (MPI_Finalize's enter) */
+    uint64_t jumps;     /* then as many ws_jump, by increasing wait_end */
+} ws_cp_head;
+
+typedef struct {
+    int64_t wait_end; /* when the waiting ended: the late rank came */
+    uint64_t late;
+} ws_jump;
+
+static int cmp_jump(const void *a, const void *b)
+{
+    const ws_jump *x = a, *y = b;
+    return x->wait_end < y->wait_end ? -1 : x->wait_end > y->wait_end;
+}
+
+/* Rank 0: the walk backward, each rank's segments [from, to) on the path as int64 pairs. */
+static int walk_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
+                        void **parts, uint64_t *part_sizes)
+{
+    const ws_cp_head **head = calloc(size, sizeof *head);
+    size_t *cap = calloc(size, sizeof *cap);
+    uint64_t total = 0, offset = 0;
+    int status = head && cap ? 0 : -1;
+    for (uint32_t q = 0; q < size && status == 0; q++) {
+        if (sizes[q] >= sizeof(ws_cp_head)) {
+            head[q] = (const ws_cp_head *)(all + offset);
+            if (sizes[q] != sizeof(ws_cp_head) + head[q]->jumps * sizeof(ws_jump))
+                head[q] = NULL;
+        }
+        offset += sizes[q];
+        total += head[q] ? head[q]->jumps : 0;
+    }
+    uint32_t cur = UINT32_MAX;
+    for (uint32_t q = 0; q < size && status == 0; q++)
+        if (head[q] && (cur == UINT32_MAX || head[q]->end > head[cur]->end))
+            cur = q;
+    int64_t t = cur != UINT32_MAX ? head[cur]->end : 0;
+    /* t falls at every jump: at most one step per jump, and one more */
+    for (uint64_t step = 0; cur != UINT32_MAX && step <= total && status == 0; step++) {
+        const ws_cp_head *h = head[cur];
+        const ws_jump *j = (const ws_jump *)(h + 1);
+        size_t lo = 0, hi = h->jumps; /* the first jump that ended at or after t */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (j[mid].wait_end < t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        const ws_jump *back = lo ? &j[lo - 1] : NULL;
+        if (back && back->wait_end < h->first)
+            back = NULL;
+        int64_t from = back ? back->wait_end : h->first;
+        if (t > from) {
+            uint64_t at = part_sizes[cur] / sizeof(int64_t);
+            if (at + 2 > cap[cur]) {
+                size_t c = cap[cur] ? 2 * cap[cur] : 16;
+                void *g = realloc(parts[cur], c * sizeof(int64_t));
+                if (!g) {
+                    status = -1;
+                    break;
+                }
+                parts[cur] = g;
+                cap[cur] = c;
+            }
+            ((int64_t *)parts[cur])[at] = from;
+            ((int64_t *)parts[cur])[at + 1] = t;
+            part_sizes[cur] += 2 * sizeof(int64_t);
+        }
+        if (!back || back->late >= size || !head[back->late])
+            break;
+        cur = (uint32_t)back->late;
+        t = back->wait_end;
+    }
+    free(head);
+    free(cap);
+    return status;
+}
+
+/* Rank 0: per call path (by hash), the imbalance of its critical-path time over its average
+ * time, as a factor of each entry's critical-path time. Entries: {hash, time, cp}. */
+typedef struct {
+    uint64_t hash;
+    double time, cp;
+} ws_cp_entry;
+
+typedef struct {
+    uint64_t hash;
+    size_t index;
+} ws_keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const ws_keyed *x = a, *y = b;
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+static int imbalance_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
+                             void **parts, uint64_t *part_sizes)
+{
+    uint64_t bytes = 0;
+    for (uint32_t q = 0; q < size; q++)
+        bytes += sizes[q];
+    size_t n = bytes / sizeof(ws_cp_entry);
+    const ws_cp_entry *e = (const ws_cp_entry *)all;
+    ws_keyed *order = malloc((n ? n : 1) * sizeof *order);
+    double *factor = calloc(n ? n : 1, sizeof *factor);
+    if (!order || !factor) {
+        free(order);
+        free(factor);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (ws_keyed){e[i].hash, i};
+    qsort(order, n, sizeof *order, cmp_keyed);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        double time = 0, cp = 0;
+        for (; j < n && order[j].hash == order[i].hash; j++) {
+            time += e[order[j].index].time;
+            cp += e[order[j].index].cp;
+        }
+        double imbalance = cp - time / size;
+        for (size_t k = i; k < j && imbalance > 0 && cp > 0; k++)
+            factor[order[k].index] = imbalance / cp;
+        i = j;
+    }
+    uint64_t offset = 0;
+    int status = 0;
+    for (uint32_t q = 0; q < size && status == 0; q++) {
+        size_t m = sizes[q] / sizeof(ws_cp_entry);
+        parts[q] = malloc((m ? m : 1) * sizeof(double));
+        if (!parts[q]) {
+            status = -1;
+            break;
+        }
+        memcpy(parts[q], factor + offset, m * sizeof(double));
+        part_sizes[q] = m * sizeof(double);
+        offset += m;
+    }
+    free(order);
+    free(factor);
+    return status;
+}
+
+/* Rank 0 computes `root_step` from every rank's bytes and sends each its part. */
+static int gather_compute_scatter(const sp_ipc *ipc, const void *data, uint64_t bytes,
+                                  int (*root_step)(uint32_t, const unsigned char *,
+                                                   const uint64_t *, void **, uint64_t *),
+                                  void **mine, uint64_t *mine_size)
+{
+    void *all = NULL;
+    uint64_t *sizes = malloc(ipc->size * sizeof *sizes);
+    void **parts = ipc->rank == 0 ? calloc(ipc->size, sizeof *parts) : NULL;
+    uint64_t *part_sizes = ipc->rank == 0 ? calloc(ipc->size, sizeof *part_sizes) : NULL;
+    int status = sizes && (ipc->rank != 0 || (parts && part_sizes)) ? 0 : -1;
+    /* every rank takes part in both steps, even after a failure, so that none waits */
+    static const int64_t none;
+    if (sp_ipc_gather_bytes(ipc, data ? data : &none, status == 0 ? bytes : 0, &all, sizes) != 0)
+        status = -1;
+    if (ipc->rank == 0 && status == 0 && root_step(ipc->size, all, sizes, parts, part_sizes) != 0)
+        status = -1;
+    if (ipc->rank == 0 && status != 0 && part_sizes)
+        memset(part_sizes, 0, ipc->size * sizeof *part_sizes);
+    if (sp_ipc_scatter_bytes(ipc, parts, part_sizes, mine, mine_size) != 0)
+        status = -1;
+    free(all);
+    free(sizes);
+    if (parts)
+        for (uint32_t r = 0; r < ipc->size; r++)
+            free(parts[r]);
+    free(parts);
+    free(part_sizes);
+    return status;
+}
+
+static bool is_waiting_metric(int k)
+{
+    switch (k) {
+    case SP_WS_LATE_SENDER: case SP_WS_LATE_RECEIVER: case SP_WS_BARRIER_WAIT:
+    case SP_WS_WAIT_NXN: case SP_WS_LATE_BROADCAST: case SP_WS_EARLY_REDUCE:
+    case SP_WS_EARLY_SCAN: case SP_WS_FINALIZE_WAIT: case SP_WS_RMA_WAIT_AT_FENCE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Every rank, collectively: the delay costs (local), then the critical path (its walk at
+ * rank 0 from every rank's wait states) and its imbalance (per call path, at rank 0). */
+static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, const ws_effects *fx,
+                         sp_ws_result *r, char *err, size_t errlen)
+{
+    double *acc = calloc(in->path_count ? in->path_count : 1, sizeof *acc);
+    uint32_t *touched = malloc((in->path_count ? in->path_count : 1) * sizeof *touched);
+    int status = acc && touched ? 0 : -1;
+    if (status == 0)
+        charge_delays(in, fx, r, acc, touched);
+    /* This rank's MPI location: the one of its operations (its main thread). */
+    const sp_ws_timeline *tl = NULL;
+    if (in->count && in->events[0].cnode < in->path_count)
+        tl = timeline_of(in, in->path_location[in->events[0].cnode]);
+    if (tl && tl->end <= tl->first)
+        tl = NULL;
+    size_t njumps = 0;
+    for (size_t i = 0; i < in->count; i++)
+        njumps += fx->wait[i] > 0 && fx->late[i] != UINT32_MAX;
+    size_t bytes = sizeof(ws_cp_head) + njumps * sizeof(ws_jump);
+    ws_cp_head *head = status == 0 && tl ? malloc(bytes) : NULL;
+    if (status == 0 && tl && !head)
+        status = -1;
+    if (head) {
+        head->first = in->piece_time[tl->first];
+        head->end = in->piece_time[tl->end - 1];
+        ws_jump *j = (ws_jump *)(head + 1);
+        size_t n = 0;
+        for (size_t i = 0; i < in->count; i++) {
+            const sp_ws_event *e = &in->events[i];
+            if (e->kind == SP_WS_COLL && e->op == SP_WS_OP_FINALIZE)
+                head->end = e->enter;
+            if (fx->wait[i] > 0 && fx->late[i] != UINT32_MAX)
+                j[n++] = (ws_jump){e->enter + fx->wait[i], fx->late[i]};
+        }
+        head->jumps = n;
+        qsort(j, n, sizeof *j, cmp_jump);
+    }
+    void *segments = NULL;
+    uint64_t segment_bytes = 0;
+    if (gather_compute_scatter(ipc, head, head ? bytes : 0, walk_at_root, &segments,
+                               &segment_bytes) != 0)
+        status = -1;
+    free(head);
+    const int64_t *seg = segments;
+    for (size_t s = 0; tl && status == 0 && s + 1 < segment_bytes / sizeof *seg; s += 2) {
+        size_t n = 0;
+        exclusive_in(in, tl, r->cnode_count, seg[s], seg[s + 1], acc, touched, &n);
+        for (size_t k = 0; k < n; k++) {
+            uint32_t path = touched[k];
+            size_t at = (size_t)path * SP_WS_METRIC_COUNT + SP_WS_CRITICAL_PATH;
+            r->time[at] += acc[path];
+            r->count[at] += 1;
+            acc[path] = 0;
+        }
+    }
+    free(segments);
+    /* the imbalance: each path's time without waiting and on the critical path */
+    size_t nentries = 0;
+    ws_cp_entry *entries = NULL;
+    uint32_t *entry_path = NULL;
+    if (status == 0 && tl) {
+        size_t n = 0;
+        exclusive_in(in, tl, r->cnode_count, in->piece_time[tl->first], in->piece_time[tl->end - 1], acc,
+                     touched, &n);
+        entries = malloc((n ? n : 1) * sizeof *entries);
+        entry_path = malloc((n ? n : 1) * sizeof *entry_path);
+        if (!entries || !entry_path)
+            status = -1;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t path = touched[k];
+            double time = acc[path];
+            acc[path] = 0;
+            const double *row = r->time + (size_t)path * SP_WS_METRIC_COUNT;
+            for (int m = 0; m < SP_WS_METRIC_COUNT; m++)
+                if (is_waiting_metric(m))
+                    time -= row[m];
+            if (status == 0) {
+                entries[nentries] = (ws_cp_entry){in->path_hash[path], time > 0 ? time : 0,
+                                                  row[SP_WS_CRITICAL_PATH]};
+                entry_path[nentries++] = path;
+            }
+        }
+    }
+    void *factors = NULL;
+    uint64_t factor_bytes = 0;
+    if (gather_compute_scatter(ipc, entries, nentries * sizeof *entries, imbalance_at_root,
+                               &factors, &factor_bytes) != 0)
+        status = -1;
+    const double *f = factors;
+    for (size_t k = 0; status == 0 && k < nentries && k < factor_bytes / sizeof *f; k++) {
+        if (f[k] <= 0)
+            continue;
+        size_t at = (size_t)entry_path[k] * SP_WS_METRIC_COUNT;
+        r->time[at + SP_WS_CRITICAL_PATH_IMBALANCE] += f[k] * r->time[at + SP_WS_CRITICAL_PATH];
+        r->count[at + SP_WS_CRITICAL_PATH_IMBALANCE] += 1;
+    }
+    free(factors);
+    free(entries);
+    free(entry_path);
+    free(acc);
+    free(touched);
+    if (status != 0)
+        return sp_error(err, errlen, "the critical-path analysis could not exchange its data");
+    return 0;
 }
 
 int sp_ws_run(const sp_ipc *ipc, bool ready, const sp_ws_input *in, sp_ws_result *result,
@@ -1133,28 +1666,26 @@ int sp_ws_run(const sp_ipc *ipc, bool ready, const sp_ws_input *in, sp_ws_result
             sp_error(err, errlen, "another rank could not take part in the wait-state analysis");
         return -1;
     }
-    return sp_ws_replay(ipc, in->events, in->count, in->comms, in->comm_count, result, err,
-                        errlen);
-}
-
-int sp_ws_replay(const sp_ipc *ipc, const sp_ws_event *events, size_t count,
-                 const sp_ws_comm *comms, uint32_t comm_count, sp_ws_result *result, char *err,
-                 size_t errlen)
-{
-    if (!ipc->ops->send || !ipc->ops->recv)
-        return sp_error(err, errlen, "the wait-state analysis needs point-to-point messages");
-    ws_plan plan;
-    if (make_plan(ipc, events, count, comms, comm_count, &plan) != 0) {
-        free(plan.peers);
-        free(plan.keys);
-        return sp_error(err, errlen, "the wait-state analysis could not agree on a plan");
+    size_t n = in->count ? in->count : 1;
+    ws_effects fx = {calloc(n, sizeof *fx.wait), malloc(n * sizeof *fx.late),
+                     calloc(n, sizeof *fx.caused)};
+    bool have = fx.wait && fx.late && fx.caused;
+    for (size_t i = 0; have && i < in->count; i++)
+        fx.late[i] = UINT32_MAX;
+    status = replay(ipc, in->events, in->count, in->comms, in->comm_count, result,
+                    have ? &fx : NULL, err, errlen);
+    /* every rank walks the critical path with the others, also after a failure here (its
+     * effects then empty), so that none waits */
+    if (!have) {
+        free(fx.wait), free(fx.late), free(fx.caused);
+        fx = (ws_effects){calloc(n, sizeof *fx.wait), NULL, NULL};
     }
-    qsort(plan.keys, plan.nkeys, sizeof *plan.keys, cmp_u64);
-    int status = replay_messages(ipc, events, count, &plan, result, err, errlen);
-    if (status == 0)
-        status = replay_collectives(ipc, events, count, comms, comm_count, &plan, result, err,
-                                    errlen);
-    free(plan.peers);
-    free(plan.keys);
-    return status;
+    if (status != 0 && have)
+        memset(fx.wait, 0, n * sizeof *fx.wait);
+    sp_ws_input none = {0};
+    ws_effects empty = {fx.wait, fx.late, fx.caused};
+    int cp = critical_path(ipc, have && status == 0 ? in : &none, &empty, result,
+                           status == 0 ? err : (char[128]){0}, status == 0 ? errlen : 128);
+    free(fx.wait), free(fx.late), free(fx.caused);
+    return status != 0 ? status : cp;
 }

@@ -55,7 +55,26 @@
  * was entered, a complete each target; an origin's k-th access epoch on a window towards a
  * target matches that target's k-th exposure epoch on it towards the origin.
  * A message received before it was sent (receive leave < send enter) is a clock condition
- * violation: counted, and its waiting is not. */
+ * violation: counted, and its waiting is not.
+ *
+ * With the ranks' timelines (sp_ws_input's pieces, through sp_ws_run), also:
+ *   Critical path    backward from the rank whose run ended last (its MPI_Finalize enter, or
+ *                    its last event): on each rank, back to the end of its last wait state
+ *                    before, where the path moves to the rank that was late (the sender of a
+ *                    Late Sender, the receiver of a Late Receiver, the last to enter a
+ *                    barrier, N x N, fence or MPI_Finalize, the root of a broadcast, the
+ *                    first sender of a reduce, the last before a scan) at the time it came.
+ *                    The metric: the time of each call path on the path, exclusive.
+ *   CP imbalance     per call path (the same region names from the root, on any rank): its
+ *                    time on the critical path minus its average over the ranks of its
+ *                    time without waiting, when > 0; shared among the ranks by their part
+ *                    of its critical-path time
+ *   Delay (short-term) Late Sender, Wait at Barrier, Wait at N x N: the waiting one late
+ *                    arrival caused (a receive's Late Sender; the sum over the members of a
+ *                    collective that waited for the last one), charged to the call paths the
+ *                    late rank ran in its interval before it: from the leave of its previous
+ *                    MPI operation to the enter of the late one, in proportion to their
+ *                    exclusive time there. */
 #ifndef SCOREP_CORE_WAITSTATES_H
 #define SCOREP_CORE_WAITSTATES_H
 
@@ -142,6 +161,12 @@ typedef enum {
     SP_WS_CLS_COUNT,
     SP_WS_CLSWO_COUNT,
     SP_WS_CLR_COUNT,
+    /* The critical path and what caused the waiting (sp_ws_run with timelines). */
+    SP_WS_CRITICAL_PATH,
+    SP_WS_CRITICAL_PATH_IMBALANCE,
+    SP_WS_DELAY_LATESENDER,
+    SP_WS_DELAY_BARRIER,
+    SP_WS_DELAY_N2N,
     SP_WS_METRIC_COUNT
 } sp_ws_metric;
 
@@ -170,13 +195,29 @@ typedef struct sp_ws_result {
  * paths they charge (a tree per location: parent SP_WS_NO_PATH is the location's root) and
  * the communicators of its collectives. All arrays malloc'ed (sp_ws_input_free). */
 #define SP_WS_NO_PATH UINT32_MAX
+/* The timeline of each location (for the critical path and the delay costs): pieces in the
+ * order they happened, piece i running from piece_time[i] until the next piece of its
+ * location (or its end marker, path SP_WS_NO_PATH) in call path piece_path[i]. A location's
+ * pieces are contiguous: timelines[k] names the location and its range. */
+typedef struct {
+    uint32_t location;
+    size_t first, end;
+} sp_ws_timeline;
+
 typedef struct sp_ws_input {
     sp_ws_event *events;
     size_t count, capacity;
     sp_ws_comm *comms;
     uint32_t comm_count;
     uint32_t *path_parent, *path_region, *path_location;
+    /* a hash of the path's region names from the root: the same call path on every rank */
+    uint64_t *path_hash;
     uint32_t path_count, path_capacity;
+    int64_t *piece_time;
+    uint32_t *piece_path;
+    size_t piece_count, piece_capacity;
+    sp_ws_timeline *timelines;
+    uint32_t timeline_count;
 } sp_ws_input;
 
 void sp_ws_input_free(sp_ws_input *in);
@@ -192,7 +233,9 @@ SP_MUST_CHECK int sp_ws_replay(const sp_ipc *ipc, const sp_ws_event *events, siz
                                sp_ws_result *result, char *err, size_t errlen);
 
 /* sp_ws_replay after every rank said whether it has its operations (`ready`): when one has
- * not, none replays and all return -1 (`err` says why on the ranks that were not ready). */
+ * not, none replays and all return -1 (`err` says why on the ranks that were not ready).
+ * Then the critical path and the delay costs from the input's timelines (a rank without
+ * one takes part and contributes nothing). */
 SP_MUST_CHECK int sp_ws_run(const sp_ipc *ipc, bool ready, const sp_ws_input *in,
                             sp_ws_result *result, char *err, size_t errlen);
 

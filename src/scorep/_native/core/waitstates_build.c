@@ -45,6 +45,7 @@ struct sp_ws_builder {
     int64_t probe_enter;
     uint32_t probe_path;
     uint32_t next_completion;
+    int64_t last_ns; /* the location's latest time: its timeline ends there */
     /* When each pending MPI_Irecv was posted (the enter of its call), by request id: the
      * receive completed later in MPI_Wait* was ready from then on (Late Receiver). Request
      * ids are per location. */
@@ -106,6 +107,8 @@ sp_ws_builder *sp_ws_builder_new(const sp_ws_source *source, sp_ws_input *in)
     return b;
 }
 
+static void add_piece(sp_ws_builder *b, int64_t ns, uint32_t path);
+
 /* Calls still open at the end of a location's events leave at their enter. */
 static void end_location(sp_ws_builder *b)
 {
@@ -118,6 +121,21 @@ static void end_location(sp_ws_builder *b)
     b->depth = 0;
     b->probe_open = false;
     b->in_location = false;
+    add_piece(b, b->last_ns, SP_WS_NO_PATH); /* the end marker */
+}
+
+/* The location's timeline begins (after the previous one's end marker). */
+static void begin_timeline(sp_ws_builder *b, uint32_t location)
+{
+    sp_ws_input *in = b->in;
+    sp_ws_timeline *grown =
+        realloc(in->timelines, ((size_t)in->timeline_count + 1) * sizeof *grown);
+    if (!grown) {
+        b->failed = true;
+        return;
+    }
+    in->timelines = grown;
+    grown[in->timeline_count++] = (sp_ws_timeline){location, in->piece_count, in->piece_count};
 }
 
 int sp_ws_builder_finish(sp_ws_builder *b)
@@ -148,6 +166,8 @@ int sp_ws_builder_location(sp_ws_builder *b, uint32_t location)
         end_location(b);
     b->location = location;
     b->in_location = true;
+    b->last_ns = 0;
+    begin_timeline(b, location);
     sp_u64map_free(&b->irecv_posted);
     sp_u64map_free(&b->isend_event);
     if (sp_u64map_init(&b->irecv_posted, 64) != 0) {
@@ -205,42 +225,82 @@ static uint8_t region_class(sp_ws_builder *b, uint32_t region)
     return b->region_class[region];
 }
 
-/* The call path of the innermost open frame, interned with those of its callers. */
-static uint32_t current_path(sp_ws_builder *b)
+/* The call path `region` called from `parent` (SP_WS_NO_PATH: the location's root),
+ * interned. Every frame has its path from its enter on: the timeline charges them all. */
+static uint32_t intern_path(sp_ws_builder *b, uint32_t parent, uint32_t region)
 {
     sp_ws_input *in = b->in;
-    uint32_t parent = SP_WS_NO_PATH;
-    for (size_t d = 0; d < b->depth; d++) {
-        ws_frame *f = &b->stack[d];
-        if (f->path == SP_WS_NO_PATH) {
-            /* Paths of different locations never share a parent, except the root: the
-             * location goes into the key of top-level paths. */
-            uint64_t key = parent == SP_WS_NO_PATH
-                               ? (1ull << 63) | (uint64_t)b->location << 32 | f->region
-                               : (uint64_t)parent << 32 | f->region;
-            uint32_t id = sp_u64map_get(&b->paths, key);
-            if (id == SP_NO_ID) {
-                id = in->path_count;
-                size_t cap = in->path_capacity, cap2 = cap, cap3 = cap;
-                if (!grow((void **)&in->path_parent, sizeof(uint32_t), &cap, (size_t)id + 1) ||
-                    !grow((void **)&in->path_region, sizeof(uint32_t), &cap2, (size_t)id + 1) ||
-                    !grow((void **)&in->path_location, sizeof(uint32_t), &cap3,
-                          (size_t)id + 1) ||
-                    sp_u64map_put(&b->paths, key, id) != 0) {
-                    b->failed = true;
-                    return 0;
-                }
-                in->path_capacity = (uint32_t)cap;
-                in->path_parent[id] = parent;
-                in->path_region[id] = f->region;
-                in->path_location[id] = b->location;
-                in->path_count++;
-            }
-            f->path = id;
-        }
-        parent = f->path;
+    /* Paths of different locations never share a parent, except the root: the location
+     * goes into the key of top-level paths. */
+    uint64_t key = parent == SP_WS_NO_PATH
+                       ? (1ull << 63) | (uint64_t)b->location << 32 | region
+                       : (uint64_t)parent << 32 | region;
+    uint32_t id = sp_u64map_get(&b->paths, key);
+    if (id != SP_NO_ID)
+        return id;
+    id = in->path_count;
+    size_t cap = in->path_capacity, cap2 = cap, cap3 = cap, cap4 = cap;
+    if (!grow((void **)&in->path_parent, sizeof(uint32_t), &cap, (size_t)id + 1) ||
+        !grow((void **)&in->path_region, sizeof(uint32_t), &cap2, (size_t)id + 1) ||
+        !grow((void **)&in->path_location, sizeof(uint32_t), &cap3, (size_t)id + 1) ||
+        !grow((void **)&in->path_hash, sizeof(uint64_t), &cap4, (size_t)id + 1) ||
+        sp_u64map_put(&b->paths, key, id) != 0) {
+        b->failed = true;
+        return 0;
     }
-    return parent;
+    /* FNV-1a over the region names from the root: ranks name the same call path alike
+     * (their region ids differ before unification) */
+    uint64_t h = parent == SP_WS_NO_PATH ? 14695981039346656037ull : in->path_hash[parent];
+    const char *name = region < b->src->region_count ? b->src->region_name(b->src->ctx, region)
+                                                     : NULL;
+    if (name)
+        for (const char *c = name; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    else
+        h = (h ^ region) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull; /* the separator: "a" > "bc" is not "ab" > "c" */
+    in->path_capacity = (uint32_t)cap;
+    in->path_parent[id] = parent;
+    in->path_region[id] = region;
+    in->path_location[id] = b->location;
+    in->path_hash[id] = h;
+    in->path_count++;
+    return id;
+}
+
+/* The call path of the innermost open frame. */
+static uint32_t current_path(sp_ws_builder *b)
+{
+    return b->depth ? b->stack[b->depth - 1].path : SP_WS_NO_PATH;
+}
+
+/* The location's timeline goes on in `path` from `ns` (a zero-length piece is replaced,
+ * a piece that goes on in its own path is not repeated). */
+static void add_piece(sp_ws_builder *b, int64_t ns, uint32_t path)
+{
+    sp_ws_input *in = b->in;
+    if (b->failed || !in->timeline_count)
+        return;
+    size_t first = in->timelines[in->timeline_count - 1].first;
+    if (in->piece_count > first) {
+        size_t last = in->piece_count - 1;
+        if (in->piece_path[last] == path)
+            return;
+        if (in->piece_time[last] >= ns) {
+            in->piece_path[last] = path;
+            return;
+        }
+    }
+    size_t cap = in->piece_capacity, cap2 = cap;
+    if (!grow((void **)&in->piece_time, sizeof(int64_t), &cap, in->piece_count + 1) ||
+        !grow((void **)&in->piece_path, sizeof(uint32_t), &cap2, in->piece_count + 1)) {
+        b->failed = true;
+        return;
+    }
+    in->piece_capacity = cap;
+    in->piece_time[in->piece_count] = ns;
+    in->piece_path[in->piece_count++] = path;
+    in->timelines[in->timeline_count - 1].end = in->piece_count;
 }
 
 /* A new entry at the end of in->comms: its members' array to fill, NULL when out of
@@ -351,7 +411,10 @@ int sp_ws_builder_enter(sp_ws_builder *b, uint32_t region, int64_t ns)
         b->failed = true;
         return -1;
     }
-    b->stack[b->depth++] = (ws_frame){region, SP_WS_NO_PATH, ns, 0};
+    uint32_t path = intern_path(b, current_path(b), region);
+    b->stack[b->depth++] = (ws_frame){region, path, ns, 0};
+    add_piece(b, ns, path);
+    b->last_ns = ns;
     uint8_t klass = region_class(b, region);
     if (klass != REGION_RECEIVE) /* a probe's waiting belongs to the receive right after it */
         b->probe_open = false;
@@ -372,6 +435,8 @@ int sp_ws_builder_leave(sp_ws_builder *b, int64_t ns)
     while (b->pending_count && b->pending[b->pending_count - 1].depth >= b->depth)
         b->in->events[b->pending[--b->pending_count].event].leave = ns;
     b->depth--;
+    add_piece(b, ns, current_path(b));
+    b->last_ns = ns;
     return status(b);
 }
 

@@ -676,6 +676,11 @@ static size_t add_wait_state_metrics(const profile_flags *f, cube_metric *metric
         [SP_WS_CLS_COUNT] = "Late Senders (communications)",
         [SP_WS_CLSWO_COUNT] = "Messages in Wrong Order (communications)",
         [SP_WS_CLR_COUNT] = "Late Receivers (communications)",
+        [SP_WS_CRITICAL_PATH] = "Critical path profile",
+        [SP_WS_CRITICAL_PATH_IMBALANCE] = "Critical-path imbalance",
+        [SP_WS_DELAY_LATESENDER] = "Short-term Late Sender delay costs",
+        [SP_WS_DELAY_BARRIER] = "Short-term MPI Barrier delay costs",
+        [SP_WS_DELAY_N2N] = "Short-term MPI N x N delay costs",
     };
     static const char *const description[SP_WS_METRIC_COUNT] = {
         [SP_WS_LATE_SENDER] = "Time in MPI point-to-point receive operations, waiting for a message",
@@ -699,6 +704,11 @@ static size_t add_wait_state_metrics(const profile_flags *f, cube_metric *metric
         [SP_WS_CLS_COUNT] = "Number of Late Sender instances in communications",
         [SP_WS_CLSWO_COUNT] = "Number of Late Sender instances in communications where messages are received in wrong order",
         [SP_WS_CLR_COUNT] = "Number of Late Receiver instances in communications",
+        [SP_WS_CRITICAL_PATH] = "Time of each call path on the critical path of the run",
+        [SP_WS_CRITICAL_PATH_IMBALANCE] = "Critical-path time above the average time of the call path over the processes",
+        [SP_WS_DELAY_LATESENDER] = "Late Sender waiting caused by the sender's call paths before the send",
+        [SP_WS_DELAY_BARRIER] = "Barrier waiting caused by the last process's call paths before the barrier",
+        [SP_WS_DELAY_N2N] = "N x N waiting caused by the last process's call paths before the collective",
     };
     size_t first = n;
     for (int k = 0; k < SP_WS_METRIC_COUNT; k++) {
