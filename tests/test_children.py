@@ -184,6 +184,38 @@ def test_the_programs_environment_never_changes(python, tmp_path):
     assert sorted(enters_per_group(trace, "__main__:child_work").values()) == [1, 1]
 
 
+def test_a_child_sees_no_descriptor_of_the_measurement(python, tmp_path):
+    """CPython's test_subprocess (test_pass_fds_redirected, test_preexec): a measured child
+    has the descriptors it has without measurement (a member held an flock'ed descriptor
+    while it lived), a child that closes every descriptor (daemon code) and works on after
+    the program's end is still waited for and adopted (it was reported killed), and a
+    preexec_fn's os.putenv reaches a measured child (the child got an environment of its
+    own, which dropped it). The program prints the same as without measurement."""
+    program = child_program("descriptors.py")
+    plain = run([python, program], timeout=120)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == ("subprocess sees True\nforked child's own descriptors []\n"
+                            "preexec apple 499500 0\ndone\n")
+    exp = tmp_path / "exp"
+    out = run_scorep(python, [program], exp, SCOREP_ENABLE_TRACING="true", timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout == plain.stdout
+    assert out.stderr == ""
+    groups = Groups(exp)
+    names = [PROCESS_NAME.match(n).group(3) for n in groups.children()]
+    assert names == ["descriptors.py"] * 4
+    assert [groups.properties[n]["started by"] for n in groups.children()] == \
+        ["subprocess", "os.fork", "subprocess", "subprocess"]
+    trace = Trace(exp)
+    trace.check_nesting()
+    # Every process's child_work, the daemon's many times.
+    calls = enters_per_group(trace, "__main__:child_work")
+    assert len(calls) == 4 and sorted(calls.values())[:3] == [1, 1, 1]
+    assert sorted(calls.values())[3] > 10
+    assert "lost" not in (exp / "MANIFEST.md").read_text()
+    no_group_files_left(exp)
+
+
 def test_fork_both_sides_recorded(python, tmp_path):
     exp = tmp_path / "exp"
     out = run_scorep(python, [child_program("fork_both.py")], exp,

@@ -62,7 +62,14 @@ LONG = [("test_itertools", (3, 10), "trace"), ("test_threading", (3, 11), "profi
         # and its profile, which must not show our gc callback (a Python function once)
         ("test_profile", (3, 11), "c-calls"), ("test_profile", (3, 10), "metrics"),
         # collections at the recursion limit (the gc callback failed there when it was Python)
-        ("test_exceptions", (3, 12), "metrics")]
+        ("test_exceptions", (3, 12), "metrics"),
+        # the descriptors a measured child has (test_pass_fds_redirected lists them: a
+        # member held an flock'ed one) and a preexec_fn's os.putenv reaching the child
+        # (test_preexec: the child got an environment of its own); SELECTED below
+        ("test_subprocess", (3, 9), "profile"), ("test_subprocess", (3, 11), "trace"),
+        ("test_subprocess", (3, 13), "profile")]
+# The tests of a module run (regrtest's -m patterns), where the whole module takes minutes.
+SELECTED = {"test_subprocess": ["test_pass_fds*", "*preexec*", "test_close_fds*"]}
 # With I/O recording (mode "io": tracing and SCOREP_IO_POSIX=true): the file object tests,
 # which open, read, write, seek and close files and bad descriptors in every way.
 QUICK_IO = ["test_fileio"]
@@ -146,6 +153,8 @@ def environment_changes(stderr):
 def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     python = INTERPRETERS[version]
     args = [program("regrtest_env.py"), "-v", module]
+    for pattern in SELECTED.get(module, []):
+        args += ["-m", pattern]
     # Both at once: much of these modules' time is spent waiting (timeouts, sleeps).
     plain_dir = tmp_path / "plain"
     plain_dir.mkdir()

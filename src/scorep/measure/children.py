@@ -330,6 +330,31 @@ def _given_environment(env):
     return env, env is os.environ
 
 
+# Where _posixsubprocess.fork_exec takes preexec_fn (3.11 added process_group before it).
+_PREEXEC_ARG = 20 if sys.version_info < (3, 11) else 21
+
+
+def _changed_entries(before, after):
+    """The variables of ours (ENV, PYTHONPATH) whose values differ between two lists of
+    b"NAME=value" entries: name -> (value before or None, value after)."""
+    before, after = _as_mapping(before), _as_mapping(after)
+    return {name: (before.get(name), value) for name, value in after.items()
+            if name in (ENV.encode(), b"PYTHONPATH") and before.get(name) != value}
+
+
+def _putenv_first(preexec_fn, changed):
+    """preexec_fn of a child that gets this process's C environment (env=None): the
+    variables this moment's state changes go into the C environment of the forked child
+    (os.putenv, before its exec), then the program's preexec_fn runs. Passing an
+    environment of its own to the child instead would drop what the program's preexec_fn
+    puts there with os.putenv (CPython's test_subprocess test_preexec does)."""
+    def preexec():
+        for name, value in changed.items():
+            os.putenv(name, value)
+        return preexec_fn()
+    return preexec
+
+
 def _fork_exec(*args, **kwargs):
     number = None
     with _ToolCode():
@@ -338,9 +363,15 @@ def _fork_exec(*args, **kwargs):
             env, own = _given_environment(args[5])
             number = _reserve() if _will_join(executables, args[0]) and \
                 _carries_us(env) else None
-            env = _with_state(env, reserved=number, own=own)
-            if env is not None:  # None: the child's environment as given carries this moment
-                args = args[:5] + (env,) + args[6:]
+            new = _with_state(env, reserved=number, own=own)
+            preexec_fn = args[_PREEXEC_ARG] if len(args) > _PREEXEC_ARG else None
+            if new is not None and args[5] is None and callable(preexec_fn):
+                changed = {name: value for name, (_, value) in
+                           _changed_entries(env, new).items()}
+                args = args[:_PREEXEC_ARG] + (_putenv_first(preexec_fn, changed),) + \
+                    args[_PREEXEC_ARG + 1:]
+            elif new is not None:  # None: the child's environment as given carries this moment
+                args = args[:5] + (new,) + args[6:]
     # Threads running fork_exec: a child forked there runs only preexec_fn before its exec.
     _state.here.threads_in_fork_exec.add(_thread.get_ident())
     try:
@@ -408,10 +439,7 @@ def _system(command):
             entries = _c_environ()
             new = _with_state(entries, own=True)
             if new is not None:
-                before = _as_mapping(entries)
-                for name, value in _as_mapping(new).items():
-                    if before.get(name) != value and name in (ENV.encode(), b"PYTHONPATH"):
-                        wanted[name] = (before.get(name), value)
+                wanted = _changed_entries(entries, new)
         if wanted:
             with _state.here.system_lock:
                 if not _state.here.system_running:

@@ -12,11 +12,12 @@
 typedef struct {
     uint32_t number, parent;
     uint64_t pid;
+    uint64_t pid_start;  /* when its process started (/proc, clock ticks; 0: not known) */
     uint64_t started_ns; /* CLOCK_REALTIME when it registered */
     char method[16];
     char name[128];
     bool arrived; /* it reached its end and hands its part over */
-    bool alive;   /* it still holds its lock */
+    bool alive;   /* its process still runs (sp_process_member_alive) */
     bool lost;    /* its part did not come (it died while writing, or took too long) */
     bool reserved; /* only reserved by its parent: it has not joined (yet) */
     bool working;  /* when last looked at, it (or a child of its) ran or waited for a CPU */
@@ -31,9 +32,10 @@ typedef struct {
     char registry[4200]; /* <dir>/.scorep-processes */
     uint32_t root, number, parent, base;
     uint64_t pid, parent_pid;
+    uint64_t pid_start;  /* a member: when its process started (/proc, clock ticks) */
     uint64_t started_ns; /* a member: CLOCK_REALTIME when it registered */
     double timeout;
-    int lock_fd;       /* flock'ed while this process lives (member: N/alive, root: root-R) */
+    int lock_fd;       /* the root: root-R, flock'ed while it lives (-1 in a member) */
     char method[16];
     sp_process_info info; /* what the core was told */
 
@@ -63,7 +65,8 @@ void sp_process_unlock_registry(int fd);
 bool sp_process_root_closed(void);  /* the member's root stopped waiting or died */
 /* The members of this root, sorted by number (malloc'ed; *count set). */
 sp_member *sp_process_scan_members(uint32_t *count);
-bool sp_process_member_alive(uint32_t number);
+/* Whether the member's process still runs (its pid, started when it registered). */
+bool sp_process_member_alive(const sp_member *m);
 /* Whether a process, or one of its descendants, is running or runnable (/proc); true when
  * it cannot be told. */
 bool sp_process_working(uint64_t pid);

@@ -234,7 +234,7 @@ static void root_receive(uint32_t i, uint32_t op, void *out, uint64_t bytes)
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd >= 0)
             break;
-        if (!sp_process_member_alive(m->number)) {
+        if (!sp_process_member_alive(m)) {
             fd = open(path, O_RDONLY | O_CLOEXEC); /* written just before it ended */
             if (fd < 0)
                 m->lost = true;

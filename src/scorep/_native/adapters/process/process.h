@@ -9,9 +9,9 @@
  *       root-R.closed   root R stopped waiting: members that end later write alone
  *       N/reserved      the parent reserved number N for a child it starts now
  *       N/pid           that child's pid, once known
- *       N/alive         flock'ed by member N while it lives (the kernel drops the lock
- *                       when the process dies, SIGKILL included)
- *       N/info          pid, parent, root, how it was started, its name
+ *       N/info          pid and its start time (/proc: with the pid, what tells whether
+ *                       member N still runs, killed or not; it holds no descriptor its
+ *                       program could see), parent, root, how it was started, its name
  *       N/arrived       member N reached its end and hands its part over
  *       N/op-K          member N's contribution to the root's K-th gather
  *       N/traces/       its OTF2 event files, moved into the experiment by the root

@@ -1,6 +1,7 @@
 /* The group's registry in the experiment directory (see process.h): numbering members,
- * who is alive (an flock held by each living process: the kernel lets go of it when a
- * process dies, whatever killed it), joining as root or member, fork, and cleaning up. */
+ * who is alive (a root holds an flock, which the kernel lets go of when it dies, whatever
+ * killed it; a member is its pid and the time its process started, so that it holds no
+ * descriptor its program could see), joining as root or member, fork, and cleaning up. */
 #include "adapters/process/internal.h"
 #include "core/files.h"
 
@@ -100,12 +101,6 @@ static bool locked_by_someone(const char *path)
     return held;
 }
 
-bool sp_process_member_alive(uint32_t number)
-{
-    char path[4400];
-    sp_process_member_path(number, "alive", path, sizeof path);
-    return locked_by_someone(path);
-}
 
 static bool exists(const char *path)
 {
@@ -145,9 +140,11 @@ static void write_info(void)
     char path[4400], text[1024];
     sp_process_member_path(sp_proc.number, "info", path, sizeof path);
     int n = snprintf(text, sizeof text,
-                     "pid %llu\nparent %u\nroot %u\nstarted %llu\nmethod %s\nname %s\n",
-                     (unsigned long long)sp_proc.pid, sp_proc.parent, sp_proc.root,
-                     (unsigned long long)sp_proc.started_ns, sp_proc.method, sp_proc.info.name);
+                     "pid %llu\npid_start %llu\nparent %u\nroot %u\nstarted %llu\nmethod %s\n"
+                     "name %s\n",
+                     (unsigned long long)sp_proc.pid, (unsigned long long)sp_proc.pid_start,
+                     sp_proc.parent, sp_proc.root, (unsigned long long)sp_proc.started_ns,
+                     sp_proc.method, sp_proc.info.name);
     /* Best effort, as every registry file: a reader takes a missing one for "not yet". */
     if (n > 0 && (size_t)n < sizeof text && sp_file_write_atomic(path, text, (size_t)n, NULL, 0))
         return;
@@ -178,6 +175,8 @@ static bool read_member_file(uint32_t number, const char *file, sp_member *m, ui
         bool numeric = sscanf(value, "%llu", &v) == 1;
         if (strcmp(key, "pid") == 0 && numeric)
             m->pid = v;
+        else if (strcmp(key, "pid_start") == 0 && numeric)
+            m->pid_start = v;
         else if (strcmp(key, "parent") == 0 && numeric)
             m->parent = (uint32_t)v;
         else if (strcmp(key, "root") == 0 && numeric) {
@@ -194,21 +193,76 @@ static bool read_member_file(uint32_t number, const char *file, sp_member *m, ui
     return has_root;
 }
 
-/* A process that exists and has not ended (a zombie has ended). */
-static bool process_running(uint64_t pid)
+/* From /proc/<pid>/stat: the process's state letter and when it started (field 22, clock
+ * ticks since boot: with the pid, what tells this process from a later one that got the
+ * same pid). False when it cannot be read (no /proc, the process has ended). */
+static bool proc_stat(uint64_t pid, char *state, uint64_t *start_ticks)
 {
-    if (pid == 0 || kill((pid_t)pid, 0) != 0)
-        return errno == EPERM;
-    char path[64], stat[256];
+    char path[64], stat[1024];
     snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
     FILE *f = fopen(path, "re");
     if (!f)
-        return true;
+        return false;
     size_t n = fread(stat, 1, sizeof stat - 1, f);
     fclose(f);
     stat[n] = '\0';
-    const char *close_paren = strrchr(stat, ')');
-    return !(close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z');
+    /* After the command name in parentheses (which may itself hold ") "): the state is
+     * field 3, the start time field 22. */
+    const char *p = strrchr(stat, ')');
+    if (!p || p[1] != ' ')
+        return false;
+    *state = p[2];
+    *start_ticks = 0;
+    p += 2;
+    for (int field = 3; field < 22 && p; field++) {
+        p = strchr(p, ' ');
+        if (p)
+            p++;
+    }
+    if (p)
+        *start_ticks = strtoull(p, NULL, 10);
+    return true;
+}
+
+/* When this process started (0: not known). */
+static uint64_t own_start_ticks(void)
+{
+    char state;
+    uint64_t ticks;
+    return proc_stat((uint64_t)getpid(), &state, &ticks) ? ticks : 0;
+}
+
+/* A process that exists and has not ended (a zombie has ended); started at `start_ticks`
+ * unless that is 0 (not known). */
+static bool process_running_since(uint64_t pid, uint64_t start_ticks)
+{
+    if (pid == 0)
+        return false;
+    if (kill((pid_t)pid, 0) != 0 && errno != EPERM)
+        return false;
+    char state;
+    uint64_t ticks;
+    if (!proc_stat(pid, &state, &ticks))
+        return true; /* without /proc, kill() is all there is to tell */
+    return state != 'Z' && (start_ticks == 0 || ticks == 0 || ticks == start_ticks);
+}
+
+static bool process_running(uint64_t pid)
+{
+    return process_running_since(pid, 0);
+}
+
+/* A member lives while its process runs: the pid it registered, started when it said (a
+ * pid the system gave again to a later process is not the member). Not an flock of its
+ * own, as the root's: a descriptor held by the member would be one its program sees
+ * (CPython's test_subprocess lists a child's descriptors), one that daemon code closes
+ * (os.closerange) and one that takes the number its program's next open would get. A
+ * member that ends, is killed or crashes stops running; one that execs without ending
+ * its measurement (only C code can: os.exec* ends it first) counts as running until its
+ * new program ends, and is waited for as any member that still runs. */
+bool sp_process_member_alive(const sp_member *m)
+{
+    return process_running_since(m->pid, m->pid_start);
 }
 
 /* The state letter of /proc/<pid>/task/<tid>/stat (or of `path`'s stat line): '\0' when it
@@ -335,7 +389,7 @@ sp_member *sp_process_scan_members(uint32_t *count)
             char path[4400];
             sp_process_member_path(m.number, "arrived", path, sizeof path);
             m.arrived = exists(path);
-            m.alive = sp_process_member_alive(m.number);
+            m.alive = sp_process_member_alive(&m);
         }
         if (*count == capacity) {
             capacity *= 2;
@@ -537,6 +591,7 @@ int sp_process_member(const sp_process_lineage *lineage, const char *method, dou
     sp_proc.timeout = timeout;
     snprintf(sp_proc.method, sizeof sp_proc.method, "%s", method);
     sp_proc.started_ns = realtime_ns();
+    sp_proc.pid_start = own_start_ticks();
     if (mkdir(sp_proc.registry, 0777) != 0 && errno != EEXIST)
         return sp_error(err, errlen, "cannot join the measurement in %s: %s", lineage->dir,
                         strerror(errno));
@@ -551,11 +606,6 @@ int sp_process_member(const sp_process_lineage *lineage, const char *method, dou
     sp_process_member_path(number, NULL, path, sizeof path);
     if (status == 0 && mkdir(path, 0777) != 0 && errno != EEXIST)
         status = -1;
-    if (status == 0) {
-        sp_process_member_path(number, "alive", path, sizeof path);
-        sp_proc.lock_fd = hold_lock(path);
-        status = sp_proc.lock_fd < 0 ? -1 : 0;
-    }
     int error = errno;
     if (status == 0)
         write_info();
