@@ -280,8 +280,18 @@ void sp_sample(sp_location *loc, uint64_t time, const sp_context_frame *frames, 
     uint64_t room = time > start ? time - start : 0;
     uint64_t measured = loc->depth < loc->covered_capacity ? loc->covered[loc->depth] : 0;
     room = room > measured ? room - measured : 0;
-    if (weight > room)
+    /* Over a run the rooms add up to the time between the first and the last sample, as
+     * the weights do; per sample they differ by how late each pass came after its read.
+     * What a sample cannot take is owed to the next ones (it went to the program root). */
+    bool regions = measured > 0 || start != loc->sample_since;
+    if (!regions)
+        weight += loc->sample_owed;
+    loc->sample_owed = 0;
+    if (weight > room) {
+        if (!regions)
+            loc->sample_owed = weight - room;
         weight = room;
+    }
     uint32_t open = loc->depth < loc->covered_capacity ? loc->depth + 1 : loc->covered_capacity;
     for (uint32_t k = 0; k < open; k++)
         loc->covered[k] = 0;

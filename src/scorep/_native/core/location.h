@@ -129,6 +129,12 @@ typedef struct sp_location {
      * sample could be taken meanwhile: C code held the GIL, MPI_Init) must not count it
      * again in the Python frames that called it. Grown on the unwinding enter path. */
     uint64_t sample_since;
+    /* Time earlier samples stood for that did not fit their room because their pass came
+     * early after a late one (the sampler's passes lag its reads unevenly on a loaded
+     * machine): given to the next samples as their room allows, instead of to the
+     * program root. Dropped when a recorded region takes part of a room (its time is
+     * measured). */
+    uint64_t sample_owed;
     uint64_t *covered;
     uint32_t covered_capacity;
 } sp_location;
