@@ -2,7 +2,7 @@
 
     python3 benchmarks/wait_states.py [--ranks 8] [--events 1000000] [--repeat 3]
                                       [--before 018f291] [--mpi-steps 20000]
-    python3 benchmarks/wait_states.py --scale 10,100,1000,10000 [--scale-events 14000]
+    python3 benchmarks/wait_states.py --scale 10,100,1000,10000 [--scale-events 20000]
 
 1. Simulated: what a traced run does at its end (core/substrates.h): each of RANKS ranks holds
    its trace as the trace substrate's raw records, EVENTS events of an mpi4py ring program
@@ -101,11 +101,13 @@ def simulated(ranks, events, repeat, before):
              first["enter_leave_per_rank"], first["trace_mb_per_rank"], repeat))
     for (label, _), v in zip(trees, results):
         print("  %s: busiest rank's CPU %.3f s (build %.3f s, engine %.3f s), wall %.2f s; "
-              "held beside the trace %.1f MB (%.2fx the trace; the built input %.1f MB); "
+              "held beside the trace %.1f MB at most (%.2fx the trace; rank 0, which walks the "
+              "critical path for all; the other ranks %.1f MB; the built input %.1f MB); "
               "exchanged %.1f MB, rank 0 received %.1f MB; waiting %.3f s, critical path "
               "%.3f s (all ranks)"
               % (label, v["max_rank_cpu"], v["max_build_cpu"], v["max_run_cpu"], v["wall"],
-                 v["analysis_peak_mb"], v["analysis_per_trace"], v["built_mb"],
+                 v["analysis_peak_mb"], v["analysis_per_trace"], v["other_peak_mb"],
+                 v["built_mb"],
                  v["exchanged_mb"], v["root_received_mb"], v["waiting_s"],
                  v["critical_path_s"]))
     if len(results) == 2:
@@ -190,7 +192,7 @@ def main():
     ap.add_argument("--scale", default="",
                     help="rank counts (e.g. 10,100,1000,10000): the analysis at scale "
                          "instead, with --scale-events trace events per rank")
-    ap.add_argument("--scale-events", type=int, default=14000)
+    ap.add_argument("--scale-events", type=int, default=20000)
     args = ap.parse_args()
     if args.scale:
         at_scale([int(x) for x in args.scale.split(",")], args.scale_events)

@@ -331,7 +331,7 @@ int main(int argc, char **argv)
     struct rusage after;
     getrusage(RUSAGE_SELF, &after);
     double max_seconds = 0, max_cpu = 0, max_build = 0, max_run = 0, waiting = 0, cp = 0;
-    double max_extra = 0, max_trace = 0, max_built = 0;
+    double max_extra = 0, max_trace = 0, max_built = 0, max_other = 0;
     uint64_t received = 0;
     for (uint32_t r = 0; r < ranks; r++) {
         rank_work *w = &work[r];
@@ -346,6 +346,8 @@ int main(int argc, char **argv)
         /* the most the analysis held at once beside the rank's trace */
         double extra = (double)(rank_memory_peak(r) - w->live_before);
         max_extra = extra > max_extra ? extra : max_extra;
+        if (r != 0) /* rank 0 also walks the critical path for everyone */
+            max_other = extra > max_other ? extra : max_other;
         max_built = (double)w->built > max_built ? (double)w->built : max_built;
         max_trace = (double)w->trace_bytes > max_trace ? (double)w->trace_bytes : max_trace;
         waiting += w->waiting_ns;
@@ -357,12 +359,14 @@ int main(int argc, char **argv)
            " enter_leave_per_rank=%" PRIu64 " operations_per_rank=%" PRIu64
            " paths_per_rank=%" PRIu64 " pieces_per_rank=%" PRIu64 " trace_mb_per_rank=%.3f"
            " wall=%.3f max_rank_cpu=%.3f max_build_cpu=%.3f max_run_cpu=%.3f"
-           " analysis_peak_mb=%.3f analysis_per_trace=%.3f built_mb=%.3f peak_rss_mb=%.1f"
+           " analysis_peak_mb=%.3f analysis_per_trace=%.3f other_peak_mb=%.3f built_mb=%.3f"
+           " peak_rss_mb=%.1f"
            " input_mb_per_rank=%.3f exchanged_mb=%.1f waiting_s=%.6f critical_path_s=%.6f"
            " root_wall=%.6f root_cpu=%.6f root_peak_mb=%.3f root_received_mb=%.3f\n",
            ranks, w0->events, w0->mpi_ops, w0->enter_leave, w0->operations, w0->paths,
            w0->pieces, max_trace / 1048576.0, max_seconds, max_cpu, max_build, max_run,
-           max_extra / 1048576.0, max_trace > 0 ? max_extra / max_trace : 0, max_built / 1048576.0,
+           max_extra / 1048576.0, max_trace > 0 ? max_extra / max_trace : 0,
+           max_other / 1048576.0, max_built / 1048576.0,
            after.ru_maxrss / 1024.0, w0->operations * sizeof(sp_ws_event) / 1048576.0,
            received / 1048576.0, waiting * 1e-9, cp * 1e-9, w0->seconds, w0->cpu_seconds,
            rank_memory_peak(0) / 1048576.0, group.received[0] / 1048576.0);
