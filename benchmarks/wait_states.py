@@ -101,8 +101,8 @@ def simulated(ranks, events, repeat, before):
              first["enter_leave_per_rank"], first["trace_mb_per_rank"], repeat))
     for (label, _), v in zip(trees, results):
         print("  %s: busiest rank's CPU %.3f s (build %.3f s, engine %.3f s), wall %.2f s; "
-              "held beside the trace %.1f MB at most (%.2fx the trace; rank 0, which walks the "
-              "critical path for all; the other ranks %.1f MB; the built input %.1f MB); "
+              "held beside its trace: at most %.1f MB on a rank (%.2fx the trace), on the "
+              "ranks other than 0 at most %.1f MB, of which the built input %.1f MB; "
               "exchanged %.1f MB, rank 0 received %.1f MB; waiting %.3f s, critical path "
               "%.3f s (all ranks)"
               % (label, v["max_rank_cpu"], v["max_build_cpu"], v["max_run_cpu"], v["wall"],
