@@ -152,7 +152,7 @@ static void fit(void **array, size_t item, size_t count, size_t capacity)
 /* The arrays grew by doubling: up to half of each is unused. The replay and the critical
  * path allocate their working memory on top of what the input holds, so the input gives
  * back its spare room first (a rank of 10^6 trace events, benchmarks/wait_states.py:
- * 19.0 -> 15.1 MB). Nothing is appended after this. */
+ * 19.0 -> 14.9 MB). Nothing is appended after this. */
 static void fit_input(sp_ws_input *in)
 {
     fit((void **)&in->events, sizeof *in->events, in->count, in->capacity);
