@@ -8,7 +8,9 @@ Steps, each its own driver of benchmarks/scale/ (threads as ranks, tests/c/threa
 the unification along the tree (500 regions per rank, 90 % shared, 2 threads per rank), the
 profile written as its rows arrive (1 000 call paths per thread, all shared: with call paths
 of each rank's own the CUBE file grows as P^2, see docs/SCALING.md; default metrics; the
-collection along the tree, the merge and the file), the wait-state replay (2 000 MPI operations per rank) and the clock offsets along the tree. Rank
+collection along the tree, the merge and the file), the wait-state analysis (20 000 trace
+events per rank, about 2 000 MPI operations: the builder, the replay, the critical path and
+the delay costs, as at the end of a traced run) and the clock offsets along the tree. Rank
 0's peak is measured per rank (benchmarks/scale/rank_memory.h); the clock offsets' time in
 the simulation is thread wake-ups on this machine's cores, so the 10^5 column models it
 instead (8 rounds × 3 us × log2(P)^2). The last column fits each measure's growth
@@ -54,7 +56,7 @@ def main():
                 measured["profile"].append(run(profile, ranks, 1000, 2, 100, "stream", out))
             finally:
                 shutil.rmtree(out)
-            measured["waits"].append(run(waits, ranks, 2000))
+            measured["waits"].append(run(waits, ranks, 20000))
             measured["clock"].append(run(clock, ranks, 8, "tree"))
             print("measured %d ranks" % ranks, file=sys.stderr)
     u, p, w, c = (measured[k] for k in ("unify", "profile", "waits", "clock"))
@@ -63,8 +65,8 @@ def main():
     rows.append(("profile + CUBE file", "rank 0 cpu", "s", [r["root_cpu_seconds"] for r in p]))
     rows.append(("profile + CUBE file", "rank 0 peak", "MB",
                  [r["root_peak_bytes"] / 1e6 for r in p]))
-    rows.append(("wait-state replay", "rank 0 cpu", "s", [r["root_cpu"] for r in w]))
-    rows.append(("wait-state replay", "rank 0 peak", "MB",
+    rows.append(("wait states", "rank 0 cpu", "s", [r["root_cpu"] for r in w]))
+    rows.append(("wait states", "rank 0 peak", "MB",
                  [r["root_peak_mb"] * 1.048576 for r in w]))
     rows.append(("clock offsets", "error bound", "us", [r["max_bound_us"] for r in c]))
     head = "%-20s %-12s %4s" % ("step", "measure", "unit") + "".join(

@@ -13,19 +13,20 @@ REPO = os.path.dirname(HERE)
 NATIVE = os.path.join(REPO, "src", "scorep", "_native")
 
 
-def build(tmp, name):
+def build(tmp, name, native=NATIVE, defines=()):
     """benchmarks/scale/<name>.c linked with the core, the substrates and the adapters that
-    need neither Python nor MPI; the path of the executable."""
+    need neither Python nor MPI (of `native`: another tree's src/scorep/_native to compare
+    with; `defines`: -D options); the path of the executable."""
     exe = os.path.join(tmp, name)
-    sources = sorted(glob.glob(os.path.join(NATIVE, "core", "*.c")) +
-                     glob.glob(os.path.join(NATIVE, "substrates", "*", "*.c")) +
-                     [p for p in glob.glob(os.path.join(NATIVE, "adapters", "*", "*.c"))
+    sources = sorted(glob.glob(os.path.join(native, "core", "*.c")) +
+                     glob.glob(os.path.join(native, "substrates", "*", "*.c")) +
+                     [p for p in glob.glob(os.path.join(native, "adapters", "*", "*.c"))
                       if os.sep + "python" + os.sep not in p and os.sep + "mpi" + os.sep not in p])
     flags = subprocess.run(["otf2-config", "--cflags"], capture_output=True, text=True).stdout.split()
     libs = subprocess.run(["otf2-config", "--ldflags", "--libs"], capture_output=True,
                           text=True).stdout.split()
-    cmd = (["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-I", NATIVE, "-I",
-            os.path.join(REPO, "tests", "c")] + flags +
+    cmd = (["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-I", native, "-I",
+            os.path.join(REPO, "tests", "c")] + ["-D" + d for d in defines] + flags +
            ["-o", exe, os.path.join(HERE, "scale", name + ".c")] + sources + libs +
            ["-lpthread", "-lm"])
     out = subprocess.run(cmd, capture_output=True, text=True)

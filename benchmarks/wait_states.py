@@ -1,21 +1,29 @@
 """The cost of the wait-state analysis at the end of a traced MPI run (core/waitstates.c).
 
-    python3 benchmarks/wait_states.py [--ranks 8] [--events 1000000] [--mpi-steps 20000]
-    python3 benchmarks/wait_states.py --scale 10,100,1000,10000 [--scale-events 2000]
+    python3 benchmarks/wait_states.py [--ranks 8] [--events 1000000] [--repeat 3]
+                                      [--before 018f291] [--mpi-steps 20000]
+    python3 benchmarks/wait_states.py --scale 10,100,1000,10000 [--scale-events 20000]
 
-1. Simulated: the core's real replay driven with synthetic operations of RANKS ranks x
-   EVENTS operations each (a ring exchange with late senders, Allreduce and Barrier), the
-   ranks being threads of one process grouped by an in-process sp_ipc (tests/c/thread_ipc.h).
-   Printed: the wall time of the replay (all ranks share this machine's cores: the slowest
-   rank's time, waiting included), the busiest rank's CPU time, the process's peak RSS,
-   the replay's input per rank (56 bytes an operation) and the bytes the ranks exchanged.
+1. Simulated: what a traced run does at its end (core/substrates.h): each of RANKS ranks holds
+   its trace as the trace substrate's raw records, EVENTS events of an mpi4py ring program
+   (enter and leave of Python functions, mpi4py's methods and the MPI calls: 6 a call; a ring
+   exchange Irecv/Send/Wait per step, an Allreduce every 16th, a Barrier every 64th;
+   benchmarks/scale/wait_states_driver.c), reads them into the core's builder (operations,
+   call paths, timelines) and runs sp_ws_run (the replay, the critical path and the delay
+   costs) with the others; the ranks are threads of one process grouped by an in-process
+   sp_ipc (tests/c/thread_ipc.h). Printed (median of --repeat runs): the busiest rank's CPU
+   time (build, engine, both), the wall time (8 threads taking turns on this machine's
+   cores), the trace's size per rank and the most the analysis held at once beside it
+   (measured per rank: benchmarks/scale/rank_memory.h). --before COMMIT: the same driver
+   built against that commit's C sources too (018f291: before the critical path and the
+   delay costs), side by side.
 2. Real: a Python program under mpirun (RANKS ranks, --mpi-steps ring exchanges + an
    Allreduce every 16th) run plain, measured with tracing and the analysis, and measured
    with SCOREP_MPI_WAIT_STATES=false; printed: the wall times and the analysis' own time at
    the end on rank 0 (MANIFEST.md), against the run and against the trace's size.
-3. --scale: the simulated replay at growing rank counts; printed per count: rank 0's replay
-   time (waiting included) and CPU time, the most it held at once (its input included;
-   benchmarks/scale/rank_memory.h), the bytes it received, the slowest rank's time.
+3. --scale: the simulated analysis at growing rank counts; printed per count: rank 0's time
+   (waiting included) and CPU time, the most it held at once (its trace included), the bytes
+   it received, the slowest rank's time.
 """
 
 import argparse
@@ -48,24 +56,65 @@ for step in range(int(sys.argv[1])):
 """
 
 
-def build(tmp):
-    return scale_common.build(tmp, "wait_states_driver")
-
-
-def simulated(ranks, events):
-    with tempfile.TemporaryDirectory() as tmp:
-        exe = build(tmp)
-        out = subprocess.run([exe, str(ranks), str(events)], capture_output=True, text=True)
+def build(tmp, commit=None):
+    """The driver against this tree's C sources, or against `commit`'s (its sources taken
+    out with git archive into `tmp`)."""
+    native = scale_common.NATIVE
+    if commit:
+        out = subprocess.run("git -C %s archive %s src/scorep/_native | tar -x -C %s"
+                             % (REPO, commit, tmp), shell=True, capture_output=True, text=True)
         if out.returncode != 0:
-            raise SystemExit("driver failed: %s" % out.stderr)
-        values = dict(re.findall(r"(\w+)=([0-9.]+)", out.stdout))
-    print("simulated replay, %s ranks x %s operations:" % (ranks, events))
-    print("  replay wall time %.3f s (slowest rank, all ranks on this machine's cores), "
-          "busiest rank's CPU %.3f s" % (float(values["wall"]), float(values["max_rank_cpu"])))
-    print("  input %.1f MB per rank (the trace holds >= 64 bytes per MPI call: %.1f MB), "
-          "exchanged %.1f MB in all, peak RSS of the process %.1f MB"
-          % (float(values["input_mb_per_rank"]), events * 64 / 1048576.0,
-             float(values["exchanged_mb"]), float(values["peak_rss_mb"])))
+            raise SystemExit("cannot take %s's sources: %s" % (commit, out.stderr.strip()))
+        native = os.path.join(tmp, "src", "scorep", "_native")
+    with open(os.path.join(native, "core", "waitstates.h")) as f:
+        timelines = "piece_count" in f.read()
+    exe_dir = os.path.join(tmp, "driver")
+    os.makedirs(exe_dir, exist_ok=True)
+    return scale_common.build(exe_dir, "wait_states_driver", native=native,
+                              defines=["WS_TIMELINES=%d" % timelines])
+
+
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+def simulated(ranks, events, repeat, before):
+    trees = [("this tree", None)] + ([("at " + before, before)] if before else [])
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        exes = []
+        for i, (label, commit) in enumerate(trees):
+            d = os.path.join(tmp, str(i))
+            os.makedirs(d)
+            exes.append(build(d, commit))
+        runs = [[] for _ in trees]
+        for _ in range(repeat):  # alternated, so that the machine's load falls on both
+            for i, exe in enumerate(exes):
+                runs[i].append(scale_common.run(exe, ranks, events))
+        for r in runs:
+            results.append({k: median([x[k] for x in r]) for k in r[0]})
+    first = results[0]
+    print("simulated end of a traced run, %d ranks x %d trace events (%d MPI calls, %d enter/"
+          "leave), %.1f MB of raw trace records per rank; median of %d runs:"
+          % (ranks, first["events_per_rank"], first["mpi_ops_per_rank"],
+             first["enter_leave_per_rank"], first["trace_mb_per_rank"], repeat))
+    for (label, _), v in zip(trees, results):
+        print("  %s: busiest rank's CPU %.3f s (build %.3f s, engine %.3f s), wall %.2f s; "
+              "held beside its trace: at most %.1f MB on a rank (%.2fx the trace), on the "
+              "ranks other than 0 at most %.1f MB, of which the built input %.1f MB; "
+              "exchanged %.1f MB, rank 0 received %.1f MB; waiting %.3f s, critical path "
+              "%.3f s (all ranks)"
+              % (label, v["max_rank_cpu"], v["max_build_cpu"], v["max_run_cpu"], v["wall"],
+                 v["analysis_peak_mb"], v["analysis_per_trace"], v["other_peak_mb"],
+                 v["built_mb"],
+                 v["exchanged_mb"], v["root_received_mb"], v["waiting_s"],
+                 v["critical_path_s"]))
+    if len(results) == 2:
+        a, b = results
+        print("  this tree / %s: CPU %.2fx, held memory %.2fx"
+              % (trees[1][1], a["max_rank_cpu"] / b["max_rank_cpu"],
+                 a["analysis_peak_mb"] / b["analysis_peak_mb"]))
 
 
 def mpirun(ranks, args, env):
@@ -113,7 +162,7 @@ def at_scale(counts, events):
     """The replay at growing rank counts: rank 0's time, CPU, memory and what it received."""
     with tempfile.TemporaryDirectory() as tmp:
         exe = build(tmp)
-        print("simulated replay at scale, %d operations per rank (ring exchange, Allreduce "
+        print("simulated analysis at scale, %d trace events per rank (ring exchange, Allreduce "
               "every 16th step, Barrier every 64th):" % events)
         print("%7s %12s %12s %14s %15s %12s" % ("ranks", "rank 0 [s]", "rank 0 cpu[s]",
                                                  "rank 0 peak[MB]", "rank 0 recv[MB]",
@@ -134,17 +183,21 @@ def at_scale(counts, events):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ranks", type=int, default=8)
-    ap.add_argument("--events", type=int, default=1000000)
+    ap.add_argument("--events", type=int, default=1000000,
+                    help="trace events per rank (enter, leave and MPI records)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--before", default="",
+                    help="a commit whose C sources to measure side by side (e.g. 018f291)")
     ap.add_argument("--mpi-steps", type=int, default=20000)
     ap.add_argument("--scale", default="",
-                    help="rank counts (e.g. 10,100,1000,10000): the replay at scale instead, "
-                         "with --scale-events operations per rank")
-    ap.add_argument("--scale-events", type=int, default=2000)
+                    help="rank counts (e.g. 10,100,1000,10000): the analysis at scale "
+                         "instead, with --scale-events trace events per rank")
+    ap.add_argument("--scale-events", type=int, default=20000)
     args = ap.parse_args()
     if args.scale:
         at_scale([int(x) for x in args.scale.split(",")], args.scale_events)
         return
-    simulated(args.ranks, args.events)
+    simulated(args.ranks, args.events, args.repeat, args.before)
     if args.mpi_steps:
         real(args.ranks, args.mpi_steps)
 

@@ -1,6 +1,8 @@
 /* The builder of the wait-state engine's operations (core/waitstates_build.h), fed the
  * neutral calls the trace substrate and the OTF2 reader make: one location's MPI calls and
  * a second location's, with the operations they must give, field by field. */
+#include <malloc.h>
+
 #include "core/events.h"
 #include "core/waitstates.h"
 #include "core/waitstates_build.h"
@@ -187,6 +189,13 @@ static void test_operations_of_two_locations(void)
         CHECK_EQ_U64(in.comms[3].size, 2);
         CHECK_EQ_U64(in.comms[3].members[0], 2);
     }
+    /* The arrays hold what they were filled with and no spare room (grown by doubling: 64
+     * operations, pieces and paths at first) before the replay allocates its own. */
+    CHECK_EQ_U64(in.capacity, 11);
+    CHECK_EQ_U64(in.piece_capacity, in.piece_count);
+    CHECK_EQ_U64(in.path_capacity, in.path_count);
+    CHECK(in.piece_count > 0 && in.path_count > 0);
+    CHECK_EQ_U64(malloc_usable_size(in.events) < 12 * sizeof *in.events, 1);
     sp_ws_input_free(&in);
 }
 
