@@ -198,3 +198,45 @@ def test_without_process_vm_readv_samples_are_read_at_safe_points(python, tmp_pa
             "permitted;") in manifest, manifest
     _, samples = exclusive_shares(exp, "hits")
     assert samples > 0
+
+
+def time_no_sample_stands_for(exp):
+    text = (exp / "MANIFEST.md").read_text()
+    m = re.search(r"time no sample stands for .*?: ([\d.]+) s owed by samples .*?; ([\d.]+) s "
+                  r"owed and never given back .*?; ([\d.]+) s cut from (\d+) long gaps", text)
+    assert m, text
+    return tuple(float(x) for x in m.group(1, 2, 3)) + (int(m.group(4)),)
+
+
+def test_time_of_a_stopped_process_is_counted(python, tmp_path):
+    # The whole process, the sampler with it, is stopped for at least a second (SIGSTOP; a
+    # shell continues it): the sample after it stands for at most 100 periods (0.1 s at
+    # 1 000 Hz), the rest goes to the program root. It used to go there silently; now
+    # MANIFEST.md counts it, and what it counts is the root's time, all of it but the start
+    # and the end of the run outside the program's `main` (by the program's own clock).
+    exp = tmp_path / "s"
+    own_file = tmp_path / "own.json"
+    out = run_scorep(python, ["--sampling=1000", program("sampler_stopped.py"), "1.0",
+                              own_file], exp, cwd=tmp_path, timeout=300)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+    own = json.loads(own_file.read_text())
+    assert own["stopped"] >= 1.0
+    dropped, left, cut, gaps = time_no_sample_stands_for(exp)
+    assert gaps >= 1, (dropped, left, cut, gaps)
+    # At least the stop less the cap (0.9 s); a cap's worth may be owed and never given
+    # back: the samples after the stop came as fast as their passes.
+    counted = dropped + left + cut
+    assert counted >= 0.85, (dropped, left, cut, gaps)
+    p = cube.read(str(exp / "profile.cubex"))
+    metric = p.metric("time")
+    exclusive = p.values(metric, inclusive=False)
+    inclusive = p.values(metric, inclusive=True)
+    roots = [c for c in p.cnodes if c.parent is None]
+    root_time = sum(sum(exclusive[c.id]) for c in roots)
+    run_time = sum(sum(inclusive[c.id]) for c in roots)
+    outside_main = run_time - own["main"]
+    # The manifest prints milliseconds.
+    assert counted <= root_time + 0.002, (counted, root_time)
+    # Uncounted root time: before the first sample and after the last one (the run outside
+    # `main`), and a pass or so around them. Without the count it was the whole stop.
+    assert root_time - counted <= outside_main + 0.25, (root_time, counted, outside_main)

@@ -132,6 +132,22 @@ def write_manifest(path, profile_name="profile", notes=(), other_ranks=False, pr
 
 def sampling_facts(counts):
     """How the samples were read (MANIFEST.md, not stderr: deferring a sample is normal)."""
+    return _sample_reads(counts) + [_time_no_sample_stands_for(counts)]
+
+
+def _time_no_sample_stands_for(counts):
+    # Always written, zeros too: a reader of MANIFEST.md sees the time was counted.
+    return ("time no sample stands for (it is the program root's in the profile): %.3f s owed "
+            "by samples whose pass came early and dropped because a recorded region took the "
+            "room of the samples that were to take it; %.3f s owed and never given back (the "
+            "thread or the measurement ended first); %.3f s cut from %d long gaps in which "
+            "the sampler did not run (beyond 100 periods, 8 when reading at safe points; "
+            "each thread's samples lack it)"
+            % (counts.get("owed_dropped_ns", 0) / 1e9, counts.get("owed_left_ns", 0) / 1e9,
+               counts.get("gap_cut_ns", 0) / 1e9, counts.get("gaps", 0)))
+
+
+def _sample_reads(counts):
     if counts.get("unavailable_errno"):
         return ["samples were read at safe points: reading the threads' stacks where they are "
                 "needs process_vm_readv on this process, which failed here (%s; a container's "

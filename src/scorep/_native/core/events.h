@@ -258,9 +258,12 @@ void sp_sample_end(sp_location *loc);
 
 /* A sample of `loc`'s thread at `time`: its call stack `frames` (outermost first) stands for
  * `weight` ticks of the thread's time since the sample before it (at most the time since the
- * innermost open frame was entered: the rest belongs to its caller). */
-void sp_sample(sp_location *loc, uint64_t time, const sp_context_frame *frames, uint32_t count,
-               uint64_t weight);
+ * innermost open frame was entered: the rest belongs to its caller). What it cannot take is
+ * owed to the next samples (loc->sample_owed). Returns the ticks owed by earlier samples
+ * that this one dropped because a recorded region took part of its room: time no sample
+ * stands for, for the caller to count (MANIFEST.md). */
+uint64_t sp_sample(sp_location *loc, uint64_t time, const sp_context_frame *frames,
+                   uint32_t count, uint64_t weight);
 /* A non-blocking operation's later events (kind: SP_IO_OPERATION_ISSUED, _TEST, _CANCELLED):
  * Score-P's IoOperationIssued, IoOperationTest, IoOperationCancelled. */
 void sp_io_operation_event(sp_location *loc, uint64_t time, sp_io_event_kind kind,

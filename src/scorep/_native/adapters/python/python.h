@@ -95,6 +95,6 @@ void sp_python_native_counts(uint64_t counts[4]);
  * threads are unavailable (0: none). */
 /* [6] --native samples merged whole (C frames between Python frames placed), [7] those
  * whose native and Python stacks did not match (the innermost C frames only). */
-void sp_python_sampling_counts(uint64_t counts[8]);
+void sp_python_sampling_counts(uint64_t counts[12]);
 
 #endif

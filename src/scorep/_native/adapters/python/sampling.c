@@ -284,6 +284,11 @@ static struct {
     /* --native: samples whose C frames between Python frames were placed, and those whose
      * native and Python stacks did not match (only the innermost C frames then). */
     _Atomic uint64_t native_merged, native_unmatched;
+    /* Time no sample stands for (ticks; it went to the program root): owed by earlier
+     * samples and dropped because a recorded region took the room; owed and not given back
+     * yet (summed over the locations: at the end, never given back); cut from the passes'
+     * weights by the cap on long gaps (each thread's samples lack it), and those gaps. */
+    _Atomic uint64_t owed_dropped, owed_held, gap_cut, gaps;
     int unavailable; /* errno of the probe read when reads where the threads are failed */
 } A;
 
@@ -1011,6 +1016,15 @@ static sp_location *native_location(const sp_native_stack *n)
     return loc;
 }
 
+/* sp_sample, with the owed time it dropped or holds counted for MANIFEST.md. */
+static void record_sample(sp_location *loc, uint64_t now, uint32_t count, uint64_t weight)
+{
+    uint64_t before = loc->sample_owed;
+    atomic_fetch_add(&A.owed_dropped, sp_sample(loc, now, S.frames.frames, count, weight));
+    /* Unsigned: a decrease wraps, and the sum over all samples comes out right. */
+    atomic_fetch_add(&A.owed_held, loc->sample_owed - before);
+}
+
 /* A sample of every thread that holds no Python thread state, with its native frames
  * (outermost first): the pass, GIL held. */
 static void sample_native_threads(uint64_t now, uint64_t weight)
@@ -1045,7 +1059,7 @@ static void sample_native_threads(uint64_t now, uint64_t weight)
         sp_location *loc = native_location(n);
         if (!loc || !sp_sample_begin(loc))
             continue;
-        sp_sample(loc, now, S.frames.frames, count, weight);
+        record_sample(loc, now, count, weight);
         sp_sample_end(loc);
     }
 }
@@ -1216,7 +1230,7 @@ static void sample_thread(PyThreadState *ts, uint64_t now, uint64_t pass_weight,
     sp_location *loc = location_of(ts, e);
     if (!loc || !sp_sample_begin(loc))
         return; /* the thread is inside an event: its time goes to its next sample */
-    sp_sample(loc, now, S.frames.frames, count, weight);
+    record_sample(loc, now, count, weight);
     sp_sample_end(loc);
     e->weight = 0;
     e->last_cpu_ns = cpu_ns;
@@ -1243,7 +1257,11 @@ static uint64_t pass_weight(uint64_t now)
      * time shares (the rest went to the program root) with PASS_SPAN. */
     uint64_t cap = (A.enabled ? ASYNC_SPAN : PASS_SPAN) * period + waited;
     S.last_pass = now;
-    return since < cap ? since : cap;
+    if (since <= cap)
+        return since;
+    atomic_fetch_add(&A.gap_cut, since - cap);
+    atomic_fetch_add(&A.gaps, 1);
+    return cap;
 }
 
 /* One pass over every thread, if one is due. */
@@ -1511,8 +1529,13 @@ void sp_python_sampling_set_native(bool on)
     want_native = on;
 }
 
-void sp_python_sampling_counts(uint64_t counts[8])
+void sp_python_sampling_counts(uint64_t counts[12])
 {
+    double ticks_per_ns = sp_python_ticks_per_ns();
+    counts[8] = (uint64_t)((double)atomic_load(&A.owed_dropped) / ticks_per_ns);
+    counts[9] = (uint64_t)((double)atomic_load(&A.owed_held) / ticks_per_ns);
+    counts[10] = (uint64_t)((double)atomic_load(&A.gap_cut) / ticks_per_ns);
+    counts[11] = atomic_load(&A.gaps);
     counts[5] = (uint64_t)A.unavailable;
     counts[6] = atomic_load(&A.native_merged);
     counts[7] = atomic_load(&A.native_unmatched);
@@ -1565,6 +1588,10 @@ int sp_python_sampling_start(bool unwinding, uint64_t period_us, bool cpu)
     atomic_store(&A.deferred_late, 0);
     atomic_store(&A.native_merged, 0);
     atomic_store(&A.native_unmatched, 0);
+    atomic_store(&A.owed_dropped, 0);
+    atomic_store(&A.owed_held, 0);
+    atomic_store(&A.gap_cut, 0);
+    atomic_store(&A.gaps, 0);
     atomic_store(&A.ready, 0);
     A.enabled = false;
     A.unavailable = 0;
