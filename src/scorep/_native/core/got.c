@@ -164,7 +164,8 @@ typedef struct {
 
 typedef struct {
     uintptr_t base;
-    const void *phdr;  /* with the base: tells a reloaded object at the same address apart */
+    const void *phdr;  /* with the base and the layout: tells another object at the same address apart */
+    uint64_t layout;   /* layout_of(): objects share base and phdr (e_phoff is 64 in nearly all) */
     size_t first_slot, slot_count;
     uintptr_t relro_begin, relro_end; /* whole pages the loader made read-only */
 } scanned_object;
@@ -342,11 +343,32 @@ static void point_at_originals(scanned_object *o)
             __atomic_store_n(slots[i].slot, slots[i].original, __ATOMIC_RELEASE);
 }
 
+/* A hash of the object's program headers. An object the program unloaded (Open MPI closes
+ * the components it does not select) can be followed at the same base by another one, whose
+ * program headers then sit at the same address: without this, the slots of the first were
+ * taken for the second's and written at the end (a crash where the second is smaller). */
+static uint64_t layout_of(const struct dl_phdr_info *info)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uint64_t parts[3] = {ph->p_type, ph->p_vaddr, ph->p_memsz};
+        for (int k = 0; k < 3; k++)
+            h = (h ^ parts[k]) * 1099511628211ull;
+    }
+    return h;
+}
+
 static scanned_object *find_object(const struct dl_phdr_info *info)
 {
+    uint64_t layout = 0;
     for (size_t i = 0; i < object_count; i++)
-        if (objects[i].base == info->dlpi_addr && objects[i].phdr == info->dlpi_phdr)
-            return &objects[i];
+        if (objects[i].base == info->dlpi_addr && objects[i].phdr == info->dlpi_phdr) {
+            if (!layout)
+                layout = layout_of(info);
+            if (objects[i].layout == layout)
+                return &objects[i];
+        }
     return NULL;
 }
 
@@ -364,6 +386,7 @@ static scanned_object *add_object(const struct dl_phdr_info *info)
     memset(o, 0, sizeof *o);
     o->base = info->dlpi_addr;
     o->phdr = info->dlpi_phdr;
+    o->layout = layout_of(info);
     o->first_slot = slot_count;
     return o;
 }
