@@ -54,10 +54,17 @@ def test_prof_export_equals_cprofile_beyond_the_depth_limit(measured, tmp_path):
         assert (cc, nc) == (rcc, rnc), name
         if name == "work":
             continue  # cProfile.runcall starts at work(), which has no caller there
+        if sum(v[0] for v in rcallers.values()) != rnc:
+            # cProfile on 3.13 once (one CI run in many) wrote f's callers as {f: (50007, 0)}
+            # for 50 012 calls: a reference whose callers do not add up to its own call count
+            # is not one; the exact values below hold either way.
+            continue
         assert {c: v[:2] for c, v in callers.items()} == {c: v[:2] for c, v in rcallers.items()}
     assert ours["f"][:2] == (2, 50012)
-    assert ours["f"][4]["f"][:2] == (50010, 2)
+    assert {c: v[:2] for c, v in ours["f"][4].items()} == {"f": (50010, 2), "work": (2, 2)}
     assert (ours["ping"][:2], ours["pong"][:2]) == ((1, 10001), (1, 10000))
+    assert {c: v[:2] for c, v in ours["ping"][4].items()} == {"pong": (10000, 1), "work": (1, 1)}
+    assert {c: v[:2] for c, v in ours["pong"][4].items()} == {"ping": (10000, 1)}
     # Inclusive time once per outermost activation: f calls only itself, ping's outermost
     # call holds every ping and pong, pong's is inside it.
     assert ours["f"][3] == pytest.approx(ours["f"][2], rel=1e-9)

@@ -103,11 +103,28 @@ def test_trivial_property_gets_no_system_time(rusage_run):
     assert region(p, "__main__:prop", "MainThread")("ru_stime") <= 1000 + one_tick
 
 
+def stolen_ns():
+    """Time the kernel's thread clock does not count and perf's clocks do, all CPUs so far:
+    steal (a virtual machine's CPU given to another guest), irq and softirq. A thread's
+    CLOCK_THREAD_CPUTIME_ID runs on the scheduler's task clock, which leaves them out; perf's
+    task-clock and cpu-clock run on local_clock(), which counts them while the task is on the
+    CPU. /proc/stat counts them in USER_HZ ticks."""
+    with open("/proc/stat") as stat:
+        fields = stat.readline().split()
+    # cpu user nice system idle iowait irq softirq steal ...
+    return sum(int(v) for v in fields[6:9]) * (10**9 // os.sysconf("SC_CLK_TCK"))
+
+
 def test_perf_task_clock_is_the_programs(tmp_path):
     """perf's task-clock and cpu-clock count nanoseconds exactly (no ticks): a region's is at
-    most the thread's own thread_time around it and at least that less the reads' cost."""
+    most the thread's own thread_time around it (and what the hypervisor and interrupts took,
+    which perf counts and thread_time does not: a CI run's worker got 276.3 ms against 268.0) and
+    at least thread_time less the reads' cost."""
     exp = tmp_path / "exp"
+    stolen = stolen_ns()
     out = run_scorep(PYTHON, [APP, "pool"], exp, SCOREP_METRIC_PERF="task-clock,cpu-clock")
+    # /proc/stat's counts are whole ticks, one per CPU may be missing from the difference
+    stolen = stolen_ns() - stolen + os.cpu_count() * (10**9 // os.sysconf("SC_CLK_TCK"))
     assert out.returncode == 0, out.stderr
     if "is not recorded" in out.stderr:
         pytest.skip("perf_event_open refuses software events here: " + out.stderr.strip())
@@ -119,7 +136,7 @@ def test_perf_task_clock_is_the_programs(tmp_path):
         work = region(p, "__main__:work", thread)
         for metric in ("task_clock", "cpu_clock"):
             value = work(metric)
-            assert 0 < value <= cpu, (thread, metric, value, cpu)
+            assert 0 < value <= cpu + stolen, (thread, metric, value, cpu, stolen)
             assert value >= cpu - reads_ns - 2e6, (thread, metric, value, cpu, reads_ns)
     # The property's task-clock: its visits' share of the event path, not 60,000 reads.
     _u, _s, cpu = views[("MainThread", "prop")]
