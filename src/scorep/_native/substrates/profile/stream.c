@@ -33,7 +33,7 @@
  * owns the binomial subtrees of ranks [w, w + G), a contiguous range of locations) collect
  * their range's blocks as rank 0 does and pwrite each row's slice at its offset into the one
  * file. G is the least power of two whose ranks' slice of a row is on average at least
- * sp_profile_stream_write_bytes (64 KB): below that no write is large enough to pay on a
+ * SCOREP_PROFILING_WRITE_SLICE (64 KB): below that no write is large enough to pay on a
  * parallel file system, and with one writer (G >= ranks) rank 0 writes through the row
  * callback as before. Whether the file system is shared is asked, not assumed: rank 0 writes
  * a random word into the hole, every writer opens the file and reads it back; if any cannot,
@@ -331,8 +331,9 @@ static int root_plan(stream *s, sp_measurement *m, const sp_unified *u, unified_
     s->block_rows = rows < 1 ? 1 : rows > s->ncnodes ? s->ncnodes : (uint32_t)rows;
     /* ranks per writer: the least power of two whose slice of a row is on average at least
      * `slice` bytes (doubles: the product may pass 64 bits when the size is set huge) */
-    double slice = (double)(sp_profile_stream_write_bytes ? sp_profile_stream_write_bytes
-                                                          : DEFAULT_WRITE_BYTES);
+    uint64_t asked = sp_profile_stream_write_bytes ? sp_profile_stream_write_bytes
+                                                   : m->config.profile_write_slice;
+    double slice = (double)(asked ? asked : DEFAULT_WRITE_BYTES);
     uint32_t size = s->ipc->size, group = 1;
     while (group < size && (double)group * s->nlocs * 8 < slice * size)
         group <<= 1;
