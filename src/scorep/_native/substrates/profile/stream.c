@@ -802,7 +802,9 @@ static int write_slices(stream *s, int fd, const uint64_t *offsets, uint32_t gro
     /* one write per block when this rank writes whole rows (the root alone) */
     bool whole = s->first_loc == 0 && row_locs == all;
     unsigned char *rows_buf = malloc((size_t)s->block_rows * row_locs * 8 + 1);
-    bool failed = !rows_buf || !s->ok || fd < 0;
+    /* a slice beyond the row would write into the next rows or members */
+    bool failed = !rows_buf || !s->ok || fd < 0 ||
+                  (uint64_t)s->first_loc + width + ntail > all;
     for (uint32_t m = 0; m < s->nmetrics; m++)
         for (uint32_t k0 = 0; k0 < s->ncnodes; k0 += s->block_rows) {
             uint32_t rows = s->ncnodes - k0 < s->block_rows ? s->ncnodes - k0 : s->block_rows;
