@@ -1,6 +1,7 @@
-"""--sampling --native: the C frames between two Python frames (Python called back from C)
-are placed between them, as py-spy --native shows them, and a static function of a library
-is named from the library's .symtab."""
+"""Python called back from C (a ctypes callback inside a long C call): the callbacks get
+the samples of the time they take, with --sampling alone in both read modes and with
+--native; and --native places the C frames between the two Python frames, as py-spy
+--native shows them, naming a static function of a library from the library's .symtab."""
 import subprocess
 
 import pytest
@@ -9,22 +10,65 @@ from conftest import program, run_scorep
 from scorep import cube
 
 
-def test_c_frames_between_python_frames_with_static_names(python, tmp_path):
+def run_callbacks(python, tmp_path, options, **env):
+    """native_callback.py under `options`: (profile, hits of each call path containing
+    __main__:callback, hits in the program's own frames, the share of the program's wall
+    time that outer() took by its own clock)."""
     lib = tmp_path / "libcb.so"
     subprocess.run(["cc", "-O0", "-g", "-shared", "-fPIC", "-o", str(lib),
                     program("native_callback.c")], check=True)
-    exp = tmp_path / "exp"
-    out = run_scorep(python, ["--sampling", "--native", program("native_callback.py"),
-                              str(lib), "2000"], exp, cwd=tmp_path, timeout=180)
+    exp, times = tmp_path / "exp", tmp_path / "times.txt"
+    out = run_scorep(python, options + [program("native_callback.py"), str(lib), "2000",
+                                        str(times)], exp, cwd=tmp_path, timeout=180, **env)
     assert (out.returncode, out.stdout, out.stderr) == (0, "6003.0\n", "")
+    program_s, outer_s = map(float, times.read_text().split())
     profile = cube.read(str(exp / "profile.cubex"))
     hits = profile.values(profile.metric("hits"), inclusive=False)
-    in_callback = between = 0
+    in_callback, in_program = {}, 0
     for c in profile.cnodes:
         path, n = c.path(), sum(hits[c.id])
-        if not n or "__main__:callback" not in path:
-            continue
-        in_callback += n
+        if "__main__:<module>" in path:
+            in_program += n
+        if n and "__main__:callback" in path:
+            in_callback[tuple(path)] = n
+    return exp, in_callback, in_program, outer_s / program_s
+
+
+def assert_callbacks_have_their_share(in_callback, in_program, outer_share):
+    """The callbacks are nearly all of outer()'s time (the C code between them takes
+    microseconds), and outer() most of the program's (its start imports ctypes and loads
+    the library): their share of the program's samples is that of outer()'s time by the
+    program's own clock, within what 2000 callbacks' worth of samples leaves to chance.
+    A thread sampled only a few times, or not at all, while it runs callbacks from inside a
+    long C call fails here (docs/limitations.md had that as a known defect)."""
+    n = sum(in_callback.values())
+    assert n >= 20, (n, in_program)
+    assert n >= 0.8 * outer_share * in_program, (n, in_program, outer_share)
+
+
+@pytest.mark.parametrize("read", ["async", "safepoint"])
+def test_callbacks_from_c_get_their_share_of_the_samples(python, tmp_path, read):
+    _, in_callback, in_program, outer_share = run_callbacks(
+        python, tmp_path, ["--sampling"], SCOREP_SAMPLING_READ=read)
+    assert_callbacks_have_their_share(in_callback, in_program, outer_share)
+    # Without --native only Python frames: the callback right under outer().
+    for path in in_callback:
+        assert path[path.index("__main__:outer") + 1] == "__main__:callback", path
+
+
+def test_c_frames_between_python_frames_with_static_names(python, tmp_path):
+    exp, in_callback, in_program, outer_share = run_callbacks(
+        python, tmp_path, ["--sampling", "--native"])
+    if sum(in_callback.values()) < 20:
+        # With --native the sampler still makes its thread state when it starts (its
+        # signals must not reach the program's first imports, docs/limitations.md), which
+        # the callbacks can delay for the whole call (1 of some 70 runs on 3.11). The
+        # callbacks' share is asserted whenever they were sampled.
+        pytest.xfail("--native: %d samples in the callbacks (docs/limitations.md)"
+                     % sum(in_callback.values()))
+    assert_callbacks_have_their_share(in_callback, in_program, outer_share)
+    between = 0
+    for path, n in in_callback.items():
         outer, inner = path.index("__main__:outer"), path.index("__main__:callback")
         # run_callbacks (exported) calls apply_all (static: only in .symtab), which calls
         # the Python function back, in that order between the two Python frames.
@@ -33,15 +77,9 @@ def test_c_frames_between_python_frames_with_static_names(python, tmp_path):
                 middle.index("run_callbacks [libcb.so]") <
                 middle.index("apply_all [libcb.so]")):
             between += n
-    if in_callback < 20:
-        # A known defect of the sampler, with or without --native and in either read mode:
-        # a thread that runs Python callbacks from inside a long ctypes call is sometimes
-        # sampled only a few times, or not at all (docs/limitations.md). The merge below is
-        # still checked whenever it was sampled.
-        pytest.xfail("the sampler took %d samples in the callbacks (known defect)" % in_callback)
     # The few others: native and Python stacks read at moments the thread moved between
     # (MANIFEST.md counts them).
-    assert between >= 0.8 * in_callback, (between, in_callback)
+    assert between >= 0.8 * sum(in_callback.values()), (between, in_callback)
     manifest = (exp / "MANIFEST.md").read_text()
     assert "native frames between Python frames (--native): " in manifest, manifest
 

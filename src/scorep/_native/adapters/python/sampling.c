@@ -1332,9 +1332,17 @@ static bool request_pass(void)
         atomic_store(&S.queued, 0);
     return true;
 #else
-    /* Only the main thread runs pending calls; when it does not hold the GIL now it waits
-     * (I/O, a lock, time.sleep) while another thread may run. */
-    if (gil_holder() != S.main_tstate)
+    /* Only the main thread runs pending calls. When another thread holds the GIL, the
+     * main thread waits (I/O, a lock, time.sleep) while that one runs. When nobody holds
+     * it, the main thread may be in C code that calls Python back at once (a ctypes
+     * callback takes the GIL for each call): the pending call is asked for all the same,
+     * and the sampler takes the GIL only when it is not served in time (sampler_main).
+     * Taking it at once made the sampler wait for it while the main thread took and
+     * released it for each callback, which keeps a waiting thread out (see sampler_main):
+     * waits of 0.1-0.9 s in some runs of tests/programs/native_callback.py on 3.11, with
+     * no samples meanwhile. */
+    PyThreadState *holder = gil_holder();
+    if (holder && holder != S.main_tstate)
         return false;
     if (!atomic_exchange(&S.queued, 1) && Py_AddPendingCall(pending_samples, NULL) < 0) {
         atomic_store(&S.queued, 0);
@@ -1383,11 +1391,29 @@ static void *sampler_main(void *arg)
      * runtime's lock of the thread list without the GIL. A fork() by another thread
      * meanwhile leaves that lock held in the child, and 3.9 takes it there before it
      * makes it anew: the child hung in os.fork() (CPython's test_threading,
-     * test_is_alive_after_fork). Made and deleted once, while the measurement starts and
-     * ends. */
-    PyGILState_STATE own_state = PyGILState_Ensure();
-    S.sampler_tstate = PyThreadState_Get();
-    PyThreadState *saved = PyEval_SaveThread();
+     * test_is_alive_after_fork). Made once, at the first pass the sampler runs itself,
+     * not when it starts: making it takes the GIL, and a thread that gives the GIL up and
+     * takes it again every few microseconds keeps it from a waiting thread (CPython asks
+     * the holder to give it up only after a switch interval in which the waiting thread
+     * was not woken, and every release wakes it): a ctypes call that calls Python back
+     * (each callback takes and releases the GIL) kept the sampler waiting for its thread
+     * state for the whole call (0 samples in 0.36 s of callbacks right at the program's
+     * start, tests/programs/native_callback.py). Until then the passes are the pending
+     * calls that the program's threads run. Deleted when the measurement ends.
+     * With --native still made at the start, as before: its signals would otherwise
+     * reach the program's first imports, and a handler that interrupts dlopen() while it
+     * holds the loader's lock deadlocks in libunwind's dl_iterate_phdr (seen once, 3.10,
+     * native_ctypes_dgemm.py); the sampler's wait for the GIL kept the first ticks after
+     * them, by chance. Not fixed yet: a dlopen() later in the run can meet it as well. */
+    bool has_state = false;
+    PyGILState_STATE own_state = PyGILState_UNLOCKED;
+    PyThreadState *saved = NULL;
+    if (sp_native_enabled()) {
+        own_state = PyGILState_Ensure();
+        S.sampler_tstate = PyThreadState_Get();
+        saved = PyEval_SaveThread();
+        has_state = true;
+    }
     uint64_t next = monotonic_ns() + S.period_ns;
     uint32_t late_ticks = 0;
     while (!atomic_load(&S.stop)) {
@@ -1428,11 +1454,14 @@ static void *sampler_main(void *arg)
             with_gil = true;
         } else {
 #if PY_VERSION_HEX < 0x030C0000
-            /* Before 3.12 the GIL's holder is known: a free GIL means no thread runs
-             * bytecode, and taking it makes nobody wait. A held one is left alone: its
+            /* Before 3.12 the GIL's holder is known. A held one is left alone: its
              * holder runs the pending call at its next safe point, or computes in C and
-             * would not give the GIL up earlier anyway. */
-            with_gil = !gil_holder() || ++late_ticks >= 16 * LATE_TICKS;
+             * would not give the GIL up earlier anyway. A free one is taken after
+             * LATE_TICKS as from 3.12 on, not at once: free at a tick does not mean that
+             * no thread runs bytecode (C code calling Python back takes it for each
+             * call), and such a thread keeps a waiting sampler out (request_pass). */
+            ++late_ticks;
+            with_gil = late_ticks >= (gil_holder() ? 16 * LATE_TICKS : LATE_TICKS);
 #else
             with_gil = ++late_ticks >= LATE_TICKS;
 #endif
@@ -1444,12 +1473,20 @@ static void *sampler_main(void *arg)
         if (with_gil && A.enabled && atomic_load_explicit(&A.ready, memory_order_acquire) &&
             sp_native_pending())
             with_gil = false;
+        if (with_gil && !has_state) {
+            own_state = PyGILState_Ensure();
+            S.sampler_tstate = PyThreadState_Get();
+            saved = PyEval_SaveThread();
+            has_state = true;
+        }
         if (with_gil)
             pass_with_gil(hurry);
     }
-    PyEval_RestoreThread(saved);
-    S.sampler_tstate = NULL;
-    PyGILState_Release(own_state);
+    if (has_state) {
+        PyEval_RestoreThread(saved);
+        S.sampler_tstate = NULL;
+        PyGILState_Release(own_state);
+    }
     return NULL;
 }
 
