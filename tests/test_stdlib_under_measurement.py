@@ -197,9 +197,13 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     assert measured.returncode == plain.returncode, measured.stdout[-3000:] + measured.stderr
     assert outcomes(measured.stdout) == expected
     assert environment_changes(measured.stderr) == environment_changes(plain.stderr)
+    # regrtest says what changed on stderr ("Warning -- ..."), apart from the verdict.
+    warnings = "\n".join(line for line in (measured.stdout + measured.stderr).splitlines()
+                         if line.startswith("Warning -- "))
     for text in (measured.stdout, measured.stderr):
-        assert "env changed" not in text and "Unraisable exception" not in text, text[-3000:]
-        assert "Exception ignored" not in text, text[-3000:]
+        assert "env changed" not in text and "Unraisable exception" not in text, \
+            warnings + "\n" + text[-3000:]
+        assert "Exception ignored" not in text, warnings + "\n" + text[-3000:]
     profile = cube.read(str(tmp_path / "exp" / "profile.cubex"))
     # Samples see what ran long enough: the test package's code at least.
     test_module = "test" if mode in ("sampling", "native") else "test." + module

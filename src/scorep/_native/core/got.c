@@ -468,7 +468,8 @@ static int patch_callback(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* Whether the object's slots still call the wrappers. An object loaded again at the same
- * base (the same file: the same program headers) has the loader's values in them. */
+ * base (the same file: the same program headers) has the loader's values in them. (An
+ * object whose every slot the program pointed back at libc itself is patched again.) */
 static bool still_patched(const scanned_object *o)
 {
     for (size_t i = o->first_slot; i < o->first_slot + o->slot_count; i++)
