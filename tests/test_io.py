@@ -10,6 +10,7 @@ expressions."""
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -374,6 +375,73 @@ def test_mpi_ranks_record_their_own_io(tmp_path):
     per_call = profile_bytes(exp)
     assert caller_bytes(per_call, "__main__:save") == (0, 3000)
     otf2_print(str(exp / "traces.otf2"))
+
+
+def _load_span(path):
+    """The bytes from an object's base to the end of its last PT_LOAD, in whole pages: how
+    much address space the loader reserves for it."""
+    data = Path(path).read_bytes()
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    end = 0
+    for i in range(phnum):
+        p_type, _flags, _offset, vaddr, _paddr, _filesz, memsz = struct.unpack_from(
+            "<IIQQQQQ", data, phoff + i * phentsize)
+        if p_type == 1:  # PT_LOAD
+            end = max(end, vaddr + memsz)
+    return -(-end // 4096) * 4096
+
+
+@pytest.fixture(scope="module")
+def reload_libs(tmp_path_factory):
+    """libgot_a.so, whose GOT slot of write lies at the end of a large RELRO table, and
+    libgot_b.so, of the same size, whose writable data lies there (tests/programs/got_reload.c)."""
+    where = tmp_path_factory.mktemp("reload")
+    source = str(PROGRAMS / "got_reload.c")
+
+    def build(name, *flags):
+        out = subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(where / name)] +
+                             list(flags) + [source], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+
+    build("libgot_a.so", "-DWIDE_RELRO", "-Wl,-z,now")
+    build("libgot_b.so", "-DPAD=0")
+    missing = _load_span(where / "libgot_a.so") - _load_span(where / "libgot_b.so")
+    if missing > 0:
+        build("libgot_b.so", "-DPAD=%d" % missing)
+    if _load_span(where / "libgot_a.so") != _load_span(where / "libgot_b.so"):
+        pytest.skip("this toolchain made libgot_b.so larger than libgot_a.so: the loader "
+                    "would not put it where libgot_a.so was")
+    return where
+
+
+@pytest.mark.parametrize("second", ["other", "other-bare", "again", "again-bare"])
+def test_an_object_loaded_where_an_unloaded_one_was_is_patched_as_itself(tmp_path,
+                                                                        reload_libs, second):
+    """An object patched, unloaded (dlclose), and another loaded at its base: libgot_b.so,
+    whose layout differs, or libgot_a.so again; by path (scanned right after the dlopen) or
+    by bare name (scanned at the next dlsym). The second is patched (its write recorded,
+    its GOT pointing at the wrapper), and at the end gets its own slots back, nothing of
+    the first's. Before 44beccc libgot_b.so was taken for libgot_a.so: not patched, and at
+    the end libgot_a.so's RELRO pages were made read-only again in it, over its data (a
+    crash as it wrote there: Open MPI's MPI_Finalize did, in test_mpi_ranks_record_their_own_io
+    once). libgot_a.so loaded again was taken for itself until the unloaded objects were
+    forgotten at each scan."""
+    name = "libgot_b.so" if second.startswith("other") else "libgot_a.so"
+    target = name if second.endswith("bare") else str(reload_libs / name)
+    env = scorep_env(LD_LIBRARY_PATH=str(reload_libs))
+    out = run([PYTHON, program("got_reload.py"), reload_libs / "libgot_a.so", target,
+               tmp_path], env=env, cwd=tmp_path)
+    if "same base False" in out.stdout:
+        pytest.skip("the loader put the second object elsewhere than the first")
+    assert (out.returncode, out.stderr) == (0, ""), out.stdout
+    assert out.stdout.splitlines() == [
+        "first during libscorep_core.so", "same base True",
+        "second during libscorep_core.so",
+        "second after libc.so.6", "second works 7"]
+    # Both objects' writes while measured: 3 bytes, then 5.
+    assert IoTrace(tmp_path / "exp").bytes(str(tmp_path / "out.bin"), "WRITE") == 8
+    assert (tmp_path / "out.bin").read_bytes() == b"ddd" + b"fffff" + b"hhhhhhh"
 
 
 SQLITE_APP = '''\

@@ -142,6 +142,10 @@ KNOWN = {"test_tracemalloc": lambda version, mode: {
     ("test_get_traced_memory", "test.test_tracemalloc.TestTracemallocEnabled"):
         ("FAIL", TRACED_OFFSET_INT)} if version >= (3, 12) else {}}
 
+SETTRACE_RACE = ("Cannot install a trace function while another trace function is being "
+                 "installed")
+
+
 def environment_changes(stderr):
     """The variables programs/regrtest_env.py found changed at the program's end."""
     return re.findall(r"^environment changed: (.*)$", stderr, re.M)
@@ -197,9 +201,20 @@ def test_cpython_regression_tests_unchanged(tmp_path, version, module, mode):
     assert measured.returncode == plain.returncode, measured.stdout[-3000:] + measured.stderr
     assert outcomes(measured.stdout) == expected
     assert environment_changes(measured.stderr) == environment_changes(plain.stderr)
+    # A known defect before 3.12 (docs/limitations.md, tests/test_sampling.py): a thread
+    # test_threading starts (a threading.settrace hook is left set by one of its tests, and
+    # regrtest installs an audit hook) can die in sys.settrace when the sampler's GIL switch
+    # comes inside another thread's sys.settrace (once in 15 runs of 3.11 under load).
+    if mode in ("sampling", "native") and version < (3, 12) and SETTRACE_RACE in \
+            measured.stderr + measured.stdout:
+        pytest.xfail("a thread died in sys.settrace: known defect before 3.12")
+    # regrtest says what changed on stderr ("Warning -- ..."), apart from the verdict.
+    warnings = "\n".join(line for line in (measured.stdout + measured.stderr).splitlines()
+                         if line.startswith("Warning -- "))
     for text in (measured.stdout, measured.stderr):
-        assert "env changed" not in text and "Unraisable exception" not in text, text[-3000:]
-        assert "Exception ignored" not in text, text[-3000:]
+        assert "env changed" not in text and "Unraisable exception" not in text, \
+            warnings + "\n" + text[-3000:]
+        assert "Exception ignored" not in text, warnings + "\n" + text[-3000:]
     profile = cube.read(str(tmp_path / "exp" / "profile.cubex"))
     # Samples see what ran long enough: the test package's code at least.
     test_module = "test" if mode in ("sampling", "native") else "test." + module

@@ -36,6 +36,7 @@ MODES = {
     "trace": ([], {"SCOREP_ENABLE_TRACING": "true"}),
     "c-calls": (None, {"SCOREP_ENABLE_TRACING": "false"}),
     "sampling": (["--sampling=5000"], {"SCOREP_ENABLE_TRACING": "true"}),
+    "native": (["--sampling", "--native"], {"SCOREP_ENABLE_TRACING": "false"}),
     "lines": (["--lines=*"], {"SCOREP_ENABLE_TRACING": "false"}),
     "metrics": (["--memory"], {"SCOREP_ENABLE_TRACING": "true",
                                "SCOREP_METRIC_RUSAGE": "ru_utime,ru_minflt",

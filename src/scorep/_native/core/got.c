@@ -18,6 +18,8 @@
  *     call, whichever comes first;
  *   - dlsym(RTLD_DEFAULT/RTLD_NEXT) depends on the caller as well: a tail call too.
  * dlsym on a handle returns the wrapper for a recorded function (ctypes' libc.write).
+ * Objects unloaded since the last scan (dlclose) are forgotten before it, with their slots:
+ * another object loaded at the same base, or the same file loaded again, is patched as new.
  *
  * Never patched: libc and the dynamic linker themselves (their internal calls are not
  * interposable anyway), and the tool's own libraries (libscorep_core, the extension
@@ -168,6 +170,7 @@ typedef struct {
     uint64_t layout;   /* layout_of(): objects share base and phdr (e_phoff is 64 in nearly all) */
     size_t first_slot, slot_count;
     uintptr_t relro_begin, relro_end; /* whole pages the loader made read-only */
+    bool loaded;                      /* found by prune_unloaded's look */
 } scanned_object;
 
 /* Objects scanned (patched or skipped) and the slots patched, for the restore at the end.
@@ -178,6 +181,7 @@ static size_t object_count, object_capacity;
 static patched_slot *slots;
 static size_t slot_count, slot_capacity;
 static unsigned long long last_adds; /* the loader's count of loaded objects, when scanned */
+static unsigned long long last_subs; /* its count of unloaded ones, when last pruned */
 static bool patching;                /* while any client is added */
 static char own_dir[4096];           /* the tool's own libraries live here */
 static size_t own_dir_len;
@@ -346,7 +350,11 @@ static void point_at_originals(scanned_object *o)
 /* A hash of the object's program headers. An object the program unloaded (Open MPI closes
  * the components it does not select) can be followed at the same base by another one, whose
  * program headers then sit at the same address: without this, the slots of the first were
- * taken for the second's and written at the end (a crash where the second is smaller). */
+ * taken for the second's and written at the end (a crash where the second is smaller), and
+ * the second was never patched. prune_unloaded forgets the first at the next scan; until
+ * then (a dlopen by bare name waits for the next dlsym or I/O call, perhaps the end) this
+ * tells them apart, and it keeps prune_unloaded from reading the first's slots in the
+ * second. */
 static uint64_t layout_of(const struct dl_phdr_info *info)
 {
     uint64_t h = 1469598103934665603ull;
@@ -459,6 +467,53 @@ static int patch_callback(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+/* Whether the object's slots still call the wrappers. An object loaded again at the same
+ * base (the same file: the same program headers) has the loader's values in them. (An
+ * object whose every slot the program pointed back at libc itself is patched again.) */
+static bool still_patched(const scanned_object *o)
+{
+    for (size_t i = o->first_slot; i < o->first_slot + o->slot_count; i++)
+        if (*slots[i].slot == hooks[slots[i].hook].wrapper)
+            return true;
+    return !o->slot_count;
+}
+
+static int loaded_callback(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size, (void)data;
+    scanned_object *o = find_object(info);
+    if (o && still_patched(o))
+        o->loaded = true;
+    return 0;
+}
+
+/* Drops the objects unloaded since the last scan, and their slots (kept in the objects'
+ * order), when the loader's count of unloaded objects says there are some. Without this an
+ * object loaded at the base of an unloaded one with the same program headers (the same
+ * file loaded again) was taken for it and left unpatched. Called with patch_lock held,
+ * before a scan: the objects loaded since are not patched yet. */
+static void prune_unloaded(unsigned long long subs)
+{
+    if (subs == last_subs)
+        return;
+    last_subs = subs;
+    for (size_t i = 0; i < object_count; i++)
+        objects[i].loaded = false;
+    dl_iterate_phdr(loaded_callback, NULL);
+    size_t kept = 0, kept_slots = 0;
+    for (size_t i = 0; i < object_count; i++) {
+        scanned_object o = objects[i];
+        if (!o.loaded)
+            continue;
+        memmove(&slots[kept_slots], &slots[o.first_slot], o.slot_count * sizeof *slots);
+        o.first_slot = kept_slots;
+        kept_slots += o.slot_count;
+        objects[kept++] = o;
+    }
+    object_count = kept;
+    slot_count = kept_slots;
+}
+
 static int restore_callback(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size, (void)data;
@@ -468,10 +523,14 @@ static int restore_callback(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-static int adds_callback(struct dl_phdr_info *info, size_t size, void *data)
+/* The loader's counts of objects loaded and unloaded so far. */
+static int counts_callback(struct dl_phdr_info *info, size_t size, void *data)
 {
-    if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
-        *(unsigned long long *)data = info->dlpi_adds;
+    unsigned long long *counts = data;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        counts[0] = info->dlpi_adds;
+        counts[1] = info->dlpi_subs;
+    }
     return 1; /* the first object tells */
 }
 
@@ -587,7 +646,7 @@ static void unpatch_all(void)
     slots = NULL;
     objects = NULL;
     slot_count = slot_capacity = object_count = object_capacity = 0;
-    last_adds = 0;
+    last_adds = last_subs = 0;
 }
 
 /* Patches every loaded object for the clients there are now. Called with patch_lock held. */
@@ -602,6 +661,9 @@ static int patch_all(char *err, size_t errlen)
     if (!spg_real_dlopen || !spg_real_dlsym)
         return sp_error(err, errlen, "the C library's dlopen and dlsym were not found");
     patching = true;
+    unsigned long long counts[2] = {0, 0};
+    dl_iterate_phdr(counts_callback, counts);
+    last_subs = counts[1];
     dl_iterate_phdr(patch_callback, NULL);
     atomic_store(&sp_got_objects_pending, false);
     return 0;
@@ -667,9 +729,10 @@ void sp_got_patch_new_objects(void)
     atomic_store(&sp_got_objects_pending, false);
     pthread_mutex_lock(&patch_lock);
     if (patching) {
-        unsigned long long adds = 0;
-        dl_iterate_phdr(adds_callback, &adds);
-        if (adds != last_adds)
+        unsigned long long counts[2] = {0, 0};
+        dl_iterate_phdr(counts_callback, counts);
+        prune_unloaded(counts[1]);
+        if (counts[0] != last_adds)
             dl_iterate_phdr(patch_callback, NULL);
     }
     pthread_mutex_unlock(&patch_lock);

@@ -25,6 +25,13 @@
  * free number for a moment, so that the program's dup2() onto that number failed with
  * EBUSY and its open() got another number than the one it had just freed.
  *
+ * libunwind, as Debian builds it (conservative checks), checks each address it reads by
+ * writing a byte of it into a pipe of its own, opened at its first unwinding in the process.
+ * That was the first handler to run, in the program's descriptor table, at whatever moment
+ * the program was at: its two descriptors took the lowest free numbers there, between a
+ * close() and an open() of the program's. It is opened at the start instead, above the
+ * numbers a program's descriptors take (open_unwinder_pipe).
+ *
  * Instruction pointers become regions at the pass, never in the handler: dladdr names the
  * symbol and the library ("dgemm_ [libblas.so.3]"), once per address (a table). */
 #include "adapters/python/internal.h"
@@ -47,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -206,8 +214,55 @@ static void handler(int signo, siginfo_t *info, void *context)
     errno = saved_errno;
 }
 
+/* The descriptors below this number are left to the program (at most; lower where the
+ * limit on descriptors is). */
+#define PIPE_FLOOR 1000
+
+/* Has libunwind open its pipe (unw_init_local does, once a process, inherited by a fork)
+ * while every free number below PIPE_FLOOR is held by a copy of one descriptor: the pipe
+ * gets the lowest free numbers above them. F_DUPFD takes the lowest free number, so no
+ * descriptor of the program's is touched, and a thread of the program's opening one
+ * meanwhile gets a higher number than it would have, nothing else. Once a process: a
+ * global because libunwind's own state is one. */
+static void open_unwinder_pipe(void)
+{
+    static pid_t done_in;
+    if (done_in == getpid())
+        return;
+    done_in = getpid();
+    struct rlimit limit;
+    int floor = PIPE_FLOOR;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < (rlim_t)PIPE_FLOOR + 64)
+        floor = limit.rlim_cur > 128 ? (int)limit.rlim_cur - 64 : 0;
+    int held[PIPE_FLOOR];
+    int count = 0;
+    int first = floor ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
+    if (first >= 0 && first < floor) {
+        held[count++] = first;
+        while (count < floor) {
+            int fd = fcntl(first, F_DUPFD_CLOEXEC, 0);
+            if (fd < 0)
+                break;
+            if (fd >= floor) {
+                close(fd); /* the lowest free number above the held ones: the pipe's */
+                break;
+            }
+            held[count++] = fd;
+        }
+    } else if (first >= 0) {
+        close(first);
+    }
+    unw_context_t context;
+    unw_cursor_t cursor;
+    if (unw_getcontext(&context) == 0)
+        (void)unw_init_local(&cursor, &context);
+    for (int i = 0; i < count; i++)
+        close(held[i]);
+}
+
 int sp_native_start(void)
 {
+    open_unwinder_pipe();
     if (!N.slots)
         N.slots = calloc(NATIVE_SLOTS, sizeof *N.slots);
     if (!N.tasks)
