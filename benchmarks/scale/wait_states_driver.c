@@ -53,6 +53,7 @@ typedef struct {
     uint64_t trace_bytes, events, mpi_ops, enter_leave, pieces, paths, operations;
     int64_t live_before; /* what the rank held before the analysis: its trace */
     int64_t built;       /* what the builder's result (sp_ws_input) holds, bytes */
+    uint64_t digest;     /* of every value of its result, bit for bit */
 } rank_work;
 
 static double now(clockid_t clock)
@@ -298,6 +299,18 @@ static void *run_rank(void *arg)
         if (cp >= 0)
             w->critical_path_ns += row[cp];
     }
+    /* FNV-1a over the result's bits: a change of the data layout must not move a value */
+    uint64_t h = 14695981039346656037ull;
+    const unsigned char *bytes[2] = {(const unsigned char *)result.time,
+                                     (const unsigned char *)result.count};
+    size_t cells = (size_t)result.cnode_count * SP_WS_METRIC_COUNT;
+    for (int a = 0; w->status == 0 && a < 2; a++)
+        for (size_t i = 0; i < cells * 8; i++)
+            h = (h ^ bytes[a][i]) * 1099511628211ull;
+    uint64_t tail[3] = {result.clock_violations, result.unmatched, result.collectives_skipped};
+    for (size_t i = 0; i < sizeof tail; i++)
+        h = (h ^ ((const unsigned char *)tail)[i]) * 1099511628211ull;
+    w->digest = h;
     w->operations = in.count;
     w->paths = in.path_count;
 #if WS_TIMELINES /* the tree before the critical path has none (benchmarks/wait_states.py) */
@@ -332,7 +345,7 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &after);
     double max_seconds = 0, max_cpu = 0, max_build = 0, max_run = 0, waiting = 0, cp = 0;
     double max_extra = 0, max_trace = 0, max_built = 0, max_other = 0;
-    uint64_t received = 0;
+    uint64_t received = 0, digest = 0;
     for (uint32_t r = 0; r < ranks; r++) {
         rank_work *w = &work[r];
         if (w->status != 0) {
@@ -353,6 +366,7 @@ int main(int argc, char **argv)
         waiting += w->waiting_ns;
         cp += w->critical_path_ns;
         received += group.received[r];
+        digest = digest * 1099511628211ull ^ w->digest;
     }
     const rank_work *w0 = &work[0];
     printf("ranks=%u events_per_rank=%" PRIu64 " mpi_ops_per_rank=%" PRIu64
@@ -362,13 +376,14 @@ int main(int argc, char **argv)
            " analysis_peak_mb=%.3f analysis_per_trace=%.3f other_peak_mb=%.3f built_mb=%.3f"
            " peak_rss_mb=%.1f"
            " input_mb_per_rank=%.3f exchanged_mb=%.1f waiting_s=%.6f critical_path_s=%.6f"
-           " root_wall=%.6f root_cpu=%.6f root_peak_mb=%.3f root_received_mb=%.3f\n",
+           " root_wall=%.6f root_cpu=%.6f root_peak_mb=%.3f root_received_mb=%.3f"
+           " results_digest=%016" PRIx64 "\n",
            ranks, w0->events, w0->mpi_ops, w0->enter_leave, w0->operations, w0->paths,
            w0->pieces, max_trace / 1048576.0, max_seconds, max_cpu, max_build, max_run,
            max_extra / 1048576.0, max_trace > 0 ? max_extra / max_trace : 0,
            max_other / 1048576.0, max_built / 1048576.0,
            after.ru_maxrss / 1024.0, w0->operations * sizeof(sp_ws_event) / 1048576.0,
            received / 1048576.0, waiting * 1e-9, cp * 1e-9, w0->seconds, w0->cpu_seconds,
-           rank_memory_peak(0) / 1048576.0, group.received[0] / 1048576.0);
+           rank_memory_peak(0) / 1048576.0, group.received[0] / 1048576.0, digest);
     return 0;
 }
