@@ -123,6 +123,8 @@ void sp_ws_input_free(sp_ws_input *in)
     free(in->path_hash);
     free(in->piece_time);
     free(in->piece_path);
+    free(in->piece_bytes);
+    free(in->piece_blocks);
     free(in->timelines);
     memset(in, 0, sizeof *in);
 }
@@ -1263,6 +1265,135 @@ static const sp_ws_timeline *timeline_of(const sp_ws_input *in, uint32_t locatio
     return NULL;
 }
 
+/* Reads a timeline's pieces in order, in either form (waitstates.h). */
+typedef struct {
+    const sp_ws_input *in;
+    size_t i;                /* the current piece */
+    int64_t time;
+    uint32_t path;
+    size_t block;            /* compact: the current piece's block */
+    const uint8_t *p;        /* compact: the next piece's bytes */
+} ws_pieces;
+
+static uint64_t get_varint(const uint8_t **p)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        uint8_t byte = *(*p)++;
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80) || shift >= 63)
+            return v;
+    }
+}
+
+static uint32_t path_of(uint64_t v)
+{
+    return v ? (uint32_t)(v - 1) : SP_WS_NO_PATH;
+}
+
+/* The cursor at the first piece of compact block `k`. */
+static void pieces_at_block(ws_pieces *c, size_t k)
+{
+    const sp_ws_piece_block *blk = &c->in->piece_blocks[k];
+    c->block = k;
+    c->i = blk->first;
+    c->time = blk->time;
+    c->p = c->in->piece_bytes + blk->offset;
+    c->path = path_of(get_varint(&c->p));
+}
+
+/* To the next piece (i + 1 < piece_count). */
+static void pieces_next(ws_pieces *c)
+{
+    const sp_ws_input *in = c->in;
+    c->i++;
+    if (in->piece_time) {
+        c->time = in->piece_time[c->i];
+        c->path = in->piece_path[c->i];
+    } else if (c->block + 1 < in->piece_block_count && in->piece_blocks[c->block + 1].first == c->i) {
+        pieces_at_block(c, c->block + 1);
+    } else {
+        c->time += (int64_t)get_varint(&c->p);
+        c->path = path_of(get_varint(&c->p));
+    }
+}
+
+/* The cursor at piece `i` (< piece_count). */
+static void pieces_seek(ws_pieces *c, const sp_ws_input *in, size_t i)
+{
+    c->in = in;
+    if (in->piece_time) {
+        c->i = i;
+        c->time = in->piece_time[i];
+        c->path = in->piece_path[i];
+        return;
+    }
+    size_t lo = 0, hi = in->piece_block_count; /* the last block that begins at or before i */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (in->piece_blocks[mid].first <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    pieces_at_block(c, lo);
+    while (c->i < i)
+        pieces_next(c);
+}
+
+void sp_ws_input_piece(const sp_ws_input *in, size_t i, int64_t *time, uint32_t *path)
+{
+    ws_pieces c;
+    pieces_seek(&c, in, i);
+    *time = c.time;
+    *path = c.path;
+}
+
+static int64_t piece_time_at(const sp_ws_input *in, size_t i)
+{
+    int64_t time;
+    uint32_t path;
+    sp_ws_input_piece(in, i, &time, &path);
+    return time;
+}
+
+/* The cursor at the last piece of timeline `tl` (not empty) that begins at or before `a`,
+ * or at its first piece. */
+static void pieces_find(ws_pieces *c, const sp_ws_input *in, const sp_ws_timeline *tl, int64_t a)
+{
+    size_t lo = tl->first, hi = tl->end;
+    if (in->piece_time) {
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (in->piece_time[mid] <= a)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        pieces_seek(c, in, lo);
+        return;
+    }
+    /* the blocks of the timeline (a location's first piece begins one), then within one */
+    pieces_seek(c, in, tl->first);
+    size_t blo = c->block, bhi = in->piece_block_count;
+    while (bhi - blo > 1) {
+        size_t mid = blo + (bhi - blo) / 2;
+        if (in->piece_blocks[mid].first < tl->end && in->piece_blocks[mid].time <= a)
+            blo = mid;
+        else
+            bhi = mid;
+    }
+    if (blo != c->block)
+        pieces_at_block(c, blo);
+    while (c->i + 1 < tl->end) {
+        ws_pieces next = *c;
+        pieces_next(&next);
+        if (next.time > a)
+            break;
+        *c = next;
+    }
+}
+
 /* Adds each call path's exclusive time within [a, b] of timeline `tl` to acc[path] (ns);
  * the paths touched for the first time go to touched[*ntouched]. Returns the total. */
 static double exclusive_in(const sp_ws_input *in, const sp_ws_timeline *tl, uint32_t limit,
@@ -1271,20 +1402,16 @@ static double exclusive_in(const sp_ws_input *in, const sp_ws_timeline *tl, uint
 {
     if (b <= a || tl->end <= tl->first)
         return 0;
-    /* the last piece that begins at or before a */
-    size_t lo = tl->first, hi = tl->end;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (in->piece_time[mid] <= a)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    ws_pieces cur; /* the last piece that begins at or before a */
+    pieces_find(&cur, in, tl, a);
     double total = 0;
-    for (size_t i = lo; i + 1 < tl->end && in->piece_time[i] < b; i++) {
-        uint32_t path = in->piece_path[i];
-        int64_t from = in->piece_time[i] > a ? in->piece_time[i] : a;
-        int64_t to = in->piece_time[i + 1] < b ? in->piece_time[i + 1] : b;
+    while (cur.i + 1 < tl->end && cur.time < b) {
+        ws_pieces next = cur;
+        pieces_next(&next);
+        uint32_t path = cur.path;
+        int64_t from = cur.time > a ? cur.time : a;
+        int64_t to = next.time < b ? next.time : b;
+        cur = next;
         if (path >= in->path_count || path >= limit || to <= from)
             continue;
         if (acc[path] == 0 && touched)
@@ -1321,7 +1448,7 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
         /* The synchronization interval: since the late rank last synchronized with the
          * waiting ones: its previous collective on the communicator (a collective), its
          * previous message with the peer or collective (a send). */
-        int64_t from = in->piece_time[tl->first];
+        int64_t from = piece_time_at(in, tl->first);
         size_t since = i;
         for (size_t j = i; j-- > 0;) {
             const sp_ws_event *x = &ev[j];
@@ -1575,8 +1702,8 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, const ws_effe
     if (status == 0 && tl && !head)
         status = -1;
     if (head) {
-        head->first = in->piece_time[tl->first];
-        head->end = in->piece_time[tl->end - 1];
+        head->first = piece_time_at(in, tl->first);
+        head->end = piece_time_at(in, tl->end - 1);
         ws_jump *j = (ws_jump *)(head + 1);
         size_t n = 0;
         for (size_t i = 0; i < in->count; i++) {
@@ -1614,7 +1741,7 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, const ws_effe
     uint32_t *entry_path = NULL;
     if (status == 0 && tl) {
         size_t n = 0;
-        exclusive_in(in, tl, r->cnode_count, in->piece_time[tl->first], in->piece_time[tl->end - 1], acc,
+        exclusive_in(in, tl, r->cnode_count, piece_time_at(in, tl->first), piece_time_at(in, tl->end - 1), acc,
                      touched, &n);
         entries = malloc((n ? n : 1) * sizeof *entries);
         entry_path = malloc((n ? n : 1) * sizeof *entry_path);
