@@ -1,8 +1,9 @@
 /* Drives the wait-state analysis as a traced MPI run does at its end (core/substrates.h,
  * sp_substrates_wait_states): each simulated rank holds its trace as the trace substrate's
  * raw records (substrates/trace/trace.h, record lengths from encode.c), reads them into the
- * core's builder (core/waitstates_build.h, as substrates/trace/waitstates.c does: the
- * operations, every call path interned, each location's timeline) and runs sp_ws_run with
+ * core's builder (core/waitstates_build.h) with the substrate's own reading
+ * (sp_trace_wait_state_records: the operations, every call path interned, each location's
+ * timeline) and runs sp_ws_run with
  * the other ranks (the replay, the critical path and the delay costs). The ranks are threads
  * of one process, grouped by an in-process sp_ipc (tests/c/thread_ipc.h). Prints one line of
  * measurements; benchmarks/wait_states.py and end_scale.py run it.
@@ -195,42 +196,13 @@ static bool window_of(void *ctx, uint32_t win, uint64_t *key, uint32_t *comm)
     return false;
 }
 
-/* The records into the builder, as substrates/trace/waitstates.c's read_records does for the
- * kinds this program has (its times are already ns on the common clock). */
+/* The rank's one location into the builder, read as the end of a traced run reads its
+ * records (the trace substrate's own reading; the times are ns on the common clock). */
 static int read_trace(sp_ws_builder *b, const sp_trace_record *r, const sp_trace_record *end)
 {
     int status = sp_ws_builder_location(b, 0);
-    while (r < end && status == 0) {
-        unsigned len = sp_trace_record_length(r);
-        const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
-        switch (r->kind) {
-        case SP_REC_ENTER:
-            status = sp_ws_builder_enter(b, r->ref, (int64_t)r->time);
-            break;
-        case SP_REC_LEAVE:
-            status = sp_ws_builder_leave(b, (int64_t)r->time);
-            break;
-        case SP_REC_MPI_SEND:
-            status = sp_ws_builder_send(b, r->ref, (uint32_t)(p->b >> 32), (uint32_t)p->b, p->a,
-                                        true, SP_WS_NO_REQUEST);
-            break;
-        case SP_REC_MPI_IRECV:
-            status = sp_ws_builder_recv(b, r->ref, (uint32_t)(p->b >> 32), (uint32_t)p->b, p->a,
-                                        ((const sp_trace_payload *)(r + 2))->a);
-            break;
-        case SP_REC_MPI_IRECV_REQUEST:
-            status = sp_ws_builder_irecv_request(b, p->a);
-            break;
-        case SP_REC_MPI_COLLECTIVE_END: {
-            const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
-            status = sp_ws_builder_collective(b, r->ref, (uint8_t)q->a, q->b);
-            break;
-        }
-        default:
-            break;
-        }
-        r += len ? len : 1;
-    }
+    if (status == 0)
+        status = sp_trace_wait_state_records(b, r, end, NULL, NULL);
     return status;
 }
 

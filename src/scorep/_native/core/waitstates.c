@@ -1386,11 +1386,16 @@ static void pieces_find(ws_pieces *c, const sp_ws_input *in, const sp_ws_timelin
     if (blo != c->block)
         pieces_at_block(c, blo);
     while (c->i + 1 < tl->end) {
-        ws_pieces next = *c;
-        pieces_next(&next);
-        if (next.time > a)
+        int64_t next; /* the next piece's time, peeked at */
+        if (c->block + 1 < in->piece_block_count && in->piece_blocks[c->block + 1].first == c->i + 1) {
+            next = in->piece_blocks[c->block + 1].time;
+        } else {
+            const uint8_t *q = c->p;
+            next = c->time + (int64_t)get_varint(&q);
+        }
+        if (next > a)
             break;
-        *c = next;
+        pieces_next(c);
     }
 }
 

@@ -213,7 +213,7 @@ typedef struct {
     size_t first, end;
 } sp_ws_timeline;
 
-#define SP_WS_PIECE_BLOCK 64
+#define SP_WS_PIECE_BLOCK 32
 typedef struct {
     int64_t time;  /* of its first piece */
     uint64_t first; /* the index of its first piece */
