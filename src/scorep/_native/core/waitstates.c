@@ -1685,7 +1685,7 @@ static bool is_waiting_metric(int k)
 
 /* Every rank, collectively: the delay costs (local), then the critical path (its walk at
  * rank 0 from every rank's wait states) and its imbalance (per call path, at rank 0). */
-static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, const ws_effects *fx,
+static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, ws_effects *fx,
                          sp_ws_result *r, char *err, size_t errlen)
 {
     double *acc = calloc(in->path_count ? in->path_count : 1, sizeof *acc);
@@ -1721,6 +1721,10 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, const ws_effe
         head->jumps = n;
         qsort(j, n, sizeof *j, cmp_jump);
     }
+    /* The effects are in the jumps now: they go before rank 0 gathers every rank's jumps
+     * (20 bytes an operation; rank 0's peak is there). */
+    free(fx->wait), free(fx->late), free(fx->caused);
+    *fx = (ws_effects){NULL, NULL, NULL};
     void *segments = NULL;
     uint64_t segment_bytes = 0;
     if (gather_compute_scatter(ipc, head, head ? bytes : 0, walk_at_root, &segments,
@@ -1826,9 +1830,8 @@ int sp_ws_run(const sp_ipc *ipc, bool ready, const sp_ws_input *in, sp_ws_result
     if (status != 0 && have)
         memset(fx.wait, 0, n * sizeof *fx.wait);
     sp_ws_input none = {0};
-    ws_effects empty = {fx.wait, fx.late, fx.caused};
-    int cp = critical_path(ipc, have && status == 0 ? in : &none, &empty, result,
+    int cp = critical_path(ipc, have && status == 0 ? in : &none, &fx, result,
                            status == 0 ? err : (char[128]){0}, status == 0 ? errlen : 128);
-    free(fx.wait), free(fx.late), free(fx.caused);
+    free(fx.wait), free(fx.late), free(fx.caused); /* critical_path frees them (NULL) */
     return status != 0 ? status : cp;
 }
