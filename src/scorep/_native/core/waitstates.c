@@ -1272,10 +1272,11 @@ typedef struct {
     int64_t time;
     uint32_t path;
     size_t block;            /* compact: the current piece's block */
+    size_t block_end;        /* compact: the next block's first piece (SIZE_MAX: none) */
     const uint8_t *p;        /* compact: the next piece's bytes */
 } ws_pieces;
 
-static uint64_t get_varint(const uint8_t **p)
+static inline uint64_t get_varint(const uint8_t **p)
 {
     uint64_t v = 0;
     for (unsigned shift = 0;; shift += 7) {
@@ -1296,6 +1297,7 @@ static void pieces_at_block(ws_pieces *c, size_t k)
 {
     const sp_ws_piece_block *blk = &c->in->piece_blocks[k];
     c->block = k;
+    c->block_end = k + 1 < c->in->piece_block_count ? c->in->piece_blocks[k + 1].first : SIZE_MAX;
     c->i = blk->first;
     c->time = blk->time;
     c->p = c->in->piece_bytes + blk->offset;
@@ -1303,14 +1305,14 @@ static void pieces_at_block(ws_pieces *c, size_t k)
 }
 
 /* To the next piece (i + 1 < piece_count). */
-static void pieces_next(ws_pieces *c)
+static inline void pieces_next(ws_pieces *c)
 {
     const sp_ws_input *in = c->in;
     c->i++;
     if (in->piece_time) {
         c->time = in->piece_time[c->i];
         c->path = in->piece_path[c->i];
-    } else if (c->block + 1 < in->piece_block_count && in->piece_blocks[c->block + 1].first == c->i) {
+    } else if (c->i == c->block_end) {
         pieces_at_block(c, c->block + 1);
     } else {
         c->time += (int64_t)get_varint(&c->p);
@@ -1387,7 +1389,7 @@ static void pieces_find(ws_pieces *c, const sp_ws_input *in, const sp_ws_timelin
         pieces_at_block(c, blo);
     while (c->i + 1 < tl->end) {
         int64_t next; /* the next piece's time, peeked at */
-        if (c->block + 1 < in->piece_block_count && in->piece_blocks[c->block + 1].first == c->i + 1) {
+        if (c->i + 1 == c->block_end) {
             next = in->piece_blocks[c->block + 1].time;
         } else {
             const uint8_t *q = c->p;
@@ -1411,12 +1413,10 @@ static double exclusive_in(const sp_ws_input *in, const sp_ws_timeline *tl, uint
     pieces_find(&cur, in, tl, a);
     double total = 0;
     while (cur.i + 1 < tl->end && cur.time < b) {
-        ws_pieces next = cur;
-        pieces_next(&next);
         uint32_t path = cur.path;
         int64_t from = cur.time > a ? cur.time : a;
-        int64_t to = next.time < b ? next.time : b;
-        cur = next;
+        pieces_next(&cur);
+        int64_t to = cur.time < b ? cur.time : b;
         if (path >= in->path_count || path >= limit || to <= from)
             continue;
         if (acc[path] == 0 && touched)
