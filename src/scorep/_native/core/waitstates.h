@@ -203,7 +203,7 @@ typedef struct sp_ws_result {
  * Two forms: plain arrays piece_time[i], piece_path[i] (12 bytes a piece; inputs made by
  * hand, tests), or, when piece_time is NULL, the builder's compact bytes: a piece per
  * change of call path is most of what a rank holds for the analysis (every enter and
- * leave: 54% of the trace in 12 bytes, about 2.4 bytes so). Blocks of up to
+ * leave: 54% of the trace in 12 bytes, about 3 so). Blocks of up to
  * SP_WS_PIECE_BLOCK pieces, a location's first piece beginning one: the block's first piece
  * is the unsigned LEB128 varint of its path + 1 (0: SP_WS_NO_PATH) at its time; each further
  * piece the varint of its time minus the previous piece's (> 0: a location's pieces come in
