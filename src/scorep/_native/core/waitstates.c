@@ -1493,10 +1493,15 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
     }
 }
 
-/* What each rank reports to rank 0 for the walk along the critical path. */
+/* What each rank reports to rank 0 for the walk along the critical path: its jumps (where
+ * its waiting ended and the rank it waited for) from the latest back, in varints (about 4
+ * bytes a jump instead of 16: rank 0 holds every rank's at once): the first's wait_end is
+ * `top`, then per jump the varint of the previous jump's wait_end minus its own (the first:
+ * 0), then that of its late rank. The walk goes back in time: it reads each rank's forward. */
 typedef struct {
     int64_t first, end; /* its timeline's beginning; its end (MPI_Finalize's enter) */
-    uint64_t jumps;     /* then as many ws_jump, by increasing wait_end */
+    uint64_t jumps;     /* then as many jumps, by decreasing wait_end */
+    int64_t top;
 } ws_cp_head;
 
 typedef struct {
@@ -1510,18 +1515,66 @@ static int cmp_jump(const void *a, const void *b)
     return x->wait_end < y->wait_end ? -1 : x->wait_end > y->wait_end;
 }
 
+/* Rank 0: one rank's jumps being read (ws_cp_head), at the current one. */
+typedef struct {
+    const uint8_t *p, *end;
+    uint64_t left; /* jumps after the current one */
+    bool valid;    /* there is a current one */
+    ws_jump jump;
+} ws_jumps;
+
+static uint64_t jumps_varint(ws_jumps *k, bool *ok)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (k->p >= k->end) {
+            *ok = false;
+            return 0;
+        }
+        uint8_t byte = *k->p++;
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80))
+            return v;
+    }
+    *ok = false;
+    return 0;
+}
+
+/* To the next jump (the first: from `top`); false when the bytes end early. */
+static bool jumps_next(ws_jumps *k, int64_t top, bool first)
+{
+    if (!k->left) {
+        k->valid = false;
+        return true;
+    }
+    bool ok = true;
+    uint64_t delta = jumps_varint(k, &ok);
+    uint64_t late = jumps_varint(k, &ok);
+    k->jump.wait_end = (first ? top : k->jump.wait_end) - (int64_t)delta;
+    k->jump.late = late;
+    k->left--;
+    k->valid = ok;
+    return ok;
+}
+
 /* Rank 0: the walk backward, each rank's segments [from, to) on the path as int64 pairs. */
 static int walk_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
                         void **parts, uint64_t *part_sizes)
 {
+    /* the heads copied out: the ranks' bytes follow each other unaligned */
+    ws_cp_head *heads = calloc(size, sizeof *heads);
     const ws_cp_head **head = calloc(size, sizeof *head);
+    ws_jumps *reading = calloc(size, sizeof *reading);
     size_t *cap = calloc(size, sizeof *cap);
     uint64_t total = 0, offset = 0;
-    int status = head && cap ? 0 : -1;
+    int status = heads && head && cap && reading ? 0 : -1;
     for (uint32_t q = 0; q < size && status == 0; q++) {
         if (sizes[q] >= sizeof(ws_cp_head)) {
-            head[q] = (const ws_cp_head *)(all + offset);
-            if (sizes[q] != sizeof(ws_cp_head) + head[q]->jumps * sizeof(ws_jump))
+            memcpy(&heads[q], all + offset, sizeof heads[q]);
+            head[q] = &heads[q];
+            reading[q] = (ws_jumps){all + offset + sizeof(ws_cp_head), all + offset + sizes[q],
+                                    head[q]->jumps, false, {0, 0}};
+            if (!jumps_next(&reading[q], head[q]->top, true))
                 head[q] = NULL;
         }
         offset += sizes[q];
@@ -1535,16 +1588,15 @@ static int walk_at_root(uint32_t size, const unsigned char *all, const uint64_t 
     /* t falls at every jump: at most one step per jump, and one more */
     for (uint64_t step = 0; cur != UINT32_MAX && step <= total && status == 0; step++) {
         const ws_cp_head *h = head[cur];
-        const ws_jump *j = (const ws_jump *)(h + 1);
-        size_t lo = 0, hi = h->jumps; /* the first jump that ended at or after t */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (j[mid].wait_end < t)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        const ws_jump *back = lo ? &j[lo - 1] : NULL;
+        ws_jumps *k = &reading[cur];
+        /* the latest jump that ended before t (t only falls: what is passed stays passed) */
+        while (k->valid && k->jump.wait_end >= t)
+            if (!jumps_next(k, h->top, false))
+                status = -1;
+        if (status != 0)
+            break;
+        ws_jump found = k->jump;
+        const ws_jump *back = k->valid ? &found : NULL;
         if (back && back->wait_end < h->first)
             back = NULL;
         int64_t from = back ? back->wait_end : h->first;
@@ -1569,7 +1621,9 @@ static int walk_at_root(uint32_t size, const unsigned char *all, const uint64_t 
         cur = (uint32_t)back->late;
         t = back->wait_end;
     }
+    free(heads);
     free(head);
+    free(reading);
     free(cap);
     return status;
 }
@@ -1720,6 +1774,32 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, ws_effects *f
         }
         head->jumps = n;
         qsort(j, n, sizeof *j, cmp_jump);
+        /* latest first, then in varints in place: a jump takes at most 15 bytes of its 16,
+         * so the k-th is read before the bytes written reach it */
+        for (size_t a = 0, b = n; a + 1 < b; a++, b--) {
+            ws_jump x = j[a];
+            j[a] = j[b - 1];
+            j[b - 1] = x;
+        }
+        head->top = n ? j[0].wait_end : 0;
+        uint8_t *w = (uint8_t *)j;
+        int64_t prev = head->top;
+        for (size_t k = 0; k < n; k++) {
+            ws_jump x = j[k];
+            uint64_t v[2] = {(uint64_t)(prev - x.wait_end), x.late};
+            prev = x.wait_end;
+            for (int f = 0; f < 2; f++) {
+                do {
+                    uint8_t byte = v[f] & 0x7f;
+                    v[f] >>= 7;
+                    *w++ = byte | (v[f] ? 0x80 : 0);
+                } while (v[f]);
+            }
+        }
+        bytes = (size_t)(w - (uint8_t *)head);
+        void *fitted = realloc(head, bytes);
+        if (fitted)
+            head = fitted;
     }
     /* The effects are in the jumps now: they go before rank 0 gathers every rank's jumps
      * (20 bytes an operation; rank 0's peak is there). */
