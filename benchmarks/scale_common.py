@@ -13,10 +13,12 @@ REPO = os.path.dirname(HERE)
 NATIVE = os.path.join(REPO, "src", "scorep", "_native")
 
 
-def build(tmp, name, native=NATIVE, defines=()):
-    """benchmarks/scale/<name>.c linked with the core, the substrates and the adapters that
-    need neither Python nor MPI (of `native`: another tree's src/scorep/_native to compare
-    with; `defines`: -D options); the path of the executable."""
+def build(tmp, name, native=NATIVE, defines=(), scale_dir=None):
+    """benchmarks/scale/<name>.c (or of `scale_dir`: another tree's benchmarks/scale) linked
+    with the core, the substrates and the adapters that need neither Python nor MPI (of
+    `native`: another tree's src/scorep/_native to compare with; `defines`: -D options);
+    the path of the executable."""
+    scale_dir = scale_dir or os.path.join(HERE, "scale")
     exe = os.path.join(tmp, name)
     sources = sorted(glob.glob(os.path.join(native, "core", "*.c")) +
                      glob.glob(os.path.join(native, "substrates", "*", "*.c")) +
@@ -27,7 +29,7 @@ def build(tmp, name, native=NATIVE, defines=()):
                           text=True).stdout.split()
     cmd = (["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-I", native, "-I",
             os.path.join(REPO, "tests", "c")] + ["-D" + d for d in defines] + flags +
-           ["-o", exe, os.path.join(HERE, "scale", name + ".c")] + sources + libs +
+           ["-o", exe, os.path.join(scale_dir, name + ".c")] + sources + libs +
            ["-lpthread", "-lm"])
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:

@@ -14,9 +14,11 @@
    sp_ipc (tests/c/thread_ipc.h). Printed (median of --repeat runs): the busiest rank's CPU
    time (build, engine, both), the wall time (8 threads taking turns on this machine's
    cores), the trace's size per rank and the most the analysis held at once beside it
-   (measured per rank: benchmarks/scale/rank_memory.h). --before COMMIT: the same driver
-   built against that commit's C sources too (018f291: before the critical path and the
-   delay costs), side by side.
+   (measured per rank: benchmarks/scale/rank_memory.h). --before COMMIT: that commit's
+   driver built against its C sources too (018f291: before the critical path and the delay
+   costs), side by side. Checked: the driver's digest of every result value (bit for bit)
+   is the same in every run, and the same as the other commit's when its driver has one
+   (19ddcea on: a change of the data layout must not move a value).
 2. Real: a Python program under mpirun (RANKS ranks, --mpi-steps ring exchanges + an
    Allreduce every 16th) run plain, measured with tracing and the analysis, and measured
    with SCOREP_MPI_WAIT_STATES=false; printed: the wall times and the analysis' own time at
@@ -57,21 +59,33 @@ for step in range(int(sys.argv[1])):
 
 
 def build(tmp, commit=None):
-    """The driver against this tree's C sources, or against `commit`'s (its sources taken
-    out with git archive into `tmp`)."""
-    native = scale_common.NATIVE
+    """The driver against this tree's C sources, or `commit`'s driver against its sources
+    (both taken out with git archive into `tmp`)."""
+    native, scale_dir = scale_common.NATIVE, None
     if commit:
-        out = subprocess.run("git -C %s archive %s src/scorep/_native | tar -x -C %s"
+        out = subprocess.run("git -C %s archive %s src/scorep/_native benchmarks/scale | tar -x -C %s"
                              % (REPO, commit, tmp), shell=True, capture_output=True, text=True)
         if out.returncode != 0:
             raise SystemExit("cannot take %s's sources: %s" % (commit, out.stderr.strip()))
         native = os.path.join(tmp, "src", "scorep", "_native")
+        scale_dir = os.path.join(tmp, "benchmarks", "scale")
     with open(os.path.join(native, "core", "waitstates.h")) as f:
         timelines = "piece_count" in f.read()
     exe_dir = os.path.join(tmp, "driver")
     os.makedirs(exe_dir, exist_ok=True)
     return scale_common.build(exe_dir, "wait_states_driver", native=native,
-                              defines=["WS_TIMELINES=%d" % timelines])
+                              defines=["WS_TIMELINES=%d" % timelines], scale_dir=scale_dir)
+
+
+def run_driver(exe, ranks, events):
+    """The driver's measurements (floats), and its digest of every result value, bit for
+    bit (None from a driver that has none)."""
+    out = subprocess.run([exe, str(ranks), str(events)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit("driver failed: %s" % out.stderr)
+    values = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)(?=\s|$)", out.stdout)}
+    found = re.search(r"results_digest=([0-9a-f]+)", out.stdout)
+    return values, found.group(1) if found else None
 
 
 def median(values):
@@ -89,12 +103,26 @@ def simulated(ranks, events, repeat, before):
             os.makedirs(d)
             exes.append(build(d, commit))
         runs = [[] for _ in trees]
+        digests = [set() for _ in trees]
         for _ in range(repeat):  # alternated, so that the machine's load falls on both
             for i, exe in enumerate(exes):
-                runs[i].append(scale_common.run(exe, ranks, events))
+                values, digest = run_driver(exe, ranks, events)
+                runs[i].append(values)
+                digests[i].add(digest)
         for r in runs:
             results.append({k: median([x[k] for x in r]) for k in r[0]})
+    # The same input gives the same results, bit for bit, run after run; and, when the
+    # other tree's driver has a digest, the same as there (a change of the data layout
+    # must not move a value).
+    if len(digests[0]) != 1:
+        raise SystemExit("the results differ from run to run: %s" % sorted(digests[0]))
+    if len(trees) == 2 and None not in digests[1] and digests[1] != digests[0]:
+        raise SystemExit("the results differ from %s's: %s against %s"
+                         % (before, sorted(digests[0]), sorted(digests[1])))
     first = results[0]
+    same = ("the same as at %s" % before if len(trees) == 2 and None not in digests[1]
+            else "%s not compared" % before if len(trees) == 2 else "")
+    print("results digest %s%s" % (next(iter(digests[0])), " (%s)" % same if same else ""))
     print("simulated end of a traced run, %d ranks x %d trace events (%d MPI calls, %d enter/"
           "leave), %.1f MB of raw trace records per rank; median of %d runs:"
           % (ranks, first["events_per_rank"], first["mpi_ops_per_rank"],

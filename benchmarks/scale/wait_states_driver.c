@@ -1,8 +1,9 @@
 /* Drives the wait-state analysis as a traced MPI run does at its end (core/substrates.h,
  * sp_substrates_wait_states): each simulated rank holds its trace as the trace substrate's
  * raw records (substrates/trace/trace.h, record lengths from encode.c), reads them into the
- * core's builder (core/waitstates_build.h, as substrates/trace/waitstates.c does: the
- * operations, every call path interned, each location's timeline) and runs sp_ws_run with
+ * core's builder (core/waitstates_build.h) with the substrate's own reading
+ * (sp_trace_wait_state_records: the operations, every call path interned, each location's
+ * timeline) and runs sp_ws_run with
  * the other ranks (the replay, the critical path and the delay costs). The ranks are threads
  * of one process, grouped by an in-process sp_ipc (tests/c/thread_ipc.h). Prints one line of
  * measurements; benchmarks/wait_states.py and end_scale.py run it.
@@ -53,6 +54,7 @@ typedef struct {
     uint64_t trace_bytes, events, mpi_ops, enter_leave, pieces, paths, operations;
     int64_t live_before; /* what the rank held before the analysis: its trace */
     int64_t built;       /* what the builder's result (sp_ws_input) holds, bytes */
+    uint64_t digest;     /* of every value of its result, bit for bit */
 } rank_work;
 
 static double now(clockid_t clock)
@@ -194,42 +196,13 @@ static bool window_of(void *ctx, uint32_t win, uint64_t *key, uint32_t *comm)
     return false;
 }
 
-/* The records into the builder, as substrates/trace/waitstates.c's read_records does for the
- * kinds this program has (its times are already ns on the common clock). */
+/* The rank's one location into the builder, read as the end of a traced run reads its
+ * records (the trace substrate's own reading; the times are ns on the common clock). */
 static int read_trace(sp_ws_builder *b, const sp_trace_record *r, const sp_trace_record *end)
 {
     int status = sp_ws_builder_location(b, 0);
-    while (r < end && status == 0) {
-        unsigned len = sp_trace_record_length(r);
-        const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
-        switch (r->kind) {
-        case SP_REC_ENTER:
-            status = sp_ws_builder_enter(b, r->ref, (int64_t)r->time);
-            break;
-        case SP_REC_LEAVE:
-            status = sp_ws_builder_leave(b, (int64_t)r->time);
-            break;
-        case SP_REC_MPI_SEND:
-            status = sp_ws_builder_send(b, r->ref, (uint32_t)(p->b >> 32), (uint32_t)p->b, p->a,
-                                        true, SP_WS_NO_REQUEST);
-            break;
-        case SP_REC_MPI_IRECV:
-            status = sp_ws_builder_recv(b, r->ref, (uint32_t)(p->b >> 32), (uint32_t)p->b, p->a,
-                                        ((const sp_trace_payload *)(r + 2))->a);
-            break;
-        case SP_REC_MPI_IRECV_REQUEST:
-            status = sp_ws_builder_irecv_request(b, p->a);
-            break;
-        case SP_REC_MPI_COLLECTIVE_END: {
-            const sp_trace_payload *q = (const sp_trace_payload *)(r + 2);
-            status = sp_ws_builder_collective(b, r->ref, (uint8_t)q->a, q->b);
-            break;
-        }
-        default:
-            break;
-        }
-        r += len ? len : 1;
-    }
+    if (status == 0)
+        status = sp_trace_wait_state_records(b, r, end, NULL, NULL);
     return status;
 }
 
@@ -298,6 +271,18 @@ static void *run_rank(void *arg)
         if (cp >= 0)
             w->critical_path_ns += row[cp];
     }
+    /* FNV-1a over the result's bits: a change of the data layout must not move a value */
+    uint64_t h = 14695981039346656037ull;
+    const unsigned char *bytes[2] = {(const unsigned char *)result.time,
+                                     (const unsigned char *)result.count};
+    size_t cells = (size_t)result.cnode_count * SP_WS_METRIC_COUNT;
+    for (int a = 0; w->status == 0 && a < 2; a++)
+        for (size_t i = 0; i < cells * 8; i++)
+            h = (h ^ bytes[a][i]) * 1099511628211ull;
+    uint64_t tail[3] = {result.clock_violations, result.unmatched, result.collectives_skipped};
+    for (size_t i = 0; i < sizeof tail; i++)
+        h = (h ^ ((const unsigned char *)tail)[i]) * 1099511628211ull;
+    w->digest = h;
     w->operations = in.count;
     w->paths = in.path_count;
 #if WS_TIMELINES /* the tree before the critical path has none (benchmarks/wait_states.py) */
@@ -332,7 +317,7 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &after);
     double max_seconds = 0, max_cpu = 0, max_build = 0, max_run = 0, waiting = 0, cp = 0;
     double max_extra = 0, max_trace = 0, max_built = 0, max_other = 0;
-    uint64_t received = 0;
+    uint64_t received = 0, digest = 0;
     for (uint32_t r = 0; r < ranks; r++) {
         rank_work *w = &work[r];
         if (w->status != 0) {
@@ -353,6 +338,7 @@ int main(int argc, char **argv)
         waiting += w->waiting_ns;
         cp += w->critical_path_ns;
         received += group.received[r];
+        digest = digest * 1099511628211ull ^ w->digest;
     }
     const rank_work *w0 = &work[0];
     printf("ranks=%u events_per_rank=%" PRIu64 " mpi_ops_per_rank=%" PRIu64
@@ -362,13 +348,14 @@ int main(int argc, char **argv)
            " analysis_peak_mb=%.3f analysis_per_trace=%.3f other_peak_mb=%.3f built_mb=%.3f"
            " peak_rss_mb=%.1f"
            " input_mb_per_rank=%.3f exchanged_mb=%.1f waiting_s=%.6f critical_path_s=%.6f"
-           " root_wall=%.6f root_cpu=%.6f root_peak_mb=%.3f root_received_mb=%.3f\n",
+           " root_wall=%.6f root_cpu=%.6f root_peak_mb=%.3f root_received_mb=%.3f"
+           " results_digest=%016" PRIx64 "\n",
            ranks, w0->events, w0->mpi_ops, w0->enter_leave, w0->operations, w0->paths,
            w0->pieces, max_trace / 1048576.0, max_seconds, max_cpu, max_build, max_run,
            max_extra / 1048576.0, max_trace > 0 ? max_extra / max_trace : 0,
            max_other / 1048576.0, max_built / 1048576.0,
            after.ru_maxrss / 1024.0, w0->operations * sizeof(sp_ws_event) / 1048576.0,
            received / 1048576.0, waiting * 1e-9, cp * 1e-9, w0->seconds, w0->cpu_seconds,
-           rank_memory_peak(0) / 1048576.0, group.received[0] / 1048576.0);
+           rank_memory_peak(0) / 1048576.0, group.received[0] / 1048576.0, digest);
     return 0;
 }

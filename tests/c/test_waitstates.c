@@ -4,6 +4,7 @@
 
 #include "core/events.h"
 #include "core/waitstates.h"
+#include "core/waitstates_build.h"
 #include "ctest.h"
 #include "thread_ipc.h"
 
@@ -440,6 +441,216 @@ static void test_critical_path_and_delay_costs(void)
     free_results(work, 2);
 }
 
+/* The builder's compact timelines (waitstates.h) against the plain arrays of the pieces the
+ * same events make, by the rule of the plain form (a piece per change of the innermost call
+ * path, a piece of no length replaced by the next, a return into the same path not
+ * repeated, an end marker): two ranks of two locations each, 300 steps (many blocks), times
+ * that step by 0 to 10^10 ns; the pieces decode to the same times and paths, and the
+ * replay, the critical path and the delay costs give the same results, bit for bit. */
+enum { C_MAIN, C_WORK, C_SEND, C_RECV, C_BARRIER, C_FINALIZE, C_REGIONS };
+static const char *const c_names[C_REGIONS] = {"main", "work", "MPI_Send", "MPI_Recv",
+                                               "MPI_Barrier", "MPI_Finalize"};
+#define C_STEPS 300
+#define C_MAX_PIECES 8192
+
+static const char *c_region_name(void *ctx, uint32_t region)
+{
+    (void)ctx;
+    return c_names[region];
+}
+
+static bool c_comm(void *ctx, uint32_t c, uint64_t *key, uint32_t *size)
+{
+    (void)ctx, (void)c;
+    *key = 42;
+    *size = 2;
+    return true;
+}
+
+static uint32_t c_member(void *ctx, uint32_t c, uint32_t i)
+{
+    (void)ctx, (void)c;
+    return i;
+}
+
+/* One location's events: enter (region >= 0) or leave (-1), and the MPI record after it. */
+typedef struct {
+    int region; /* -1: leave */
+    int64_t ns;
+    int mpi; /* 0 none, 1 send, 2 receive, 3 barrier's end */
+} c_event;
+
+typedef struct {
+    ws_work w[2]; /* compact, plain */
+} c_pair;
+
+#define C_STEP ((int64_t)1 << 36)
+
+/* The length of the work of step s on `rank`: none (a piece replaced), 1 ns, ... 2^34 ns. */
+static int64_t c_work(uint32_t rank, int s)
+{
+    int64_t step = s % 7 == 0 ? 0 : (int64_t)1 << (s * 5 % 34);
+    return step * (rank + 1) + 3;
+}
+
+static size_t c_events(uint32_t rank, uint32_t loc, c_event *out)
+{
+    size_t n = 0;
+    out[n++] = (c_event){C_MAIN, 0, 0};
+    for (int s = 0; s < C_STEPS; s++) {
+        int64_t T = (s + 1) * C_STEP;
+        out[n++] = (c_event){C_WORK, T, 0};
+        out[n++] = (c_event){-1, T + c_work(rank, s), 0};
+        if (loc == 1)
+            continue;
+        /* rank 1 sends after its work, rank 0 receives after its own (shorter): it waits */
+        int64_t sent = T + c_work(1, s) + 5;
+        out[n++] = (c_event){rank ? C_SEND : C_RECV, T + c_work(rank, s) + 5, 0};
+        out[n++] = (c_event){-1, rank ? sent + 2 : sent + 40000, rank ? 1 : 2};
+        if (s % 10 == 9) {
+            /* the last to enter: rank 1, rank 0 every other time */
+            out[n++] = (c_event){C_BARRIER, T + C_STEP / 2 + 100 * (rank ^ (s / 10 % 2)), 0};
+            out[n++] = (c_event){-1, T + C_STEP / 2 + 500, 3};
+        }
+    }
+    int64_t end = (C_STEPS + 1) * C_STEP;
+    if (loc == 0) {
+        out[n++] = (c_event){C_FINALIZE, end + 11 * rank, 0};
+        out[n++] = (c_event){-1, end + 100, 0};
+    }
+    out[n++] = (c_event){-1, end + 200, 0};
+    return n;
+}
+
+static uint32_t c_find_path(const sp_ws_input *in, uint32_t parent, uint32_t region,
+                            uint32_t loc)
+{
+    for (uint32_t p = 0; p < in->path_count; p++)
+        if (in->path_parent[p] == parent && in->path_region[p] == (uint32_t)region &&
+            in->path_location[p] == loc)
+            return p;
+    return SP_WS_NO_PATH - 1;
+}
+
+static void *compact_rank(void *arg)
+{
+    c_pair *pair = arg;
+    ws_work *w = &pair->w[0];
+    uint32_t rank = w->me.rank;
+    sp_ipc ipc = thread_group_ipc(&w->me, true);
+    static c_event ev[2][2][C_STEPS * 10];
+    size_t nev[2];
+    sp_ws_source src = {NULL, 2, C_REGIONS, 1, 0, c_region_name, c_comm, c_member,
+                        NULL, 0, NULL, NULL};
+    sp_ws_input in;
+    memset(&in, 0, sizeof in);
+    sp_ws_builder *b = sp_ws_builder_new(&src, &in);
+    for (uint32_t loc = 0; loc < 2; loc++) {
+        nev[loc] = c_events(rank, loc, ev[rank][loc]);
+        CHECK(sp_ws_builder_location(b, loc) == 0);
+        for (size_t i = 0; i < nev[loc]; i++) {
+            const c_event *e = &ev[rank][loc][i];
+            if (e->region >= 0)
+                CHECK(sp_ws_builder_enter(b, (uint32_t)e->region, e->ns) == 0);
+            if (e->mpi == 1)
+                CHECK(sp_ws_builder_send(b, 0, 0, 5, 8, true, SP_WS_NO_REQUEST) == 0);
+            if (e->mpi == 2)
+                CHECK(sp_ws_builder_recv(b, 0, 1, 5, 8, SP_WS_NO_REQUEST) == 0);
+            if (e->mpi == 3)
+                CHECK(sp_ws_builder_collective(b, 0, SP_COLL_BARRIER, UINT64_MAX) == 0);
+            if (e->region < 0)
+                CHECK(sp_ws_builder_leave(b, e->ns) == 0);
+        }
+    }
+    CHECK(sp_ws_builder_finish(b) == 0);
+    /* the pieces by the plain form's rule */
+    static int64_t ptime[2][C_MAX_PIECES];
+    static uint32_t ppath[2][C_MAX_PIECES];
+    size_t np = 0;
+    for (uint32_t loc = 0; loc < 2; loc++) {
+        uint32_t stack[8];
+        size_t depth = 0, first = np;
+        int64_t last = 0;
+        for (size_t i = 0; i <= nev[loc]; i++) {
+            const c_event *e = &ev[rank][loc][i < nev[loc] ? i : nev[loc] - 1];
+            uint32_t path;
+            int64_t ns = e->ns;
+            if (i == nev[loc]) {
+                path = SP_WS_NO_PATH; /* the end marker */
+                ns = last;
+            } else if (e->region >= 0) {
+                path = c_find_path(&in, depth ? stack[depth - 1] : SP_WS_NO_PATH,
+                                   (uint32_t)e->region, loc);
+                stack[depth++] = path;
+            } else {
+                depth--;
+                path = depth ? stack[depth - 1] : SP_WS_NO_PATH;
+            }
+            last = ns;
+            if (np > first && ppath[rank][np - 1] == path)
+                continue;
+            if (np > first && ptime[rank][np - 1] >= ns) {
+                ppath[rank][np - 1] = path;
+                continue;
+            }
+            ptime[rank][np] = ns;
+            ppath[rank][np++] = path;
+        }
+    }
+    CHECK_EQ_U64(in.piece_count, np);
+    CHECK(in.piece_time == NULL && in.piece_block_count > 2 &&
+          in.piece_block_count >= np / SP_WS_PIECE_BLOCK);
+    CHECK(in.piece_bytes_size < 5 * np); /* against 12 bytes a piece in the plain form */
+    size_t same = 0;
+    for (size_t i = 0; i < np && i < in.piece_count; i++) {
+        int64_t time;
+        uint32_t path;
+        sp_ws_input_piece(&in, i, &time, &path);
+        same += time == ptime[rank][i] && path == ppath[rank][i];
+    }
+    CHECK_EQ_U64(same, np);
+    CHECK(sp_ws_result_init(&w->r, in.path_count) == 0);
+    w->status = sp_ws_run(&ipc, true, &in, &w->r, w->err, sizeof w->err);
+    /* the same input with the plain arrays */
+    sp_ws_input plain = in;
+    plain.piece_time = ptime[rank];
+    plain.piece_path = ppath[rank];
+    ws_work *v = &pair->w[1];
+    CHECK(sp_ws_result_init(&v->r, in.path_count) == 0);
+    v->status = sp_ws_run(&ipc, true, &plain, &v->r, v->err, sizeof v->err);
+    sp_ws_input_free(&in);
+    return NULL;
+}
+
+static void test_compact_timelines_give_the_same_results(void)
+{
+    c_pair pair[2];
+    memset(pair, 0, sizeof pair);
+    thread_group group;
+    CHECK(thread_group_init(&group, 2) == 0);
+    thread_group_run(&group, pair, sizeof *pair, compact_rank);
+    thread_group_free(&group);
+    for (int r = 0; r < 2; r++) {
+        ws_work *a = &pair[r].w[0], *b = &pair[r].w[1];
+        CHECK(a->status == 0 && b->status == 0);
+        CHECK_EQ_U64(a->r.cnode_count, b->r.cnode_count);
+        size_t cells = (size_t)a->r.cnode_count * SP_WS_METRIC_COUNT;
+        CHECK(memcmp(a->r.time, b->r.time, cells * sizeof *a->r.time) == 0);
+        CHECK(memcmp(a->r.count, b->r.count, cells * sizeof *a->r.count) == 0);
+        double cp = 0, delay = 0, ls = 0;
+        for (uint32_t c = 0; c < a->r.cnode_count; c++) {
+            cp += a->r.time[c * SP_WS_METRIC_COUNT + SP_WS_CRITICAL_PATH];
+            delay += a->r.time[c * SP_WS_METRIC_COUNT + SP_WS_DELAY_LATESENDER];
+            ls += a->r.time[c * SP_WS_METRIC_COUNT + SP_WS_LATE_SENDER];
+        }
+        /* something to compare: the path crosses both ranks, rank 1 caused rank 0's waiting */
+        CHECK(cp > 0);
+        CHECK(r == 0 ? ls > 0 : delay > 0);
+        sp_ws_result_free(&a->r);
+        sp_ws_result_free(&b->r);
+    }
+}
+
 CTEST_MAIN(test_patterns_of_constructed_programs, test_disagreeing_members_skip_the_communicator,
            test_partner_that_recorded_nothing, test_waited_sends_and_active_target,
-           test_critical_path_and_delay_costs)
+           test_critical_path_and_delay_costs, test_compact_timelines_give_the_same_results)

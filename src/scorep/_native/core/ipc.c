@@ -121,7 +121,8 @@ int sp_ipc_scatter_bytes(const sp_ipc *ipc, void *const *parts, const uint64_t *
             total += sizes[r];
         packed = malloc(total ? total : 1);
         for (uint64_t r = 0, offset = 0; packed && r < ipc->size; offset += sizes[r], r++)
-            memcpy(packed + offset, parts[r], sizes[r]);
+            if (sizes[r]) /* an empty part may be NULL */
+                memcpy(packed + offset, parts[r], sizes[r]);
         status = packed ? 0 : -1;
     }
     *mine = malloc(*size ? *size : 1);

@@ -123,6 +123,8 @@ void sp_ws_input_free(sp_ws_input *in)
     free(in->path_hash);
     free(in->piece_time);
     free(in->piece_path);
+    free(in->piece_bytes);
+    free(in->piece_blocks);
     free(in->timelines);
     memset(in, 0, sizeof *in);
 }
@@ -1164,10 +1166,21 @@ static int replay_collectives(const sp_ipc *ipc, const sp_ws_event *ev, size_t c
                               const sp_ws_comm *comms, uint32_t comm_count, const ws_plan *plan,
                               sp_ws_result *r, ws_effects *fx, char *err, size_t errlen)
 {
+    /* Sized by the largest communicator's instances, not by all operations: most
+     * operations are messages (a rank of 10^6 trace events: 3 600 of 96 800), and these
+     * arrays came on top of the input at the replay's peak. */
+    size_t most = 0;
+    for (uint32_t c = 0; c < comm_count; c++) {
+        size_t n = 0;
+        for (size_t i = 0; i < count; i++)
+            n += ev[i].kind == SP_WS_COLL && ev[i].comm == comms[c].key &&
+                 classify(ev[i].op) != CLASS_NONE;
+        most = n > most ? n : most;
+    }
     const sp_ws_comm **order = malloc((comm_count ? comm_count : 1) * sizeof *order);
-    ws_instance *mine = malloc((count ? count : 1) * sizeof *mine);
-    ws_verdict *verdicts = malloc((count ? count : 1) * sizeof *verdicts);
-    size_t *index = malloc((count ? count : 1) * sizeof *index);
+    ws_instance *mine = malloc((most ? most : 1) * sizeof *mine);
+    ws_verdict *verdicts = malloc((most ? most : 1) * sizeof *verdicts);
+    size_t *index = malloc((most ? most : 1) * sizeof *index);
     int status = 0;
     if (!order || !mine || !verdicts || !index)
         status = sp_error(err, errlen, "out of memory in the wait-state analysis");
@@ -1252,6 +1265,142 @@ static const sp_ws_timeline *timeline_of(const sp_ws_input *in, uint32_t locatio
     return NULL;
 }
 
+/* Reads a timeline's pieces in order, in either form (waitstates.h). */
+typedef struct {
+    const sp_ws_input *in;
+    size_t i;                /* the current piece */
+    int64_t time;
+    uint32_t path;
+    size_t block;            /* compact: the current piece's block */
+    size_t block_end;        /* compact: the next block's first piece (SIZE_MAX: none) */
+    const uint8_t *p;        /* compact: the next piece's bytes */
+} ws_pieces;
+
+static inline uint64_t get_varint(const uint8_t **p)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        uint8_t byte = *(*p)++;
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80) || shift >= 63)
+            return v;
+    }
+}
+
+static uint32_t path_of(uint64_t v)
+{
+    return v ? (uint32_t)(v - 1) : SP_WS_NO_PATH;
+}
+
+/* The cursor at the first piece of compact block `k`. */
+static void pieces_at_block(ws_pieces *c, size_t k)
+{
+    const sp_ws_piece_block *blk = &c->in->piece_blocks[k];
+    c->block = k;
+    c->block_end = k + 1 < c->in->piece_block_count ? c->in->piece_blocks[k + 1].first : SIZE_MAX;
+    c->i = blk->first;
+    c->time = blk->time;
+    c->p = c->in->piece_bytes + blk->offset;
+    c->path = path_of(get_varint(&c->p));
+}
+
+/* To the next piece (i + 1 < piece_count). */
+static inline void pieces_next(ws_pieces *c)
+{
+    const sp_ws_input *in = c->in;
+    c->i++;
+    if (in->piece_time) {
+        c->time = in->piece_time[c->i];
+        c->path = in->piece_path[c->i];
+    } else if (c->i == c->block_end) {
+        pieces_at_block(c, c->block + 1);
+    } else {
+        c->time += (int64_t)get_varint(&c->p);
+        c->path = path_of(get_varint(&c->p));
+    }
+}
+
+/* The cursor at piece `i` (< piece_count). */
+static void pieces_seek(ws_pieces *c, const sp_ws_input *in, size_t i)
+{
+    c->in = in;
+    if (in->piece_time) {
+        c->i = i;
+        c->time = in->piece_time[i];
+        c->path = in->piece_path[i];
+        return;
+    }
+    size_t lo = 0, hi = in->piece_block_count; /* the last block that begins at or before i */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (in->piece_blocks[mid].first <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    pieces_at_block(c, lo);
+    while (c->i < i)
+        pieces_next(c);
+}
+
+void sp_ws_input_piece(const sp_ws_input *in, size_t i, int64_t *time, uint32_t *path)
+{
+    ws_pieces c;
+    pieces_seek(&c, in, i);
+    *time = c.time;
+    *path = c.path;
+}
+
+static int64_t piece_time_at(const sp_ws_input *in, size_t i)
+{
+    int64_t time;
+    uint32_t path;
+    sp_ws_input_piece(in, i, &time, &path);
+    return time;
+}
+
+/* The cursor at the last piece of timeline `tl` (not empty) that begins at or before `a`,
+ * or at its first piece. */
+static void pieces_find(ws_pieces *c, const sp_ws_input *in, const sp_ws_timeline *tl, int64_t a)
+{
+    size_t lo = tl->first, hi = tl->end;
+    if (in->piece_time) {
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (in->piece_time[mid] <= a)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        pieces_seek(c, in, lo);
+        return;
+    }
+    /* the blocks of the timeline (a location's first piece begins one), then within one */
+    pieces_seek(c, in, tl->first);
+    size_t blo = c->block, bhi = in->piece_block_count;
+    while (bhi - blo > 1) {
+        size_t mid = blo + (bhi - blo) / 2;
+        if (in->piece_blocks[mid].first < tl->end && in->piece_blocks[mid].time <= a)
+            blo = mid;
+        else
+            bhi = mid;
+    }
+    if (blo != c->block)
+        pieces_at_block(c, blo);
+    while (c->i + 1 < tl->end) {
+        int64_t next; /* the next piece's time, peeked at */
+        if (c->i + 1 == c->block_end) {
+            next = in->piece_blocks[c->block + 1].time;
+        } else {
+            const uint8_t *q = c->p;
+            next = c->time + (int64_t)get_varint(&q);
+        }
+        if (next > a)
+            break;
+        pieces_next(c);
+    }
+}
+
 /* Adds each call path's exclusive time within [a, b] of timeline `tl` to acc[path] (ns);
  * the paths touched for the first time go to touched[*ntouched]. Returns the total. */
 static double exclusive_in(const sp_ws_input *in, const sp_ws_timeline *tl, uint32_t limit,
@@ -1260,20 +1409,14 @@ static double exclusive_in(const sp_ws_input *in, const sp_ws_timeline *tl, uint
 {
     if (b <= a || tl->end <= tl->first)
         return 0;
-    /* the last piece that begins at or before a */
-    size_t lo = tl->first, hi = tl->end;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (in->piece_time[mid] <= a)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    ws_pieces cur; /* the last piece that begins at or before a */
+    pieces_find(&cur, in, tl, a);
     double total = 0;
-    for (size_t i = lo; i + 1 < tl->end && in->piece_time[i] < b; i++) {
-        uint32_t path = in->piece_path[i];
-        int64_t from = in->piece_time[i] > a ? in->piece_time[i] : a;
-        int64_t to = in->piece_time[i + 1] < b ? in->piece_time[i + 1] : b;
+    while (cur.i + 1 < tl->end && cur.time < b) {
+        uint32_t path = cur.path;
+        int64_t from = cur.time > a ? cur.time : a;
+        pieces_next(&cur);
+        int64_t to = cur.time < b ? cur.time : b;
         if (path >= in->path_count || path >= limit || to <= from)
             continue;
         if (acc[path] == 0 && touched)
@@ -1310,7 +1453,7 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
         /* The synchronization interval: since the late rank last synchronized with the
          * waiting ones: its previous collective on the communicator (a collective), its
          * previous message with the peer or collective (a send). */
-        int64_t from = in->piece_time[tl->first];
+        int64_t from = piece_time_at(in, tl->first);
         size_t since = i;
         for (size_t j = i; j-- > 0;) {
             const sp_ws_event *x = &ev[j];
@@ -1350,10 +1493,15 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
     }
 }
 
-/* What each rank reports to rank 0 for the walk along the critical path. */
+/* What each rank reports to rank 0 for the walk along the critical path: its jumps (where
+ * its waiting ended and the rank it waited for) from the latest back, in varints (about 4
+ * bytes a jump instead of 16: rank 0 holds every rank's at once): the first's wait_end is
+ * `top`, then per jump the varint of the previous jump's wait_end minus its own (the first:
+ * 0), then that of its late rank. The walk goes back in time: it reads each rank's forward. */
 typedef struct {
     int64_t first, end; /* its timeline's beginning; its end (MPI_Finalize's enter) */
-    uint64_t jumps;     /* then as many ws_jump, by increasing wait_end */
+    uint64_t jumps;     /* then as many jumps, by decreasing wait_end */
+    int64_t top;
 } ws_cp_head;
 
 typedef struct {
@@ -1367,18 +1515,66 @@ static int cmp_jump(const void *a, const void *b)
     return x->wait_end < y->wait_end ? -1 : x->wait_end > y->wait_end;
 }
 
+/* Rank 0: one rank's jumps being read (ws_cp_head), at the current one. */
+typedef struct {
+    const uint8_t *p, *end;
+    uint64_t left; /* jumps after the current one */
+    bool valid;    /* there is a current one */
+    ws_jump jump;
+} ws_jumps;
+
+static uint64_t jumps_varint(ws_jumps *k, bool *ok)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (k->p >= k->end) {
+            *ok = false;
+            return 0;
+        }
+        uint8_t byte = *k->p++;
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80))
+            return v;
+    }
+    *ok = false;
+    return 0;
+}
+
+/* To the next jump (the first: from `top`); false when the bytes end early. */
+static bool jumps_next(ws_jumps *k, int64_t top, bool first)
+{
+    if (!k->left) {
+        k->valid = false;
+        return true;
+    }
+    bool ok = true;
+    uint64_t delta = jumps_varint(k, &ok);
+    uint64_t late = jumps_varint(k, &ok);
+    k->jump.wait_end = (first ? top : k->jump.wait_end) - (int64_t)delta;
+    k->jump.late = late;
+    k->left--;
+    k->valid = ok;
+    return ok;
+}
+
 /* Rank 0: the walk backward, each rank's segments [from, to) on the path as int64 pairs. */
 static int walk_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
                         void **parts, uint64_t *part_sizes)
 {
+    /* the heads copied out: the ranks' bytes follow each other unaligned */
+    ws_cp_head *heads = calloc(size, sizeof *heads);
     const ws_cp_head **head = calloc(size, sizeof *head);
+    ws_jumps *reading = calloc(size, sizeof *reading);
     size_t *cap = calloc(size, sizeof *cap);
     uint64_t total = 0, offset = 0;
-    int status = head && cap ? 0 : -1;
+    int status = heads && head && cap && reading ? 0 : -1;
     for (uint32_t q = 0; q < size && status == 0; q++) {
         if (sizes[q] >= sizeof(ws_cp_head)) {
-            head[q] = (const ws_cp_head *)(all + offset);
-            if (sizes[q] != sizeof(ws_cp_head) + head[q]->jumps * sizeof(ws_jump))
+            memcpy(&heads[q], all + offset, sizeof heads[q]);
+            head[q] = &heads[q];
+            reading[q] = (ws_jumps){all + offset + sizeof(ws_cp_head), all + offset + sizes[q],
+                                    head[q]->jumps, false, {0, 0}};
+            if (!jumps_next(&reading[q], head[q]->top, true))
                 head[q] = NULL;
         }
         offset += sizes[q];
@@ -1392,16 +1588,15 @@ static int walk_at_root(uint32_t size, const unsigned char *all, const uint64_t 
     /* t falls at every jump: at most one step per jump, and one more */
     for (uint64_t step = 0; cur != UINT32_MAX && step <= total && status == 0; step++) {
         const ws_cp_head *h = head[cur];
-        const ws_jump *j = (const ws_jump *)(h + 1);
-        size_t lo = 0, hi = h->jumps; /* the first jump that ended at or after t */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (j[mid].wait_end < t)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        const ws_jump *back = lo ? &j[lo - 1] : NULL;
+        ws_jumps *k = &reading[cur];
+        /* the latest jump that ended before t (t only falls: what is passed stays passed) */
+        while (k->valid && k->jump.wait_end >= t)
+            if (!jumps_next(k, h->top, false))
+                status = -1;
+        if (status != 0)
+            break;
+        ws_jump found = k->jump;
+        const ws_jump *back = k->valid ? &found : NULL;
         if (back && back->wait_end < h->first)
             back = NULL;
         int64_t from = back ? back->wait_end : h->first;
@@ -1426,7 +1621,9 @@ static int walk_at_root(uint32_t size, const unsigned char *all, const uint64_t 
         cur = (uint32_t)back->late;
         t = back->wait_end;
     }
+    free(heads);
     free(head);
+    free(reading);
     free(cap);
     return status;
 }
@@ -1542,7 +1739,7 @@ static bool is_waiting_metric(int k)
 
 /* Every rank, collectively: the delay costs (local), then the critical path (its walk at
  * rank 0 from every rank's wait states) and its imbalance (per call path, at rank 0). */
-static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, const ws_effects *fx,
+static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, ws_effects *fx,
                          sp_ws_result *r, char *err, size_t errlen)
 {
     double *acc = calloc(in->path_count ? in->path_count : 1, sizeof *acc);
@@ -1564,8 +1761,8 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, const ws_effe
     if (status == 0 && tl && !head)
         status = -1;
     if (head) {
-        head->first = in->piece_time[tl->first];
-        head->end = in->piece_time[tl->end - 1];
+        head->first = piece_time_at(in, tl->first);
+        head->end = piece_time_at(in, tl->end - 1);
         ws_jump *j = (ws_jump *)(head + 1);
         size_t n = 0;
         for (size_t i = 0; i < in->count; i++) {
@@ -1577,7 +1774,37 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, const ws_effe
         }
         head->jumps = n;
         qsort(j, n, sizeof *j, cmp_jump);
+        /* latest first, then in varints in place: a jump takes at most 15 bytes of its 16,
+         * so the k-th is read before the bytes written reach it */
+        for (size_t a = 0, b = n; a + 1 < b; a++, b--) {
+            ws_jump x = j[a];
+            j[a] = j[b - 1];
+            j[b - 1] = x;
+        }
+        head->top = n ? j[0].wait_end : 0;
+        uint8_t *w = (uint8_t *)j;
+        int64_t prev = head->top;
+        for (size_t k = 0; k < n; k++) {
+            ws_jump x = j[k];
+            uint64_t v[2] = {(uint64_t)(prev - x.wait_end), x.late};
+            prev = x.wait_end;
+            for (int f = 0; f < 2; f++) {
+                do {
+                    uint8_t byte = v[f] & 0x7f;
+                    v[f] >>= 7;
+                    *w++ = byte | (v[f] ? 0x80 : 0);
+                } while (v[f]);
+            }
+        }
+        bytes = (size_t)(w - (uint8_t *)head);
+        void *fitted = realloc(head, bytes);
+        if (fitted)
+            head = fitted;
     }
+    /* The effects are in the jumps now: they go before rank 0 gathers every rank's jumps
+     * (20 bytes an operation; rank 0's peak is there). */
+    free(fx->wait), free(fx->late), free(fx->caused);
+    *fx = (ws_effects){NULL, NULL, NULL};
     void *segments = NULL;
     uint64_t segment_bytes = 0;
     if (gather_compute_scatter(ipc, head, head ? bytes : 0, walk_at_root, &segments,
@@ -1603,7 +1830,7 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, const ws_effe
     uint32_t *entry_path = NULL;
     if (status == 0 && tl) {
         size_t n = 0;
-        exclusive_in(in, tl, r->cnode_count, in->piece_time[tl->first], in->piece_time[tl->end - 1], acc,
+        exclusive_in(in, tl, r->cnode_count, piece_time_at(in, tl->first), piece_time_at(in, tl->end - 1), acc,
                      touched, &n);
         entries = malloc((n ? n : 1) * sizeof *entries);
         entry_path = malloc((n ? n : 1) * sizeof *entry_path);
@@ -1683,9 +1910,8 @@ int sp_ws_run(const sp_ipc *ipc, bool ready, const sp_ws_input *in, sp_ws_result
     if (status != 0 && have)
         memset(fx.wait, 0, n * sizeof *fx.wait);
     sp_ws_input none = {0};
-    ws_effects empty = {fx.wait, fx.late, fx.caused};
-    int cp = critical_path(ipc, have && status == 0 ? in : &none, &empty, result,
+    int cp = critical_path(ipc, have && status == 0 ? in : &none, &fx, result,
                            status == 0 ? err : (char[128]){0}, status == 0 ? errlen : 128);
-    free(fx.wait), free(fx.late), free(fx.caused);
+    free(fx.wait), free(fx.late), free(fx.caused); /* critical_path frees them (NULL) */
     return status != 0 ? status : cp;
 }

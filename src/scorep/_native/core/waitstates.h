@@ -196,13 +196,29 @@ typedef struct sp_ws_result {
  * the communicators of its collectives. All arrays malloc'ed (sp_ws_input_free). */
 #define SP_WS_NO_PATH UINT32_MAX
 /* The timeline of each location (for the critical path and the delay costs): pieces in the
- * order they happened, piece i running from piece_time[i] until the next piece of its
- * location (or its end marker, path SP_WS_NO_PATH) in call path piece_path[i]. A location's
- * pieces are contiguous: timelines[k] names the location and its range. */
+ * order they happened, piece i running from its time until the next piece of its location
+ * (or its end marker, path SP_WS_NO_PATH) in its call path. A location's pieces are
+ * contiguous: timelines[k] names the location and its range.
+ *
+ * Two forms: plain arrays piece_time[i], piece_path[i] (12 bytes a piece; inputs made by
+ * hand, tests), or, when piece_time is NULL, the builder's compact bytes: a piece per
+ * change of call path is most of what a rank holds for the analysis (every enter and
+ * leave: 54% of the trace in 12 bytes, about 3 so). Blocks of up to
+ * SP_WS_PIECE_BLOCK pieces, a location's first piece beginning one: the block's first piece
+ * is the unsigned LEB128 varint of its path + 1 (0: SP_WS_NO_PATH) at its time; each further
+ * piece the varint of its time minus the previous piece's (> 0: a location's pieces come in
+ * increasing time), then that of its path + 1. */
 typedef struct {
     uint32_t location;
     size_t first, end;
 } sp_ws_timeline;
+
+#define SP_WS_PIECE_BLOCK 32
+typedef struct {
+    int64_t time;  /* of its first piece */
+    uint64_t first; /* the index of its first piece */
+    uint64_t offset; /* where its bytes begin in piece_bytes */
+} sp_ws_piece_block;
 
 typedef struct sp_ws_input {
     sp_ws_event *events;
@@ -215,12 +231,19 @@ typedef struct sp_ws_input {
     uint32_t path_count, path_capacity;
     int64_t *piece_time;
     uint32_t *piece_path;
-    size_t piece_count, piece_capacity;
+    size_t piece_count, piece_capacity; /* capacity: of either form, in pieces */
+    uint8_t *piece_bytes; /* the compact form (above) */
+    size_t piece_bytes_size, piece_bytes_capacity;
+    sp_ws_piece_block *piece_blocks;
+    size_t piece_block_count, piece_block_capacity;
     sp_ws_timeline *timelines;
     uint32_t timeline_count;
 } sp_ws_input;
 
 void sp_ws_input_free(sp_ws_input *in);
+
+/* Piece `i` of the input's timelines (i < piece_count), in either form. */
+void sp_ws_input_piece(const sp_ws_input *in, size_t i, int64_t *time, uint32_t *path);
 
 /* Allocates the result's arrays for `cnode_count` call paths (zeroed). */
 SP_MUST_CHECK int sp_ws_result_init(sp_ws_result *r, uint32_t cnode_count);

@@ -46,6 +46,14 @@ struct sp_ws_builder {
     uint32_t probe_path;
     uint32_t next_completion;
     int64_t last_ns; /* the location's latest time: its timeline ends there */
+    /* The timeline's last piece, not encoded yet: a piece of no length is replaced by the
+     * next, and a return into the same path is not repeated (add_piece). */
+    bool piece_pending;
+    int64_t pending_time;
+    uint32_t pending_path;
+    bool new_block;        /* the next piece encoded begins a block (a location's first) */
+    int64_t encoded_time;  /* the time of the last piece encoded */
+    size_t encoded, block_pieces; /* pieces encoded; in the current block */
     /* When each pending MPI_Irecv was posted (the enter of its call), by request id: the
      * receive completed later in MPI_Wait* was ready from then on (Late Receiver). Request
      * ids are per location. */
@@ -109,6 +117,8 @@ sp_ws_builder *sp_ws_builder_new(const sp_ws_source *source, sp_ws_input *in)
 
 static void add_piece(sp_ws_builder *b, int64_t ns, uint32_t path);
 
+static void flush_piece(sp_ws_builder *b);
+
 /* Calls still open at the end of a location's events leave at their enter. */
 static void end_location(sp_ws_builder *b)
 {
@@ -122,6 +132,7 @@ static void end_location(sp_ws_builder *b)
     b->probe_open = false;
     b->in_location = false;
     add_piece(b, b->last_ns, SP_WS_NO_PATH); /* the end marker */
+    flush_piece(b);
 }
 
 /* The location's timeline begins (after the previous one's end marker). */
@@ -136,6 +147,8 @@ static void begin_timeline(sp_ws_builder *b, uint32_t location)
     }
     in->timelines = grown;
     grown[in->timeline_count++] = (sp_ws_timeline){location, in->piece_count, in->piece_count};
+    b->piece_pending = false;
+    b->new_block = true;
 }
 
 /* `*array` of `capacity` items cut to `count` (a failed cut leaves it larger, which is
@@ -156,8 +169,9 @@ static void fit(void **array, size_t item, size_t count, size_t capacity)
 static void fit_input(sp_ws_input *in)
 {
     fit((void **)&in->events, sizeof *in->events, in->count, in->capacity);
-    fit((void **)&in->piece_time, sizeof *in->piece_time, in->piece_count, in->piece_capacity);
-    fit((void **)&in->piece_path, sizeof *in->piece_path, in->piece_count, in->piece_capacity);
+    fit((void **)&in->piece_bytes, 1, in->piece_bytes_size, in->piece_bytes_capacity);
+    fit((void **)&in->piece_blocks, sizeof *in->piece_blocks, in->piece_block_count,
+        in->piece_block_capacity);
     fit((void **)&in->path_parent, sizeof *in->path_parent, in->path_count, in->path_capacity);
     fit((void **)&in->path_region, sizeof *in->path_region, in->path_count, in->path_capacity);
     fit((void **)&in->path_location, sizeof *in->path_location, in->path_count,
@@ -165,8 +179,11 @@ static void fit_input(sp_ws_input *in)
     fit((void **)&in->path_hash, sizeof *in->path_hash, in->path_count, in->path_capacity);
     if (in->count < in->capacity)
         in->capacity = in->count;
-    if (in->piece_count < in->piece_capacity)
-        in->piece_capacity = in->piece_count;
+    in->piece_capacity = in->piece_count; /* the pieces it holds room for: no more */
+    if (in->piece_bytes_size < in->piece_bytes_capacity)
+        in->piece_bytes_capacity = in->piece_bytes_size;
+    if (in->piece_block_count < in->piece_block_capacity)
+        in->piece_block_capacity = in->piece_block_count;
     if (in->path_count < in->path_capacity)
         in->path_capacity = in->path_count;
 }
@@ -309,6 +326,51 @@ static uint32_t current_path(sp_ws_builder *b)
     return b->depth ? b->stack[b->depth - 1].path : SP_WS_NO_PATH;
 }
 
+static bool put_varint(sp_ws_builder *b, uint64_t v)
+{
+    sp_ws_input *in = b->in;
+    if (!grow((void **)&in->piece_bytes, 1, &in->piece_bytes_capacity,
+              in->piece_bytes_size + 10))
+        return false;
+    do {
+        uint8_t byte = v & 0x7f;
+        v >>= 7;
+        in->piece_bytes[in->piece_bytes_size++] = byte | (v ? 0x80 : 0);
+    } while (v);
+    return true;
+}
+
+/* The pending piece into the compact bytes (waitstates.h). */
+static void flush_piece(sp_ws_builder *b)
+{
+    sp_ws_input *in = b->in;
+    if (b->failed || !b->piece_pending)
+        return;
+    b->piece_pending = false;
+    int64_t t = b->pending_time;
+    uint64_t path = b->pending_path == SP_WS_NO_PATH ? 0 : (uint64_t)b->pending_path + 1;
+    bool ok;
+    if (b->new_block || b->block_pieces == SP_WS_PIECE_BLOCK || t <= b->encoded_time) {
+        ok = grow((void **)&in->piece_blocks, sizeof *in->piece_blocks,
+                  &in->piece_block_capacity, in->piece_block_count + 1);
+        if (ok)
+            in->piece_blocks[in->piece_block_count++] =
+                (sp_ws_piece_block){t, b->encoded, in->piece_bytes_size};
+        ok = ok && put_varint(b, path);
+        b->new_block = false;
+        b->block_pieces = 0;
+    } else {
+        ok = put_varint(b, (uint64_t)(t - b->encoded_time)) && put_varint(b, path);
+    }
+    if (!ok) {
+        b->failed = true;
+        return;
+    }
+    b->encoded_time = t;
+    b->encoded++;
+    b->block_pieces++;
+}
+
 /* The location's timeline goes on in `path` from `ns` (a zero-length piece is replaced,
  * a piece that goes on in its own path is not repeated). */
 static void add_piece(sp_ws_builder *b, int64_t ns, uint32_t path)
@@ -316,25 +378,19 @@ static void add_piece(sp_ws_builder *b, int64_t ns, uint32_t path)
     sp_ws_input *in = b->in;
     if (b->failed || !in->timeline_count)
         return;
-    size_t first = in->timelines[in->timeline_count - 1].first;
-    if (in->piece_count > first) {
-        size_t last = in->piece_count - 1;
-        if (in->piece_path[last] == path)
+    if (b->piece_pending) {
+        if (b->pending_path == path)
             return;
-        if (in->piece_time[last] >= ns) {
-            in->piece_path[last] = path;
+        if (b->pending_time >= ns) {
+            b->pending_path = path;
             return;
         }
+        flush_piece(b);
     }
-    size_t cap = in->piece_capacity, cap2 = cap;
-    if (!grow((void **)&in->piece_time, sizeof(int64_t), &cap, in->piece_count + 1) ||
-        !grow((void **)&in->piece_path, sizeof(uint32_t), &cap2, in->piece_count + 1)) {
-        b->failed = true;
-        return;
-    }
-    in->piece_capacity = cap;
-    in->piece_time[in->piece_count] = ns;
-    in->piece_path[in->piece_count++] = path;
+    b->piece_pending = true;
+    b->pending_time = ns;
+    b->pending_path = path;
+    in->piece_count++;
     in->timelines[in->timeline_count - 1].end = in->piece_count;
 }
 

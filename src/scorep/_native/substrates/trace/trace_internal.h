@@ -55,6 +55,16 @@ static inline sp_trace_location *trace_location(const sp_location *loc)
 /* encode.c: raw records a record's kind takes (the record and its payload). */
 unsigned sp_trace_record_length(const sp_trace_record *r);
 
+/* waitstates.c: raw records [r, end) of one location into the wait-state builder
+ * (core/waitstates_build.h), their times in ns on the group's clock by `to_ns` (NULL: they
+ * are ns on it already). 0, or -1 once the builder failed. The end of a run reads its
+ * records with it, and so does benchmarks/scale/wait_states_driver.c: one reading. */
+struct sp_ws_builder;
+SP_MUST_CHECK int sp_trace_wait_state_records(struct sp_ws_builder *b, const sp_trace_record *r,
+                                              const sp_trace_record *end,
+                                              int64_t (*to_ns)(void *ctx, uint64_t time),
+                                              void *ctx);
+
 /* buffer.c */
 void sp_trace_retire_current_chunk(sp_trace_location *tl);
 void sp_trace_spill_path(const sp_trace_location *tl, char *path, size_t size);

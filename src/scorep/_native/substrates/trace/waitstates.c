@@ -20,8 +20,9 @@ typedef struct {
     bool failed; /* a spilled chunk could not be read */
 } ws_reader;
 
-static int64_t to_common_ns(const ws_reader *rd, uint64_t ticks)
+static int64_t to_common_ns(void *ctx, uint64_t ticks)
 {
+    const ws_reader *rd = ctx;
     const sp_measurement *m = rd->m;
     int64_t ns;
     if (sp_clock_timer == SP_TIMER_CLOCK_GETTIME)
@@ -84,19 +85,28 @@ static bool group_of(void *ctx, uint32_t group, uint32_t *size)
     return true;
 }
 
-static void read_records(ws_reader *rd, const sp_trace_record *r, const sp_trace_record *end)
+static int64_t ns_already(void *ctx, uint64_t time)
 {
-    sp_ws_builder *b = rd->b;
+    (void)ctx;
+    return (int64_t)time;
+}
+
+int sp_trace_wait_state_records(sp_ws_builder *b, const sp_trace_record *r,
+                                const sp_trace_record *end,
+                                int64_t (*to_ns)(void *ctx, uint64_t time), void *ctx)
+{
+    if (!to_ns)
+        to_ns = ns_already;
     int status = 0;
     while (r < end && status == 0) {
         unsigned len = sp_trace_record_length(r);
         const sp_trace_payload *p = (const sp_trace_payload *)(r + 1);
         switch (r->kind) {
         case SP_REC_ENTER:
-            status = sp_ws_builder_enter(b, r->ref, to_common_ns(rd, r->time));
+            status = sp_ws_builder_enter(b, r->ref, to_ns(ctx, r->time));
             break;
         case SP_REC_LEAVE:
-            status = sp_ws_builder_leave(b, to_common_ns(rd, r->time));
+            status = sp_ws_builder_leave(b, to_ns(ctx, r->time));
             break;
         /* point to point: peer << 32 | tag in payload b, the bytes in a */
         case SP_REC_MPI_SEND:
@@ -141,7 +151,12 @@ static void read_records(ws_reader *rd, const sp_trace_record *r, const sp_trace
         }
         r += len ? len : 1;
     }
-    if (status != 0)
+    return status;
+}
+
+static void read_records(ws_reader *rd, const sp_trace_record *r, const sp_trace_record *end)
+{
+    if (sp_trace_wait_state_records(rd->b, r, end, to_common_ns, rd) != 0)
         rd->failed = true;
 }
 
