@@ -164,9 +164,18 @@ typedef enum {
     /* The critical path and what caused the waiting (sp_ws_run with timelines). */
     SP_WS_CRITICAL_PATH,
     SP_WS_CRITICAL_PATH_IMBALANCE,
+    /* Delay costs, short-term and long-term (Scalasca's order): what a late arrival caused
+     * directly, and what the waiting it caused made others wait in turn. */
     SP_WS_DELAY_LATESENDER,
+    SP_WS_DELAY_LATESENDER_LONGTERM,
     SP_WS_DELAY_BARRIER,
+    SP_WS_DELAY_BARRIER_LONGTERM,
     SP_WS_DELAY_N2N,
+    SP_WS_DELAY_N2N_LONGTERM,
+    SP_WS_DELAY_12N,
+    SP_WS_DELAY_12N_LONGTERM,
+    SP_WS_DELAY_N21,
+    SP_WS_DELAY_N21_LONGTERM,
     SP_WS_METRIC_COUNT
 } sp_ws_metric;
 
