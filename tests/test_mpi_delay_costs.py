@@ -60,7 +60,8 @@ def test_delay_costs_short_and_long_term(tmp_path, ranks):
     exp = tmp_path / "exp"
     p = cube.read(str(exp))
     names = [m.uniq_name for m in p.metrics]
-    for name in ("delay_latesender", "delay_latesender_longterm", "delay_barrier",
+    for name in ("delay_latesender", "delay_latesender_longterm", "delay_latereceiver",
+                 "delay_latereceiver_longterm", "delay_barrier",
                  "delay_barrier_longterm", "delay_n2n", "delay_n2n_longterm", "delay_12n",
                  "delay_12n_longterm", "delay_n21", "delay_n21_longterm"):
         assert name in names
@@ -74,22 +75,28 @@ def test_delay_costs_short_and_long_term(tmp_path, ranks):
     # computed from the waiting, tail()'s time and rank 1's interval as measured, each
     # checked against the construction from below (by half: a rank descheduled at a load of
     # 40 came 0.3 s late to its receive).
-    for function, pattern, delay, region in (
-            ("chain_barrier", "mpi_barrier_wait", "delay_barrier", "MPI_Barrier"),
-            ("chain_bcast", "mpi_latebroadcast", "delay_12n", "MPI_Bcast")):
-        caused = sum(per_rank(p, pattern, function, "chain", below=True))
+    # chain_ssend: the same with rank 1 waiting in MPI_Ssend for rank 0's late receive.
+    for function, pattern, delay, region, first, first_delay in (
+            ("chain_barrier", "mpi_barrier_wait", "delay_barrier", "MPI_Barrier",
+             "mpi_latesender", "delay_latesender"),
+            ("chain_bcast", "mpi_latebroadcast", "delay_12n", "MPI_Bcast",
+             "mpi_latesender", "delay_latesender"),
+            ("chain_ssend", "mpi_barrier_wait", "delay_barrier", "MPI_Barrier",
+             "mpi_latereceiver", "delay_latereceiver")):
+        top = "chain_ssend" if function == "chain_ssend" else "chain"
+        caused = sum(per_rank(p, pattern, function, top, below=True))
         assert caused >= 0.5 * (DELAY / 4 + (ranks - 2) * 5 / 4 * DELAY), (function, caused)
-        wait = per_rank(p, "mpi_latesender", function, "chain", below=True)[1]
+        wait = per_rank(p, first, function, top, below=True)[1]
         assert wait >= 0.5 * DELAY, (function, wait)
         tail = per_rank(p, "time", function, "tail", below=True)[1]
         assert tail >= 0.5 * DELAY / 4, (function, tail)
         # rank 1's interval: chain() but its last collective
-        interval = (per_rank(p, "time", function, "chain", below=True)[1]
+        interval = (per_rank(p, "time", function, top, below=True)[1]
                     - ending_in(p, "time", function, region)[1])
         assert interval >= wait + tail, (function, interval, wait, tail)
-        short = per_rank(p, "delay_latesender", function, "slow")
+        short = per_rank(p, first_delay, function, "slow")
         assert near(short[0], wait) and short[1:] == [0.0] * (ranks - 1), (function, short)
-        long = per_rank(p, "delay_latesender_longterm", function, "slow")
+        long = per_rank(p, first_delay + "_longterm", function, "slow")
         assert near(long[0], caused * wait / interval), (function, long, caused, interval)
         assert long[1:] == [0.0] * (ranks - 1), (function, long)
         # (the short-term part is small at 2 ranks: rank 1's few ms of Python between its

@@ -432,6 +432,10 @@ WAIT_STATE_TEXT = {
                          "work before the send"),
     "delay_latesender_longterm": ("Late Sender delay, long-term", "waiting that the Late "
                                   "Sender waiting it caused made others wait in turn"),
+    "delay_latereceiver": ("Late Receiver delay", "caused Late Receiver waiting: the late "
+                           "receiver's work before it posted the receive"),
+    "delay_latereceiver_longterm": ("Late Receiver delay, long-term", "waiting that the Late "
+                                    "Receiver waiting it caused made others wait in turn"),
     "delay_barrier": ("Barrier delay", "caused Wait at Barrier: the last rank's work before"),
     "delay_barrier_longterm": ("Barrier delay, long-term", "waiting that the barrier waiting "
                                "it caused made others wait in turn"),

@@ -35,6 +35,8 @@ const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT] = {
     [SP_WS_CRITICAL_PATH_IMBALANCE] = "critical_path_imbalance",
     [SP_WS_DELAY_LATESENDER] = "delay_latesender",
     [SP_WS_DELAY_LATESENDER_LONGTERM] = "delay_latesender_longterm",
+    [SP_WS_DELAY_LATERECEIVER] = "delay_latereceiver",
+    [SP_WS_DELAY_LATERECEIVER_LONGTERM] = "delay_latereceiver_longterm",
     [SP_WS_DELAY_BARRIER] = "delay_barrier",
     [SP_WS_DELAY_BARRIER_LONGTERM] = "delay_barrier_longterm",
     [SP_WS_DELAY_N2N] = "delay_n2n",
@@ -77,6 +79,8 @@ const int sp_ws_metric_parent[SP_WS_METRIC_COUNT] = {
     [SP_WS_CRITICAL_PATH_IMBALANCE] = SP_WS_CRITICAL_PATH,
     [SP_WS_DELAY_LATESENDER] = -1,
     [SP_WS_DELAY_LATESENDER_LONGTERM] = -1,
+    [SP_WS_DELAY_LATERECEIVER] = -1,
+    [SP_WS_DELAY_LATERECEIVER_LONGTERM] = -1,
     [SP_WS_DELAY_BARRIER] = -1,
     [SP_WS_DELAY_BARRIER_LONGTERM] = -1,
     [SP_WS_DELAY_N2N] = -1,
@@ -101,6 +105,7 @@ const char *const sp_ws_metric_unit[SP_WS_METRIC_COUNT] = {
     [SP_WS_CLSWO_COUNT] = "occ",      [SP_WS_CLR_COUNT] = "occ",
     [SP_WS_CRITICAL_PATH] = "sec",    [SP_WS_CRITICAL_PATH_IMBALANCE] = "sec",
     [SP_WS_DELAY_LATESENDER] = "sec", [SP_WS_DELAY_LATESENDER_LONGTERM] = "sec",
+    [SP_WS_DELAY_LATERECEIVER] = "sec", [SP_WS_DELAY_LATERECEIVER_LONGTERM] = "sec",
     [SP_WS_DELAY_BARRIER] = "sec",    [SP_WS_DELAY_BARRIER_LONGTERM] = "sec",
     [SP_WS_DELAY_N2N] = "sec",        [SP_WS_DELAY_N2N_LONGTERM] = "sec",
     [SP_WS_DELAY_12N] = "sec",        [SP_WS_DELAY_12N_LONGTERM] = "sec",
@@ -1308,12 +1313,14 @@ static int gather_compute_scatter(const sp_ipc *ipc, const void *data, uint64_t 
                                   void **mine, uint64_t *mine_size);
 
 /* The short-term delay metric of a late operation (its long-term one follows it), or -1:
- * a send that made its receiver wait, the last to enter a barrier or N x N collective, a
+ * a send that made its receiver wait, a receive posted after its sender waited, the last to enter a barrier or N x N collective, a
  * broadcast's root, a reduce's first sender. */
 static int delay_metric(const sp_ws_event *e)
 {
     if (e->kind == SP_WS_SEND)
         return SP_WS_DELAY_LATESENDER;
+    if (e->kind == SP_WS_RECV)
+        return SP_WS_DELAY_LATERECEIVER;
     if (e->kind != SP_WS_COLL)
         return -1;
     switch (classify(e->op)) {
@@ -1335,7 +1342,22 @@ static int waited_metric(const sp_ws_event *e)
 {
     if (e->kind == SP_WS_RECV)
         return SP_WS_DELAY_LATESENDER;
+    if (e->kind == SP_WS_SEND)
+        return SP_WS_DELAY_LATERECEIVER;
     return e->kind == SP_WS_COLL ? delay_metric(e) : -1;
+}
+
+/* When a late operation came: a receive when it was posted, the others at their enter. */
+static int64_t late_at(const sp_ws_event *e)
+{
+    return e->kind == SP_WS_RECV && (e->op & SP_WS_POSTED) ? e->posted : e->enter;
+}
+
+/* When a wait state of `w` ns ended (the late operation came): a non-blocking send waits
+ * from the enter of the MPI_Wait* that completed it. */
+static int64_t wait_end(const sp_ws_event *e, int64_t w)
+{
+    return (e->kind == SP_WS_SEND && (e->op & SP_WS_WAITED) ? e->posted : e->enter) + w;
 }
 
 /* The long-term delay costs are computed at rank 0 from every rank's wait states and late
@@ -1406,6 +1428,7 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
         if (!tl || tl->end <= tl->first)
             continue;
         size_t k = k_late++;
+        int64_t at = late_at(e);
         double amount = lt ? (k < nlt ? lt[k] : 0) : (double)fx->caused[i];
         if (lt && amount <= 0)
             continue;
@@ -1418,7 +1441,7 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
             const sp_ws_event *x = &ev[j];
             if (x->cnode >= in->path_count || in->path_location[x->cnode] != loc)
                 break;
-            if (x->leave > e->enter)
+            if (x->leave > at)
                 continue; /* an operation of the same call */
             bool sync = e->kind == SP_WS_COLL
                             ? x->kind == SP_WS_COLL && x->comm == e->comm
@@ -1430,7 +1453,7 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
             }
         }
         size_t n = 0;
-        double total = exclusive_in(in, tl, r->cnode_count, from, e->enter, acc, touched, &n);
+        double total = exclusive_in(in, tl, r->cnode_count, from, at, acc, touched, &n);
         size_t first_ref = out ? out->nref : 0;
         /* The late rank's own waiting in between made it late too: that share of the
          * caused waiting goes on to whoever it waited for (rank 0 propagates it, the
@@ -1438,7 +1461,7 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
         for (size_t j = since; j < i; j++) {
             uint32_t c = ev[j].cnode;
             if (fx->wait[j] > 0 && c < r->cnode_count && acc[c] > 0 &&
-                in->path_location[c] == loc && ev[j].enter >= from) {
+                in->path_location[c] == loc && ev[j].enter >= from && ev[j].enter < at) {
                 double share = (double)fx->wait[j] < acc[c] ? (double)fx->wait[j] : acc[c];
                 acc[c] -= share;
                 if (out && !out->failed && fx->late[j] != UINT32_MAX && waited_metric(&ev[j]) >= 0) {
@@ -1455,16 +1478,16 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
             if (!g)
                 out->failed = true;
             else
-                (out->late = g)[out->nlate++] = (ws_lt_late){e->enter, total, (uint32_t)metric,
+                (out->late = g)[out->nlate++] = (ws_lt_late){at, total, (uint32_t)metric,
                                                              (uint32_t)(out->nref - first_ref)};
         }
         int charged = lt ? metric + 1 : metric;
         for (size_t q = 0; q < n; q++) {
             uint32_t path = touched[q];
             if (total > 0 && acc[path] > 0) {
-                size_t at = (size_t)path * SP_WS_METRIC_COUNT + (size_t)charged;
-                r->time[at] += amount * acc[path] / total;
-                r->count[at] += 1;
+                size_t cell = (size_t)path * SP_WS_METRIC_COUNT + (size_t)charged;
+                r->time[cell] += amount * acc[path] / total;
+                r->count[cell] += 1;
             }
             acc[path] = 0;
         }
@@ -1623,6 +1646,105 @@ static int lt_at_root(uint32_t size, const unsigned char *all, const uint64_t *s
     return status;
 }
 
+/* A Late Receiver instance as its sender reports it, for the receiver's delay costs: when
+ * the receive was posted, the waiting, the receiver. */
+typedef struct {
+    int64_t posted, wait;
+    uint64_t late;
+} ws_lr_note;
+
+static int cmp_lr_note(const void *a, const void *b)
+{
+    const ws_lr_note *x = a, *y = b;
+    if (x->late != y->late)
+        return x->late < y->late ? -1 : 1;
+    return x->posted < y->posted ? -1 : x->posted > y->posted;
+}
+
+/* Rank 0: every rank's Late Receiver instances to their receivers, by when posted. */
+static int lr_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
+                      void **parts, uint64_t *part_sizes)
+{
+    uint64_t bytes = 0;
+    for (uint32_t q = 0; q < size; q++)
+        bytes += sizes[q] / sizeof(ws_lr_note) * sizeof(ws_lr_note);
+    size_t n = 0, total = bytes / sizeof(ws_lr_note);
+    ws_lr_note *notes = malloc((total ? total : 1) * sizeof *notes);
+    if (!notes)
+        return -1;
+    uint64_t offset = 0;
+    for (uint32_t q = 0; q < size; q++) {
+        size_t m = sizes[q] / sizeof(ws_lr_note);
+        memcpy(notes + n, all + offset, m * sizeof *notes);
+        n += m;
+        offset += sizes[q];
+    }
+    qsort(notes, n, sizeof *notes, cmp_lr_note);
+    int status = 0;
+    for (size_t i = 0; i < n && status == 0;) {
+        size_t j = i;
+        while (j < n && notes[j].late == notes[i].late)
+            j++;
+        if (notes[i].late < size) {
+            parts[notes[i].late] = malloc((j - i) * sizeof *notes);
+            if (!parts[notes[i].late])
+                status = -1;
+            else {
+                memcpy(parts[notes[i].late], notes + i, (j - i) * sizeof *notes);
+                part_sizes[notes[i].late] = (j - i) * sizeof *notes;
+            }
+        }
+        i = j;
+    }
+    free(notes);
+    return status;
+}
+
+/* Every rank, collectively: the Late Receiver waiting each of its receives caused (its
+ * senders know it), into fx->caused of the receive. */
+static int late_receiver_caused(const sp_ipc *ipc, const sp_ws_input *in, const ws_effects *fx,
+                                bool ok)
+{
+    size_t n = 0;
+    for (size_t i = 0; ok && i < in->count; i++)
+        n += in->events[i].kind == SP_WS_SEND && fx->wait[i] > 0 && fx->late[i] != UINT32_MAX;
+    ws_lr_note *mine = ok ? malloc((n ? n : 1) * sizeof *mine) : NULL;
+    n = 0;
+    for (size_t i = 0; mine && i < in->count; i++) {
+        const sp_ws_event *e = &in->events[i];
+        if (e->kind == SP_WS_SEND && fx->wait[i] > 0 && fx->late[i] != UINT32_MAX)
+            mine[n++] = (ws_lr_note){wait_end(e, fx->wait[i]), fx->wait[i], fx->late[i]};
+    }
+    void *got = NULL;
+    uint64_t bytes = 0;
+    int status = gather_compute_scatter(ipc, mine, mine ? n * sizeof *mine : 0, lr_at_root,
+                                        &got, &bytes);
+    free(mine);
+    ws_lr_note *note = got;
+    size_t count = bytes / sizeof *note;
+    /* the notes by when posted; each to the first receive of this rank posted then */
+    for (size_t i = 0; ok && status == 0 && count && i < in->count; i++) {
+        const sp_ws_event *e = &in->events[i];
+        if (e->kind != SP_WS_RECV)
+            continue;
+        int64_t at = late_at(e);
+        size_t lo = 0, hi = count;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (note[mid].posted < at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < count && note[lo].posted == at; lo++) {
+            fx->caused[i] += note[lo].wait;
+            note[lo].wait = 0;
+        }
+    }
+    free(got);
+    return status;
+}
+
 /* Every rank, collectively: its wait states and late operations to rank 0, which sends back
  * each late operation's long-term cost; then charged like the short-term costs. */
 static int longterm_delays(const sp_ipc *ipc, const sp_ws_input *in, const ws_effects *fx,
@@ -1643,7 +1765,7 @@ static int longterm_delays(const sp_ipc *ipc, const sp_ws_input *in, const ws_ef
             const sp_ws_event *e = &in->events[i];
             int m = waited_metric(e);
             if (fx->wait[i] > 0 && fx->late[i] != UINT32_MAX && m >= 0)
-                *w++ = (ws_lt_wait){e->enter + fx->wait[i], (double)fx->wait[i], fx->late[i],
+                *w++ = (ws_lt_wait){wait_end(e, fx->wait[i]), (double)fx->wait[i], fx->late[i],
                                     (uint32_t)m, i};
         }
         if (out->nlate)
@@ -1860,6 +1982,8 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, const ws_effe
     uint32_t *touched = malloc((in->path_count ? in->path_count : 1) * sizeof *touched);
     int status = acc && touched ? 0 : -1;
     ws_lt_out out = {0};
+    if (late_receiver_caused(ipc, in, fx, status == 0) != 0)
+        status = -1;
     if (status == 0)
         charge_delays(in, fx, r, acc, touched, NULL, 0, &out);
     if (longterm_delays(ipc, in, fx, r, acc, touched, &out, status == 0) != 0)

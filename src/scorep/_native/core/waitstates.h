@@ -168,6 +168,8 @@ typedef enum {
      * directly, and what the waiting it caused made others wait in turn. */
     SP_WS_DELAY_LATESENDER,
     SP_WS_DELAY_LATESENDER_LONGTERM,
+    SP_WS_DELAY_LATERECEIVER,
+    SP_WS_DELAY_LATERECEIVER_LONGTERM,
     SP_WS_DELAY_BARRIER,
     SP_WS_DELAY_BARRIER_LONGTERM,
     SP_WS_DELAY_N2N,
