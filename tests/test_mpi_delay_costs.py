@@ -13,6 +13,7 @@ from scorep import cube
 from scorep.report.analysis import wait_state_values, wait_states
 from scorep.report.readers import Experiment
 from scorep.report.terminal import render
+from test_report_support import report
 
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun is not installed")
 
@@ -125,8 +126,18 @@ def test_delay_costs_short_and_long_term(tmp_path, ranks):
     line = [x for x in section.split("\n") if "Late Sender delay, long-term" in x][0]
     assert "on MPI Rank 0 in __main__:chain > __main__:slow" in line, line
     assert "1-to-N delay:" in section and "N-to-1 delay:" in section, section
+    assert "Late Receiver delay, long-term:" in section, section
     by_metric = {row["metric"]: row for row in wait_states(p)["patterns"]}
     assert by_metric["delay_latesender_longterm"]["worst_rank"].endswith("Rank 0")
+    # the HTML report's metric selector (flame graph, table, load balance) offers them
+    html = tmp_path / "r.html"
+    cli = report(exp, "-o", html)
+    assert cli.returncode == 0, cli.stderr
+    page = html.read_text()
+    for display in ("Long-term Late Sender delay costs", "Short-term Late Receiver delay costs",
+                    "Long-term Late Receiver delay costs", "Short-term MPI 1-to-N delay costs",
+                    "Short-term MPI N-to-1 delay costs", "Long-term MPI Barrier delay costs"):
+        assert '"display": "%s"' % display in page or '"display":"%s"' % display in page, display
     # offline: the same values from the trace
     def ours(values):
         return {k: v for k, v in values.items() if k[0].startswith("delay_")}
