@@ -1360,22 +1360,23 @@ static int64_t wait_end(const sp_ws_event *e, int64_t w)
     return (e->kind == SP_WS_SEND && (e->op & SP_WS_WAITED) ? e->posted : e->enter) + w;
 }
 
-/* The long-term delay costs are computed at rank 0 from every rank's wait states and late
- * operations (lt_at_root). A wait state: when it ended (the late operation's enter, on the
- * late rank), how long, the late rank, the delay metric of its cause, its event here. */
+/* The long-term delay costs are computed at rank 0 from every rank's late operations and
+ * the wait states in their intervals (lt_at_root); only those wait states can pass waiting
+ * on. A wait state: when it ended (the late operation's enter, on the late rank), the late
+ * rank, the delay metric of its cause, its event here. */
 typedef struct {
     int64_t end;
-    double wait;
     uint32_t late, metric;
     uint64_t event;
 } ws_lt_wait;
 
 /* A late operation (in the order charge_delays meets them): its enter, its synchronization
- * interval's length, its short-term metric, and how many of its rank's own wait states
- * lay in the interval (ws_lt_ref, the part of the interval each took). */
+ * interval's length, the waiting it caused, its short-term metric, and how many of its
+ * rank's own wait states lay in the interval (ws_lt_ref, the part of the interval each
+ * took). */
 typedef struct {
     int64_t time;
-    double total;
+    double total, caused;
     uint32_t metric, nrefs;
 } ws_lt_late;
 
@@ -1478,7 +1479,8 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
             if (!g)
                 out->failed = true;
             else
-                (out->late = g)[out->nlate++] = (ws_lt_late){at, total, (uint32_t)metric,
+                (out->late = g)[out->nlate++] = (ws_lt_late){at, total, (double)fx->caused[i],
+                                                             (uint32_t)metric,
                                                              (uint32_t)(out->nref - first_ref)};
         }
         int charged = lt ? metric + 1 : metric;
@@ -1546,7 +1548,7 @@ static int cmp_lt_op(const void *a, const void *b)
 /* Rank 0: the long-term delay costs, backward in time. The cost of a wait state is its
  * waiting plus what it propagated (prop): the waiting that later wait states owe to it.
  * A late operation's long-term cost is the sum of prop over the wait states it caused; its
- * whole cost (their waiting and prop) goes on to the wait states of its rank in its
+ * whole cost (the waiting it caused and that prop) goes on to the wait states of its rank in its
  * synchronization interval, each by its part of the interval. A wait state's prop is
  * complete before its cause is met: the late operations that pass cost to it lie after it.
  * Each rank gets one double per late operation. */
@@ -1614,13 +1616,10 @@ static int lt_at_root(uint32_t size, const unsigned char *all, const uint64_t *s
             else
                 hi = mid;
         }
-        double longterm = 0, cost = 0;
-        for (size_t m = lo; m < nwait && cmp_lt_key(&keys[m], &want) == 0; m++) {
-            const ws_lt_wait *w = &rk[keys[m].rank].wait[keys[m].index];
-            double pr = prop[rk[keys[m].rank].wait0 + keys[m].index];
-            longterm += pr;
-            cost += w->wait + pr;
-        }
+        double longterm = 0;
+        for (size_t m = lo; m < nwait && cmp_lt_key(&keys[m], &want) == 0; m++)
+            longterm += prop[rk[keys[m].rank].wait0 + keys[m].index];
+        double cost = late->caused + longterm;
         ((double *)parts[op->rank])[op->index] = longterm;
         if (cost <= 0 || late->total <= 0)
             continue;
@@ -1751,22 +1750,29 @@ static int longterm_delays(const sp_ipc *ipc, const sp_ws_input *in, const ws_ef
                            sp_ws_result *r, double *acc, uint32_t *touched, ws_lt_out *out,
                            bool ok)
 {
+    /* the wait states in the intervals, by event */
+    uint64_t *refd = ok && !out->failed ? malloc((out->nref ? out->nref : 1) * sizeof *refd) : NULL;
     size_t nwait = 0;
-    for (size_t i = 0; ok && i < in->count; i++)
-        nwait += fx->wait[i] > 0 && fx->late[i] != UINT32_MAX && waited_metric(&in->events[i]) >= 0;
+    for (size_t k = 0; refd && k < out->nref; k++)
+        refd[k] = out->ref[k].event;
+    if (refd && out->nref) {
+        qsort(refd, out->nref, sizeof *refd, cmp_u64);
+        for (size_t k = 0; k < out->nref; k++)
+            if (k == 0 || refd[k] != refd[nwait - 1])
+                refd[nwait++] = refd[k];
+    }
     ws_lt_head h = {nwait, out->nlate, out->nref};
     size_t bytes = sizeof h + nwait * sizeof(ws_lt_wait) + out->nlate * sizeof(ws_lt_late) +
                    out->nref * sizeof(ws_lt_ref);
-    unsigned char *msg = ok && !out->failed ? malloc(bytes) : NULL;
+    unsigned char *msg = refd ? malloc(bytes) : NULL;
     if (msg) {
         memcpy(msg, &h, sizeof h);
         ws_lt_wait *w = (ws_lt_wait *)(msg + sizeof h);
-        for (size_t i = 0; i < in->count; i++) {
+        for (size_t k = 0; k < nwait; k++) {
+            size_t i = refd[k];
             const sp_ws_event *e = &in->events[i];
-            int m = waited_metric(e);
-            if (fx->wait[i] > 0 && fx->late[i] != UINT32_MAX && m >= 0)
-                *w++ = (ws_lt_wait){wait_end(e, fx->wait[i]), (double)fx->wait[i], fx->late[i],
-                                    (uint32_t)m, i};
+            *w++ = (ws_lt_wait){wait_end(e, fx->wait[i]), fx->late[i],
+                                (uint32_t)waited_metric(e), i};
         }
         if (out->nlate)
             memcpy(w, out->late, out->nlate * sizeof *out->late);
@@ -1776,8 +1782,10 @@ static int longterm_delays(const sp_ipc *ipc, const sp_ws_input *in, const ws_ef
     void *lt = NULL;
     uint64_t lt_bytes = 0;
     int status = gather_compute_scatter(ipc, msg, msg ? bytes : 0, lt_at_root, &lt, &lt_bytes);
+    bool sent = msg != NULL;
     free(msg);
-    if (status == 0 && msg && lt_bytes == out->nlate * sizeof(double))
+    free(refd);
+    if (status == 0 && sent && lt_bytes == out->nlate * sizeof(double))
         charge_delays(in, fx, r, acc, touched, lt, out->nlate, NULL);
     free(lt);
     return status;
