@@ -94,6 +94,10 @@ def test_a_missing_program_exits_as_python_does(tmp_path, args, message):
      "scorep: SCOREP_TOTAL_MEMORY='18446744073709551617' is too large: at most 1024T"),
     ("SCOREP_MPI_FINALIZE_TIMEOUT", "99999999999999999999",
      "scorep: SCOREP_MPI_FINALIZE_TIMEOUT='99999999999999999999' is too large"),
+    ("SCOREP_PROFILING_WRITE_SLICE", "2T",
+     "scorep: SCOREP_PROFILING_WRITE_SLICE='2T' is too large: at most 1T"),
+    ("SCOREP_PROFILING_WRITE_SLICE", "-1", "scorep: SCOREP_PROFILING_WRITE_SLICE='-1' is not a "
+                                           "size"),
     # Outputs stay inside the experiment directory.
     ("SCOREP_PROFILING_BASE_NAME", "../../x",
      "scorep: SCOREP_PROFILING_BASE_NAME='../../x' is not a plain file name"),

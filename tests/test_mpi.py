@@ -306,3 +306,34 @@ def test_mpi_and_serial_runs_respect_each_others_lock_on_the_directory(tmp_path)
     assert Trace(aside[0]).enters("__main__:spin") > 0
     t = MpiTrace(exp)
     assert [t.enters[(r, "MPI_Barrier")] for r in range(2)] == [1, 1]
+
+
+def test_ranks_write_the_profile_rows_together(tmp_path):
+    """SCOREP_PROFILING_WRITE_SLICE=8: every one of 4 ranks writes its slice of each row of
+    profile.cubex with pwrite (substrates/profile/stream.c); the file reads back with every
+    rank's values where they belong, as with rank 0 writing alone (=0)."""
+    def visits(slice_):
+        work = tmp_path / ("slice-" + slice_)
+        work.mkdir()
+        out = mpirun(4, ["--mpp=mpi", program("mpi_patterns.py")], work,
+                     SCOREP_PROFILING_WRITE_SLICE=slice_)
+        assert out.returncode == 0, out.stderr
+        assert out.stderr == ""
+        p = cube.read(str(work / "exp"))
+        assert [g.name for g in p.location_groups] == ["MPI Rank %d" % r for r in range(4)]
+        values = p.values(p.metric("visits"), inclusive=False)
+        sent = p.values(p.metric("bytes_sent"), inclusive=False)
+        counts = collections.Counter()
+        for c in p.cnodes:
+            # the polling loops' counts differ from run to run
+            if c.region.name.startswith("MPI_Test"):
+                continue
+            for r in range(4):
+                counts[(r, c.region.name)] += values[c.id][r]
+                counts[(r, c.region.name, "sent")] += sent[c.id][r]
+        return counts
+
+    together, alone = visits("8"), visits("0")
+    assert together == alone
+    assert together[(0, "__main__:ping_pong")] == 1 and together[(3, "MPI_Barrier")] == 1
+    assert together[(0, "MPI_Send", "sent")] >= 2400

@@ -77,7 +77,7 @@ def test_start_takes_exactly_the_fields_of_the_cores_table(tmp_path):
     parsed the wrong argument. Now a missing, unknown or mistyped field is named."""
     native = _native.load()
     fields = dict(native.start_defaults(), experiment_dir=str(tmp_path))
-    assert len(fields) == 38 and fields["max_callpath_depth"] == 128
+    assert len(fields) == 39 and fields["max_callpath_depth"] == 128
     assert fields["timer"] == "tsc" and fields["profiling"] is True
     missing = dict(fields)
     del missing["mpi_timeout"]

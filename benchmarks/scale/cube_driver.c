@@ -3,9 +3,12 @@
  * rank, the rest the rank's own; default metrics: visits, time, min and max time), written by
  * the real writer into DIR: streamed (stream: call paths along the binomial tree, rows in
  * blocks, substrates/profile/stream.c) or flat (flat: every rank's trees gathered and merged
- * at rank 0, write.c). Prints rank 0's CPU time for the whole (collection, merge, file), the
+ * at rank 0, write.c). WRITE_BYTES (optional, streamed only): the least bytes of a row per
+ * writer for the rows to be written by several ranks (0: the default, 64 KB; "alone": rank 0
+ * writes every row). Prints rank 0's CPU time for the whole (collection, merge, file), the
  * most it held at once (measured by rank_memory.h, its own trees included), the bytes it
- * received, the file's size and the process's peak RSS. */
+ * received, the file's size, the process's peak RSS, the number of ranks that wrote rows and
+ * the most CPU time any rank took. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,10 +84,15 @@ static void *rank_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 7) {
-        fprintf(stderr, "usage: cube_driver RANKS PATHS LOCATIONS SHARED stream|flat DIR\n");
+    if (argc != 7 && argc != 8) {
+        fprintf(stderr,
+                "usage: cube_driver RANKS PATHS LOCATIONS SHARED stream|flat DIR [WRITE_BYTES]\n");
         return 2;
     }
+    uint64_t write_bytes = 0;
+    if (argc == 8)
+        write_bytes = strcmp(argv[7], "alone") == 0 ? UINT64_MAX : strtoull(argv[7], NULL, 10);
+    sp_profile_stream_write_bytes = write_bytes;
     uint32_t ranks = (uint32_t)atoi(argv[1]);
     npaths = (uint32_t)atoi(argv[2]);
     nlocations = (uint32_t)atoi(argv[3]);
@@ -144,13 +152,31 @@ int main(int argc, char **argv)
         return 1;
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
+    /* the writers as stream.c chooses them: every G-th rank, G the least power of two whose
+     * ranks hold on average write_bytes of a row */
+    double slice = write_bytes ? (double)write_bytes : 65536.0;
+    uint64_t locs = (uint64_t)ranks * nlocations, per_writer = 1;
+    while (per_writer < ranks && (double)per_writer * locs * 8 < slice * ranks)
+        per_writer <<= 1;
+    uint32_t writers =
+        use_stream && per_writer < ranks ? (uint32_t)((ranks + per_writer - 1) / per_writer) : 1;
+    double max_cpu = 0, total_cpu = 0;
+    uint32_t max_rank = 0;
+    for (uint32_t r = 0; r < ranks; r++)
+        total_cpu += work[r].cpu_seconds;
+    for (uint32_t r = 0; r < ranks; r++)
+        if (work[r].cpu_seconds > max_cpu) {
+            max_cpu = work[r].cpu_seconds;
+            max_rank = r;
+        }
     printf("ranks=%u root_cpu_seconds=%.6f root_peak_bytes=%" PRId64
            " root_received_bytes=%" PRIu64 " file_bytes=%lld wall_seconds=%.3f"
-           " peak_rss_kb=%ld\n",
+           " peak_rss_kb=%ld writers=%u max_cpu_seconds=%.6f max_cpu_rank=%u"
+           " total_cpu_seconds=%.3f\n",
            ranks, work[0].cpu_seconds, rank_memory_peak(0), group.received[0],
            (long long)st.st_size,
            (double)(wall1.tv_sec - wall0.tv_sec) + (wall1.tv_nsec - wall0.tv_nsec) * 1e-9,
-           usage.ru_maxrss);
+           usage.ru_maxrss, writers, max_cpu, max_rank, total_cpu);
     free(work);
     thread_group_free(&group);
     return 0;

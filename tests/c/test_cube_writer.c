@@ -684,7 +684,87 @@ static void test_unwritable_path(void)
     CHECK(strstr(err, "No such file or directory") != NULL);
 }
 
+/* fill_rows: the rows left as holes at the offsets given, written afterwards with pwrite
+ * into the temporary file (as other ranks do), give the row callback's file byte for byte;
+ * a failing fill_rows leaves no file. */
+typedef struct {
+    row_log log;
+    const cube_cnode *cnodes;
+    size_t ncnodes;
+    int calls;
+    int fail;
+} fill_state;
+
+static int fill_small(void *user, const char *tmp, const uint64_t *offsets, char *err,
+                      size_t errlen)
+{
+    fill_state *st = user;
+    st->calls++;
+    if (st->fail) {
+        snprintf(err, errlen, "no rows today");
+        return -1;
+    }
+    uint32_t deep[8], wide[8];
+    if (cube_row_orders(st->cnodes, st->ncnodes, deep, wide, NULL, 0) != 0)
+        return -1;
+    FILE *f = fopen(tmp, "r+b");
+    if (!f)
+        return -1;
+    /* the holes read as zeros until written */
+    unsigned char zero[16], buf[16];
+    memset(zero, 0, sizeof zero);
+    int bad = fseek(f, (long)offsets[0], SEEK_SET) != 0 || fread(buf, 1, 16, f) != 16 ||
+              memcmp(buf, zero, 16) != 0;
+    for (uint32_t m = 0; m < 2 && !bad; m++) {
+        const uint32_t *order = small_metrics[m].type == CUBE_INCLUSIVE ? wide : deep;
+        /* the rows in reverse, location by location: any order lands at its offset */
+        for (size_t k = st->ncnodes; k-- > 0 && !bad;) {
+            unsigned char row[16];
+            small_row(&st->log, m, order[k], row);
+            for (int l = 1; l >= 0 && !bad; l--)
+                bad = fseek(f, (long)(offsets[m] + (k * 2 + (size_t)l) * 8), SEEK_SET) != 0 ||
+                      fwrite(row + l * 8, 1, 8, f) != 8;
+        }
+    }
+    return fclose(f) != 0 || bad ? -1 : 0;
+}
+
+static void test_rows_filled_into_holes(void)
+{
+    const char *a = tmp_path("rows.cubex");
+    row_log log = {0, {0}, {0}, -1};
+    cube_profile p = small_profile(tree_preorder, 5, &log);
+    char err[256] = "";
+    CHECK(cube_write(a, &p, err, sizeof err) == 0);
+    blob want = slurp(a);
+    remove(a);
+    fill_state st = {{0, {0}, {0}, -1}, tree_preorder, 5, 0, 0};
+    p.row = NULL;
+    p.fill_rows = fill_small;
+    p.fill_user = &st;
+    CHECK(cube_write(a, &p, err, sizeof err) == 0);
+    CHECK_EQ_U64(st.calls, 1);
+    blob got = slurp(a);
+    member mw[16], mg[16];
+    int nw = list_members(&want, mw, 16), ng = list_members(&got, mg, 16);
+    CHECK(nw == 5 && ng == nw); /* 2 x (data, index), anchor.xml */
+    for (int i = 0; i < nw && i < ng; i++) {
+        CHECK(strcmp(mw[i].name, mg[i].name) == 0 && mw[i].size == mg[i].size);
+        CHECK(mw[i].size == mg[i].size && memcmp(mw[i].data, mg[i].data, mw[i].size) == 0);
+    }
+    free(want.bytes);
+    free(got.bytes);
+    remove(a);
+    st.fail = 1;
+    CHECK(cube_write(a, &p, err, sizeof err) == -1);
+    CHECK(strstr(err, "no rows today") != NULL);
+    CHECK(access(a, F_OK) != 0);
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", a, (long)getpid());
+    CHECK(access(tmp, F_OK) != 0);
+}
+
 CTEST_MAIN(test_row_orders, test_bad_parent, test_tar_header, test_xml_escape,
            test_small_profile_bytes, test_ids_follow_document_order,
            test_row_callback_error_keeps_old_file, test_validation,
-           test_spec_mirrors_and_attributes, test_unwritable_path)
+           test_spec_mirrors_and_attributes, test_unwritable_path, test_rows_filled_into_holes)

@@ -4,7 +4,10 @@
  * metrics' data and index, anchor.xml with the call tree and the locations, folded_calls.json)
  * is the same, byte for byte, at 1, 2, 5, 37 and 10^4 simulated ranks (threads,
  * thread_ipc.h), with blocks of one row, a few rows and whole metrics. The flat writer runs
- * in one process on every rank's report (the gather's input to it). */
+ * in one process on every rank's report (the gather's input to it). The rows written by
+ * several ranks at their offsets (every rank, every second, fourth, ..., the default of 64 KB
+ * a writer at 10^4) give the same file, and so does the fallback when one writer finds
+ * another file under the path (a file system that is not shared). */
 #include "ctest.h"
 #include "ctest_support.h"
 #include "core/waitstates.h"
@@ -184,8 +187,9 @@ static void *write_rank(void *arg)
     return NULL;
 }
 
-/* Along the tree: `ranks` threads as ranks, each with its own trees. */
-static void write_tree(const world *w, uint32_t ranks, const shape *sh, const char *dir)
+/* Along the tree: `ranks` threads as ranks, each with its own trees. Returns the bytes rank 0
+ * received. */
+static uint64_t write_tree(const world *w, uint32_t ranks, const shape *sh, const char *dir)
 {
     thread_group group;
     CHECK(thread_group_init(&group, ranks) == 0);
@@ -198,8 +202,10 @@ static void write_tree(const world *w, uint32_t ranks, const shape *sh, const ch
             fprintf(stderr, "rank %u of %u: %s\n", r, ranks, work[r].err);
         CHECK_EQ_U64(work[r].status, 0);
     }
+    uint64_t received = group.received[0];
     free(work);
     thread_group_free(&group);
+    return received;
 }
 
 /* The flat writer as the gather feeds it, in one process: every rank's locations in rank
@@ -280,10 +286,18 @@ static int same_members(const char *a_path, const char *b_path)
     return members;
 }
 
-/* `ranks` ranks write once along the tree (blocks of `block_rows` rows: 0 = the default
- * size) and once flat; the archives must agree. */
-static int compare(uint32_t ranks, const shape *sh, uint32_t block_rows)
+typedef struct {
+    uint32_t block_rows;  /* 0: the default size */
+    uint64_t write_bytes; /* sp_profile_stream_write_bytes (0: the default) */
+    uint32_t unshared;    /* sp_profile_stream_unshared_rank */
+} how;
+
+static uint64_t root_received; /* by the last compare's rank 0 */
+
+/* `ranks` ranks write once along the tree and once flat; the archives must agree. */
+static int compare_how(uint32_t ranks, const shape *sh, how h)
 {
+    uint32_t block_rows = h.block_rows;
     world w;
     world_init(&w, ranks);
     char base[] = "/tmp/scorep-stream-XXXXXX";
@@ -295,8 +309,12 @@ static int compare(uint32_t ranks, const shape *sh, uint32_t block_rows)
     /* locations: 1 per rank, 2 on every third */
     uint64_t locations = ranks + (ranks + 1) / 3;
     sp_profile_stream_block_bytes = block_rows ? block_rows * locations * 8 : 0;
-    write_tree(&w, ranks, sh, tree_dir);
+    sp_profile_stream_write_bytes = h.write_bytes;
+    sp_profile_stream_unshared_rank = h.unshared;
+    root_received = write_tree(&w, ranks, sh, tree_dir);
     sp_profile_stream_block_bytes = 0;
+    sp_profile_stream_write_bytes = 0;
+    sp_profile_stream_unshared_rank = UINT32_MAX;
     write_flat(&w, ranks, sh, flat_dir);
     snprintf(tree_file, sizeof tree_file, "%s/profile.cubex", tree_dir);
     snprintf(flat_file, sizeof flat_file, "%s/profile.cubex", flat_dir);
@@ -304,6 +322,14 @@ static int compare(uint32_t ranks, const shape *sh, uint32_t block_rows)
     ctest_remove_tree(base);
     world_free(&w);
     return members;
+}
+
+/* Rank 0 writes the rows alone (as before the parallel writing) or at the default. */
+static const uint64_t ALONE = UINT64_MAX;
+
+static int compare(uint32_t ranks, const shape *sh, uint32_t block_rows)
+{
+    return compare_how(ranks, sh, (how){block_rows, 0, UINT32_MAX});
 }
 
 static const shape full = {20, true, true, UINT32_MAX};
@@ -331,11 +357,15 @@ static void test_37_ranks(void)
     CHECK_EQ_U64(compare(37, &full, 7), members);
 }
 
+static uint64_t received_10000; /* by rank 0 at 10^4 ranks, the default writers */
+
 static void test_10000_ranks(void)
 {
-    /* shared call paths only (a rank's own would make the file grow as ranks^2) */
+    /* shared call paths only (a rank's own would make the file grow as ranks^2); 64 KB a
+     * writer (the default): ranks 0 and 8192 write the rows */
     static const shape spmd = {5, false, false, UINT32_MAX};
     CHECK(compare(10000, &spmd, 0) > 0);
+    received_10000 = root_received;
 }
 
 /* A rank whose report is damaged: every rank returns (nobody waits for a message that does
@@ -372,5 +402,66 @@ static void test_a_damaged_report_fails_at_the_root(void)
     damaged(5, 4);
 }
 
+/* The rows written by several ranks: byte for byte the flat writer's whichever ranks write
+ * (8 bytes a writer: every rank; more: every 2nd, 4th, ...), in blocks of one row or more;
+ * rank 0 receives the blocks of its own range only. */
+static void test_rows_written_by_several_ranks(void)
+{
+    int members = compare_how(2, &full, (how){0, ALONE, UINT32_MAX});
+    uint64_t alone = root_received;
+    CHECK_EQ_U64(compare_how(2, &full, (how){0, 8, UINT32_MAX}), members);
+    CHECK(root_received < alone);
+    for (uint32_t b = 0; b < 4; b += 3) {
+        members = compare_how(5, &full, (how){b, ALONE, UINT32_MAX});
+        alone = root_received;
+        CHECK_EQ_U64(compare_how(5, &full, (how){b, 8, UINT32_MAX}), members);
+        CHECK(root_received < alone);
+        CHECK_EQ_U64(compare_how(5, &full, (how){b, 16, UINT32_MAX}), members);
+    }
+    members = compare_how(37, &full, (how){7, ALONE, UINT32_MAX});
+    alone = root_received;
+    uint64_t last = 0;
+    /* 8 bytes: 37 writers; 64: one per 8 ranks (5); 160: one per 32 (2) */
+    for (uint64_t bytes = 8; bytes <= 160; bytes *= bytes == 8 ? 8 : 2.5) {
+        CHECK_EQ_U64(compare_how(37, &full, (how){7, bytes, UINT32_MAX}), members);
+        CHECK(root_received < alone && root_received > last);
+        last = root_received;
+    }
+}
+
+/* A writer that does not find rank 0's file (its file system is not shared): rank 0 writes
+ * every row, the file is the same. */
+static void test_an_unshared_file_system_falls_back_to_rank_0(void)
+{
+    int members = compare_how(37, &full, (how){3, ALONE, UINT32_MAX});
+    uint64_t alone = root_received;
+    CHECK_EQ_U64(compare_how(37, &full, (how){3, 8, 36}), members);
+    CHECK(root_received >= alone);
+    members = compare_how(37, &full, (how){0, ALONE, UINT32_MAX});
+    alone = root_received;
+    CHECK_EQ_U64(compare_how(37, &full, (how){0, 64, 8}), members);
+    CHECK(root_received >= alone);
+}
+
+static void test_10000_ranks_several_writers(void)
+{
+    static const shape spmd = {5, false, false, UINT32_MAX};
+    /* 4 KB a writer: every 512th rank writes (20); rank 0 receives a 16th of its range's
+     * blocks at the default (8192 ranks) */
+    CHECK(compare_how(10000, &spmd, (how){0, 4096, UINT32_MAX}) > 0);
+    CHECK(received_10000 > 0 && root_received < received_10000);
+}
+
+/* A damaged report with several writers planned: every rank returns, rank 0 fails. */
+static void test_a_damaged_report_with_several_writers(void)
+{
+    sp_profile_stream_write_bytes = 8;
+    damaged(37, 22);
+    damaged(5, 4);
+    sp_profile_stream_write_bytes = 0;
+}
+
 CTEST_MAIN(test_one_rank, test_two_ranks, test_five_ranks_blocks_of_one_and_three_rows,
-           test_37_ranks, test_10000_ranks, test_a_damaged_report_fails_at_the_root)
+           test_37_ranks, test_10000_ranks, test_a_damaged_report_fails_at_the_root,
+           test_rows_written_by_several_ranks, test_an_unshared_file_system_falls_back_to_rank_0,
+           test_10000_ranks_several_writers, test_a_damaged_report_with_several_writers)

@@ -55,6 +55,19 @@ def parse_memory(name, text):
     return value
 
 
+def parse_slice(name, text):
+    """A size in bytes (k, M, G, T suffixes) of at most 1T, or 0."""
+    match = _MEMORY.match(text)
+    if not match:
+        raise ConfigError(
+            "%s=%r is not a size (a number with an optional k, M, G or T suffix, e.g. 64k, or 0)"
+            % (name, text))
+    value = int(match.group(1)) * _UNITS[match.group(2).lower()]
+    if value > 1 << 40:
+        raise ConfigError("%s=%r is too large: at most 1T" % (name, text))
+    return value
+
+
 def bounded_int(maximum):
     """A parser of integers in [1, maximum] (what the core can hold without wrapping)."""
 
@@ -301,6 +314,11 @@ VARIABLES = {
         "128", bounded_int(65535), "deepest call path the profile keeps; deeper calls fold "
         "into it"),
     "SCOREP_PROFILING_BASE_NAME": ("profile", parse_file_name, "file name of the profile, without .cubex"),
+    # Not a Score-P variable: MPI ranks write the rows of profile.cubex together when each
+    # writer's slice of a row is at least this large on average (0: rank 0 writes alone).
+    "SCOREP_PROFILING_WRITE_SLICE": (
+        "64k", parse_slice, "MPI runs: the least bytes of each row of profile.cubex one writing "
+        "rank writes on average for the ranks to write its rows together (0: rank 0 alone)"),
     # Not a Score-P variable: how long the ranks wait for each other at the end before each
     # writes its own part (a rank may have died or hang).
     "SCOREP_MPI_FINALIZE_TIMEOUT": (

@@ -374,6 +374,8 @@ class Measurement:
                 timer=self.config["SCOREP_TIMER"],
                 max_callpath_depth=self.config["SCOREP_PROFILING_MAX_CALLPATH_DEPTH"],
                 profile_base_name=self.config["SCOREP_PROFILING_BASE_NAME"],
+                # 0 (rank 0 writes the rows alone) is the core's UINT64_MAX; its 0 is the default
+                profile_write_slice=self.config["SCOREP_PROFILING_WRITE_SLICE"] or (1 << 64) - 1,
                 program_name=native_text(self.program_name),
                 program_path=native_text(self.program_path),
                 program_args=[native_text(a) for a in self.program_args],

@@ -157,6 +157,7 @@ static const start_field start_fields[] = {
     {"max_callpath_depth", FIELD_U32, CFG(max_callpath_depth), SP_DEFAULT_MAX_CALLPATH_DEPTH,
      NULL},
     {"profile_base_name", FIELD_STR, CFG(profile_base_name), 0, "profile"},
+    {"profile_write_slice", FIELD_U64, CFG(profile_write_slice), 0, NULL},
     {"program_name", FIELD_STR, CFG(program_name), 0, "python"},
     {"program_path", FIELD_STR_NONE, CFG(program_path), 0, NULL},
     {"program_args", FIELD_SEQ, REQ(program_args), 0, NULL},

@@ -37,6 +37,10 @@ typedef struct sp_config {
     sp_timer_kind timer;
     uint32_t max_callpath_depth;
     const char *profile_base_name;
+    /* SCOREP_PROFILING_WRITE_SLICE: the rows of profile.cubex are written by several ranks
+     * when each writer's slice of a row is on average at least this many bytes (0: the
+     * default, 64 KB; UINT64_MAX: rank 0 writes them alone) */
+    uint64_t profile_write_slice;
     const char *program_name;  /* the program root's name (the script's base name) */
     const char *program_path;  /* what ProgramBegin names: the script's absolute path, or the
                                 * command (NULL or "": program_name) */

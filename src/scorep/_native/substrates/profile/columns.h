@@ -117,6 +117,10 @@ typedef struct {
     void *row_user;
     char *(*extra_text)(void *user, const uint32_t *id_of, size_t *len);
     void *extra_user;
+    /* the rows written into the archive's holes instead (cube_writer.h; NULL: `row`) */
+    int (*fill_rows)(void *user, const char *tmp, const uint64_t *offsets, char *err,
+                     size_t errlen);
+    void *fill_user;
 } profile_source;
 
 /* Every rank's report (sp_profile_serialize_trees' layout, sizes[r] bytes each, in rank

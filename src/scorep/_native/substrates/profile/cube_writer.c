@@ -401,7 +401,7 @@ static int validate(const char *path, const cube_profile *p, char *err, size_t e
             return -1;
         }
     }
-    if (p->nmetrics > 0 && (p->metrics == NULL || p->row == NULL)) {
+    if (p->nmetrics > 0 && (p->metrics == NULL || (p->row == NULL && p->fill_rows == NULL))) {
         set_err(err, errlen, "%s: metrics given without %s", path,
                 p->metrics == NULL ? "a metric array" : "a row callback");
         return -1;
@@ -598,7 +598,7 @@ static const char *dtype_name(cube_dtype d)
 }
 
 static void write_metric_files(writer *w, const cube_profile *p, uint32_t m,
-                               const uint32_t *order, void *row)
+                               const uint32_t *order, void *row, uint64_t *offsets)
 {
     char name[48];
     size_t row_bytes = p->nlocations * 8;
@@ -606,7 +606,15 @@ static void write_metric_files(writer *w, const cube_profile *p, uint32_t m,
     snprintf(name, sizeof name, "%" PRIu32 ".data", m);
     member_begin(w);
     w_bytes(w, "CUBEX.DATA", 10);
-    for (size_t k = 0; k < p->ncnodes && !w->failed; k++) {
+    if (p->fill_rows && !w->failed) {
+        /* the rows' hole: written by fill_rows once the archive around it is complete */
+        errno = 0;
+        off_t at = ftello(w->f);
+        if (at < 0 || fseeko(w->f, (off_t)((uint64_t)p->ncnodes * row_bytes), SEEK_CUR) != 0)
+            w_fail_errno(w, "cannot seek");
+        offsets[m] = (uint64_t)at;
+    }
+    for (size_t k = 0; k < p->ncnodes && !w->failed && !p->fill_rows; k++) {
         /* A callback that leaves locations untouched writes zeros, not stale values. */
         memset(row, 0, row_bytes);
         if (p->row(p->row_user, m, order[k], row) != 0) {
@@ -765,7 +773,7 @@ static void write_anchor(writer *w, const cube_profile *p, const uint32_t *deep,
 /* Writes the whole archive to `tmp`; messages name `path`. Returns 0 or -1. */
 static int write_archive(const char *tmp, const char *path, const cube_profile *p,
                          const uint32_t *deep, uint32_t *wide, const uint32_t *id_of, void *row,
-                         char *err, size_t errlen)
+                         uint64_t *offsets, char *err, size_t errlen)
 {
     errno = 0;
     FILE *f = fopen(tmp, "wb");
@@ -781,7 +789,7 @@ static int write_archive(const char *tmp, const char *path, const cube_profile *
     }
     for (size_t m = 0; m < p->nmetrics && !w.failed; m++)
         write_metric_files(&w, p, (uint32_t)m, p->metrics[m].type == CUBE_INCLUSIVE ? wide : deep,
-                           row);
+                           row, offsets);
     if (p->extra_name && !w.failed) {
         size_t len = 0;
         char *text = p->extra_text(p->extra_user, id_of, &len);
@@ -820,18 +828,23 @@ int cube_write(const char *path, const cube_profile *profile, char *err, size_t 
     uint32_t *deep = calloc(n, sizeof *deep); /* zeroed only to reassure static analysers */
     uint32_t *wide = malloc(n * sizeof *wide);
     uint32_t *id_of = malloc(n * sizeof *id_of); /* cnode index -> id in the file */
-    void *row = profile->nmetrics ? malloc(profile->nlocations * 8) : NULL;
+    void *row =
+        profile->nmetrics && !profile->fill_rows ? malloc(profile->nlocations * 8) : NULL;
+    uint64_t *offsets = calloc(profile->nmetrics + 1, sizeof *offsets);
     size_t tmplen = strlen(path) + 32;
     char *tmp = malloc(tmplen);
     int rc = -1;
-    if (deep == NULL || wide == NULL || id_of == NULL || tmp == NULL ||
-        (profile->nmetrics && row == NULL)) {
+    if (deep == NULL || wide == NULL || id_of == NULL || tmp == NULL || offsets == NULL ||
+        (profile->nmetrics && !profile->fill_rows && row == NULL)) {
         set_err(err, errlen, "%s: out of memory", path);
     } else if (cube_row_orders(profile->cnodes, n, deep, wide, err, errlen) == 0) {
         for (size_t k = 0; k < n; k++)
             id_of[deep[k]] = (uint32_t)k;
         snprintf(tmp, tmplen, "%s.tmp%ld", path, (long)getpid());
-        if (write_archive(tmp, path, profile, deep, wide, id_of, row, err, errlen) != 0) {
+        if (write_archive(tmp, path, profile, deep, wide, id_of, row, offsets, err, errlen) !=
+                0 ||
+            (profile->fill_rows &&
+             profile->fill_rows(profile->fill_user, tmp, offsets, err, errlen) != 0)) {
             remove(tmp);
         } else if (rename(tmp, path) != 0) {
             set_err(err, errlen, "%s: cannot rename %s into place: %s", path, tmp,
@@ -845,6 +858,7 @@ int cube_write(const char *path, const cube_profile *profile, char *err, size_t 
     free(wide);
     free(id_of);
     free(row);
+    free(offsets);
     free(tmp);
     return rc;
 }

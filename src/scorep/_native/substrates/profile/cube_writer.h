@@ -158,8 +158,19 @@ typedef struct {
     size_t ngroups;
     const cube_location *locations; /* at least one */
     size_t nlocations;
-    cube_row_fn row;          /* required when nmetrics > 0 */
+    cube_row_fn row;          /* required when nmetrics > 0, unless fill_rows is given */
     void *row_user;           /* passed to row unchanged */
+    /* The rows written by someone else (NULL: `row` gives every row here). When given, `row`
+     * is not called: each <m>.data member's rows are left as a hole of ncnodes x nlocations
+     * x 8 bytes (offsets[m]: the file offset of its first row; row k, location l at
+     * offsets[m] + (k x nlocations + l) x 8, rows in the file's order), and once the rest of
+     * the archive is written and closed, fill_rows is called with the temporary file's path
+     * and the offsets. It writes every row (other processes with pwrite, say) and returns 0,
+     * or non-zero with a one-line message in err to fail the write (the file is removed).
+     * Not called when the archive failed before. */
+    int (*fill_rows)(void *user, const char *tmp, const uint64_t *offsets, char *err,
+                     size_t errlen);
+    void *fill_user;
 } cube_profile;
 
 /* Writes `path` (replacing it): the archive is built in "<path>.tmp<pid>" and renamed over

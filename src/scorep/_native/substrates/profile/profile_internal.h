@@ -60,6 +60,15 @@ int sp_profile_stream_write(sp_measurement *m, const sp_unified *u, const sp_ipc
  * for tests and benchmarks (0: the default). Global: it configures every stream of the process
  * alike, set before the ranks start. */
 extern uint64_t sp_profile_stream_block_bytes;
+/* The least bytes of a row one writer's ranks hold on average for the rows to be written by
+ * several ranks (each the ranks [w, w + G) of a power of two G, their contiguous slice of every
+ * row with pwrite into the one file), for tests and benchmarks: 0 (the default) takes the
+ * configuration's (SCOREP_PROFILING_WRITE_SLICE, 64 KB); UINT64_MAX: rank 0 writes alone.
+ * Global for the same reason. */
+extern uint64_t sp_profile_stream_write_bytes;
+/* For tests: this rank finds another file under the archive's path (a file system that is
+ * not shared), so rank 0 writes the rows alone. UINT32_MAX: none. Global for the same reason. */
+extern uint32_t sp_profile_stream_unshared_rank;
 
 /* parts.c, child processes at the root: the locations of the adopted parts, and their
  * trees with global ids appended in the same layout. */

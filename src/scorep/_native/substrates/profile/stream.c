@@ -24,19 +24,42 @@
  *     the root, whatever happened, receives every block the others send.
  *
  * Rank 0 holds the call tree, the locations' names and one block: B x locations x 8 bytes,
- * B chosen so that this stays within sp_profile_stream_block_bytes. */
+ * B chosen so that this stays within sp_profile_stream_block_bytes.
+ *
+ * With many locations the rows are written by several ranks (6.): every member's size and
+ * offset in the archive follow from the call tree, the metrics and the locations, so rank 0
+ * writes the archive with a hole where each .data member's rows go (cube_writer.h's
+ * fill_rows) and the ranks that are multiples of G (the "writers": G a power of two, so each
+ * owns the binomial subtrees of ranks [w, w + G), a contiguous range of locations) collect
+ * their range's blocks as rank 0 does and pwrite each row's slice at its offset into the one
+ * file. G is the least power of two whose ranks' slice of a row is on average at least
+ * SCOREP_PROFILING_WRITE_SLICE (64 KB): below that no write is large enough to pay on a
+ * parallel file system, and with one writer (G >= ranks) rank 0 writes through the row
+ * callback as before. Whether the file system is shared is asked, not assumed: rank 0 writes
+ * a random word into the hole, every writer opens the file and reads it back; if any cannot,
+ * rank 0 writes every row itself (the blocks come up the whole tree, as above). */
+#define _FILE_OFFSET_BITS 64 /* a .data member of a big run passes 2 GiB */
+
 #include "substrates/profile/columns.h"
 #include "substrates/profile/profile_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/ipc.h"
 
 uint64_t sp_profile_stream_block_bytes = 0; /* see profile_internal.h */
+uint64_t sp_profile_stream_write_bytes = 0;  /* see profile_internal.h */
+uint32_t sp_profile_stream_unshared_rank = UINT32_MAX; /* see profile_internal.h */
 
 enum { STREAM_OK = 0, STREAM_FAILED = 1 };
-enum { DEFAULT_BLOCK_BYTES = 32u << 20 };
+enum { DEFAULT_BLOCK_BYTES = 32u << 20, DEFAULT_WRITE_BYTES = 64u << 10 };
+/* The temporary file's path travels in a fixed field of the broadcast (PATH_MAX). */
+enum { PATH_FIELD = 4096 };
 /* A block message: the status word (padded to 8 bytes), then the values. */
 enum { BLOCK_HEADER = 8 };
 
@@ -71,6 +94,10 @@ typedef struct {
     uint32_t flags;
     /* from the root */
     uint32_t ncnodes, nmetrics, block_rows;
+    uint32_t group;      /* ranks per writer of the rows (0: rank 0 alone, the row callback) */
+    uint32_t total_locs; /* the file's locations (a row's values) */
+    uint32_t first_loc;  /* the file's index of this rank's first location */
+    bool parallel_called; /* the root: the archive around the rows was written */
     bool folded;
     uint32_t *kinds, *inclusive, *deep, *wide;
     uint32_t *cnode_of;  /* our path id -> cnode */
@@ -270,7 +297,8 @@ static int paths_up(stream *s)
 
 /* ---- 2. the call tree, the metrics and the row orders from the root ---------------------- */
 
-enum { HEADER_STATUS, HEADER_CNODES, HEADER_METRICS, HEADER_ROWS, HEADER_FOLDED, HEADER_WORDS };
+enum { HEADER_STATUS, HEADER_CNODES, HEADER_METRICS, HEADER_ROWS, HEADER_FOLDED, HEADER_GROUP,
+       HEADER_LOCS, HEADER_WORDS };
 
 /* At the root: the cnodes of the union (t->cnodes), the metrics, the block size. */
 static int root_plan(stream *s, sp_measurement *m, const sp_unified *u, unified_tree *t,
@@ -301,6 +329,16 @@ static int root_plan(stream *s, sp_measurement *m, const sp_unified *u, unified_
                                                     : DEFAULT_BLOCK_BYTES;
     uint64_t rows = budget / ((uint64_t)(s->nlocs ? s->nlocs : 1) * 8);
     s->block_rows = rows < 1 ? 1 : rows > s->ncnodes ? s->ncnodes : (uint32_t)rows;
+    /* ranks per writer: the least power of two whose slice of a row is on average at least
+     * `slice` bytes (doubles: the product may pass 64 bits when the size is set huge) */
+    uint64_t asked = sp_profile_stream_write_bytes ? sp_profile_stream_write_bytes
+                                                   : m->config.profile_write_slice;
+    double slice = (double)(asked ? asked : DEFAULT_WRITE_BYTES);
+    uint32_t size = s->ipc->size, group = 1;
+    while (group < size && (double)group * s->nlocs * 8 < slice * size)
+        group <<= 1;
+    s->group = group < size && s->nmetrics ? group : 0;
+    s->total_locs = s->nlocs;
     s->folded = f->folded;
     s->kinds = malloc((2 * (size_t)s->nmetrics + 2 * (size_t)s->ncnodes + 1) * sizeof *s->kinds);
     if (!s->kinds)
@@ -320,7 +358,7 @@ static int plan_bcast(stream *s)
 {
     const sp_ipc *ipc = s->ipc;
     uint32_t header[HEADER_WORDS] = {s->ok ? STREAM_OK : STREAM_FAILED, s->ncnodes, s->nmetrics,
-                                     s->block_rows, s->folded};
+                                     s->block_rows, s->folded, s->group, s->total_locs};
     if (ipc->ops->bcast(ipc->ctx, header, sizeof header, 0) != 0)
         return -1;
     if (header[HEADER_STATUS] != STREAM_OK)
@@ -330,6 +368,8 @@ static int plan_bcast(stream *s)
         s->nmetrics = header[HEADER_METRICS];
         s->block_rows = header[HEADER_ROWS];
         s->folded = header[HEADER_FOLDED];
+        s->group = header[HEADER_GROUP];
+        s->total_locs = header[HEADER_LOCS];
         s->kinds = malloc((2 * (size_t)s->nmetrics + 2 * (size_t)s->ncnodes + 1) *
                           sizeof *s->kinds);
         /* a rank without the memory for them cannot take part: the others would wait for it
@@ -361,32 +401,38 @@ static int maps_down(stream *s)
         uint32_t status = STREAM_FAILED;
         if (data && bytes >= 4)
             memcpy(&status, data, 4);
-        if (status != STREAM_OK || bytes != 4 + (uint64_t)s->count * 4)
+        if (status != STREAM_OK || bytes != 8 + (uint64_t)s->count * 4)
             s->ok = false;
         if (s->ok) {
+            memcpy(&s->first_loc, (char *)data + 4, 4);
             s->cnode_of = malloc((s->count ? s->count : 1) * sizeof *s->cnode_of);
             if (!s->cnode_of)
                 s->ok = false;
             else if (s->count)
-                memcpy(s->cnode_of, (char *)data + 4, (size_t)s->count * 4);
+                memcpy(s->cnode_of, (char *)data + 8, (size_t)s->count * 4);
         }
         free(data);
     }
+    /* a child's first location: after ours (the root's spawned parts are the file's last) and
+     * its earlier siblings' subtrees */
+    uint32_t at = s->first_loc + s->nown;
     for (uint32_t k = 0; k < s->nchildren; k++) {
         child *c = &s->children[k];
-        uint32_t *map = s->ok ? malloc(4 + (size_t)c->nnodes * 4) : NULL;
+        uint32_t *map = s->ok ? malloc(8 + (size_t)c->nnodes * 4) : NULL;
         int sent;
         if (!map) {
             s->ok = false;
             sent = send_status(ipc, c->rank, STREAM_FAILED);
         } else {
             map[0] = STREAM_OK;
+            map[1] = at;
             for (uint32_t i = 0; i < c->nnodes; i++) {
                 uint32_t cnode = s->cnode_of[c->node_of[i]];
-                map[1 + i] = cnode < s->ncnodes ? cnode : 0;
+                map[2 + i] = cnode < s->ncnodes ? cnode : 0;
             }
-            sent = ipc->ops->send(ipc->ctx, map, 4 + (uint64_t)c->nnodes * 4, c->rank);
+            sent = ipc->ops->send(ipc->ctx, map, 8 + (uint64_t)c->nnodes * 4, c->rank);
         }
+        at += c->nlocs;
         free(map);
         free(c->node_of);
         c->node_of = NULL;
@@ -527,9 +573,10 @@ static char *folded_text(void *user, const uint32_t *id_of, size_t *len)
 
 /* ---- 5. blocks of rows ------------------------------------------------------------------------ */
 
-/* This rank's columns [from, to) for rows k0 .. k0 + rows of metric m, column-major. */
-static void fill_own(const stream *s, uint32_t m, uint32_t k0, uint32_t rows, uint32_t from,
-                     uint32_t to, unsigned char *out)
+/* This rank's columns [from, to) for rows k0 .. k0 + rows of metric m: column l's value of
+ * row k at out + ((l - from) x col_step + k x row_step) x 8. */
+static void fill_values(const stream *s, uint32_t m, uint32_t k0, uint32_t rows, uint32_t from,
+                        uint32_t to, unsigned char *out, size_t col_step, size_t row_step)
 {
     const uint32_t *order = s->inclusive[m] ? s->wide : s->deep;
     for (uint32_t l = from; l < to; l++)
@@ -537,8 +584,15 @@ static void fill_own(const stream *s, uint32_t m, uint32_t k0, uint32_t rows, ui
             uint32_t cnode = order[k0 + k];
             sp_profile_chain_value(&s->cols[l], s->next[l],
                                    s->first[(size_t)cnode * s->ncols + l], s->kinds[m],
-                                   out + ((size_t)(l - from) * rows + k) * 8);
+                                   out + ((size_t)(l - from) * col_step + k * row_step) * 8);
         }
+}
+
+/* The same, column-major (a block's layout). */
+static void fill_own(const stream *s, uint32_t m, uint32_t k0, uint32_t rows, uint32_t from,
+                     uint32_t to, unsigned char *out)
+{
+    fill_values(s, m, k0, rows, from, to, out, rows, 1);
 }
 
 /* A child's block of `rows` rows: NULL (and its message freed) when it failed. */
@@ -684,6 +738,238 @@ static int root_row(void *user, uint32_t metric, uint32_t cnode, void *out)
     return 0;
 }
 
+/* ---- 6. the rows written by several ranks ------------------------------------------------ */
+
+/* The parent of a rank other than the root. */
+static uint32_t parent_of(uint32_t rank)
+{
+    return rank - (rank & (0u - rank));
+}
+
+/* The lowest rank of the subtree that failed and its errno (UINT32_MAX: none), reduced up the
+ * tree: at the root the whole group's, elsewhere the subtree's (and sent on). */
+static void reduce_failure(stream *s, uint32_t *rank, uint32_t *code)
+{
+    const sp_ipc *ipc = s->ipc;
+    for (uint32_t k = 0; k < s->nchildren; k++) {
+        void *data = NULL;
+        uint64_t bytes = 0;
+        uint32_t word[2] = {s->children[k].rank, EIO};
+        if (ipc->ops->recv(ipc->ctx, &data, &bytes, s->children[k].rank) == 0 && bytes == 8)
+            memcpy(word, data, 8);
+        free(data);
+        if (word[0] < *rank) {
+            *rank = word[0];
+            *code = word[1];
+        }
+    }
+    if (ipc->rank != 0) {
+        uint32_t word[2] = {*rank, *code};
+        if (ipc->ops->send(ipc->ctx, word, sizeof word, parent_of(ipc->rank)) != 0)
+            s->ok = false;
+    }
+}
+
+static int pwrite_all(int fd, const unsigned char *p, size_t n, uint64_t offset)
+{
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, (off_t)offset);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+        offset += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* A writer's rows: per metric and block, its own columns and the blocks of its children below
+ * `group` (the ranks it writes for), each row's slice written at its offset. Every child's
+ * block is taken off the wire whatever happened; *code: the first errno of a write. */
+static int write_slices(stream *s, int fd, const uint64_t *offsets, uint32_t group,
+                        uint32_t *code)
+{
+    const sp_ipc *ipc = s->ipc;
+    uint32_t nin = 0, width = s->nown;
+    while (nin < s->nchildren && s->children[nin].rank - ipc->rank < group)
+        width += s->children[nin++].nlocs;
+    uint32_t ntail = s->ncols - s->nown, row_locs = width + ntail, all = s->total_locs;
+    /* one write per block when this rank writes whole rows (the root alone) */
+    bool whole = s->first_loc == 0 && row_locs == all;
+    unsigned char *rows_buf = malloc((size_t)s->block_rows * row_locs * 8 + 1);
+    /* a slice beyond the row would write into the next rows or members */
+    bool failed = !rows_buf || !s->ok || fd < 0 ||
+                  (uint64_t)s->first_loc + width + ntail > all;
+    for (uint32_t m = 0; m < s->nmetrics; m++)
+        for (uint32_t k0 = 0; k0 < s->ncnodes; k0 += s->block_rows) {
+            uint32_t rows = s->ncnodes - k0 < s->block_rows ? s->ncnodes - k0 : s->block_rows;
+            if (!failed) {
+                fill_values(s, m, k0, rows, 0, s->nown, rows_buf, 1, row_locs);
+                fill_values(s, m, k0, rows, s->nown, s->ncols, rows_buf + (size_t)width * 8, 1,
+                            row_locs);
+            }
+            size_t at = s->nown;
+            for (uint32_t c = 0; c < nin; c++) {
+                void *message;
+                const child *ch = &s->children[c];
+                const unsigned char *part = recv_block(s, ch, rows, &message);
+                if (!part)
+                    failed = true;
+                for (uint32_t l = 0; !failed && l < ch->nlocs; l++)
+                    for (uint32_t k = 0; k < rows; k++)
+                        memcpy(rows_buf + ((size_t)k * row_locs + at + l) * 8,
+                               part + ((size_t)l * rows + k) * 8, 8);
+                at += ch->nlocs;
+                free(message);
+            }
+            if (failed)
+                continue;
+            uint64_t base = offsets[m] + (uint64_t)k0 * all * 8;
+            int w = 0;
+            if (whole) {
+                w = pwrite_all(fd, rows_buf, (size_t)rows * all * 8, base);
+            } else {
+                for (uint32_t k = 0; k < rows && w == 0; k++) {
+                    uint64_t row = base + (uint64_t)k * all * 8;
+                    const unsigned char *from = rows_buf + (size_t)k * row_locs * 8;
+                    w = pwrite_all(fd, from, (size_t)width * 8, row + (uint64_t)s->first_loc * 8);
+                    if (w == 0 && ntail)
+                        w = pwrite_all(fd, from + (size_t)width * 8, (size_t)ntail * 8,
+                                       row + (uint64_t)(all - ntail) * 8);
+                }
+            }
+            if (w != 0) {
+                *code = (uint32_t)errno;
+                failed = true;
+            }
+        }
+    free(rows_buf);
+    if (failed)
+        s->ok = false;
+    return failed ? -1 : 0;
+}
+
+/* Every rank, once the root wrote the archive around the rows (`tmp`, `offsets`; NULL at the
+ * root when it failed before, and elsewhere): is the file system shared (every writer reads
+ * the root's word back from the file), then the rows written by the writers, or by the root
+ * alone when it is not. Returns 0 when every row was written (at the root: by everyone). */
+static int rows_parallel(stream *s, const char *tmp, const uint64_t *offsets, char *err,
+                         size_t errlen)
+{
+    const sp_ipc *ipc = s->ipc;
+    uint32_t rank = ipc->rank;
+    size_t go_bytes = 16 + (size_t)s->nmetrics * 8 + PATH_FIELD;
+    unsigned char *go = calloc(1, go_bytes);
+    int fd = -1;
+    uint32_t status = STREAM_FAILED;
+    uint64_t word = 0;
+    if (rank == 0 && go && tmp && strlen(tmp) < PATH_FIELD) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        word = sp_hash_mix((uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 30) ^
+                           ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)s) | 1;
+        fd = open(tmp, O_RDWR | O_CLOEXEC);
+        if (fd < 0 || pwrite_all(fd, (const unsigned char *)&word, 8, offsets[0]) != 0) {
+            sp_error(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+        } else {
+            status = STREAM_OK;
+            memcpy(go + 8, &word, 8);
+            memcpy(go + 16, offsets, (size_t)s->nmetrics * 8);
+            memcpy(go + 16 + (size_t)s->nmetrics * 8, tmp, strlen(tmp));
+        }
+    } else if (rank == 0 && go && tmp) {
+        sp_error(err, errlen, "%s: the path is too long", tmp);
+    }
+    if (go && rank == 0)
+        memcpy(go, &status, 4);
+    /* a rank without the memory for the broadcast cannot take part: the others would wait
+     * for it (MPI ends such a job) */
+    if (!go || ipc->ops->bcast(ipc->ctx, go, go_bytes, 0) != 0) {
+        free(go);
+        if (fd >= 0)
+            close(fd);
+        s->ok = false;
+        return -1;
+    }
+    memcpy(&status, go, 4);
+    if (status != STREAM_OK) {
+        free(go);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    uint64_t *at = malloc((size_t)s->nmetrics * 8 + 8);
+    if (at)
+        memcpy(at, go + 16, (size_t)s->nmetrics * 8);
+    bool writer = rank % s->group == 0;
+    uint32_t failed_rank = UINT32_MAX, code = 0;
+    if (rank != 0 && writer) {
+        /* the same file? (a file system of this node alone has none, or another) */
+        uint64_t theirs = 0;
+        memcpy(&word, go + 8, 8);
+        fd = open((const char *)go + 16 + (size_t)s->nmetrics * 8, O_RDWR | O_CLOEXEC);
+        if (fd < 0 || !at || pread(fd, &theirs, 8, (off_t)at[0]) != 8 || theirs != word ||
+            rank == sp_profile_stream_unshared_rank) {
+            failed_rank = rank;
+            code = fd < 0 ? (uint32_t)errno : 0;
+        }
+    }
+    free(go);
+    reduce_failure(s, &failed_rank, &code);
+    uint32_t shared = failed_rank == UINT32_MAX;
+    if (ipc->ops->bcast(ipc->ctx, &shared, sizeof shared, 0) != 0)
+        s->ok = false;
+    failed_rank = UINT32_MAX;
+    code = 0;
+    if (!shared && rank != 0 && fd >= 0) {
+        close(fd);
+        fd = -1;
+    }
+    if (!at)
+        s->ok = false;
+    if (shared ? writer : rank == 0) {
+        if (write_slices(s, fd, at, shared ? s->group : ipc->size, &code) != 0)
+            failed_rank = rank;
+    } else {
+        for (uint32_t m = 0; m < s->nmetrics; m++)
+            for (uint32_t k0 = 0; k0 < s->ncnodes; k0 += s->block_rows) {
+                uint32_t rows = s->ncnodes - k0 < s->block_rows ? s->ncnodes - k0
+                                                                 : s->block_rows;
+                if (block_up(s, m, k0, rows) != 0)
+                    s->ok = false;
+            }
+    }
+    /* delayed write errors (NFS, a full disk) surface here */
+    if (fd >= 0 && close(fd) != 0 && failed_rank == UINT32_MAX) {
+        failed_rank = rank;
+        code = (uint32_t)errno;
+    }
+    if (!s->ok && failed_rank == UINT32_MAX) {
+        failed_rank = rank;
+        code = 0;
+    }
+    free(at);
+    reduce_failure(s, &failed_rank, &code);
+    if (rank == 0 && failed_rank != UINT32_MAX)
+        sp_error(err, errlen, "%s: rank %u could not write its rows%s%s", tmp, failed_rank,
+                 code ? ": " : "", code ? strerror((int)code) : "");
+    return failed_rank == UINT32_MAX ? 0 : -1;
+}
+
+/* cube_writer.h's fill_rows at the root. */
+static int root_fill(void *user, const char *tmp, const uint64_t *offsets, char *err,
+                     size_t errlen)
+{
+    stream *s = user;
+    s->parallel_called = true;
+    return rows_parallel(s, tmp, offsets, err, errlen);
+}
+
 /* ---- the whole ------------------------------------------------------------------------------ */
 
 static void stream_free(stream *s)
@@ -795,12 +1081,19 @@ static int root_write(stream *s, sp_measurement *m, const sp_unified *u, const c
         profile_source in = {.cnodes = t.cnodes, .ncnodes = t.count, .location_names = names,
                              .location_groups = names + s->nlocs, .nlocations = s->nlocs,
                              .flags = f, .row = root_row, .row_user = &rb,
-                             .extra_text = folded_text, .extra_user = &fr};
+                             .extra_text = folded_text, .extra_user = &fr,
+                             .fill_rows = s->group ? root_fill : NULL, .fill_user = s};
         status = sp_profile_write_cube(m, u, &in, mc, dir, err, errlen);
     }
-    /* every block the ranks send is taken off the wire, whatever happened here */
-    while (rb.next_m < s->nmetrics)
-        (void)next_block(&rb, true);
+    if (s->group) {
+        /* the archive failed before its rows: the others learn it and stop */
+        if (!s->parallel_called)
+            (void)rows_parallel(s, NULL, NULL, err, errlen);
+    } else {
+        /* every block the ranks send is taken off the wire, whatever happened here */
+        while (rb.next_m < s->nmetrics)
+            (void)next_block(&rb, true);
+    }
     drop_block(&rb);
 out:
     free(names);
@@ -859,12 +1152,17 @@ int sp_profile_stream_write(sp_measurement *m, const sp_unified *u, const sp_ipc
             free(all);
             sp_buffer_free(&b);
         }
-        for (uint32_t mi = 0; mi < s.nmetrics; mi++)
-            for (uint32_t k0 = 0; k0 < s.ncnodes; k0 += s.block_rows) {
-                uint32_t rows = s.ncnodes - k0 < s.block_rows ? s.ncnodes - k0 : s.block_rows;
-                if (block_up(&s, mi, k0, rows) != 0)
-                    s.ok = false;
-            }
+        if (s.group) {
+            (void)rows_parallel(&s, NULL, NULL, NULL, 0);
+        } else {
+            for (uint32_t mi = 0; mi < s.nmetrics; mi++)
+                for (uint32_t k0 = 0; k0 < s.ncnodes; k0 += s.block_rows) {
+                    uint32_t rows =
+                        s.ncnodes - k0 < s.block_rows ? s.ncnodes - k0 : s.block_rows;
+                    if (block_up(&s, mi, k0, rows) != 0)
+                        s.ok = false;
+                }
+        }
         status = s.ok ? 0 : -1;
     }
     stream_free(&s);

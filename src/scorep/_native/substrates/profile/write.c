@@ -1015,6 +1015,8 @@ int sp_profile_write_cube(sp_measurement *m, const sp_unified *u, const profile_
         .nlocations = in->nlocations,
         .row = in->row,
         .row_user = in->row_user,
+        .fill_rows = in->fill_rows,
+        .fill_user = in->fill_user,
     };
     size_t len = strlen(dir) + strlen(m->config.profile_base_name) + 8;
     path = malloc(len);
