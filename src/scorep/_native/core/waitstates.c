@@ -34,8 +34,17 @@ const char *const sp_ws_metric_names[SP_WS_METRIC_COUNT] = {
     [SP_WS_CRITICAL_PATH] = "critical_path",
     [SP_WS_CRITICAL_PATH_IMBALANCE] = "critical_path_imbalance",
     [SP_WS_DELAY_LATESENDER] = "delay_latesender",
+    [SP_WS_DELAY_LATESENDER_LONGTERM] = "delay_latesender_longterm",
+    [SP_WS_DELAY_LATERECEIVER] = "delay_latereceiver",
+    [SP_WS_DELAY_LATERECEIVER_LONGTERM] = "delay_latereceiver_longterm",
     [SP_WS_DELAY_BARRIER] = "delay_barrier",
+    [SP_WS_DELAY_BARRIER_LONGTERM] = "delay_barrier_longterm",
     [SP_WS_DELAY_N2N] = "delay_n2n",
+    [SP_WS_DELAY_N2N_LONGTERM] = "delay_n2n_longterm",
+    [SP_WS_DELAY_12N] = "delay_12n",
+    [SP_WS_DELAY_12N_LONGTERM] = "delay_12n_longterm",
+    [SP_WS_DELAY_N21] = "delay_n21",
+    [SP_WS_DELAY_N21_LONGTERM] = "delay_n21_longterm",
 };
 
 const int sp_ws_metric_parent[SP_WS_METRIC_COUNT] = {
@@ -64,12 +73,22 @@ const int sp_ws_metric_parent[SP_WS_METRIC_COUNT] = {
     [SP_WS_CLR_COUNT] = -1,
     /* Scalasca: the imbalance is the part of the critical path above the average; the
      * delay costs hang below its groups delay > delay_mpi > delay_p2p / delay_collective >
-     * delay_*_aggregate, which only sum their children: top-level here, as the others */
+     * delay_*_aggregate (short-term and long-term of one pattern side by side below its
+     * aggregate), which only sum their children: top-level here, as the others */
     [SP_WS_CRITICAL_PATH] = -1,
     [SP_WS_CRITICAL_PATH_IMBALANCE] = SP_WS_CRITICAL_PATH,
     [SP_WS_DELAY_LATESENDER] = -1,
+    [SP_WS_DELAY_LATESENDER_LONGTERM] = -1,
+    [SP_WS_DELAY_LATERECEIVER] = -1,
+    [SP_WS_DELAY_LATERECEIVER_LONGTERM] = -1,
     [SP_WS_DELAY_BARRIER] = -1,
+    [SP_WS_DELAY_BARRIER_LONGTERM] = -1,
     [SP_WS_DELAY_N2N] = -1,
+    [SP_WS_DELAY_N2N_LONGTERM] = -1,
+    [SP_WS_DELAY_12N] = -1,
+    [SP_WS_DELAY_12N_LONGTERM] = -1,
+    [SP_WS_DELAY_N21] = -1,
+    [SP_WS_DELAY_N21_LONGTERM] = -1,
 };
 
 const char *const sp_ws_metric_unit[SP_WS_METRIC_COUNT] = {
@@ -85,8 +104,12 @@ const char *const sp_ws_metric_unit[SP_WS_METRIC_COUNT] = {
     [SP_WS_SLR_COUNT] = "occ",        [SP_WS_CLS_COUNT] = "occ",
     [SP_WS_CLSWO_COUNT] = "occ",      [SP_WS_CLR_COUNT] = "occ",
     [SP_WS_CRITICAL_PATH] = "sec",    [SP_WS_CRITICAL_PATH_IMBALANCE] = "sec",
-    [SP_WS_DELAY_LATESENDER] = "sec", [SP_WS_DELAY_BARRIER] = "sec",
-    [SP_WS_DELAY_N2N] = "sec",
+    [SP_WS_DELAY_LATESENDER] = "sec", [SP_WS_DELAY_LATESENDER_LONGTERM] = "sec",
+    [SP_WS_DELAY_LATERECEIVER] = "sec", [SP_WS_DELAY_LATERECEIVER_LONGTERM] = "sec",
+    [SP_WS_DELAY_BARRIER] = "sec",    [SP_WS_DELAY_BARRIER_LONGTERM] = "sec",
+    [SP_WS_DELAY_N2N] = "sec",        [SP_WS_DELAY_N2N_LONGTERM] = "sec",
+    [SP_WS_DELAY_12N] = "sec",        [SP_WS_DELAY_12N_LONGTERM] = "sec",
+    [SP_WS_DELAY_N21] = "sec",        [SP_WS_DELAY_N21_LONGTERM] = "sec",
 };
 
 int sp_ws_result_init(sp_ws_result *r, uint32_t cnode_count)
@@ -1427,28 +1450,131 @@ static double exclusive_in(const sp_ws_input *in, const sp_ws_timeline *tl, uint
     return total;
 }
 
-/* The delay costs: each late event's caused waiting, charged to the call paths its rank ran
- * from the leave of its previous MPI operation (on its location) to the event's enter. */
+static int gather_compute_scatter(const sp_ipc *ipc, const void *data, uint64_t bytes,
+                                  int (*root_step)(uint32_t, const unsigned char *,
+                                                   const uint64_t *, void **, uint64_t *),
+                                  void **mine, uint64_t *mine_size);
+
+/* The short-term delay metric of a late operation (its long-term one follows it), or -1:
+ * a send that made its receiver wait, a receive posted after its sender waited, the last to enter a barrier or N x N collective, a
+ * broadcast's root, a reduce's first sender. */
+static int delay_metric(const sp_ws_event *e)
+{
+    if (e->kind == SP_WS_SEND)
+        return SP_WS_DELAY_LATESENDER;
+    if (e->kind == SP_WS_RECV)
+        return SP_WS_DELAY_LATERECEIVER;
+    if (e->kind != SP_WS_COLL)
+        return -1;
+    switch (classify(e->op)) {
+    case CLASS_BARRIER:
+        return SP_WS_DELAY_BARRIER;
+    case CLASS_NXN:
+        return SP_WS_DELAY_N2N;
+    case CLASS_BCAST:
+        return SP_WS_DELAY_12N;
+    case CLASS_REDUCE:
+        return SP_WS_DELAY_N21;
+    default:
+        return -1;
+    }
+}
+
+/* The delay metric of the late operation a wait state waited for (-1: none has one). */
+static int waited_metric(const sp_ws_event *e)
+{
+    if (e->kind == SP_WS_RECV)
+        return SP_WS_DELAY_LATESENDER;
+    if (e->kind == SP_WS_SEND)
+        return SP_WS_DELAY_LATERECEIVER;
+    return e->kind == SP_WS_COLL ? delay_metric(e) : -1;
+}
+
+/* When a late operation came: a receive when it was posted, the others at their enter. */
+static int64_t late_at(const sp_ws_event *e)
+{
+    return e->kind == SP_WS_RECV && (e->op & SP_WS_POSTED) ? e->posted : e->enter;
+}
+
+/* When a wait state of `w` ns ended (the late operation came): a non-blocking send waits
+ * from the enter of the MPI_Wait* that completed it. */
+static int64_t wait_end(const sp_ws_event *e, int64_t w)
+{
+    return (e->kind == SP_WS_SEND && (e->op & SP_WS_WAITED) ? e->posted : e->enter) + w;
+}
+
+/* The long-term delay costs are computed at rank 0 from every rank's late operations and
+ * the wait states in their intervals (lt_at_root); only those wait states can pass waiting
+ * on. A wait state: when it ended (the late operation's enter, on the late rank), the late
+ * rank, the delay metric of its cause, its event here. */
+typedef struct {
+    int64_t end;
+    uint32_t late, metric;
+    uint64_t event;
+} ws_lt_wait;
+
+/* A late operation (in the order charge_delays meets them): its enter, its synchronization
+ * interval's length, the waiting it caused, its short-term metric, and how many of its
+ * rank's own wait states lay in the interval (ws_lt_ref, the part of the interval each
+ * took). */
+typedef struct {
+    int64_t time;
+    double total, caused;
+    uint32_t metric, nrefs;
+} ws_lt_late;
+
+typedef struct {
+    uint64_t event;
+    double share;
+} ws_lt_ref;
+
+typedef struct {
+    ws_lt_late *late;
+    size_t nlate, late_cap;
+    ws_lt_ref *ref;
+    size_t nref, ref_cap;
+    bool failed;
+} ws_lt_out;
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? 2 * *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *g = realloc(p, c * size);
+    if (g)
+        *cap = c;
+    return g;
+}
+
+/* The delay costs: each late operation's caused waiting, charged to the call paths its rank
+ * ran from the leave of its previous MPI operation (on its location) to the operation's
+ * enter. `lt` NULL: the short-term costs, and `out` collects the late operations and the
+ * wait states in their intervals for the long-term costs; else lt[k] (k < nlt) is the k-th
+ * late operation's long-term cost, charged the same way. */
 static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_result *r,
-                          double *acc, uint32_t *touched)
+                          double *acc, uint32_t *touched, const double *lt, size_t nlt,
+                          ws_lt_out *out)
 {
     const sp_ws_event *ev = in->events;
+    size_t k_late = 0;
     for (size_t i = 0; i < in->count; i++) {
         const sp_ws_event *e = &ev[i];
         if (fx->caused[i] <= 0 || e->cnode >= in->path_count)
             continue;
-        sp_ws_metric metric;
-        if (e->kind == SP_WS_SEND)
-            metric = SP_WS_DELAY_LATESENDER;
-        else if (e->kind == SP_WS_COLL && classify(e->op) == CLASS_BARRIER)
-            metric = SP_WS_DELAY_BARRIER;
-        else if (e->kind == SP_WS_COLL && classify(e->op) == CLASS_NXN)
-            metric = SP_WS_DELAY_N2N;
-        else
+        int metric = delay_metric(e);
+        if (metric < 0)
             continue;
         uint32_t loc = in->path_location[e->cnode];
         const sp_ws_timeline *tl = timeline_of(in, loc);
         if (!tl || tl->end <= tl->first)
+            continue;
+        size_t k = k_late++;
+        int64_t at = late_at(e);
+        double amount = lt ? (k < nlt ? lt[k] : 0) : (double)fx->caused[i];
+        if (lt && amount <= 0)
             continue;
         /* The synchronization interval: since the late rank last synchronized with the
          * waiting ones: its previous collective on the communicator (a collective), its
@@ -1459,7 +1585,7 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
             const sp_ws_event *x = &ev[j];
             if (x->cnode >= in->path_count || in->path_location[x->cnode] != loc)
                 break;
-            if (x->leave > e->enter)
+            if (x->leave > at)
                 continue; /* an operation of the same call */
             bool sync = e->kind == SP_WS_COLL
                             ? x->kind == SP_WS_COLL && x->comm == e->comm
@@ -1471,26 +1597,341 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
             }
         }
         size_t n = 0;
-        double total = exclusive_in(in, tl, r->cnode_count, from, e->enter, acc, touched, &n);
+        double total = exclusive_in(in, tl, r->cnode_count, from, at, acc, touched, &n);
+        size_t first_ref = out ? out->nref : 0;
         /* The late rank's own waiting in between made it late too: that share of the
-         * caused waiting is Scalasca's long-term cost (of whoever it waited for), not
-         * computed here; the rest is short-term, charged to its call paths. */
+         * caused waiting goes on to whoever it waited for (rank 0 propagates it, the
+         * long-term costs); the rest is charged to its call paths. */
         for (size_t j = since; j < i; j++) {
             uint32_t c = ev[j].cnode;
             if (fx->wait[j] > 0 && c < r->cnode_count && acc[c] > 0 &&
-                in->path_location[c] == loc && ev[j].enter >= from)
-                acc[c] -= (double)fx->wait[j] < acc[c] ? (double)fx->wait[j] : acc[c];
+                in->path_location[c] == loc && ev[j].enter >= from && ev[j].enter < at) {
+                double share = (double)fx->wait[j] < acc[c] ? (double)fx->wait[j] : acc[c];
+                acc[c] -= share;
+                if (out && !out->failed && fx->late[j] != UINT32_MAX && waited_metric(&ev[j]) >= 0) {
+                    ws_lt_ref *g = grow(out->ref, &out->ref_cap, out->nref + 1, sizeof *g);
+                    if (!g)
+                        out->failed = true;
+                    else
+                        (out->ref = g)[out->nref++] = (ws_lt_ref){j, share};
+                }
+            }
         }
-        for (size_t k = 0; k < n; k++) {
-            uint32_t path = touched[k];
+        if (out && !out->failed) {
+            ws_lt_late *g = grow(out->late, &out->late_cap, out->nlate + 1, sizeof *g);
+            if (!g)
+                out->failed = true;
+            else
+                (out->late = g)[out->nlate++] = (ws_lt_late){at, total, (double)fx->caused[i],
+                                                             (uint32_t)metric,
+                                                             (uint32_t)(out->nref - first_ref)};
+        }
+        int charged = lt ? metric + 1 : metric;
+        for (size_t q = 0; q < n; q++) {
+            uint32_t path = touched[q];
             if (total > 0 && acc[path] > 0) {
-                size_t at = (size_t)path * SP_WS_METRIC_COUNT + metric;
-                r->time[at] += (double)fx->caused[i] * acc[path] / total;
-                r->count[at] += 1;
+                size_t cell = (size_t)path * SP_WS_METRIC_COUNT + (size_t)charged;
+                r->time[cell] += amount * acc[path] / total;
+                r->count[cell] += 1;
             }
             acc[path] = 0;
         }
     }
+}
+
+/* What a rank sends rank 0 for the long-term costs: the three counts, then its wait states
+ * (in the order of its events), its late operations and their references. */
+typedef struct {
+    uint64_t nwait, nlate, nref;
+} ws_lt_head;
+
+/* Rank 0's view of every rank's lists. */
+typedef struct {
+    const ws_lt_wait *wait;
+    const ws_lt_late *late;
+    const ws_lt_ref *ref;
+    ws_lt_head n;
+    size_t wait0; /* the index of its first wait state in the flat list */
+} ws_lt_rank;
+
+/* A wait state by its cause: the late rank, the metric, when it ended. */
+typedef struct {
+    uint32_t late, metric;
+    int64_t end;
+    uint32_t rank, index; /* its rank and its index in that rank's list */
+} ws_lt_key;
+
+static int cmp_lt_key(const void *a, const void *b)
+{
+    const ws_lt_key *p = a, *q = b;
+    if (p->late != q->late)
+        return p->late < q->late ? -1 : 1;
+    if (p->metric != q->metric)
+        return p->metric < q->metric ? -1 : 1;
+    return p->end < q->end ? -1 : p->end > q->end;
+}
+
+typedef struct {
+    int64_t time;
+    uint32_t rank, index;
+    size_t first_ref;
+} ws_lt_op;
+
+static int cmp_lt_op(const void *a, const void *b)
+{
+    const ws_lt_op *x = a, *y = b;
+    /* the latest first; ties in a fixed order, the same on every run */
+    if (x->time != y->time)
+        return x->time > y->time ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Rank 0: the long-term delay costs, backward in time. The cost of a wait state is its
+ * waiting plus what it propagated (prop): the waiting that later wait states owe to it.
+ * A late operation's long-term cost is the sum of prop over the wait states it caused; its
+ * whole cost (the waiting it caused and that prop) goes on to the wait states of its rank in its
+ * synchronization interval, each by its part of the interval. A wait state's prop is
+ * complete before its cause is met: the late operations that pass cost to it lie after it.
+ * Each rank gets one double per late operation. */
+static int lt_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
+                      void **parts, uint64_t *part_sizes)
+{
+    ws_lt_rank *rk = calloc(size ? size : 1, sizeof *rk);
+    if (!rk)
+        return -1;
+    size_t nwait = 0, nlate = 0;
+    uint64_t offset = 0;
+    for (uint32_t q = 0; q < size; q++) {
+        const unsigned char *p = all + offset;
+        offset += sizes[q];
+        if (sizes[q] < sizeof(ws_lt_head))
+            continue;
+        ws_lt_head h;
+        memcpy(&h, p, sizeof h);
+        if (sizes[q] != sizeof h + h.nwait * sizeof(ws_lt_wait) + h.nlate * sizeof(ws_lt_late) +
+                            h.nref * sizeof(ws_lt_ref))
+            continue;
+        rk[q].n = h;
+        rk[q].wait = (const ws_lt_wait *)(p + sizeof h);
+        rk[q].late = (const ws_lt_late *)(rk[q].wait + h.nwait);
+        rk[q].ref = (const ws_lt_ref *)(rk[q].late + h.nlate);
+        rk[q].wait0 = nwait;
+        nwait += h.nwait;
+        nlate += h.nlate;
+    }
+    ws_lt_key *keys = malloc((nwait ? nwait : 1) * sizeof *keys);
+    double *prop = calloc(nwait ? nwait : 1, sizeof *prop);
+    ws_lt_op *ops = malloc((nlate ? nlate : 1) * sizeof *ops);
+    int status = keys && prop && ops ? 0 : -1;
+    size_t nops = 0;
+    for (uint32_t q = 0; q < size && status == 0; q++) {
+        size_t r0 = 0;
+        for (uint64_t i = 0; i < rk[q].n.nwait; i++) {
+            const ws_lt_wait *w = &rk[q].wait[i];
+            keys[rk[q].wait0 + i] = (ws_lt_key){w->late, w->metric, w->end, q, (uint32_t)i};
+        }
+        for (uint64_t i = 0; i < rk[q].n.nlate; i++) {
+            ops[nops++] = (ws_lt_op){rk[q].late[i].time, q, (uint32_t)i, r0};
+            r0 += rk[q].late[i].nrefs;
+        }
+        parts[q] = malloc(rk[q].n.nlate ? rk[q].n.nlate * sizeof(double) : 1);
+        if (!parts[q])
+            status = -1;
+        else
+            part_sizes[q] = rk[q].n.nlate * sizeof(double);
+    }
+    if (status == 0) {
+        qsort(keys, nwait, sizeof *keys, cmp_lt_key);
+        qsort(ops, nops, sizeof *ops, cmp_lt_op);
+    }
+    for (size_t o = 0; o < nops && status == 0; o++) {
+        const ws_lt_op *op = &ops[o];
+        const ws_lt_late *late = &rk[op->rank].late[op->index];
+        /* the wait states it caused: those of late rank op->rank, its metric, ended at its enter */
+        ws_lt_key want = {op->rank, late->metric, late->time, 0, 0};
+        size_t lo = 0, hi = nwait;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_lt_key(&keys[mid], &want) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        double longterm = 0;
+        for (size_t m = lo; m < nwait && cmp_lt_key(&keys[m], &want) == 0; m++)
+            longterm += prop[rk[keys[m].rank].wait0 + keys[m].index];
+        double cost = late->caused + longterm;
+        ((double *)parts[op->rank])[op->index] = longterm;
+        if (cost <= 0 || late->total <= 0)
+            continue;
+        const ws_lt_rank *own = &rk[op->rank];
+        for (uint32_t f = 0; f < late->nrefs; f++) {
+            const ws_lt_ref *ref = &own->ref[op->first_ref + f];
+            size_t a = 0, b = own->n.nwait; /* its wait state, by event */
+            while (a < b) {
+                size_t mid = a + (b - a) / 2;
+                if (own->wait[mid].event < ref->event)
+                    a = mid + 1;
+                else
+                    b = mid;
+            }
+            if (a < own->n.nwait && own->wait[a].event == ref->event)
+                prop[own->wait0 + a] += cost * ref->share / late->total;
+        }
+    }
+    free(keys);
+    free(prop);
+    free(ops);
+    free(rk);
+    return status;
+}
+
+/* A Late Receiver instance as its sender reports it, for the receiver's delay costs: when
+ * the receive was posted, the waiting, the receiver. */
+typedef struct {
+    int64_t posted, wait;
+    uint64_t late;
+} ws_lr_note;
+
+static int cmp_lr_note(const void *a, const void *b)
+{
+    const ws_lr_note *x = a, *y = b;
+    if (x->late != y->late)
+        return x->late < y->late ? -1 : 1;
+    return x->posted < y->posted ? -1 : x->posted > y->posted;
+}
+
+/* Rank 0: every rank's Late Receiver instances to their receivers, by when posted. */
+static int lr_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
+                      void **parts, uint64_t *part_sizes)
+{
+    uint64_t bytes = 0;
+    for (uint32_t q = 0; q < size; q++)
+        bytes += sizes[q] / sizeof(ws_lr_note) * sizeof(ws_lr_note);
+    size_t n = 0, total = bytes / sizeof(ws_lr_note);
+    ws_lr_note *notes = malloc((total ? total : 1) * sizeof *notes);
+    if (!notes)
+        return -1;
+    uint64_t offset = 0;
+    for (uint32_t q = 0; q < size; q++) {
+        size_t m = sizes[q] / sizeof(ws_lr_note);
+        memcpy(notes + n, all + offset, m * sizeof *notes);
+        n += m;
+        offset += sizes[q];
+    }
+    qsort(notes, n, sizeof *notes, cmp_lr_note);
+    int status = 0;
+    for (size_t i = 0; i < n && status == 0;) {
+        size_t j = i;
+        while (j < n && notes[j].late == notes[i].late)
+            j++;
+        if (notes[i].late < size) {
+            parts[notes[i].late] = malloc((j - i) * sizeof *notes);
+            if (!parts[notes[i].late])
+                status = -1;
+            else {
+                memcpy(parts[notes[i].late], notes + i, (j - i) * sizeof *notes);
+                part_sizes[notes[i].late] = (j - i) * sizeof *notes;
+            }
+        }
+        i = j;
+    }
+    free(notes);
+    return status;
+}
+
+/* Every rank, collectively: the Late Receiver waiting each of its receives caused (its
+ * senders know it), into fx->caused of the receive. */
+static int late_receiver_caused(const sp_ipc *ipc, const sp_ws_input *in, const ws_effects *fx,
+                                bool ok)
+{
+    size_t n = 0;
+    for (size_t i = 0; ok && i < in->count; i++)
+        n += in->events[i].kind == SP_WS_SEND && fx->wait[i] > 0 && fx->late[i] != UINT32_MAX;
+    ws_lr_note *mine = ok ? malloc((n ? n : 1) * sizeof *mine) : NULL;
+    n = 0;
+    for (size_t i = 0; mine && i < in->count; i++) {
+        const sp_ws_event *e = &in->events[i];
+        if (e->kind == SP_WS_SEND && fx->wait[i] > 0 && fx->late[i] != UINT32_MAX)
+            mine[n++] = (ws_lr_note){wait_end(e, fx->wait[i]), fx->wait[i], fx->late[i]};
+    }
+    void *got = NULL;
+    uint64_t bytes = 0;
+    int status = gather_compute_scatter(ipc, mine, mine ? n * sizeof *mine : 0, lr_at_root,
+                                        &got, &bytes);
+    free(mine);
+    ws_lr_note *note = got;
+    size_t count = bytes / sizeof *note;
+    /* the notes by when posted; each to the first receive of this rank posted then */
+    for (size_t i = 0; ok && status == 0 && count && i < in->count; i++) {
+        const sp_ws_event *e = &in->events[i];
+        if (e->kind != SP_WS_RECV)
+            continue;
+        int64_t at = late_at(e);
+        size_t lo = 0, hi = count;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (note[mid].posted < at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < count && note[lo].posted == at; lo++) {
+            fx->caused[i] += note[lo].wait;
+            note[lo].wait = 0;
+        }
+    }
+    free(got);
+    return status;
+}
+
+/* Every rank, collectively: its wait states and late operations to rank 0, which sends back
+ * each late operation's long-term cost; then charged like the short-term costs. */
+static int longterm_delays(const sp_ipc *ipc, const sp_ws_input *in, const ws_effects *fx,
+                           sp_ws_result *r, double *acc, uint32_t *touched, ws_lt_out *out,
+                           bool ok)
+{
+    /* the wait states in the intervals, by event */
+    uint64_t *refd = ok && !out->failed ? malloc((out->nref ? out->nref : 1) * sizeof *refd) : NULL;
+    size_t nwait = 0;
+    for (size_t k = 0; refd && k < out->nref; k++)
+        refd[k] = out->ref[k].event;
+    if (refd && out->nref) {
+        qsort(refd, out->nref, sizeof *refd, cmp_u64);
+        for (size_t k = 0; k < out->nref; k++)
+            if (k == 0 || refd[k] != refd[nwait - 1])
+                refd[nwait++] = refd[k];
+    }
+    ws_lt_head h = {nwait, out->nlate, out->nref};
+    size_t bytes = sizeof h + nwait * sizeof(ws_lt_wait) + out->nlate * sizeof(ws_lt_late) +
+                   out->nref * sizeof(ws_lt_ref);
+    unsigned char *msg = refd ? malloc(bytes) : NULL;
+    if (msg) {
+        memcpy(msg, &h, sizeof h);
+        ws_lt_wait *w = (ws_lt_wait *)(msg + sizeof h);
+        for (size_t k = 0; k < nwait; k++) {
+            size_t i = refd[k];
+            const sp_ws_event *e = &in->events[i];
+            *w++ = (ws_lt_wait){wait_end(e, fx->wait[i]), fx->late[i],
+                                (uint32_t)waited_metric(e), i};
+        }
+        if (out->nlate)
+            memcpy(w, out->late, out->nlate * sizeof *out->late);
+        if (out->nref)
+            memcpy((ws_lt_late *)w + out->nlate, out->ref, out->nref * sizeof *out->ref);
+    }
+    void *lt = NULL;
+    uint64_t lt_bytes = 0;
+    int status = gather_compute_scatter(ipc, msg, msg ? bytes : 0, lt_at_root, &lt, &lt_bytes);
+    bool sent = msg != NULL;
+    free(msg);
+    free(refd);
+    if (status == 0 && sent && lt_bytes == out->nlate * sizeof(double))
+        charge_delays(in, fx, r, acc, touched, lt, out->nlate, NULL);
+    free(lt);
+    return status;
 }
 
 /* What each rank reports to rank 0 for the walk along the critical path: its jumps (where
@@ -1745,8 +2186,15 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, ws_effects *f
     double *acc = calloc(in->path_count ? in->path_count : 1, sizeof *acc);
     uint32_t *touched = malloc((in->path_count ? in->path_count : 1) * sizeof *touched);
     int status = acc && touched ? 0 : -1;
+    ws_lt_out out = {0};
+    if (late_receiver_caused(ipc, in, fx, status == 0) != 0)
+        status = -1;
     if (status == 0)
-        charge_delays(in, fx, r, acc, touched);
+        charge_delays(in, fx, r, acc, touched, NULL, 0, &out);
+    if (longterm_delays(ipc, in, fx, r, acc, touched, &out, status == 0) != 0)
+        status = -1;
+    free(out.late);
+    free(out.ref);
     /* This rank's MPI location: the one of its operations (its main thread). */
     const sp_ws_timeline *tl = NULL;
     if (in->count && in->events[0].cnode < in->path_count)

@@ -69,12 +69,21 @@
  *                    time on the critical path minus its average over the ranks of its
  *                    time without waiting, when > 0; shared among the ranks by their part
  *                    of its critical-path time
- *   Delay (short-term) Late Sender, Wait at Barrier, Wait at N x N: the waiting one late
- *                    arrival caused (a receive's Late Sender; the sum over the members of a
- *                    collective that waited for the last one), charged to the call paths the
+ *   Delay (short-term) Late Sender, Late Receiver, Wait at Barrier, Wait at N x N, Late
+ *                    Broadcast, Early Reduce: the waiting one late arrival caused (a receive's
+ *                    Late Sender; a send's Late Receiver, charged to the receive's posting;
+ *                    the sum over the members of a collective that waited for the last one,
+ *                    for the root, for the first sender), charged to the call paths the
  *                    late rank ran in its interval before it: from the leave of its previous
- *                    MPI operation to the enter of the late one, in proportion to their
- *                    exclusive time there. */
+ *                    MPI operation with the peer (or collective on the communicator) to the
+ *                    enter of the late one, in proportion to their exclusive time there,
+ *                    less the late rank's own waiting there, whose share is passed on:
+ *   Delay (long-term) the waiting a wait state passed on (its share of the interval of each
+ *                    late operation of its rank that lies after it, times that operation's
+ *                    caused waiting and what that passed on in turn), summed over the wait
+ *                    states a late operation caused and charged as its short-term cost is.
+ *                    Propagated at rank 0 backward in time; a wait state is matched to its
+ *                    late operation by the late rank, the pattern and when it ended. */
 #ifndef SCOREP_CORE_WAITSTATES_H
 #define SCOREP_CORE_WAITSTATES_H
 
@@ -164,9 +173,20 @@ typedef enum {
     /* The critical path and what caused the waiting (sp_ws_run with timelines). */
     SP_WS_CRITICAL_PATH,
     SP_WS_CRITICAL_PATH_IMBALANCE,
+    /* Delay costs, short-term and long-term (Scalasca's order): what a late arrival caused
+     * directly, and what the waiting it caused made others wait in turn. */
     SP_WS_DELAY_LATESENDER,
+    SP_WS_DELAY_LATESENDER_LONGTERM,
+    SP_WS_DELAY_LATERECEIVER,
+    SP_WS_DELAY_LATERECEIVER_LONGTERM,
     SP_WS_DELAY_BARRIER,
+    SP_WS_DELAY_BARRIER_LONGTERM,
     SP_WS_DELAY_N2N,
+    SP_WS_DELAY_N2N_LONGTERM,
+    SP_WS_DELAY_12N,
+    SP_WS_DELAY_12N_LONGTERM,
+    SP_WS_DELAY_N21,
+    SP_WS_DELAY_N21_LONGTERM,
     SP_WS_METRIC_COUNT
 } sp_ws_metric;
 

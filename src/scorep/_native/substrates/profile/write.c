@@ -681,6 +681,15 @@ static size_t add_wait_state_metrics(const profile_flags *f, cube_metric *metric
         [SP_WS_DELAY_LATESENDER] = "Short-term Late Sender delay costs",
         [SP_WS_DELAY_BARRIER] = "Short-term MPI Barrier delay costs",
         [SP_WS_DELAY_N2N] = "Short-term MPI N x N delay costs",
+        [SP_WS_DELAY_LATESENDER_LONGTERM] = "Long-term Late Sender delay costs",
+        [SP_WS_DELAY_BARRIER_LONGTERM] = "Long-term MPI Barrier delay costs",
+        [SP_WS_DELAY_N2N_LONGTERM] = "Long-term MPI N x N delay costs",
+        [SP_WS_DELAY_LATERECEIVER] = "Short-term Late Receiver delay costs",
+        [SP_WS_DELAY_LATERECEIVER_LONGTERM] = "Long-term Late Receiver delay costs",
+        [SP_WS_DELAY_12N] = "Short-term MPI 1-to-N delay costs",
+        [SP_WS_DELAY_12N_LONGTERM] = "Long-term MPI 1-to-N delay costs",
+        [SP_WS_DELAY_N21] = "Short-term MPI N-to-1 delay costs",
+        [SP_WS_DELAY_N21_LONGTERM] = "Long-term MPI N-to-1 delay costs",
     };
     static const char *const description[SP_WS_METRIC_COUNT] = {
         [SP_WS_LATE_SENDER] = "Time in MPI point-to-point receive operations, waiting for a message",
@@ -709,6 +718,15 @@ static size_t add_wait_state_metrics(const profile_flags *f, cube_metric *metric
         [SP_WS_DELAY_LATESENDER] = "Late Sender waiting caused by the sender's call paths before the send",
         [SP_WS_DELAY_BARRIER] = "Barrier waiting caused by the last process's call paths before the barrier",
         [SP_WS_DELAY_N2N] = "N x N waiting caused by the last process's call paths before the collective",
+        [SP_WS_DELAY_LATESENDER_LONGTERM] = "Waiting that the Late Sender waiting caused by the sender's call paths propagated into later",
+        [SP_WS_DELAY_BARRIER_LONGTERM] = "Waiting that the barrier waiting caused by the last process's call paths propagated into later",
+        [SP_WS_DELAY_N2N_LONGTERM] = "Waiting that the N x N waiting caused by the last process's call paths propagated into later",
+        [SP_WS_DELAY_LATERECEIVER] = "Late Receiver waiting caused by the receiver's call paths before it posted the receive",
+        [SP_WS_DELAY_LATERECEIVER_LONGTERM] = "Waiting that the Late Receiver waiting caused by the receiver's call paths propagated into later",
+        [SP_WS_DELAY_12N] = "Late Broadcast waiting caused by the root's call paths before the collective",
+        [SP_WS_DELAY_12N_LONGTERM] = "Waiting that the Late Broadcast waiting caused by the root's call paths propagated into later",
+        [SP_WS_DELAY_N21] = "Early Reduce waiting caused by the first sender's call paths before the collective",
+        [SP_WS_DELAY_N21_LONGTERM] = "Waiting that the Early Reduce waiting caused by the first sender's call paths propagated into later",
     };
     size_t first = n;
     for (int k = 0; k < SP_WS_METRIC_COUNT; k++) {
