@@ -132,6 +132,9 @@ static struct {
     size_t map_size;
     bool sems, helper_failed;
     _Atomic bool helper_quit;
+    /* The loader's lock on its list of objects (glibc's dl_load_write_lock, found at the
+     * start: find_loader_lock), its futex word; NULL: not found, libunwind keeps no cache. */
+    const _Atomic int *loader_lock;
     /* Counted for MANIFEST.md. */
     _Atomic uint64_t stacks, missed, blocked, interrupted;
 } N;
@@ -186,9 +189,23 @@ static void handler(int signo, siginfo_t *info, void *context)
         uint32_t count = 0;
         bool complete = false;
         unw_cursor_t cursor;
-        /* x86-64: unw_context_t is the ucontext_t the kernel gave the handler; starting
-         * there leaves the handler's own frames out. */
-        if (unw_init_local2(&cursor, (unw_context_t *)context, UNW_INIT_SIGNAL_FRAME) == 0) {
+        /* libunwind looks an instruction up in the loaded objects with dl_iterate_phdr,
+         * which takes the loader's lock, while it holds its own cache's lock. A thread
+         * interrupted while it held the loader's lock (in dlopen or dlclose) waited in its
+         * handler for the cache's lock, held by another thread's handler waiting for the
+         * loader's: the program hung (3 threads of ctypes.CDLL and _ctypes.dlclose,
+         * tests/programs/native_dlopen.py). A handler unwinds only while nobody holds the
+         * loader's lock, else the sample keeps the interrupted instruction alone; a thread
+         * that takes the loader's lock after this look never waits for the cache's lock
+         * (only handlers take it, and it cannot be in one). */
+        bool loader_busy =
+            N.loader_lock && atomic_load_explicit(N.loader_lock, memory_order_acquire) != 0;
+        if (loader_busy) {
+#if defined(__x86_64__)
+            ips[count++] = (uintptr_t)((const ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
+#endif
+        } else if (unw_init_local2(&cursor, (unw_context_t *)context, UNW_INIT_SIGNAL_FRAME) ==
+                   0) {
             for (;;) {
                 unw_word_t ip;
                 if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0)
@@ -260,9 +277,57 @@ static void open_unwinder_pipe(void)
         close(held[i]);
 }
 
+/* glibc's dl_load_write_lock: dl_iterate_phdr holds it while it calls its callback, so the
+ * one recursive mutex in the loader's global state (_rtld_global) that this thread owns
+ * once (__lock, __count, __owner: x86-64's layout) during the callback is that lock.
+ * Looked for, not assumed at an offset: the offset differs between glibc versions. */
+typedef struct {
+    const char *at;
+    size_t size;
+    const _Atomic int *found;
+    int matches;
+} loader_search;
+
+static int find_loader_lock_callback(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)info, (void)size;
+    loader_search *search = data;
+    int tid = (int)syscall(SYS_gettid);
+    for (size_t off = 0; off + 3 * sizeof(int) <= search->size; off += 8) {
+        const int *word = (const int *)(const void *)(search->at + off);
+        if (word[0] != 0 && word[1] == 1 && word[2] == tid) {
+            search->found = (const _Atomic int *)(const void *)word;
+            search->matches++;
+        }
+    }
+    return 1; /* the first object is enough: the lock is held for every one */
+}
+
+static void find_loader_lock(void)
+{
+    N.loader_lock = NULL;
+    loader_search search = {0};
+    Dl_info where;
+    const ElfW(Sym) *symbol = NULL;
+    void *global = dlsym(RTLD_DEFAULT, "_rtld_global");
+    if (!global || !dladdr1(global, &where, (void **)&symbol, RTLD_DL_SYMENT) || !symbol)
+        return;
+    search.at = global;
+    search.size = symbol->st_size;
+    dl_iterate_phdr(find_loader_lock_callback, &search);
+    if (search.matches == 1)
+        N.loader_lock = search.found;
+}
+
 int sp_native_start(void)
 {
     open_unwinder_pipe();
+    /* Without the loader's lock to look at, libunwind keeps no cache, so holds no lock of
+     * its own while it calls dl_iterate_phdr (slower: every step parses the unwind
+     * tables). */
+    find_loader_lock();
+    unw_set_caching_policy(unw_local_addr_space,
+                           N.loader_lock ? UNW_CACHE_GLOBAL : UNW_CACHE_NONE);
     if (!N.slots)
         N.slots = calloc(NATIVE_SLOTS, sizeof *N.slots);
     if (!N.tasks)
