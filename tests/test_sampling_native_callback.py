@@ -59,13 +59,6 @@ def test_callbacks_from_c_get_their_share_of_the_samples(python, tmp_path, read)
 def test_c_frames_between_python_frames_with_static_names(python, tmp_path):
     exp, in_callback, in_program, outer_share = run_callbacks(
         python, tmp_path, ["--sampling", "--native"])
-    if sum(in_callback.values()) < 20:
-        # With --native the sampler still makes its thread state when it starts (its
-        # signals must not reach the program's first imports, docs/limitations.md), which
-        # the callbacks can delay for the whole call (1 of some 70 runs on 3.11). The
-        # callbacks' share is asserted whenever they were sampled.
-        pytest.xfail("--native: %d samples in the callbacks (docs/limitations.md)"
-                     % sum(in_callback.values()))
     assert_callbacks_have_their_share(in_callback, in_program, outer_share)
     between = 0
     for path, n in in_callback.items():

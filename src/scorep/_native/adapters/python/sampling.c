@@ -1399,21 +1399,11 @@ static void *sampler_main(void *arg)
      * (each callback takes and releases the GIL) kept the sampler waiting for its thread
      * state for the whole call (0 samples in 0.36 s of callbacks right at the program's
      * start, tests/programs/native_callback.py). Until then the passes are the pending
-     * calls that the program's threads run. Deleted when the measurement ends.
-     * With --native still made at the start, as before: its signals would otherwise
-     * reach the program's first imports, and a handler that interrupts dlopen() while it
-     * holds the loader's lock deadlocks in libunwind's dl_iterate_phdr (seen once, 3.10,
-     * native_ctypes_dgemm.py); the sampler's wait for the GIL kept the first ticks after
-     * them, by chance. Not fixed yet: a dlopen() later in the run can meet it as well. */
+     * calls that the program's threads run. Deleted when the measurement ends. (--native
+     * too: its handlers no longer wait for the loader, native.c.) */
     bool has_state = false;
     PyGILState_STATE own_state = PyGILState_UNLOCKED;
     PyThreadState *saved = NULL;
-    if (sp_native_enabled()) {
-        own_state = PyGILState_Ensure();
-        S.sampler_tstate = PyThreadState_Get();
-        saved = PyEval_SaveThread();
-        has_state = true;
-    }
     uint64_t next = monotonic_ns() + S.period_ns;
     uint32_t late_ticks = 0;
     while (!atomic_load(&S.stop)) {
