@@ -430,25 +430,24 @@ WAIT_STATE_TEXT = {
                                 "critical-path time above the call path's average"),
     "delay_latesender": ("Late Sender delay", "caused Late Sender waiting: the late sender's "
                          "work before the send"),
-    "delay_latesender_longterm": ("Late Sender delay, long-term", "waiting that the Late "
-                                  "Sender waiting it caused made others wait in turn"),
     "delay_latereceiver": ("Late Receiver delay", "caused Late Receiver waiting: the late "
                            "receiver's work before it posted the receive"),
-    "delay_latereceiver_longterm": ("Late Receiver delay, long-term", "waiting that the Late "
-                                    "Receiver waiting it caused made others wait in turn"),
     "delay_barrier": ("Barrier delay", "caused Wait at Barrier: the last rank's work before"),
-    "delay_barrier_longterm": ("Barrier delay, long-term", "waiting that the barrier waiting "
-                               "it caused made others wait in turn"),
     "delay_n2n": ("N x N delay", "caused Wait at N x N: the last rank's work before"),
-    "delay_n2n_longterm": ("N x N delay, long-term", "waiting that the N x N waiting it "
-                           "caused made others wait in turn"),
     "delay_12n": ("1-to-N delay", "caused Late Broadcast: the root's work before"),
-    "delay_12n_longterm": ("1-to-N delay, long-term", "waiting that the Late Broadcast "
-                           "waiting it caused made others wait in turn"),
     "delay_n21": ("N-to-1 delay", "caused Early Reduce: the first sender's work before"),
-    "delay_n21_longterm": ("N-to-1 delay, long-term", "waiting that the Early Reduce "
-                           "waiting it caused made others wait in turn"),
 }
+# Each delay cost's long-term partner, right after it: the waiting that the waiting it
+# caused made others wait in turn (named from the short-term one and the pattern it caused).
+_CAUSED = {"delay_latesender": "Late Sender", "delay_latereceiver": "Late Receiver",
+           "delay_barrier": "barrier", "delay_n2n": "N x N", "delay_12n": "Late Broadcast",
+           "delay_n21": "Early Reduce"}
+WAIT_STATE_TEXT = dict(
+    entry for name, text in WAIT_STATE_TEXT.items()
+    for entry in [(name, text)] + ([(name + "_longterm", (
+        text[0] + ", long-term",
+        "waiting that the %s waiting it caused made others wait in turn" % _CAUSED[name]))]
+        if name in _CAUSED else []))
 # Kept for callers that list the patterns: (name, display, meaning) in the table's order.
 WAIT_STATE_METRICS = [(name, display, meaning) for name, (display, meaning)
                       in WAIT_STATE_TEXT.items() if name != "mpi_latesender_wo"]
