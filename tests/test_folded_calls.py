@@ -35,10 +35,31 @@ def measured(python, tmp_path):
                      SCOREP_ENABLE_TRACING="true", timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "[(50000, 20000, 10)]\n"
-    ref = tmp_path / "cprofile.prof"
-    plain = run([python, program("folded_recursion.py"), ref], timeout=300)
-    assert plain.stdout == out.stdout
-    return exp, _by_name(pstats.Stats(str(ref)).stats)
+    return exp, _cprofile_reference(python, tmp_path, out.stdout)
+
+
+def _consistent(stats):
+    """cProfile's stats of the program, if they hold together: every function there, each
+    one's callers adding up to its own call count. cProfile on 3.13 wrote broken ones in two CI
+    runs of many (f's callers {f: (50007, 0)} for 50 012 calls once, no `work` at all another
+    time), never in a dozen runs on a quiet machine."""
+    if any(name not in stats for name in FUNCS):
+        return False
+    return all(sum(v[0] for v in stats[name][4].values()) == stats[name][1]
+               for name in FUNCS if name != "work")
+
+
+def _cprofile_reference(python, tmp_path, expected_stdout, attempts=3):
+    """The first consistent reference of a few cProfile runs, or None: a broken reference is
+    cProfile's defect, and the exact values the tests assert hold without it."""
+    for attempt in range(attempts):
+        ref = tmp_path / f"cprofile{attempt}.prof"
+        plain = run([python, program("folded_recursion.py"), ref], timeout=300)
+        assert plain.stdout == expected_stdout
+        stats = _by_name(pstats.Stats(str(ref)).stats)
+        if _consistent(stats):
+            return stats
+    return None
 
 
 def test_prof_export_equals_cprofile_beyond_the_depth_limit(measured, tmp_path):
@@ -48,17 +69,12 @@ def test_prof_export_equals_cprofile_beyond_the_depth_limit(measured, tmp_path):
     assert out.returncode == 0, out.stderr
     ours = _by_name(pstats.Stats(str(prof)).stats)
     assert "COLLAPSE" not in ours
-    for name in FUNCS:
+    for name in FUNCS if ref is not None else ():
         cc, nc, tt, ct, callers = ours[name]
         rcc, rnc, _, _, rcallers = ref[name]
         assert (cc, nc) == (rcc, rnc), name
         if name == "work":
             continue  # cProfile.runcall starts at work(), which has no caller there
-        if sum(v[0] for v in rcallers.values()) != rnc:
-            # cProfile on 3.13 once (one CI run in many) wrote f's callers as {f: (50007, 0)}
-            # for 50 012 calls: a reference whose callers do not add up to its own call count
-            # is not one; the exact values below hold either way.
-            continue
         assert {c: v[:2] for c, v in callers.items()} == {c: v[:2] for c, v in rcallers.items()}
     assert ours["f"][:2] == (2, 50012)
     assert {c: v[:2] for c, v in ours["f"][4].items()} == {"f": (50010, 2), "work": (2, 2)}
