@@ -177,8 +177,8 @@ def _sample_reads(counts):
                      "moment)"
                      % (counts.get("native_blocked", 0), counts.get("native_interrupted", 0)))
     if counts.get("native_completed_writes"):
-        facts.append("writes completed (--native): %d writes of the program's to a pipe, "
-                     "socket or terminal that the sampler's signal cut short were written "
+        facts.append("writes completed (--native): %d of the program's writes to a pipe, "
+                     "socket or terminal were cut short by the sampler's signal and written "
                      "whole by its handler before the program saw them return"
                      % counts["native_completed_writes"])
     if not counts["async"] and not deferred and not counts["failed_check"]:
