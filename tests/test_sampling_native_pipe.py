@@ -7,10 +7,11 @@ test_communicate_pipe_buf, found it). The handler now writes the rest of a block
 a pipe, socket or terminal that its signal cut short, before the program sees the call
 return (native.c, complete_cut_write).
 
-Each test runs its child several times: before the fix about 1 run in 5 lost data (20-30%
-of runs on 3.11-3.13 at the default 1 kHz with 8 rounds of 4 MiB; 2 of 10 to 8 of 12 runs
-with one round, depending on the load), so 10 runs of each interpreter failed before it
-with a probability of about 9 in 10 per interpreter."""
+Each test runs its child ten times per interpreter. Before the fix, at the default 1 kHz,
+2-4 of the 10 runs of the pipe child lost data on each of 3.9-3.13 (one round of 4 MiB:
+1 of 20 to 8 of 12 runs, depending on the load; 8 rounds make it likelier), so the test
+failed then with a probability of about 9 in 10 or more per interpreter; the writev child
+had short counts in every run."""
 import subprocess
 
 import pytest
