@@ -176,6 +176,11 @@ def _sample_reads(counts):
                      "before the signal came, or another signal ended the call at that "
                      "moment)"
                      % (counts.get("native_blocked", 0), counts.get("native_interrupted", 0)))
+    if counts.get("native_completed_writes"):
+        facts.append("writes completed (--native): %d of the program's writes to a pipe, "
+                     "socket or terminal were cut short by the sampler's signal and written "
+                     "whole by its handler before the program saw them return"
+                     % counts["native_completed_writes"])
     if not counts["async"] and not deferred and not counts["failed_check"]:
         return facts  # read at safe points (SCOREP_SAMPLING_READ=safepoint)
     return facts + ["samples: %d read where the thread was at the tick; %d dropped because the read "

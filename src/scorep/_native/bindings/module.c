@@ -1372,17 +1372,18 @@ static PyObject *py_sampling_counts(PyObject *self, PyObject *args)
 {
     (void)self;
     (void)args;
-    uint64_t c[12], n[4];
+    uint64_t c[12], n[5];
     sp_python_sampling_counts(c);
     sp_python_native_counts(n);
-    return Py_BuildValue("{sKsKsKsKsKsisKsKsKsKsKsKsKsKsKsK}", "async", (unsigned long long)c[0],
+    return Py_BuildValue("{sKsKsKsKsKsisKsKsKsKsKsKsKsKsKsKsK}", "async", (unsigned long long)c[0],
                          "unknown_code", (unsigned long long)c[1], "failed_check",
                          (unsigned long long)c[2], "new_thread", (unsigned long long)c[3],
                          "no_read", (unsigned long long)c[4], "unavailable_errno", (int)c[5],
                          "native_stacks", (unsigned long long)n[0], "native_missed",
                          (unsigned long long)n[1], "native_blocked",
                          (unsigned long long)n[2], "native_interrupted",
-                         (unsigned long long)n[3], "native_merged", (unsigned long long)c[6],
+                         (unsigned long long)n[3], "native_completed_writes",
+                         (unsigned long long)n[4], "native_merged", (unsigned long long)c[6],
                          "native_unmatched", (unsigned long long)c[7], "owed_dropped_ns",
                          (unsigned long long)c[8], "owed_left_ns", (unsigned long long)c[9],
                          "gap_cut_ns", (unsigned long long)c[10], "gaps",

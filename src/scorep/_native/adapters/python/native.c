@@ -57,6 +57,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -136,7 +137,7 @@ static struct {
      * start: find_loader_lock), its futex word; NULL: not found, libunwind keeps no cache. */
     const _Atomic int *loader_lock;
     /* Counted for MANIFEST.md. */
-    _Atomic uint64_t stacks, missed, blocked, interrupted;
+    _Atomic uint64_t stacks, missed, blocked, interrupted, completed;
 } N;
 
 /* Whether the signal ended a system call early: the thread was about to block (or blocked)
@@ -159,6 +160,85 @@ static bool interrupted_a_call(void *context)
 #else
     (void)context;
     return false;
+#endif
+}
+
+/* A write of the program's to a pipe, socket or terminal that the signal cut short: the
+ * kernel ends a blocking write that has moved some bytes when a signal is pending, and
+ * returns the short count (SA_RESTART restarts only a call that moved nothing). POSIX
+ * allows it, but a program that does not check the count loses the rest: CPython's
+ * sys.stdout and sys.stderr do not under PYTHONUNBUFFERED=1 or -u (TextIOWrapper writes
+ * straight to the FileIO and ignores what it returns), and 4 MiB written to a pipe its
+ * parent read under subprocess.communicate arrived short in most runs
+ * (tests/programs/native_pipe_child.py). The program asked for a blocking write and would
+ * have had it whole without the measurement, so the handler writes the rest before the
+ * program sees the call return, and returns the full count in its place.
+ *
+ * Known from the interrupted context alone: the instruction pointer right after a
+ * `mov $nr, %eax; syscall` (how glibc's write and writev wrappers, and inline system calls,
+ * make the call; the number is no longer in a register), rax the count returned, and the
+ * arguments still in rdi, rsi, rdx (the syscall instruction keeps them). Left alone: a
+ * descriptor in non-blocking mode (a short count is its normal answer), a regular file or
+ * block device (a signal does not cut their writes short; a short count there is a full
+ * disk or RLIMIT_FSIZE, which a second try would turn into an error or SIGXFSZ). The rest
+ * is written with our signal blocked (the handler's mask), so only another signal of the
+ * program's can cut it short: it stops there with what was written, which the program
+ * would have seen without the measurement too. x86-64 only, as interrupted_a_call. */
+static void complete_cut_write(void *context)
+{
+#if defined(__x86_64__)
+    ucontext_t *uc = context;
+    greg_t *reg = uc->uc_mcontext.gregs;
+    uintptr_t rip = (uintptr_t)reg[REG_RIP];
+    /* rip - 7 .. rip - 1 on rip's own page: mapped, executable code. */
+    if ((rip & 0xfff) < 7 || reg[REG_RAX] <= 0)
+        return;
+    const unsigned char *insn = (const unsigned char *)(rip - 7);
+    if (insn[0] != 0xb8 || insn[2] != 0 || insn[3] != 0 || insn[4] != 0 || insn[5] != 0x0f ||
+        insn[6] != 0x05 || (insn[1] != SYS_write && insn[1] != SYS_writev))
+        return;
+    int fd = (int)reg[REG_RDI];
+    struct stat st;
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || (flags & O_NONBLOCK) || fstat(fd, &st) != 0 ||
+        !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode)))
+        return;
+    size_t done = (size_t)reg[REG_RAX];
+    size_t before = done;
+    /* The parts still to write: one buffer (write), or the iovec array from where the
+     * count ends (writev). */
+    const struct iovec one = {(void *)reg[REG_RSI], (size_t)reg[REG_RDX]};
+    const struct iovec *iov = &one;
+    long parts = 1;
+    if (insn[1] == SYS_writev) {
+        iov = (const struct iovec *)reg[REG_RSI];
+        parts = (long)(int)reg[REG_RDX];
+    }
+    size_t skip = done;
+    for (long i = 0; i < parts; i++) {
+        if (skip >= iov[i].iov_len) {
+            skip -= iov[i].iov_len;
+            continue;
+        }
+        const char *at = (const char *)iov[i].iov_base + skip;
+        size_t left = iov[i].iov_len - skip;
+        skip = 0;
+        while (left) {
+            ssize_t n = write(fd, at, left);
+            if (n <= 0)
+                goto stop; /* an error, or a signal of the program's: what it would see */
+            at += n;
+            left -= (size_t)n;
+            done += (size_t)n;
+        }
+    }
+stop:
+    if (done != before) {
+        reg[REG_RAX] = (greg_t)done;
+        atomic_fetch_add_explicit(&N.completed, 1, memory_order_relaxed);
+    }
+#else
+    (void)context;
 #endif
 }
 
@@ -228,6 +308,9 @@ static void handler(int signo, siginfo_t *info, void *context)
                               memory_order_relaxed);
         atomic_store_explicit(&slot->done, asked, memory_order_release);
     }
+    /* After the answer: writing the rest may wait for the reader, and the pass must not
+     * wait for that. */
+    complete_cut_write(context);
     errno = saved_errno;
 }
 
@@ -350,6 +433,7 @@ int sp_native_start(void)
     atomic_store(&N.missed, 0);
     atomic_store(&N.blocked, 0);
     atomic_store(&N.interrupted, 0);
+    atomic_store(&N.completed, 0);
     /* A real-time signal the program is least likely to use: the highest one that has no
      * handler yet (glibc keeps the lowest few for itself). */
     if (!N.installed) {
@@ -404,12 +488,13 @@ bool sp_native_enabled(void)
     return N.enabled;
 }
 
-void sp_python_native_counts(uint64_t counts[4])
+void sp_python_native_counts(uint64_t counts[5])
 {
     counts[0] = atomic_load(&N.stacks);
     counts[1] = atomic_load(&N.missed);
     counts[2] = atomic_load(&N.blocked);
     counts[3] = atomic_load(&N.interrupted);
+    counts[4] = atomic_load(&N.completed);
 }
 
 void sp_native_forget_in_child(void)

@@ -87,8 +87,9 @@ void sp_python_sampling_set_native(bool on);
 /* --native: [0] native stacks read, [1] threads whose handler did not answer in time,
  * [2] samples of blocked threads not signalled (one frame), [3] handlers that found the call
  * they interrupted ended with EINTR (an upper bound on the calls a signal still ended
- * early: the thread was read as running and blocked before its signal came). */
-void sp_python_native_counts(uint64_t counts[4]);
+ * early: the thread was read as running and blocked before its signal came), [4] writes to
+ * a pipe, socket or terminal that the signal cut short, completed by the handler. */
+void sp_python_native_counts(uint64_t counts[5]);
 /* Samples read where the threads were, and those taken at a safe point instead because a
  * code object was not known yet, the read failed its checks, the thread was new, or no
  * capture came with the pass: since the last start; and the errno that made reads where the
