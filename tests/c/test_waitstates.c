@@ -441,6 +441,63 @@ static void test_critical_path_and_delay_costs(void)
     free_results(work, 2);
 }
 
+/* The critical path across a Late Receiver of a non-blocking send completed in MPI_Wait:
+ * rank 0 posts an MPI_Isend at 100 (path Q_MSG), works until 300, then waits in MPI_Wait
+ * (Q_WAIT) until rank 1 posts the receive at 1000 (after 990 of work); rank 0 enters
+ * MPI_Finalize last, at 1500. Its waiting ended when the receive was posted (1000), not at
+ * the Isend's enter plus the waiting (800). */
+enum { Q_MAIN, Q_WORK, Q_MSG, Q_WAIT, Q_FINALIZE, Q_COUNT };
+
+static void *waited_send_rank(void *arg)
+{
+    ws_work *w = arg;
+    sp_ipc ipc = {&thread_group_ops, &w->me, w->me.rank, 2};
+    static const uint32_t members[2] = {0, 1};
+    sp_ws_comm comms[1] = {{FIN, 2, members}};
+    bool sender = w->me.rank == 0;
+    sp_ws_event ev[2] = {
+        sender ? (sp_ws_event){SP_WS_SEND, W, 1, 7, SP_NO_ROOT, Q_WAIT, 1, WORLD, 100, 1010, 300}
+               : (sp_ws_event)RECV(0, 7, 1000, 1020, Q_MSG, 0),
+        sender ? (sp_ws_event)COLL(SP_WS_OP_FINALIZE, SP_NO_ROOT, FIN, 1500, 1600, Q_FINALIZE)
+               : (sp_ws_event)COLL(SP_WS_OP_FINALIZE, SP_NO_ROOT, FIN, 1100, 1600, Q_FINALIZE)};
+    uint32_t parent[Q_COUNT] = {SP_WS_NO_PATH, Q_MAIN, Q_MAIN, Q_MAIN, Q_MAIN};
+    uint32_t region[Q_COUNT] = {0, 1, 2, 3, 4};
+    uint32_t location[Q_COUNT] = {0, 0, 0, 0, 0};
+    uint64_t hash[Q_COUNT] = {21, 22, sender ? 23 : 24, 25, 26};
+    int64_t s_time[] = {0, 100, 110, 120, 300, 1010, 1500, 1600};
+    uint32_t s_path[] = {Q_MAIN, Q_MSG, Q_MAIN, Q_WORK, Q_WAIT, Q_MAIN, Q_FINALIZE,
+                         SP_WS_NO_PATH};
+    int64_t r_time[] = {0, 10, 1000, 1020, 1100, 1600};
+    uint32_t r_path[] = {Q_MAIN, Q_WORK, Q_MSG, Q_MAIN, Q_FINALIZE, SP_WS_NO_PATH};
+    size_t pieces = sender ? 8 : 6;
+    sp_ws_timeline tl = {0, 0, pieces};
+    sp_ws_input in = {
+        .events = ev, .count = 2, .comms = comms, .comm_count = 1,
+        .path_parent = parent, .path_region = region, .path_location = location,
+        .path_hash = hash, .path_count = Q_COUNT,
+        .piece_time = sender ? s_time : r_time, .piece_path = sender ? s_path : r_path,
+        .piece_count = pieces, .timelines = &tl, .timeline_count = 1};
+    w->status = sp_ws_run(&ipc, true, &in, &w->r, w->err, sizeof w->err);
+    return NULL;
+}
+
+static void test_critical_path_through_a_waited_send(void)
+{
+    ws_work work[2];
+    run_group(2, Q_COUNT, waited_send_rank, work);
+    ws_work *w0 = &work[0], *w1 = &work[1];
+    /* MPI_Wait from its enter (300) until the receive was posted (1000) */
+    CHECK_EQ_U64(t(w0, Q_WAIT, SP_WS_LATE_RECEIVER), 700);
+    /* the path: rank 0 from 1500 back to 1000 (MPI_Wait 10, main 490), then rank 1 from
+     * its receive's posting (1000) back to its beginning (main 10, work 990) */
+    CHECK_EQ_U64(t(w0, Q_MAIN, SP_WS_CRITICAL_PATH), 490);
+    CHECK_EQ_U64(t(w0, Q_WAIT, SP_WS_CRITICAL_PATH), 10);
+    CHECK_EQ_U64(t(w0, Q_WORK, SP_WS_CRITICAL_PATH), 0);
+    CHECK_EQ_U64(t(w1, Q_WORK, SP_WS_CRITICAL_PATH), 990);
+    CHECK_EQ_U64(t(w1, Q_MAIN, SP_WS_CRITICAL_PATH), 10);
+    free_results(work, 2);
+}
+
 /* The builder's compact timelines (waitstates.h) against the plain arrays of the pieces the
  * same events make, by the rule of the plain form (a piece per change of the innermost call
  * path, a piece of no length replaced by the next, a return into the same path not
@@ -653,4 +710,5 @@ static void test_compact_timelines_give_the_same_results(void)
 
 CTEST_MAIN(test_patterns_of_constructed_programs, test_disagreeing_members_skip_the_communicator,
            test_partner_that_recorded_nothing, test_waited_sends_and_active_target,
-           test_critical_path_and_delay_costs, test_compact_timelines_give_the_same_results)
+           test_critical_path_and_delay_costs, test_critical_path_through_a_waited_send,
+           test_compact_timelines_give_the_same_results)

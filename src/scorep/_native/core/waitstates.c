@@ -2217,8 +2217,9 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, ws_effects *f
             const sp_ws_event *e = &in->events[i];
             if (e->kind == SP_WS_COLL && e->op == SP_WS_OP_FINALIZE)
                 head->end = e->enter;
+            /* a non-blocking send waited from its MPI_Wait*'s enter, not the Isend's */
             if (fx->wait[i] > 0 && fx->late[i] != UINT32_MAX)
-                j[n++] = (ws_jump){e->enter + fx->wait[i], fx->late[i]};
+                j[n++] = (ws_jump){wait_end(e, fx->wait[i]), fx->late[i]};
         }
         head->jumps = n;
         qsort(j, n, sizeof *j, cmp_jump);
