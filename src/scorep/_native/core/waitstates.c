@@ -2224,15 +2224,17 @@ static int longterm_delays(const sp_ipc *ipc, const sp_ws_input *in, const ws_ef
     return status;
 }
 
-/* What each rank reports to rank 0 for the walk along the critical path: its jumps (where
- * its waiting ended and the rank it waited for) from the latest back, in varints (about 4
- * bytes a jump instead of 16: rank 0 holds every rank's at once): the first's wait_end is
- * `top`, then per jump the varint of the previous jump's wait_end minus its own (the first:
- * 0), then that of its late rank. The walk goes back in time: it reads each rank's forward. */
+/* The walk along the critical path, at rank 0 in rounds backward in time as the long-term
+ * costs are (longterm_delays), so that it holds a round's jumps of every rank, not all of
+ * them (before: every rank's jumps at once, about 4 bytes each in varints, growing with the
+ * ranks). Each rank's jumps (where its waiting ended and the rank it waited for) latest
+ * first; a round brings those that ended in [T, previous T). The walk at rank `cur` and time
+ * t takes the latest jump of `cur` that ended before t: in this round's batch, or, when
+ * `cur` has jumps left for the later rounds, there (the walk waits for the next round);
+ * t only falls, so nothing it needs was in an earlier round. */
 typedef struct {
     int64_t first, end; /* its timeline's beginning; its end (MPI_Finalize's enter) */
-    uint64_t jumps;     /* then as many jumps, by decreasing wait_end */
-    int64_t top;
+    uint64_t valid;     /* it has a timeline */
 } ws_cp_head;
 
 typedef struct {
@@ -2246,116 +2248,184 @@ static int cmp_jump(const void *a, const void *b)
     return x->wait_end < y->wait_end ? -1 : x->wait_end > y->wait_end;
 }
 
-/* Rank 0: one rank's jumps being read (ws_cp_head), at the current one. */
+/* Rank 0's walk between rounds. */
 typedef struct {
-    const uint8_t *p, *end;
-    uint64_t left; /* jumps after the current one */
-    bool valid;    /* there is a current one */
-    ws_jump jump;
-} ws_jumps;
+    ws_cp_head *head; /* per rank */
+    uint32_t cur;
+    int64_t t;
+    bool over;
+    size_t *cap; /* per rank: int64s allocated in its part */
+} ws_walk;
 
-static uint64_t jumps_varint(ws_jumps *k, bool *ok)
+/* Rank 0, one round: the walk as far as this round's jumps take it; each rank's segments
+ * [from, to) on the path, as int64 pairs, into its part. left[q]: rank q's jumps in the
+ * later rounds. */
+static int walk_round_at_root(ws_walk *wk, uint32_t size, const unsigned char *all,
+                              const uint64_t *sizes, const uint64_t *left, void **parts,
+                              uint64_t *part_sizes)
 {
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (k->p >= k->end) {
-            *ok = false;
-            return 0;
-        }
-        uint8_t byte = *k->p++;
-        v |= (uint64_t)(byte & 0x7f) << shift;
-        if (!(byte & 0x80))
-            return v;
-    }
-    *ok = false;
-    return 0;
-}
-
-/* To the next jump (the first: from `top`); false when the bytes end early. */
-static bool jumps_next(ws_jumps *k, int64_t top, bool first)
-{
-    if (!k->left) {
-        k->valid = false;
-        return true;
-    }
-    bool ok = true;
-    uint64_t delta = jumps_varint(k, &ok);
-    uint64_t late = jumps_varint(k, &ok);
-    k->jump.wait_end = (first ? top : k->jump.wait_end) - (int64_t)delta;
-    k->jump.late = late;
-    k->left--;
-    k->valid = ok;
-    return ok;
-}
-
-/* Rank 0: the walk backward, each rank's segments [from, to) on the path as int64 pairs. */
-static int walk_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
-                        void **parts, uint64_t *part_sizes)
-{
-    /* the heads copied out: the ranks' bytes follow each other unaligned */
-    ws_cp_head *heads = calloc(size, sizeof *heads);
-    const ws_cp_head **head = calloc(size, sizeof *head);
-    ws_jumps *reading = calloc(size, sizeof *reading);
-    size_t *cap = calloc(size, sizeof *cap);
-    uint64_t total = 0, offset = 0;
-    int status = heads && head && cap && reading ? 0 : -1;
+    const ws_jump **batch = calloc(size, sizeof *batch);
+    size_t *count = calloc(size, sizeof *count);
+    int status = batch && count ? 0 : -1;
+    uint64_t offset = 0;
     for (uint32_t q = 0; q < size && status == 0; q++) {
-        if (sizes[q] >= sizeof(ws_cp_head)) {
-            memcpy(&heads[q], all + offset, sizeof heads[q]);
-            head[q] = &heads[q];
-            reading[q] = (ws_jumps){all + offset + sizeof(ws_cp_head), all + offset + sizes[q],
-                                    head[q]->jumps, false, {0, 0}};
-            if (!jumps_next(&reading[q], head[q]->top, true))
-                head[q] = NULL;
-        }
+        batch[q] = (const ws_jump *)(all + offset);
+        count[q] = sizes[q] / sizeof(ws_jump);
         offset += sizes[q];
-        total += head[q] ? head[q]->jumps : 0;
     }
-    uint32_t cur = UINT32_MAX;
-    for (uint32_t q = 0; q < size && status == 0; q++)
-        if (head[q] && (cur == UINT32_MAX || head[q]->end > head[cur]->end))
-            cur = q;
-    int64_t t = cur != UINT32_MAX ? head[cur]->end : 0;
-    /* t falls at every jump: at most one step per jump, and one more */
-    for (uint64_t step = 0; cur != UINT32_MAX && step <= total && status == 0; step++) {
-        const ws_cp_head *h = head[cur];
-        ws_jumps *k = &reading[cur];
-        /* the latest jump that ended before t (t only falls: what is passed stays passed) */
-        while (k->valid && k->jump.wait_end >= t)
-            if (!jumps_next(k, h->top, false))
-                status = -1;
-        if (status != 0)
-            break;
-        ws_jump found = k->jump;
-        const ws_jump *back = k->valid ? &found : NULL;
+    while (status == 0 && !wk->over) {
+        uint32_t cur = wk->cur;
+        const ws_cp_head *h = &wk->head[cur];
+        const ws_jump *j = batch[cur];
+        /* the latest jump that ended before t (the batch: by decreasing wait_end) */
+        size_t lo = 0, hi = count[cur];
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (j[mid].wait_end >= wk->t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == count[cur] && left[cur])
+            break; /* in a later round */
+        const ws_jump *back = lo < count[cur] ? &j[lo] : NULL;
         if (back && back->wait_end < h->first)
             back = NULL;
         int64_t from = back ? back->wait_end : h->first;
-        if (t > from) {
+        if (wk->t > from) {
             uint64_t at = part_sizes[cur] / sizeof(int64_t);
-            if (at + 2 > cap[cur]) {
-                size_t c = cap[cur] ? 2 * cap[cur] : 16;
+            if (at + 2 > wk->cap[cur]) {
+                size_t c = wk->cap[cur] ? 2 * wk->cap[cur] : 16;
                 void *g = realloc(parts[cur], c * sizeof(int64_t));
                 if (!g) {
                     status = -1;
                     break;
                 }
                 parts[cur] = g;
-                cap[cur] = c;
+                wk->cap[cur] = c;
             }
             ((int64_t *)parts[cur])[at] = from;
-            ((int64_t *)parts[cur])[at + 1] = t;
+            ((int64_t *)parts[cur])[at + 1] = wk->t;
             part_sizes[cur] += 2 * sizeof(int64_t);
         }
-        if (!back || back->late >= size || !head[back->late])
+        if (!back || back->late >= size || !wk->head[back->late].valid) {
+            wk->over = true;
             break;
-        cur = (uint32_t)back->late;
-        t = back->wait_end;
+        }
+        wk->cur = (uint32_t)back->late;
+        wk->t = back->wait_end;
     }
-    free(heads);
-    free(head);
-    free(reading);
-    free(cap);
+    free(batch);
+    free(count);
+    return status;
+}
+
+/* Every rank, collectively: the walk along the critical path (head NULL: this rank has no
+ * timeline; jumps: latest first); each segment of this rank on the path charged as it
+ * comes back, in the walk's order. */
+static int walk_critical_path(const sp_ipc *ipc, const ws_cp_head *head, const ws_jump *jumps,
+                              size_t njumps, const sp_ws_input *in, const sp_ws_timeline *tl,
+                              sp_ws_result *r, double *acc, uint32_t *touched)
+{
+    uint32_t size = ipc->size;
+    bool root = ipc->rank == 0;
+    ws_cp_head mine = head ? *head : (ws_cp_head){0, 0, 0};
+    ws_walk wk = {root ? calloc(size, sizeof *wk.head) : NULL, 0, 0, false,
+                  root ? calloc(size, sizeof *wk.cap) : NULL};
+    ws_lt_offer *offers = root ? malloc(size * sizeof *offers) : NULL;
+    uint64_t *left = root ? calloc(size, sizeof *left) : NULL;
+    uint64_t *sizes = malloc(size * sizeof *sizes);
+    void **parts = root ? calloc(size, sizeof *parts) : NULL;
+    uint64_t *part_sizes = root ? calloc(size, sizeof *part_sizes) : NULL;
+    int status = sizes && (!root || (wk.head && wk.cap && offers && left && parts && part_sizes))
+                     ? 0 : -1;
+    if (ipc->ops->gather(ipc->ctx, &mine, sizeof mine, wk.head, 0) != 0)
+        status = -1;
+    if (root && status == 0) {
+        /* from the rank whose run ended last (the lowest of those) */
+        uint32_t cur = UINT32_MAX;
+        for (uint32_t q = 0; q < size; q++)
+            if (wk.head[q].valid && (cur == UINT32_MAX || wk.head[q].end > wk.head[cur].end))
+                cur = q;
+        wk.over = cur == UINT32_MAX;
+        wk.cur = cur;
+        wk.t = wk.over ? 0 : wk.head[cur].end;
+    }
+    uint64_t quota = WS_LT_ROUND_TOTAL / (size ? size : 1);
+    if (quota < WS_LT_ROUND_MIN)
+        quota = WS_LT_ROUND_MIN;
+    size_t next = 0; /* the first jump not sent yet */
+    for (;;) {
+        ws_lt_offer offer = {INT64_MIN, njumps - next};
+        if (njumps - next > quota)
+            offer.next = jumps[next + quota - 1].wait_end;
+        int64_t round[2] = {INT64_MIN, 0}; /* T, and whether the walk is over */
+        if (ipc->ops->gather(ipc->ctx, &offer, sizeof offer, offers, 0) != 0)
+            status = -1;
+        if (root) {
+            for (uint32_t q = 0; q < size; q++)
+                if (offers[q].next > round[0])
+                    round[0] = offers[q].next;
+            round[1] = wk.over || status != 0;
+        }
+        if (ipc->ops->bcast(ipc->ctx, round, sizeof round, 0) != 0)
+            status = -1, round[1] = 1;
+        if (round[1])
+            break;
+        size_t end = next;
+        while (end < njumps && jumps[end].wait_end >= round[0])
+            end++;
+        void *all = NULL;
+        static const int64_t none;
+        if (sp_ipc_gather_bytes(ipc, end > next ? (const void *)(jumps + next) : &none,
+                                (end - next) * sizeof *jumps, &all, sizes) != 0)
+            status = -1;
+        next = end;
+        if (root) {
+            for (uint32_t q = 0; q < size; q++)
+                left[q] = offers[q].left - sizes[q] / sizeof(ws_jump);
+            /* with nothing left anywhere the walk ends in this round */
+            if (status == 0 && walk_round_at_root(&wk, size, all, sizes, left, parts,
+                                                  part_sizes) != 0)
+                status = -1;
+            if (status != 0) {
+                memset(part_sizes, 0, size * sizeof *part_sizes);
+                wk.over = true;
+            }
+        }
+        free(all);
+        void *got = NULL;
+        uint64_t got_bytes = 0;
+        if (sp_ipc_scatter_bytes(ipc, parts, part_sizes, &got, &got_bytes) != 0)
+            status = -1;
+        if (parts)
+            for (uint32_t q = 0; q < size; q++) {
+                free(parts[q]);
+                parts[q] = NULL;
+                part_sizes[q] = 0;
+                wk.cap[q] = 0;
+            }
+        const int64_t *seg = got;
+        for (size_t k = 0; tl && status == 0 && k + 1 < got_bytes / sizeof *seg; k += 2) {
+            size_t n = 0;
+            exclusive_in(in, tl, r->cnode_count, seg[k], seg[k + 1], acc, touched, &n);
+            for (size_t q = 0; q < n; q++) {
+                uint32_t path = touched[q];
+                size_t at = (size_t)path * SP_WS_METRIC_COUNT + SP_WS_CRITICAL_PATH;
+                r->time[at] += acc[path];
+                r->count[at] += 1;
+                acc[path] = 0;
+            }
+        }
+        free(got);
+    }
+    free(wk.head);
+    free(wk.cap);
+    free(offers);
+    free(left);
+    free(sizes);
+    free(parts);
+    free(part_sizes);
     return status;
 }
 
@@ -2494,75 +2564,34 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, ws_effects *f
     size_t njumps = 0;
     for (size_t i = 0; i < in->count; i++)
         njumps += fx->wait[i] > 0 && fx->late[i] != UINT32_MAX;
-    size_t bytes = sizeof(ws_cp_head) + njumps * sizeof(ws_jump);
-    ws_cp_head *head = status == 0 && tl ? malloc(bytes) : NULL;
-    if (status == 0 && tl && !head)
+    ws_cp_head head = {0, 0, 0};
+    ws_jump *j = status == 0 && tl ? malloc((njumps ? njumps : 1) * sizeof *j) : NULL;
+    if (status == 0 && tl && !j)
         status = -1;
-    if (head) {
-        head->first = piece_time_at(in, tl->first);
-        head->end = piece_time_at(in, tl->end - 1);
-        ws_jump *j = (ws_jump *)(head + 1);
-        size_t n = 0;
+    size_t nj = 0;
+    if (j) {
+        head = (ws_cp_head){piece_time_at(in, tl->first), piece_time_at(in, tl->end - 1), 1};
         for (size_t i = 0; i < in->count; i++) {
             const sp_ws_event *e = &in->events[i];
             if (e->kind == SP_WS_COLL && e->op == SP_WS_OP_FINALIZE)
-                head->end = e->enter;
+                head.end = e->enter;
             /* a non-blocking send waited from its MPI_Wait*'s enter, not the Isend's */
             if (fx->wait[i] > 0 && fx->late[i] != UINT32_MAX)
-                j[n++] = (ws_jump){wait_end(e, fx->wait[i]), fx->late[i]};
+                j[nj++] = (ws_jump){wait_end(e, fx->wait[i]), fx->late[i]};
         }
-        head->jumps = n;
-        qsort(j, n, sizeof *j, cmp_jump);
-        /* latest first, then in varints in place: a jump takes at most 15 bytes of its 16,
-         * so the k-th is read before the bytes written reach it */
-        for (size_t a = 0, b = n; a + 1 < b; a++, b--) {
+        qsort(j, nj, sizeof *j, cmp_jump);
+        for (size_t a = 0, b = nj; a + 1 < b; a++, b--) { /* latest first */
             ws_jump x = j[a];
             j[a] = j[b - 1];
             j[b - 1] = x;
         }
-        head->top = n ? j[0].wait_end : 0;
-        uint8_t *w = (uint8_t *)j;
-        int64_t prev = head->top;
-        for (size_t k = 0; k < n; k++) {
-            ws_jump x = j[k];
-            uint64_t v[2] = {(uint64_t)(prev - x.wait_end), x.late};
-            prev = x.wait_end;
-            for (int f = 0; f < 2; f++) {
-                do {
-                    uint8_t byte = v[f] & 0x7f;
-                    v[f] >>= 7;
-                    *w++ = byte | (v[f] ? 0x80 : 0);
-                } while (v[f]);
-            }
-        }
-        bytes = (size_t)(w - (uint8_t *)head);
-        void *fitted = realloc(head, bytes);
-        if (fitted)
-            head = fitted;
     }
-    /* The effects are in the jumps now: they go before rank 0 gathers every rank's jumps
-     * (20 bytes an operation; rank 0's peak is there). */
+    /* The effects are in the jumps now (20 bytes an operation, 16 a jump). */
     free(fx->wait), free(fx->late), free(fx->caused);
     *fx = (ws_effects){NULL, NULL, NULL};
-    void *segments = NULL;
-    uint64_t segment_bytes = 0;
-    if (gather_compute_scatter(ipc, head, head ? bytes : 0, walk_at_root, &segments,
-                               &segment_bytes) != 0)
+    if (walk_critical_path(ipc, j ? &head : NULL, j, nj, in, tl, r, acc, touched) != 0)
         status = -1;
-    free(head);
-    const int64_t *seg = segments;
-    for (size_t s = 0; tl && status == 0 && s + 1 < segment_bytes / sizeof *seg; s += 2) {
-        size_t n = 0;
-        exclusive_in(in, tl, r->cnode_count, seg[s], seg[s + 1], acc, touched, &n);
-        for (size_t k = 0; k < n; k++) {
-            uint32_t path = touched[k];
-            size_t at = (size_t)path * SP_WS_METRIC_COUNT + SP_WS_CRITICAL_PATH;
-            r->time[at] += acc[path];
-            r->count[at] += 1;
-            acc[path] = 0;
-        }
-    }
-    free(segments);
+    free(j);
     /* the imbalance: each path's time without waiting and on the critical path */
     size_t nentries = 0;
     ws_cp_entry *entries = NULL;
