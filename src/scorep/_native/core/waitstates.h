@@ -82,8 +82,10 @@
  *                    late operation of its rank that lies after it, times that operation's
  *                    caused waiting and what that passed on in turn), summed over the wait
  *                    states a late operation caused and charged as its short-term cost is.
- *                    Propagated at rank 0 backward in time; a wait state is matched to its
- *                    late operation by the late rank, the pattern and when it ended. */
+ *                    Propagated at rank 0 backward in time, in rounds of a span of time
+ *                    (rank 0 holds a round of every rank's items, not all of them); a wait
+ *                    state is matched to its late operation by the late rank, the pattern
+ *                    and when it ended. The critical path's walk runs in rounds the same way. */
 #ifndef SCOREP_CORE_WAITSTATES_H
 #define SCOREP_CORE_WAITSTATES_H
 
