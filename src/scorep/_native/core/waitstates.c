@@ -1657,6 +1657,15 @@ typedef struct {
     uint64_t nwait, nlate, nref;
 } ws_lt_head;
 
+/* The most items this rank sends in one round. */
+static uint64_t round_quota(const sp_ipc *ipc, const sp_ws_input *in)
+{
+    if (in->round_items)
+        return in->round_items;
+    uint64_t quota = WS_LT_ROUND_TOTAL / (ipc->size ? ipc->size : 1);
+    return quota < WS_LT_ROUND_MIN ? WS_LT_ROUND_MIN : quota;
+}
+
 /* A reference as sent: the wait state (by event), its part of the interval, and when it
  * ended (rank 0 drops what would go to a wait state whose cause it met in an earlier round:
  * nothing reads it there any more). */
@@ -2096,9 +2105,7 @@ static int longterm_delays(const sp_ipc *ipc, const sp_ws_input *in, const ws_ef
     double *lt = have ? calloc(nlate ? nlate : 1, sizeof *lt) : NULL;
     if (!lt)
         have = false, nlate = 0;
-    uint64_t quota = WS_LT_ROUND_TOTAL / (ipc->size ? ipc->size : 1);
-    if (quota < WS_LT_ROUND_MIN)
-        quota = WS_LT_ROUND_MIN;
+    uint64_t quota = round_quota(ipc, in);
     ws_lt_offer *offers = ipc->rank == 0 ? malloc(ipc->size * sizeof *offers) : NULL;
     uint64_t *sizes = malloc(ipc->size * sizeof *sizes);
     void **parts = ipc->rank == 0 ? calloc(ipc->size, sizeof *parts) : NULL;
@@ -2351,9 +2358,7 @@ static int walk_critical_path(const sp_ipc *ipc, const ws_cp_head *head, const w
         wk.cur = cur;
         wk.t = wk.over ? 0 : wk.head[cur].end;
     }
-    uint64_t quota = WS_LT_ROUND_TOTAL / (size ? size : 1);
-    if (quota < WS_LT_ROUND_MIN)
-        quota = WS_LT_ROUND_MIN;
+    uint64_t quota = round_quota(ipc, in);
     size_t next = 0; /* the first jump not sent yet */
     for (;;) {
         ws_lt_offer offer = {INT64_MIN, njumps - next};

@@ -260,6 +260,10 @@ typedef struct sp_ws_input {
     size_t piece_block_count, piece_block_capacity;
     sp_ws_timeline *timelines;
     uint32_t timeline_count;
+    /* The most items this rank sends rank 0 in one round of the backward steps (the
+     * long-term delay costs, the critical path's walk); 0: the default (16 384 / ranks, at
+     * least 256). Any value gives the same results: tests set 1. */
+    uint32_t round_items;
 } sp_ws_input;
 
 void sp_ws_input_free(sp_ws_input *in);
