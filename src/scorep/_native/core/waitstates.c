@@ -2219,6 +2219,9 @@ static int longterm_delays(const sp_ipc *ipc, const sp_ws_input *in, const ws_ef
         cw = eb;
         prev = threshold;
     }
+    /* rounds ended early (rank 0 failed): none of the long-term costs, rather than some */
+    if (have && (cl < nlate || cw < l.nwait))
+        status = -1;
     if (status == 0 && have)
         charge_delays(in, fx, r, acc, touched, lt, nlate, NULL);
     free(lt);
