@@ -1639,31 +1639,132 @@ static void charge_delays(const sp_ws_input *in, const ws_effects *fx, sp_ws_res
     }
 }
 
-/* What a rank sends rank 0 for the long-term costs: the three counts, then its wait states
- * (in the order of its events), its late operations and their references. */
+/* The long-term costs are propagated at rank 0 in rounds backward in time, so that it holds
+ * only a round's part of every rank's lists (before: all of them at once, 3.4x its trace's
+ * size on the benchmark's ring at 8 ranks). A round covers the times [T, previous T): every
+ * rank sends its late operations that came then and its wait states that ended then (a wait
+ * state ends when its cause came: both are in the same round), with the references of those
+ * late operations (which may name wait states of later rounds: their propagated waiting
+ * waits at rank 0 until they come). Each rank offers the time of its WS_LT_ROUND-th next
+ * item; T is the latest offer, so that no rank sends more than that many (ties aside).
+ * Within a round rank 0 goes through the late operations in the order of the whole
+ * propagation (time, then rank, then the rank's order): the same sums in the same order as
+ * with everything at once, bit for bit. */
+#define WS_LT_ROUND_TOTAL 16384 /* items a round, all ranks together */
+#define WS_LT_ROUND_MIN 256     /* ... but at least this many from each rank */
+
 typedef struct {
     uint64_t nwait, nlate, nref;
 } ws_lt_head;
 
-/* Rank 0's view of every rank's lists. */
+/* The most items this rank sends in one round. */
+static uint64_t round_quota(const sp_ipc *ipc, const sp_ws_input *in)
+{
+    if (in->round_items)
+        return in->round_items;
+    uint64_t quota = WS_LT_ROUND_TOTAL / (ipc->size ? ipc->size : 1);
+    return quota < WS_LT_ROUND_MIN ? WS_LT_ROUND_MIN : quota;
+}
+
+/* A reference as sent: the wait state (by event), its part of the interval, and when it
+ * ended (rank 0 drops what would go to a wait state whose cause it met in an earlier round:
+ * nothing reads it there any more). */
+typedef struct {
+    uint64_t event;
+    int64_t end;
+    double share;
+} ws_lt_sref;
+
+/* A round's offer: the time of the item that fills this rank's share of the round
+ * (INT64_MIN: everything left fits), and how many items it has left. */
+typedef struct {
+    int64_t next;
+    uint64_t left;
+} ws_lt_offer;
+
+/* Rank 0: the propagated waiting of wait states whose cause has not come yet, by rank and
+ * event; an open-addressing table (key 0: empty, keys are rank << 40 | event, plus one). */
+typedef struct {
+    uint64_t key;
+    int64_t end;
+    double prop;
+} ws_lt_slot;
+
+typedef struct {
+    ws_lt_slot *slot;
+    size_t cap, used;
+} ws_lt_map;
+
+static uint64_t lt_map_key(uint32_t rank, uint64_t event)
+{
+    return ((uint64_t)rank << 40 | event) + 1;
+}
+
+static size_t lt_map_find(const ws_lt_map *m, uint64_t key)
+{
+    size_t mask = m->cap - 1, i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 17) & mask;
+    while (m->slot[i].key && m->slot[i].key != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static int lt_map_rehash(ws_lt_map *m, size_t cap, int64_t drop_from)
+{
+    ws_lt_map g = {calloc(cap, sizeof *g.slot), cap, 0};
+    if (!g.slot)
+        return -1;
+    for (size_t i = 0; i < m->cap; i++) {
+        const ws_lt_slot *x = &m->slot[i];
+        if (x->key && x->end < drop_from) {
+            g.slot[lt_map_find(&g, x->key)] = *x;
+            g.used++;
+        }
+    }
+    free(m->slot);
+    *m = g;
+    return 0;
+}
+
+static int lt_map_add(ws_lt_map *m, uint64_t key, int64_t end, double add)
+{
+    if (2 * (m->used + 1) > m->cap && lt_map_rehash(m, m->cap ? 2 * m->cap : 1024, INT64_MAX) != 0)
+        return -1;
+    size_t i = lt_map_find(m, key);
+    if (!m->slot[i].key) {
+        m->slot[i] = (ws_lt_slot){key, end, 0};
+        m->used++;
+    }
+    m->slot[i].prop += add;
+    return 0;
+}
+
+static double lt_map_get(const ws_lt_map *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    const ws_lt_slot *x = &m->slot[lt_map_find(m, key)];
+    return x->key ? x->prop : 0;
+}
+
+/* Rank 0's view of one rank's batch in a round. */
 typedef struct {
     const ws_lt_wait *wait;
     const ws_lt_late *late;
-    const ws_lt_ref *ref;
+    const ws_lt_sref *ref;
     ws_lt_head n;
-    size_t wait0; /* the index of its first wait state in the flat list */
 } ws_lt_rank;
 
-/* A wait state by its cause: the late rank, the metric, when it ended. */
+/* A wait state by its cause: the late rank, the metric, when it ended; then its rank and
+ * event (the order of the sum over the wait states one late operation caused). */
 typedef struct {
     uint32_t late, metric;
     int64_t end;
-    uint32_t rank, index; /* its rank and its index in that rank's list */
+    uint32_t rank;
+    uint64_t event;
 } ws_lt_key;
 
-static int cmp_lt_key(const void *a, const void *b)
+static int cmp_lt_cause(const ws_lt_key *p, const ws_lt_key *q)
 {
-    const ws_lt_key *p = a, *q = b;
     if (p->late != q->late)
         return p->late < q->late ? -1 : 1;
     if (p->metric != q->metric)
@@ -1671,9 +1772,20 @@ static int cmp_lt_key(const void *a, const void *b)
     return p->end < q->end ? -1 : p->end > q->end;
 }
 
+static int cmp_lt_key(const void *a, const void *b)
+{
+    const ws_lt_key *p = a, *q = b;
+    int c = cmp_lt_cause(p, q);
+    if (c)
+        return c;
+    if (p->rank != q->rank)
+        return p->rank < q->rank ? -1 : 1;
+    return p->event < q->event ? -1 : p->event > q->event;
+}
+
 typedef struct {
     int64_t time;
-    uint32_t rank, index;
+    uint32_t rank, index; /* index: in its rank's batch, sent in the rank's order */
     size_t first_ref;
 } ws_lt_op;
 
@@ -1688,15 +1800,16 @@ static int cmp_lt_op(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Rank 0: the long-term delay costs, backward in time. The cost of a wait state is its
- * waiting plus what it propagated (prop): the waiting that later wait states owe to it.
- * A late operation's long-term cost is the sum of prop over the wait states it caused; its
- * whole cost (the waiting it caused and that prop) goes on to the wait states of its rank in its
- * synchronization interval, each by its part of the interval. A wait state's prop is
- * complete before its cause is met: the late operations that pass cost to it lie after it.
- * Each rank gets one double per late operation. */
-static int lt_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
-                      void **parts, uint64_t *part_sizes)
+/* Rank 0, one round [T, prev): the long-term delay costs, backward in time. The cost of a
+ * wait state is its waiting plus what it propagated (prop): the waiting that later wait
+ * states owe to it. A late operation's long-term cost is the sum of prop over the wait
+ * states it caused; its whole cost (the waiting it caused and that prop) goes on to the wait
+ * states of its rank in its synchronization interval, each by its part of the interval. A
+ * wait state's prop is complete before its cause is met: the late operations that pass cost
+ * to it lie after it. Each rank gets one double per late operation of its batch. */
+static int lt_round_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
+                            ws_lt_map *map, int64_t threshold, int64_t prev, void **parts,
+                            uint64_t *part_sizes)
 {
     ws_lt_rank *rk = calloc(size ? size : 1, sizeof *rk);
     if (!rk)
@@ -1711,26 +1824,24 @@ static int lt_at_root(uint32_t size, const unsigned char *all, const uint64_t *s
         ws_lt_head h;
         memcpy(&h, p, sizeof h);
         if (sizes[q] != sizeof h + h.nwait * sizeof(ws_lt_wait) + h.nlate * sizeof(ws_lt_late) +
-                            h.nref * sizeof(ws_lt_ref))
+                            h.nref * sizeof(ws_lt_sref))
             continue;
         rk[q].n = h;
         rk[q].wait = (const ws_lt_wait *)(p + sizeof h);
         rk[q].late = (const ws_lt_late *)(rk[q].wait + h.nwait);
-        rk[q].ref = (const ws_lt_ref *)(rk[q].late + h.nlate);
-        rk[q].wait0 = nwait;
+        rk[q].ref = (const ws_lt_sref *)(rk[q].late + h.nlate);
         nwait += h.nwait;
         nlate += h.nlate;
     }
     ws_lt_key *keys = malloc((nwait ? nwait : 1) * sizeof *keys);
-    double *prop = calloc(nwait ? nwait : 1, sizeof *prop);
     ws_lt_op *ops = malloc((nlate ? nlate : 1) * sizeof *ops);
-    int status = keys && prop && ops ? 0 : -1;
-    size_t nops = 0;
+    int status = keys && ops ? 0 : -1;
+    size_t nkeys = 0, nops = 0;
     for (uint32_t q = 0; q < size && status == 0; q++) {
         size_t r0 = 0;
         for (uint64_t i = 0; i < rk[q].n.nwait; i++) {
             const ws_lt_wait *w = &rk[q].wait[i];
-            keys[rk[q].wait0 + i] = (ws_lt_key){w->late, w->metric, w->end, q, (uint32_t)i};
+            keys[nkeys++] = (ws_lt_key){w->late, w->metric, w->end, q, w->event};
         }
         for (uint64_t i = 0; i < rk[q].n.nlate; i++) {
             ops[nops++] = (ws_lt_op){rk[q].late[i].time, q, (uint32_t)i, r0};
@@ -1743,7 +1854,7 @@ static int lt_at_root(uint32_t size, const unsigned char *all, const uint64_t *s
             part_sizes[q] = rk[q].n.nlate * sizeof(double);
     }
     if (status == 0) {
-        qsort(keys, nwait, sizeof *keys, cmp_lt_key);
+        qsort(keys, nkeys, sizeof *keys, cmp_lt_key);
         qsort(ops, nops, sizeof *ops, cmp_lt_op);
     }
     for (size_t o = 0; o < nops && status == 0; o++) {
@@ -1751,38 +1862,36 @@ static int lt_at_root(uint32_t size, const unsigned char *all, const uint64_t *s
         const ws_lt_late *late = &rk[op->rank].late[op->index];
         /* the wait states it caused: those of late rank op->rank, its metric, ended at its enter */
         ws_lt_key want = {op->rank, late->metric, late->time, 0, 0};
-        size_t lo = 0, hi = nwait;
+        size_t lo = 0, hi = nkeys;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (cmp_lt_key(&keys[mid], &want) < 0)
+            if (cmp_lt_cause(&keys[mid], &want) < 0)
                 lo = mid + 1;
             else
                 hi = mid;
         }
         double longterm = 0;
-        for (size_t m = lo; m < nwait && cmp_lt_key(&keys[m], &want) == 0; m++)
-            longterm += prop[rk[keys[m].rank].wait0 + keys[m].index];
+        for (size_t m = lo; m < nkeys && cmp_lt_cause(&keys[m], &want) == 0; m++)
+            longterm += lt_map_get(map, lt_map_key(keys[m].rank, keys[m].event));
         double cost = late->caused + longterm;
         ((double *)parts[op->rank])[op->index] = longterm;
         if (cost <= 0 || late->total <= 0)
             continue;
         const ws_lt_rank *own = &rk[op->rank];
-        for (uint32_t f = 0; f < late->nrefs; f++) {
-            const ws_lt_ref *ref = &own->ref[op->first_ref + f];
-            size_t a = 0, b = own->n.nwait; /* its wait state, by event */
-            while (a < b) {
-                size_t mid = a + (b - a) / 2;
-                if (own->wait[mid].event < ref->event)
-                    a = mid + 1;
-                else
-                    b = mid;
-            }
-            if (a < own->n.nwait && own->wait[a].event == ref->event)
-                prop[own->wait0 + a] += cost * ref->share / late->total;
+        for (uint32_t f = 0; f < late->nrefs && status == 0; f++) {
+            const ws_lt_sref *ref = &own->ref[op->first_ref + f];
+            /* a wait state of an earlier round: its cause has been met, nothing reads it */
+            if (ref->end >= prev)
+                continue;
+            if (lt_map_add(map, lt_map_key(op->rank, ref->event), ref->end,
+                           cost * ref->share / late->total) != 0)
+                status = -1;
         }
     }
+    /* this round's wait states have been read: only the later rounds' stay */
+    if (status == 0 && map->cap && lt_map_rehash(map, map->cap, threshold) != 0)
+        status = -1;
     free(keys);
-    free(prop);
     free(ops);
     free(rk);
     return status;
@@ -1887,62 +1996,255 @@ static int late_receiver_caused(const sp_ipc *ipc, const sp_ws_input *in, const 
     return status;
 }
 
-/* Every rank, collectively: its wait states and late operations to rank 0, which sends back
- * each late operation's long-term cost; then charged like the short-term costs. */
-static int longterm_delays(const sp_ipc *ipc, const sp_ws_input *in, const ws_effects *fx,
-                           sp_ws_result *r, double *acc, uint32_t *touched, ws_lt_out *out,
-                           bool ok)
+/* This rank's lists for the rounds: the wait states (ws_lt_wait, by event), the late
+ * operations (out->late, in the order charge_delays met them, with their references from
+ * ref0[k]), and both in the order they are sent: by decreasing time (late operations in
+ * their order on ties). */
+/* An item in the order it is sent: by decreasing time, then its index. */
+typedef struct {
+    int64_t time;
+    uint64_t index;
+} ws_lt_order;
+
+static int cmp_lt_order(const void *a, const void *b)
 {
+    const ws_lt_order *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time > y->time ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+typedef struct {
+    ws_lt_wait *wait;
+    size_t nwait;
+    ws_lt_order *wait_order, *late_order;
+    size_t *ref0;
+} ws_lt_local;
+
+static void lt_local_free(ws_lt_local *l)
+{
+    free(l->wait);
+    free(l->wait_order);
+    free(l->late_order);
+    free(l->ref0);
+    memset(l, 0, sizeof *l);
+}
+
+static int lt_local_make(const sp_ws_input *in, const ws_effects *fx, const ws_lt_out *out,
+                         ws_lt_local *l)
+{
+    memset(l, 0, sizeof *l);
     /* the wait states in the intervals, by event */
-    uint64_t *refd = ok && !out->failed ? malloc((out->nref ? out->nref : 1) * sizeof *refd) : NULL;
+    uint64_t *refd = malloc((out->nref ? out->nref : 1) * sizeof *refd);
+    if (!refd)
+        return -1;
     size_t nwait = 0;
-    for (size_t k = 0; refd && k < out->nref; k++)
+    for (size_t k = 0; k < out->nref; k++)
         refd[k] = out->ref[k].event;
-    if (refd && out->nref) {
+    if (out->nref) {
         qsort(refd, out->nref, sizeof *refd, cmp_u64);
         for (size_t k = 0; k < out->nref; k++)
             if (k == 0 || refd[k] != refd[nwait - 1])
                 refd[nwait++] = refd[k];
     }
-    ws_lt_head h = {nwait, out->nlate, out->nref};
-    size_t bytes = sizeof h + nwait * sizeof(ws_lt_wait) + out->nlate * sizeof(ws_lt_late) +
-                   out->nref * sizeof(ws_lt_ref);
-    unsigned char *msg = refd ? malloc(bytes) : NULL;
-    if (msg) {
-        memcpy(msg, &h, sizeof h);
-        ws_lt_wait *w = (ws_lt_wait *)(msg + sizeof h);
-        for (size_t k = 0; k < nwait; k++) {
-            size_t i = refd[k];
-            const sp_ws_event *e = &in->events[i];
-            *w++ = (ws_lt_wait){wait_end(e, fx->wait[i]), fx->late[i],
-                                (uint32_t)waited_metric(e), i};
-        }
-        if (out->nlate)
-            memcpy(w, out->late, out->nlate * sizeof *out->late);
-        if (out->nref)
-            memcpy((ws_lt_late *)w + out->nlate, out->ref, out->nref * sizeof *out->ref);
+    l->wait = malloc((nwait ? nwait : 1) * sizeof *l->wait);
+    l->wait_order = malloc((nwait ? nwait : 1) * sizeof *l->wait_order);
+    l->late_order = malloc((out->nlate ? out->nlate : 1) * sizeof *l->late_order);
+    l->ref0 = malloc((out->nlate ? out->nlate : 1) * sizeof *l->ref0);
+    if (!l->wait || !l->wait_order || !l->late_order || !l->ref0) {
+        free(refd);
+        lt_local_free(l);
+        return -1;
     }
-    void *lt = NULL;
-    uint64_t lt_bytes = 0;
-    int status = gather_compute_scatter(ipc, msg, msg ? bytes : 0, lt_at_root, &lt, &lt_bytes);
-    bool sent = msg != NULL;
-    free(msg);
+    for (size_t k = 0; k < nwait; k++) {
+        size_t i = refd[k];
+        const sp_ws_event *e = &in->events[i];
+        l->wait[k] = (ws_lt_wait){wait_end(e, fx->wait[i]), fx->late[i],
+                                  (uint32_t)waited_metric(e), i};
+        l->wait_order[k] = (ws_lt_order){l->wait[k].end, k};
+    }
+    l->nwait = nwait;
     free(refd);
-    if (status == 0 && sent && lt_bytes == out->nlate * sizeof(double))
-        charge_delays(in, fx, r, acc, touched, lt, out->nlate, NULL);
+    size_t r0 = 0;
+    for (size_t k = 0; k < out->nlate; k++) {
+        l->late_order[k] = (ws_lt_order){out->late[k].time, k};
+        l->ref0[k] = r0;
+        r0 += out->late[k].nrefs;
+    }
+    qsort(l->late_order, out->nlate, sizeof *l->late_order, cmp_lt_order);
+    qsort(l->wait_order, nwait, sizeof *l->wait_order, cmp_lt_order);
+    return 0;
+}
+
+/* The wait state of event `event` in the list (by event), or NULL. */
+static const ws_lt_wait *lt_local_wait(const ws_lt_local *l, uint64_t event)
+{
+    size_t a = 0, b = l->nwait;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (l->wait[mid].event < event)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < l->nwait && l->wait[a].event == event ? &l->wait[a] : NULL;
+}
+
+/* Every rank, collectively: its wait states and late operations to rank 0 in rounds
+ * backward in time; rank 0 sends back each late operation's long-term cost; then charged
+ * like the short-term costs. */
+static int longterm_delays(const sp_ipc *ipc, const sp_ws_input *in, const ws_effects *fx,
+                           sp_ws_result *r, double *acc, uint32_t *touched, ws_lt_out *out,
+                           bool ok)
+{
+    ws_lt_local l;
+    bool have = ok && !out->failed && lt_local_make(in, fx, out, &l) == 0;
+    if (!have)
+        memset(&l, 0, sizeof l);
+    size_t nlate = have ? out->nlate : 0;
+    double *lt = have ? calloc(nlate ? nlate : 1, sizeof *lt) : NULL;
+    if (!lt)
+        have = false, nlate = 0;
+    uint64_t quota = round_quota(ipc, in);
+    ws_lt_offer *offers = ipc->rank == 0 ? malloc(ipc->size * sizeof *offers) : NULL;
+    uint64_t *sizes = malloc(ipc->size * sizeof *sizes);
+    void **parts = ipc->rank == 0 ? calloc(ipc->size, sizeof *parts) : NULL;
+    uint64_t *part_sizes = ipc->rank == 0 ? calloc(ipc->size, sizeof *part_sizes) : NULL;
+    ws_lt_map map = {NULL, 0, 0};
+    int status = sizes && (ipc->rank != 0 || (offers && parts && part_sizes)) ? 0 : -1;
+    size_t cl = 0, cw = 0; /* the next late operation and wait state to send, in their orders */
+    int64_t prev = INT64_MAX;
+    /* every rank takes part in every round, also after a failure (it then sends nothing),
+     * so that none waits; rank 0 ends the rounds when nobody has anything left */
+    for (;;) {
+        ws_lt_offer mine = {INT64_MIN, 0};
+        if (have && status == 0) {
+            mine.left = (nlate - cl) + (l.nwait - cw);
+            /* the time of this rank's quota-th next item, merging both orders */
+            size_t a = cl, b = cw;
+            for (uint64_t k = 0; k < quota && (a < nlate || b < l.nwait); k++) {
+                int64_t ta = a < nlate ? l.late_order[a].time : INT64_MIN;
+                int64_t tb = b < l.nwait ? l.wait_order[b].time : INT64_MIN;
+                int64_t t = ta >= tb ? ta : tb;
+                if (ta >= tb)
+                    a++;
+                else
+                    b++;
+                if (k + 1 == quota && (a < nlate || b < l.nwait))
+                    mine.next = t;
+            }
+        }
+        int64_t round[2] = {INT64_MIN, 0}; /* T, and whether the rounds are over */
+        if (ipc->ops->gather(ipc->ctx, &mine, sizeof mine, offers, 0) != 0)
+            status = -1;
+        if (ipc->rank == 0) {
+            uint64_t left = 0;
+            for (uint32_t q = 0; offers && q < ipc->size; q++) {
+                left += offers[q].left;
+                if (offers[q].next > round[0])
+                    round[0] = offers[q].next;
+            }
+            round[1] = left == 0 || status != 0;
+        }
+        if (ipc->ops->bcast(ipc->ctx, round, sizeof round, 0) != 0)
+            status = -1, round[1] = 1;
+        if (round[1])
+            break;
+        int64_t threshold = round[0];
+        /* this round's batch: the items at or after T */
+        ws_lt_head h = {0, 0, 0};
+        size_t ea = cl, eb = cw;
+        while (have && ea < nlate && l.late_order[ea].time >= threshold) {
+            h.nref += out->late[l.late_order[ea].index].nrefs;
+            ea++;
+        }
+        while (have && eb < l.nwait && l.wait_order[eb].time >= threshold)
+            eb++;
+        h.nlate = ea - cl;
+        h.nwait = eb - cw;
+        size_t bytes = sizeof h + h.nwait * sizeof(ws_lt_wait) + h.nlate * sizeof(ws_lt_late) +
+                       h.nref * sizeof(ws_lt_sref);
+        unsigned char *msg = have && status == 0 ? malloc(bytes) : NULL;
+        if (msg) {
+            memcpy(msg, &h, sizeof h);
+            ws_lt_wait *w = (ws_lt_wait *)(msg + sizeof h);
+            for (size_t k = cw; k < eb; k++)
+                *w++ = l.wait[l.wait_order[k].index];
+            ws_lt_late *lp = (ws_lt_late *)w;
+            for (size_t k = cl; k < ea; k++)
+                *lp++ = out->late[l.late_order[k].index];
+            ws_lt_sref *rp = (ws_lt_sref *)lp;
+            for (size_t k = cl; k < ea; k++) {
+                size_t o = l.late_order[k].index;
+                for (uint32_t f = 0; f < out->late[o].nrefs; f++) {
+                    const ws_lt_ref *ref = &out->ref[l.ref0[o] + f];
+                    const ws_lt_wait *x = lt_local_wait(&l, ref->event);
+                    *rp++ = (ws_lt_sref){ref->event, x ? x->end : INT64_MIN, ref->share};
+                }
+            }
+        } else if (have) {
+            status = -1;
+        }
+        void *all = NULL;
+        static const int64_t none;
+        if (sp_ipc_gather_bytes(ipc, msg ? (const void *)msg : &none, msg ? bytes : 0, &all,
+                                sizes) != 0)
+            status = -1;
+        free(msg);
+        if (ipc->rank == 0) {
+            if (status == 0 && lt_round_at_root(ipc->size, all, sizes, &map, threshold, prev,
+                                                parts, part_sizes) != 0)
+                status = -1;
+            if (status != 0)
+                memset(part_sizes, 0, ipc->size * sizeof *part_sizes);
+        }
+        free(all);
+        void *got = NULL;
+        uint64_t got_bytes = 0;
+        if (sp_ipc_scatter_bytes(ipc, parts, part_sizes, &got, &got_bytes) != 0)
+            status = -1;
+        if (parts)
+            for (uint32_t q = 0; q < ipc->size; q++) {
+                free(parts[q]);
+                parts[q] = NULL;
+                part_sizes[q] = 0;
+            }
+        if (have && status == 0 && got_bytes == (ea - cl) * sizeof(double))
+            for (size_t k = cl; k < ea; k++)
+                lt[l.late_order[k].index] = ((const double *)got)[k - cl];
+        else if (have)
+            status = -1;
+        free(got);
+        cl = ea;
+        cw = eb;
+        prev = threshold;
+    }
+    /* rounds ended early (rank 0 failed): none of the long-term costs, rather than some */
+    if (have && (cl < nlate || cw < l.nwait))
+        status = -1;
+    if (status == 0 && have)
+        charge_delays(in, fx, r, acc, touched, lt, nlate, NULL);
     free(lt);
+    free(offers);
+    free(sizes);
+    free(parts);
+    free(part_sizes);
+    free(map.slot);
+    lt_local_free(&l);
     return status;
 }
 
-/* What each rank reports to rank 0 for the walk along the critical path: its jumps (where
- * its waiting ended and the rank it waited for) from the latest back, in varints (about 4
- * bytes a jump instead of 16: rank 0 holds every rank's at once): the first's wait_end is
- * `top`, then per jump the varint of the previous jump's wait_end minus its own (the first:
- * 0), then that of its late rank. The walk goes back in time: it reads each rank's forward. */
+/* The walk along the critical path, at rank 0 in rounds backward in time as the long-term
+ * costs are (longterm_delays), so that it holds a round's jumps of every rank, not all of
+ * them (before: every rank's jumps at once, about 4 bytes each in varints, growing with the
+ * ranks). Each rank's jumps (where its waiting ended and the rank it waited for) latest
+ * first; a round brings those that ended in [T, previous T). The walk at rank `cur` and time
+ * t takes the latest jump of `cur` that ended before t: in this round's batch, or, when
+ * `cur` has jumps left for the later rounds, there (the walk waits for the next round);
+ * t only falls, so nothing it needs was in an earlier round. */
 typedef struct {
     int64_t first, end; /* its timeline's beginning; its end (MPI_Finalize's enter) */
-    uint64_t jumps;     /* then as many jumps, by decreasing wait_end */
-    int64_t top;
+    uint64_t valid;     /* it has a timeline */
 } ws_cp_head;
 
 typedef struct {
@@ -1956,116 +2258,182 @@ static int cmp_jump(const void *a, const void *b)
     return x->wait_end < y->wait_end ? -1 : x->wait_end > y->wait_end;
 }
 
-/* Rank 0: one rank's jumps being read (ws_cp_head), at the current one. */
+/* Rank 0's walk between rounds. */
 typedef struct {
-    const uint8_t *p, *end;
-    uint64_t left; /* jumps after the current one */
-    bool valid;    /* there is a current one */
-    ws_jump jump;
-} ws_jumps;
+    ws_cp_head *head; /* per rank */
+    uint32_t cur;
+    int64_t t;
+    bool over;
+    size_t *cap; /* per rank: int64s allocated in its part */
+} ws_walk;
 
-static uint64_t jumps_varint(ws_jumps *k, bool *ok)
+/* Rank 0, one round: the walk as far as this round's jumps take it; each rank's segments
+ * [from, to) on the path, as int64 pairs, into its part. left[q]: rank q's jumps in the
+ * later rounds. */
+static int walk_round_at_root(ws_walk *wk, uint32_t size, const unsigned char *all,
+                              const uint64_t *sizes, const uint64_t *left, void **parts,
+                              uint64_t *part_sizes)
 {
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (k->p >= k->end) {
-            *ok = false;
-            return 0;
-        }
-        uint8_t byte = *k->p++;
-        v |= (uint64_t)(byte & 0x7f) << shift;
-        if (!(byte & 0x80))
-            return v;
-    }
-    *ok = false;
-    return 0;
-}
-
-/* To the next jump (the first: from `top`); false when the bytes end early. */
-static bool jumps_next(ws_jumps *k, int64_t top, bool first)
-{
-    if (!k->left) {
-        k->valid = false;
-        return true;
-    }
-    bool ok = true;
-    uint64_t delta = jumps_varint(k, &ok);
-    uint64_t late = jumps_varint(k, &ok);
-    k->jump.wait_end = (first ? top : k->jump.wait_end) - (int64_t)delta;
-    k->jump.late = late;
-    k->left--;
-    k->valid = ok;
-    return ok;
-}
-
-/* Rank 0: the walk backward, each rank's segments [from, to) on the path as int64 pairs. */
-static int walk_at_root(uint32_t size, const unsigned char *all, const uint64_t *sizes,
-                        void **parts, uint64_t *part_sizes)
-{
-    /* the heads copied out: the ranks' bytes follow each other unaligned */
-    ws_cp_head *heads = calloc(size, sizeof *heads);
-    const ws_cp_head **head = calloc(size, sizeof *head);
-    ws_jumps *reading = calloc(size, sizeof *reading);
-    size_t *cap = calloc(size, sizeof *cap);
-    uint64_t total = 0, offset = 0;
-    int status = heads && head && cap && reading ? 0 : -1;
+    const ws_jump **batch = calloc(size, sizeof *batch);
+    size_t *count = calloc(size, sizeof *count);
+    int status = batch && count ? 0 : -1;
+    uint64_t offset = 0;
     for (uint32_t q = 0; q < size && status == 0; q++) {
-        if (sizes[q] >= sizeof(ws_cp_head)) {
-            memcpy(&heads[q], all + offset, sizeof heads[q]);
-            head[q] = &heads[q];
-            reading[q] = (ws_jumps){all + offset + sizeof(ws_cp_head), all + offset + sizes[q],
-                                    head[q]->jumps, false, {0, 0}};
-            if (!jumps_next(&reading[q], head[q]->top, true))
-                head[q] = NULL;
-        }
+        batch[q] = (const ws_jump *)(all + offset);
+        count[q] = sizes[q] / sizeof(ws_jump);
         offset += sizes[q];
-        total += head[q] ? head[q]->jumps : 0;
     }
-    uint32_t cur = UINT32_MAX;
-    for (uint32_t q = 0; q < size && status == 0; q++)
-        if (head[q] && (cur == UINT32_MAX || head[q]->end > head[cur]->end))
-            cur = q;
-    int64_t t = cur != UINT32_MAX ? head[cur]->end : 0;
-    /* t falls at every jump: at most one step per jump, and one more */
-    for (uint64_t step = 0; cur != UINT32_MAX && step <= total && status == 0; step++) {
-        const ws_cp_head *h = head[cur];
-        ws_jumps *k = &reading[cur];
-        /* the latest jump that ended before t (t only falls: what is passed stays passed) */
-        while (k->valid && k->jump.wait_end >= t)
-            if (!jumps_next(k, h->top, false))
-                status = -1;
-        if (status != 0)
-            break;
-        ws_jump found = k->jump;
-        const ws_jump *back = k->valid ? &found : NULL;
+    while (status == 0 && !wk->over) {
+        uint32_t cur = wk->cur;
+        const ws_cp_head *h = &wk->head[cur];
+        const ws_jump *j = batch[cur];
+        /* the latest jump that ended before t (the batch: by decreasing wait_end) */
+        size_t lo = 0, hi = count[cur];
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (j[mid].wait_end >= wk->t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == count[cur] && left[cur])
+            break; /* in a later round */
+        const ws_jump *back = lo < count[cur] ? &j[lo] : NULL;
         if (back && back->wait_end < h->first)
             back = NULL;
         int64_t from = back ? back->wait_end : h->first;
-        if (t > from) {
+        if (wk->t > from) {
             uint64_t at = part_sizes[cur] / sizeof(int64_t);
-            if (at + 2 > cap[cur]) {
-                size_t c = cap[cur] ? 2 * cap[cur] : 16;
+            if (at + 2 > wk->cap[cur]) {
+                size_t c = wk->cap[cur] ? 2 * wk->cap[cur] : 16;
                 void *g = realloc(parts[cur], c * sizeof(int64_t));
                 if (!g) {
                     status = -1;
                     break;
                 }
                 parts[cur] = g;
-                cap[cur] = c;
+                wk->cap[cur] = c;
             }
             ((int64_t *)parts[cur])[at] = from;
-            ((int64_t *)parts[cur])[at + 1] = t;
+            ((int64_t *)parts[cur])[at + 1] = wk->t;
             part_sizes[cur] += 2 * sizeof(int64_t);
         }
-        if (!back || back->late >= size || !head[back->late])
+        if (!back || back->late >= size || !wk->head[back->late].valid) {
+            wk->over = true;
             break;
-        cur = (uint32_t)back->late;
-        t = back->wait_end;
+        }
+        wk->cur = (uint32_t)back->late;
+        wk->t = back->wait_end;
     }
-    free(heads);
-    free(head);
-    free(reading);
-    free(cap);
+    free(batch);
+    free(count);
+    return status;
+}
+
+/* Every rank, collectively: the walk along the critical path (head NULL: this rank has no
+ * timeline; jumps: latest first); each segment of this rank on the path charged as it
+ * comes back, in the walk's order. */
+static int walk_critical_path(const sp_ipc *ipc, const ws_cp_head *head, const ws_jump *jumps,
+                              size_t njumps, const sp_ws_input *in, const sp_ws_timeline *tl,
+                              sp_ws_result *r, double *acc, uint32_t *touched)
+{
+    uint32_t size = ipc->size;
+    bool root = ipc->rank == 0;
+    ws_cp_head mine = head ? *head : (ws_cp_head){0, 0, 0};
+    ws_walk wk = {root ? calloc(size, sizeof *wk.head) : NULL, 0, 0, false,
+                  root ? calloc(size, sizeof *wk.cap) : NULL};
+    ws_lt_offer *offers = root ? malloc(size * sizeof *offers) : NULL;
+    uint64_t *left = root ? calloc(size, sizeof *left) : NULL;
+    uint64_t *sizes = malloc(size * sizeof *sizes);
+    void **parts = root ? calloc(size, sizeof *parts) : NULL;
+    uint64_t *part_sizes = root ? calloc(size, sizeof *part_sizes) : NULL;
+    int status = sizes && (!root || (wk.head && wk.cap && offers && left && parts && part_sizes))
+                     ? 0 : -1;
+    if (ipc->ops->gather(ipc->ctx, &mine, sizeof mine, wk.head, 0) != 0)
+        status = -1;
+    if (root && status == 0) {
+        /* from the rank whose run ended last (the lowest of those) */
+        uint32_t cur = UINT32_MAX;
+        for (uint32_t q = 0; q < size; q++)
+            if (wk.head[q].valid && (cur == UINT32_MAX || wk.head[q].end > wk.head[cur].end))
+                cur = q;
+        wk.over = cur == UINT32_MAX;
+        wk.cur = cur;
+        wk.t = wk.over ? 0 : wk.head[cur].end;
+    }
+    uint64_t quota = round_quota(ipc, in);
+    size_t next = 0; /* the first jump not sent yet */
+    for (;;) {
+        ws_lt_offer offer = {INT64_MIN, njumps - next};
+        if (njumps - next > quota)
+            offer.next = jumps[next + quota - 1].wait_end;
+        int64_t round[2] = {INT64_MIN, 0}; /* T, and whether the walk is over */
+        if (ipc->ops->gather(ipc->ctx, &offer, sizeof offer, offers, 0) != 0)
+            status = -1;
+        if (root) {
+            for (uint32_t q = 0; q < size; q++)
+                if (offers[q].next > round[0])
+                    round[0] = offers[q].next;
+            round[1] = wk.over || status != 0;
+        }
+        if (ipc->ops->bcast(ipc->ctx, round, sizeof round, 0) != 0)
+            status = -1, round[1] = 1;
+        if (round[1])
+            break;
+        size_t end = next;
+        while (end < njumps && jumps[end].wait_end >= round[0])
+            end++;
+        void *all = NULL;
+        static const int64_t none;
+        if (sp_ipc_gather_bytes(ipc, end > next ? (const void *)(jumps + next) : &none,
+                                (end - next) * sizeof *jumps, &all, sizes) != 0)
+            status = -1;
+        next = end;
+        if (root) {
+            for (uint32_t q = 0; q < size; q++)
+                left[q] = offers[q].left - sizes[q] / sizeof(ws_jump);
+            /* with nothing left anywhere the walk ends in this round */
+            if (status == 0 && walk_round_at_root(&wk, size, all, sizes, left, parts,
+                                                  part_sizes) != 0)
+                status = -1;
+            if (status != 0) {
+                memset(part_sizes, 0, size * sizeof *part_sizes);
+                wk.over = true;
+            }
+        }
+        free(all);
+        void *got = NULL;
+        uint64_t got_bytes = 0;
+        if (sp_ipc_scatter_bytes(ipc, parts, part_sizes, &got, &got_bytes) != 0)
+            status = -1;
+        if (parts)
+            for (uint32_t q = 0; q < size; q++) {
+                free(parts[q]);
+                parts[q] = NULL;
+                part_sizes[q] = 0;
+                wk.cap[q] = 0;
+            }
+        const int64_t *seg = got;
+        for (size_t k = 0; tl && status == 0 && k + 1 < got_bytes / sizeof *seg; k += 2) {
+            size_t n = 0;
+            exclusive_in(in, tl, r->cnode_count, seg[k], seg[k + 1], acc, touched, &n);
+            for (size_t q = 0; q < n; q++) {
+                uint32_t path = touched[q];
+                size_t at = (size_t)path * SP_WS_METRIC_COUNT + SP_WS_CRITICAL_PATH;
+                r->time[at] += acc[path];
+                r->count[at] += 1;
+                acc[path] = 0;
+            }
+        }
+        free(got);
+    }
+    free(wk.head);
+    free(wk.cap);
+    free(offers);
+    free(left);
+    free(sizes);
+    free(parts);
+    free(part_sizes);
     return status;
 }
 
@@ -2204,74 +2572,34 @@ static int critical_path(const sp_ipc *ipc, const sp_ws_input *in, ws_effects *f
     size_t njumps = 0;
     for (size_t i = 0; i < in->count; i++)
         njumps += fx->wait[i] > 0 && fx->late[i] != UINT32_MAX;
-    size_t bytes = sizeof(ws_cp_head) + njumps * sizeof(ws_jump);
-    ws_cp_head *head = status == 0 && tl ? malloc(bytes) : NULL;
-    if (status == 0 && tl && !head)
+    ws_cp_head head = {0, 0, 0};
+    ws_jump *j = status == 0 && tl ? malloc((njumps ? njumps : 1) * sizeof *j) : NULL;
+    if (status == 0 && tl && !j)
         status = -1;
-    if (head) {
-        head->first = piece_time_at(in, tl->first);
-        head->end = piece_time_at(in, tl->end - 1);
-        ws_jump *j = (ws_jump *)(head + 1);
-        size_t n = 0;
+    size_t nj = 0;
+    if (j) {
+        head = (ws_cp_head){piece_time_at(in, tl->first), piece_time_at(in, tl->end - 1), 1};
         for (size_t i = 0; i < in->count; i++) {
             const sp_ws_event *e = &in->events[i];
             if (e->kind == SP_WS_COLL && e->op == SP_WS_OP_FINALIZE)
-                head->end = e->enter;
+                head.end = e->enter;
+            /* a non-blocking send waited from its MPI_Wait*'s enter, not the Isend's */
             if (fx->wait[i] > 0 && fx->late[i] != UINT32_MAX)
-                j[n++] = (ws_jump){e->enter + fx->wait[i], fx->late[i]};
+                j[nj++] = (ws_jump){wait_end(e, fx->wait[i]), fx->late[i]};
         }
-        head->jumps = n;
-        qsort(j, n, sizeof *j, cmp_jump);
-        /* latest first, then in varints in place: a jump takes at most 15 bytes of its 16,
-         * so the k-th is read before the bytes written reach it */
-        for (size_t a = 0, b = n; a + 1 < b; a++, b--) {
+        qsort(j, nj, sizeof *j, cmp_jump);
+        for (size_t a = 0, b = nj; a + 1 < b; a++, b--) { /* latest first */
             ws_jump x = j[a];
             j[a] = j[b - 1];
             j[b - 1] = x;
         }
-        head->top = n ? j[0].wait_end : 0;
-        uint8_t *w = (uint8_t *)j;
-        int64_t prev = head->top;
-        for (size_t k = 0; k < n; k++) {
-            ws_jump x = j[k];
-            uint64_t v[2] = {(uint64_t)(prev - x.wait_end), x.late};
-            prev = x.wait_end;
-            for (int f = 0; f < 2; f++) {
-                do {
-                    uint8_t byte = v[f] & 0x7f;
-                    v[f] >>= 7;
-                    *w++ = byte | (v[f] ? 0x80 : 0);
-                } while (v[f]);
-            }
-        }
-        bytes = (size_t)(w - (uint8_t *)head);
-        void *fitted = realloc(head, bytes);
-        if (fitted)
-            head = fitted;
     }
-    /* The effects are in the jumps now: they go before rank 0 gathers every rank's jumps
-     * (20 bytes an operation; rank 0's peak is there). */
+    /* The effects are in the jumps now (20 bytes an operation, 16 a jump). */
     free(fx->wait), free(fx->late), free(fx->caused);
     *fx = (ws_effects){NULL, NULL, NULL};
-    void *segments = NULL;
-    uint64_t segment_bytes = 0;
-    if (gather_compute_scatter(ipc, head, head ? bytes : 0, walk_at_root, &segments,
-                               &segment_bytes) != 0)
+    if (walk_critical_path(ipc, j ? &head : NULL, j, nj, in, tl, r, acc, touched) != 0)
         status = -1;
-    free(head);
-    const int64_t *seg = segments;
-    for (size_t s = 0; tl && status == 0 && s + 1 < segment_bytes / sizeof *seg; s += 2) {
-        size_t n = 0;
-        exclusive_in(in, tl, r->cnode_count, seg[s], seg[s + 1], acc, touched, &n);
-        for (size_t k = 0; k < n; k++) {
-            uint32_t path = touched[k];
-            size_t at = (size_t)path * SP_WS_METRIC_COUNT + SP_WS_CRITICAL_PATH;
-            r->time[at] += acc[path];
-            r->count[at] += 1;
-            acc[path] = 0;
-        }
-    }
-    free(segments);
+    free(j);
     /* the imbalance: each path's time without waiting and on the critical path */
     size_t nentries = 0;
     ws_cp_entry *entries = NULL;

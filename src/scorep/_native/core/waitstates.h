@@ -82,8 +82,10 @@
  *                    late operation of its rank that lies after it, times that operation's
  *                    caused waiting and what that passed on in turn), summed over the wait
  *                    states a late operation caused and charged as its short-term cost is.
- *                    Propagated at rank 0 backward in time; a wait state is matched to its
- *                    late operation by the late rank, the pattern and when it ended. */
+ *                    Propagated at rank 0 backward in time, in rounds of a span of time
+ *                    (rank 0 holds a round of every rank's items, not all of them); a wait
+ *                    state is matched to its late operation by the late rank, the pattern
+ *                    and when it ended. The critical path's walk runs in rounds the same way. */
 #ifndef SCOREP_CORE_WAITSTATES_H
 #define SCOREP_CORE_WAITSTATES_H
 
@@ -258,6 +260,10 @@ typedef struct sp_ws_input {
     size_t piece_block_count, piece_block_capacity;
     sp_ws_timeline *timelines;
     uint32_t timeline_count;
+    /* The most items this rank sends rank 0 in one round of the backward steps (the
+     * long-term delay costs, the critical path's walk); 0: the default (16 384 / ranks, at
+     * least 256). Any value gives the same results: tests set 1. */
+    uint32_t round_items;
 } sp_ws_input;
 
 void sp_ws_input_free(sp_ws_input *in);
