@@ -16,6 +16,7 @@
 #define DUR_BUFFER (1u << 15)
 
 typedef struct chrome_ctx {
+    rd_message_sink sink; /* first: the pass's message callbacks reach flow() through it */
     const rd_trace *trace;
     const rd_scan *scan;
     const rd_chrome_opts *opts;
@@ -173,67 +174,32 @@ static OTF2_CallbackCode on_leave(OTF2_LocationRef location, OTF2_TimeStamp time
     return OTF2_CALLBACK_SUCCESS;
 }
 
-static void flow(chrome_ctx *c, uint64_t time, bool send, uint32_t peer_rank, uint32_t comm,
-                 uint32_t tag)
+static OTF2_CallbackCode flow(void *ud, const rd_message_event *m)
 {
+    chrome_ctx *c = ud;
     const rd_defs *d = &c->trace->defs;
+    bool send = m->send;
+    uint32_t comm = m->comm;
     uint32_t me = d->locations[c->li].group;
-    uint32_t peer = rd_comm_peer(d, comm, peer_rank, me);
-    uint64_t a = (uint64_t)comm << 32 | tag;
+    uint32_t peer = rd_comm_peer(d, comm, m->peer, me);
+    uint64_t a = (uint64_t)comm << 32 | m->tag;
     uint64_t b = send ? (uint64_t)me << 32 | peer : (uint64_t)peer << 32 | me;
     uint32_t key = rd_message_key_find(c->scan, a, b);
     if (key == RD_NONE)
-        return;
+        return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
     uint64_t seq = send ? c->send_seq[key]++ : c->recv_seq[key]++;
     /* Both sides compute the same id; it stays below 2^53 (exact in JavaScript) while
      * there are fewer than 2^21 keys. */
     uint64_t id = (uint64_t)key << 32 | (seq & 0xffffffffu);
     event_head(c, send ? "s" : "f", c->opts->tids[c->li]);
     puts_(c, ",\"ts\":");
-    put_us(c, rd_to_ns(d, time));
+    put_us(c, rd_to_ns(d, m->time));
     puts_(c, ",\"id\":");
     put_u64(c, id);
     puts_(c, send ? ",\"cat\":\"mpi\",\"name\":\"message\"}"
                   : ",\"cat\":\"mpi\",\"name\":\"message\",\"bp\":\"e\"}");
     c->stats->flows++;
-}
-
-/* OTF2 message callbacks, the same family as rd_scan.c's (same shape by OTF2's API): each
- * hands what the pass needs to flow(). */
-static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                 void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
-                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
-{
-    (void)location, (void)pos, (void)attributes, (void)length;
-    flow(ud, time, true, receiver, comm, tag);
-    return ((chrome_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                  void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
-                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
-                                  uint64_t request)
-{
-    (void)request;
-    return on_send(location, time, pos, ud, attributes, receiver, comm, tag, length);
-}
-
-static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                 void *ud, OTF2_AttributeList *attributes, uint32_t sender,
-                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
-{
-    (void)location, (void)pos, (void)attributes, (void)length;
-    flow(ud, time, false, sender, comm, tag);
-    return ((chrome_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                  void *ud, OTF2_AttributeList *attributes, uint32_t sender,
-                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
-                                  uint64_t request)
-{
-    (void)request;
-    return on_recv(location, time, pos, ud, attributes, sender, comm, tag, length);
+    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
 
 /* A flush pauses the program in the middle of some call; it goes on a lane of its own so
@@ -258,8 +224,8 @@ int rd_write_chrome(rd_trace *trace, const rd_scan *scan, const rd_chrome_opts *
                     rd_chrome_stats *stats, char *err, size_t errlen)
 {
     memset(stats, 0, sizeof *stats);
-    chrome_ctx c = {.trace = trace, .scan = scan, .opts = opts, .stats = stats, .err = err,
-                    .errlen = errlen};
+    chrome_ctx c = {.sink = {flow}, .trace = trace, .scan = scan, .opts = opts, .stats = stats,
+                    .err = err, .errlen = errlen};
     int status = -1;
     OTF2_Reader *r = NULL;
     OTF2_EvtReaderCallbacks *cb = NULL;
@@ -288,10 +254,7 @@ int rd_write_chrome(rd_trace *trace, const rd_scan *scan, const rd_chrome_opts *
     OTF2_EvtReaderCallbacks_SetEnterCallback(cb, on_enter);
     OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, on_leave);
     OTF2_EvtReaderCallbacks_SetBufferFlushCallback(cb, on_flush);
-    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, on_send);
-    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, on_isend);
-    OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
-    OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
+    rd_pass_messages(cb);
     puts_(&c, opts->header);
     for (uint32_t li = 0; li < trace->defs.nlocations && !c.failed; li++) {
         c.li = li;

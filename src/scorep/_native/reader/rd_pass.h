@@ -4,6 +4,9 @@
 #ifndef SCOREP_READER_RD_PASS_H
 #define SCOREP_READER_RD_PASS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <otf2/otf2.h>
 
 #include "reader/rd.h"
@@ -15,6 +18,26 @@ OTF2_Reader *rd_pass_open(const rd_trace *trace, char *err, size_t errlen);
 int rd_pass_location(OTF2_Reader *reader, const rd_trace *trace, uint32_t li,
                      OTF2_EvtReaderCallbacks *callbacks, void *user, char *err, size_t errlen);
 void rd_pass_close(OTF2_Reader *reader);
+
+/* A point-to-point message as the four OTF2 events that carry one (MpiSend, MpiIsend,
+ * MpiRecv, MpiIrecv) give it. */
+typedef struct rd_message_event {
+    OTF2_TimeStamp time;
+    bool send;
+    uint32_t peer; /* the receiver of a send, the sender of a receive: a rank of comm */
+    OTF2_CommRef comm;
+    uint32_t tag;
+    uint64_t length;
+    bool blocking;
+    uint64_t request; /* of a non-blocking one */
+} rd_message_event;
+typedef OTF2_CallbackCode rd_message_fn(void *user, const rd_message_event *message);
+/* A pass handles the four events in one function: its user data starts with this (the
+ * first member of its context) and rd_pass_messages sets the four callbacks that call it. */
+typedef struct rd_message_sink {
+    rd_message_fn *on_message;
+} rd_message_sink;
+void rd_pass_messages(OTF2_EvtReaderCallbacks *callbacks);
 
 /* Key of a point-to-point message for matching the two sides: the sender's and the
  * receiver's view give the same key. */

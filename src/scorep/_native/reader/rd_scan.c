@@ -36,6 +36,7 @@ typedef struct io_pending {
 } io_pending;
 
 typedef struct scan_ctx {
+    rd_message_sink sink; /* first: the pass's message callbacks reach message() through it */
     const rd_trace *trace;
     const rd_scan_opts *opts;
     rd_scan *s;
@@ -438,8 +439,9 @@ static void close_frame(scan_ctx *c, uint64_t t)
 }
 
 /* OTF2 event callbacks, a family: each takes the arguments OTF2's reader gives its event
- * type and hands the few the scan needs to one shared function (the non-blocking variants
- * to the blocking one's); same shape by OTF2's API, not logic written twice. */
+ * type and hands the few the scan needs to one shared function; same shape by OTF2's API,
+ * not logic written twice. The four message events come through rd_pass_messages (below),
+ * shared with the Chrome writer and the offline wait states. */
 static OTF2_CallbackCode on_enter(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
                                   void *ud, OTF2_AttributeList *attributes, OTF2_RegionRef region)
 {
@@ -889,15 +891,18 @@ static void count_p2p(scan_ctx *c, uint32_t src, uint32_t dst, uint64_t bytes)
     s->p2p[s->np2p++] = (rd_p2p){src, dst, 1, bytes};
 }
 
-static void message(scan_ctx *c, uint64_t time, bool send, uint32_t peer_rank, uint32_t comm,
-                    uint32_t tag, uint64_t bytes)
+static OTF2_CallbackCode message(void *ud, const rd_message_event *m)
 {
+    scan_ctx *c = ud;
     rd_scan *s = c->s;
-    uint64_t t = rd_to_ns(&c->trace->defs, time);
+    uint64_t t = rd_to_ns(&c->trace->defs, m->time);
+    bool send = m->send;
+    uint32_t comm = m->comm, tag = m->tag;
+    uint64_t bytes = m->length;
     seen(c, t);
     s->events++;
     uint32_t me = c->trace->defs.locations[c->li].group;
-    uint32_t peer = rd_comm_peer(&c->trace->defs, comm, peer_rank, me);
+    uint32_t peer = rd_comm_peer(&c->trace->defs, comm, m->peer, me);
     uint32_t src = send ? me : peer, dst = send ? peer : me;
     if (send) {
         c->ls->sends++;
@@ -909,7 +914,7 @@ static void message(scan_ctx *c, uint64_t time, bool send, uint32_t peer_rank, u
     }
     uint32_t key = message_key(c, comm, tag, src, dst);
     if (key == RD_NONE)
-        return;
+        return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
     uint64_t seq = send ? s->keys[key].send_seq++ : s->keys[key].recv_seq++;
     if (send) {
         s->sends_total++;
@@ -920,42 +925,7 @@ static void message(scan_ctx *c, uint64_t time, bool send, uint32_t peer_rank, u
         if (s->nrecvs < c->opts->message_limit)
             s->recvs[s->nrecvs++] = (rd_message){t, key, seq, bytes, c->li};
     }
-}
-
-static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                 void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
-                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
-{
-    (void)location, (void)pos, (void)attributes;
-    message(ud, time, true, receiver, comm, tag, length);
-    return ((scan_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                  void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
-                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
-                                  uint64_t request)
-{
-    (void)request;
-    return on_send(location, time, pos, ud, attributes, receiver, comm, tag, length);
-}
-
-static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                 void *ud, OTF2_AttributeList *attributes, uint32_t sender,
-                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
-{
-    (void)location, (void)pos, (void)attributes;
-    message(ud, time, false, sender, comm, tag, length);
-    return ((scan_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                  void *ud, OTF2_AttributeList *attributes, uint32_t sender,
-                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
-                                  uint64_t request)
-{
-    (void)request;
-    return on_recv(location, time, pos, ud, attributes, sender, comm, tag, length);
+    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
 
 static OTF2_CallbackCode collective(scan_ctx *c, OTF2_TimeStamp time, OTF2_CollectiveOp op,
@@ -1102,6 +1072,56 @@ int rd_pass_location(OTF2_Reader *r, const rd_trace *trace, uint32_t li,
     return status == OTF2_SUCCESS ? 0 : 1;
 }
 
+static OTF2_CallbackCode pass_message(void *ud, OTF2_TimeStamp time, bool send, uint32_t peer,
+                                      OTF2_CommRef comm, uint32_t tag, uint64_t length,
+                                      bool blocking, uint64_t request)
+{
+    rd_message_event m = {time, send, peer, comm, tag, length, blocking, request};
+    return ((rd_message_sink *)ud)->on_message(ud, &m);
+}
+
+static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                 void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
+                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
+{
+    (void)location, (void)pos, (void)attributes;
+    return pass_message(ud, time, true, receiver, comm, tag, length, true, 0);
+}
+
+static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                  void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
+                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
+                                  uint64_t request)
+{
+    (void)location, (void)pos, (void)attributes;
+    return pass_message(ud, time, true, receiver, comm, tag, length, false, request);
+}
+
+static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                 void *ud, OTF2_AttributeList *attributes, uint32_t sender,
+                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
+{
+    (void)location, (void)pos, (void)attributes;
+    return pass_message(ud, time, false, sender, comm, tag, length, true, 0);
+}
+
+static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                  void *ud, OTF2_AttributeList *attributes, uint32_t sender,
+                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
+                                  uint64_t request)
+{
+    (void)location, (void)pos, (void)attributes;
+    return pass_message(ud, time, false, sender, comm, tag, length, false, request);
+}
+
+void rd_pass_messages(OTF2_EvtReaderCallbacks *cb)
+{
+    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, on_send);
+    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, on_isend);
+    OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
+    OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
+}
+
 void rd_pass_close(OTF2_Reader *r)
 {
     if (!r)
@@ -1156,8 +1176,8 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
 {
     memset(s, 0, sizeof *s);
     const rd_defs *d = &trace->defs;
-    scan_ctx c = {.trace = trace, .opts = opts, .s = s, .dur_fd = -1, .err = err,
-                  .errlen = errlen, .off_since = UINT64_MAX};
+    scan_ctx c = {.sink = {message}, .trace = trace, .opts = opts, .s = s, .dur_fd = -1,
+                  .err = err, .errlen = errlen, .off_since = UINT64_MAX};
     c.span_ns = rd_to_ns(d, d->offset + d->length);
     s->nlocs = d->nlocations;
     s->density_bins = opts->density_bins;
@@ -1212,10 +1232,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
     OTF2_EvtReaderCallbacks_SetMeasurementOnOffCallback(cb, on_onoff);
     OTF2_EvtReaderCallbacks_SetProgramBeginCallback(cb, on_program_begin);
     OTF2_EvtReaderCallbacks_SetProgramEndCallback(cb, on_program_end);
-    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, on_send);
-    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, on_isend);
-    OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
-    OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
+    rd_pass_messages(cb);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_collective_end);
     OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(cb, on_icoll_complete);
     OTF2_EvtReaderCallbacks_SetRmaPutCallback(cb, on_rma_put);
