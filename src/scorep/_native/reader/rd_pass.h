@@ -1,6 +1,6 @@
-/* One pass over a trace's events, location after location: the part the scan and the
- * Chrome writer share. Locations are read one at a time so that only one OTF2 event
- * chunk is in memory whatever the number of locations. */
+/* One pass over a trace's events, location after location: the part the scan, the
+ * Chrome writer and the offline wait states share. Locations are read one at a time so
+ * that only one OTF2 event chunk is in memory whatever the number of locations. */
 #ifndef SCOREP_READER_RD_PASS_H
 #define SCOREP_READER_RD_PASS_H
 
@@ -32,11 +32,21 @@ typedef struct rd_message_event {
     uint64_t request; /* of a non-blocking one */
 } rd_message_event;
 typedef OTF2_CallbackCode rd_message_fn(void *user, const rd_message_event *message);
-/* A pass handles the four events in one function: its user data starts with this (the
- * first member of its context) and rd_pass_messages sets the four callbacks that call it. */
-typedef struct rd_message_sink {
+/* What a pass shares with the callbacks it registers: its context starts with this. The
+ * four message events reach on_message (rd_pass_messages sets their callbacks); the first
+ * failure is kept, and every callback then interrupts the reading. */
+typedef struct rd_pass_ctx {
     rd_message_fn *on_message;
-} rd_message_sink;
+    bool failed;
+    char *err;
+    size_t errlen;
+} rd_pass_ctx;
+/* Keeps the first failure's message in err. */
+void rd_pass_fail(rd_pass_ctx *pass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline OTF2_CallbackCode rd_pass_result(const rd_pass_ctx *pass)
+{
+    return pass->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+}
 void rd_pass_messages(OTF2_EvtReaderCallbacks *callbacks);
 
 /* Key of a point-to-point message for matching the two sides: the sender's and the

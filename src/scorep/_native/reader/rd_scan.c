@@ -36,7 +36,7 @@ typedef struct io_pending {
 } io_pending;
 
 typedef struct scan_ctx {
-    rd_message_sink sink; /* first: the pass's message callbacks reach message() through it */
+    rd_pass_ctx pass; /* first: the pass's callbacks reach it through the user data */
     const rd_trace *trace;
     const rd_scan_opts *opts;
     rd_scan *s;
@@ -56,21 +56,7 @@ typedef struct scan_ctx {
     uint32_t io_next; /* where the next pending operation goes when all are used */
     uint32_t *io_table; /* open addressing over s->io_callers: index + 1, 0 = empty */
     uint64_t io_table_cap;
-    bool failed;
-    char *err;
-    size_t errlen;
 } scan_ctx;
-
-static void fail(scan_ctx *c, const char *fmt, ...)
-{
-    if (c->failed)
-        return;
-    c->failed = true;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err, c->errlen, fmt, ap);
-    va_end(ap);
-}
 
 uint32_t rd_bucket(uint64_t ns)
 {
@@ -100,7 +86,7 @@ static bool reserve(scan_ctx *c, void **array, uint64_t *cap, uint64_t need, siz
         n *= 2;
     void *p = realloc(*array, n * size);
     if (!p) {
-        fail(c, "out of memory");
+        rd_pass_fail(&c->pass, "out of memory");
         return false;
     }
     *array = p;
@@ -126,7 +112,7 @@ static bool index_grow(scan_ctx *c, uint32_t **table, uint64_t *cap, const void 
     uint64_t ncap = *cap ? 2 * *cap : 256;
     uint32_t *t = calloc(ncap, sizeof *t);
     if (!t) {
-        fail(c, "out of memory");
+        rd_pass_fail(&c->pass, "out of memory");
         return false;
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -151,7 +137,7 @@ static bool map_grow(scan_ctx *c, uint64_t **keys, uint32_t **vals, uint64_t *ca
     if (!nk || !nv) {
         free(nk);
         free(nv);
-        fail(c, "out of memory");
+        rd_pass_fail(&c->pass, "out of memory");
         return false;
     }
     memset(nk, 0xff, ncap * sizeof *nk);
@@ -204,7 +190,7 @@ static bool grow_nodes(scan_ctx *c)
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) {
         uint32_t *p = realloc(*arrays[i], (size_t)cap * sizeof *p);
         if (!p) {
-            fail(c, "out of memory");
+            rd_pass_fail(&c->pass, "out of memory");
             return false;
         }
         *arrays[i] = p;
@@ -229,7 +215,7 @@ static uint32_t child_of(scan_ctx *c, uint32_t parent, uint32_t region)
         return RD_NONE;
     if (node == s->nnodes) {
         if (s->nnodes == RD_NONE - 1) {
-            fail(c, "more than 4 billion call paths");
+            rd_pass_fail(&c->pass, "more than 4 billion call paths");
             return RD_NONE;
         }
         if (s->nnodes == s->node_cap && !grow_nodes(c))
@@ -275,7 +261,7 @@ static void dur_write(scan_ctx *c, const void *data, size_t bytes, uint64_t ordi
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            fail(c, "writing %s: %s", c->opts->durations_path, strerror(errno));
+            rd_pass_fail(&c->pass, "writing %s: %s", c->opts->durations_path, strerror(errno));
             return;
         }
         p += n;
@@ -342,7 +328,7 @@ static void timeline_compact(scan_ctx *c, uint64_t limit)
         return;
     uint64_t *d = malloc(s->nslices * sizeof *d);
     if (!d) {
-        fail(c, "out of memory");
+        rd_pass_fail(&c->pass, "out of memory");
         return;
     }
     for (uint64_t i = 0; i < s->nslices; i++)
@@ -370,7 +356,7 @@ static void timeline_add(scan_ctx *c, const frame *f, uint32_t depth, uint64_t d
         return;
     if (s->nslices == s->slice_cap) {
         timeline_compact(c, c->opts->timeline_limit);
-        if (c->failed || dur < s->threshold)
+        if (c->pass.failed || dur < s->threshold)
             return;
     }
     s->slices[s->nslices++] = (rd_slice){f->start, dur, f->region, c->li, depth};
@@ -462,14 +448,14 @@ static OTF2_CallbackCode on_enter(OTF2_LocationRef location, OTF2_TimeStamp time
     if (c->opts->tree) {
         uint32_t parent = c->depth ? c->stack[c->depth - 1].node : RD_NONE;
         node = child_of(c, parent, region);
-        if (c->failed)
+        if (c->pass.failed)
             return OTF2_CALLBACK_INTERRUPT;
     }
     if (c->dur_fd >= 0 && c->ordinal - c->dur_window_start >= DUR_WINDOW) {
         dur_flush_window(c, c->ordinal);
         c->dur_window_start = c->ordinal;
         memset(c->dur_window, 0, DUR_WINDOW * sizeof(uint64_t));
-        if (c->failed)
+        if (c->pass.failed)
             return OTF2_CALLBACK_INTERRUPT;
     }
     uint8_t role = region < c->trace->defs.nregions ? c->trace->defs.regions[region].role : 0;
@@ -515,7 +501,7 @@ static OTF2_CallbackCode on_leave(OTF2_LocationRef location, OTF2_TimeStamp time
         }
     }
     close_frame(c, t);
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return rd_pass_result(&c->pass);
 }
 
 static OTF2_CallbackCode on_flush(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
@@ -762,7 +748,7 @@ static OTF2_CallbackCode on_io_complete(OTF2_LocationRef location, OTF2_TimeStam
         c->ls->mpi_io_written_bytes += written;
     }
     io_count_caller(c, index, caller, function, read, written, ns);
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return rd_pass_result(&c->pass);
 }
 
 static OTF2_CallbackCode on_io_create(OTF2_LocationRef location, OTF2_TimeStamp time,
@@ -858,7 +844,7 @@ static uint32_t message_key(scan_ctx *c, uint32_t comm, uint32_t tag, uint32_t s
     if (k != RD_NONE)
         return k;
     if (s->nkeys >= UINT32_MAX - 1) {
-        fail(c, "too many distinct messages keys");
+        rd_pass_fail(&c->pass, "too many distinct messages keys");
         return RD_NONE;
     }
     if ((s->nkeys + 1) * 2 > s->key_table_cap &&
@@ -914,7 +900,7 @@ static OTF2_CallbackCode message(void *ud, const rd_message_event *m)
     }
     uint32_t key = message_key(c, comm, tag, src, dst);
     if (key == RD_NONE)
-        return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+        return rd_pass_result(&c->pass);
     uint64_t seq = send ? s->keys[key].send_seq++ : s->keys[key].recv_seq++;
     if (send) {
         s->sends_total++;
@@ -925,7 +911,7 @@ static OTF2_CallbackCode message(void *ud, const rd_message_event *m)
         if (s->nrecvs < c->opts->message_limit)
             s->recvs[s->nrecvs++] = (rd_message){t, key, seq, bytes, c->li};
     }
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return rd_pass_result(&c->pass);
 }
 
 static OTF2_CallbackCode collective(scan_ctx *c, OTF2_TimeStamp time, OTF2_CollectiveOp op,
@@ -1077,9 +1063,11 @@ static OTF2_CallbackCode pass_message(void *ud, OTF2_TimeStamp time, bool send, 
                                       bool blocking, uint64_t request)
 {
     rd_message_event m = {time, send, peer, comm, tag, length, blocking, request};
-    return ((rd_message_sink *)ud)->on_message(ud, &m);
+    return ((rd_pass_ctx *)ud)->on_message(ud, &m);
 }
 
+/* OTF2's four message callbacks, a family (same shape by OTF2's API): each hands its event
+ * to pass_message, the one place that builds an rd_message_event. */
 static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
                                  void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
                                  OTF2_CommRef comm, uint32_t tag, uint64_t length)
@@ -1120,6 +1108,17 @@ void rd_pass_messages(OTF2_EvtReaderCallbacks *cb)
     OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, on_isend);
     OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
     OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
+}
+
+void rd_pass_fail(rd_pass_ctx *pass, const char *fmt, ...)
+{
+    if (pass->failed)
+        return;
+    pass->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pass->err, pass->errlen, fmt, ap);
+    va_end(ap);
 }
 
 void rd_pass_close(OTF2_Reader *r)
@@ -1176,8 +1175,8 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
 {
     memset(s, 0, sizeof *s);
     const rd_defs *d = &trace->defs;
-    scan_ctx c = {.sink = {message}, .trace = trace, .opts = opts, .s = s, .dur_fd = -1,
-                  .err = err, .errlen = errlen, .off_since = UINT64_MAX};
+    scan_ctx c = {.pass = {message, false, err, errlen}, .trace = trace, .opts = opts, .s = s,
+                  .dur_fd = -1, .off_since = UINT64_MAX};
     c.span_ns = rd_to_ns(d, d->offset + d->length);
     s->nlocs = d->nlocations;
     s->density_bins = opts->density_bins;
@@ -1251,7 +1250,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
         ls->program_begin = ls->program_end = UINT64_MAX;
         ls->dur_base = c.dur_next_base;
         if (opts->density_bins && !(ls->density = calloc(opts->density_bins, sizeof(uint32_t)))) {
-            fail(&c, "out of memory");
+            rd_pass_fail(&c.pass, "out of memory");
             status = -1;
             break;
         }
@@ -1266,7 +1265,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
         if (c.dur_window)
             memset(c.dur_window, 0, DUR_WINDOW * sizeof(uint64_t));
         int rs = rd_pass_location(r, trace, li, cb, &c, err, errlen);
-        if (c.failed || rs < 0) {
+        if (c.pass.failed || rs < 0) {
             status = -1;
             break;
         }
@@ -1280,7 +1279,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
         if (c.dur_fd >= 0)
             dur_flush_window(&c, c.ordinal);
         c.dur_next_base += c.ordinal;
-        if (c.failed)
+        if (c.pass.failed)
             status = -1;
     }
     OTF2_EvtReaderCallbacks_Delete(cb);
@@ -1294,7 +1293,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
         timeline_compact(&c, opts->timeline_limit);
         qsort(s->slices, s->nslices, sizeof *s->slices, slice_order);
     }
-    if (status != 0 || c.failed) {
+    if (status != 0 || c.pass.failed) {
         rd_scan_free(s);
         return -1;
     }

@@ -23,7 +23,7 @@
 #define KEY_WINDOW (1ull << 62)
 
 typedef struct {
-    rd_message_sink sink; /* first: the pass's message callbacks reach on_message through it */
+    rd_pass_ctx pass; /* first: the message callbacks reach on_message through it */
     const rd_defs *d;
     const uint32_t *rank_of_group; /* per location group ref: rank, RD_NONE */
     uint32_t nranks;
@@ -322,7 +322,7 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
         return 0; /* one rank waits for nobody */
     wr_ctx c;
     memset(&c, 0, sizeof c);
-    c.sink.on_message = on_message;
+    c.pass.on_message = on_message;
     c.d = d;
     c.nranks = world->size;
     c.locations_group = RD_NONE;
