@@ -49,16 +49,4 @@ static inline OTF2_CallbackCode rd_pass_result(const rd_pass_ctx *pass)
 }
 void rd_pass_messages(OTF2_EvtReaderCallbacks *callbacks);
 
-/* Key of a point-to-point message for matching the two sides: the sender's and the
- * receiver's view give the same key. */
-static inline uint64_t rd_hash64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 #endif

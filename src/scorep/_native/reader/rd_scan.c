@@ -5,6 +5,7 @@
  *
  * Per event the work is a few array updates; the call tree lookup goes through a one-entry
  * cache per node (the same child is entered again and again in loops) before the hash. */
+#include "core/tables.h"
 #include "reader/rd_pass.h"
 
 #include <errno.h>
@@ -54,6 +55,7 @@ typedef struct scan_ctx {
     uint64_t dur_next_base;
     io_pending io[IO_PENDING];
     uint32_t io_next; /* where the next pending operation goes when all are used */
+    sp_u64map children; /* (parent + 1) << 32 | region -> call tree node */
     uint32_t *io_table; /* open addressing over s->io_callers: index + 1, 0 = empty */
     uint64_t io_table_cap;
 } scan_ctx;
@@ -129,59 +131,6 @@ static bool index_grow(scan_ctx *c, uint32_t **table, uint64_t *cap, const void 
 
 /* ---- the call tree ---------------------------------------------------------------- */
 
-static bool map_grow(scan_ctx *c, uint64_t **keys, uint32_t **vals, uint64_t *cap)
-{
-    uint64_t ncap = *cap ? *cap * 2 : 1024;
-    uint64_t *nk = malloc(ncap * sizeof *nk);
-    uint32_t *nv = malloc(ncap * sizeof *nv);
-    if (!nk || !nv) {
-        free(nk);
-        free(nv);
-        rd_pass_fail(&c->pass, "out of memory");
-        return false;
-    }
-    memset(nk, 0xff, ncap * sizeof *nk);
-    for (uint64_t i = 0; i < *cap; i++) {
-        if ((*keys)[i] == UINT64_MAX)
-            continue;
-        uint64_t h = rd_hash64((*keys)[i]) & (ncap - 1);
-        while (nk[h] != UINT64_MAX)
-            h = (h + 1) & (ncap - 1);
-        nk[h] = (*keys)[i];
-        nv[h] = (*vals)[i];
-    }
-    free(*keys);
-    free(*vals);
-    *keys = nk;
-    *vals = nv;
-    *cap = ncap;
-    return true;
-}
-
-/* The value stored under key, or (with insert) the new value `fresh`; RD_NONE when the
- * key is absent and insert is false, or on failure. */
-static uint32_t map_get(scan_ctx *c, uint64_t **keys, uint32_t **vals, uint64_t *cap,
-                        uint64_t *used, uint64_t key, bool insert, uint32_t fresh)
-{
-    if (insert && (*used + 1) * 4 > *cap * 3 && !map_grow(c, keys, vals, cap))
-        return RD_NONE;
-    if (!*cap)
-        return RD_NONE;
-    uint64_t mask = *cap - 1;
-    uint64_t h = rd_hash64(key) & mask;
-    while ((*keys)[h] != UINT64_MAX) {
-        if ((*keys)[h] == key)
-            return (*vals)[h];
-        h = (h + 1) & mask;
-    }
-    if (!insert)
-        return RD_NONE;
-    (*keys)[h] = key;
-    (*vals)[h] = fresh;
-    (*used)++;
-    return fresh;
-}
-
 static bool grow_nodes(scan_ctx *c)
 {
     rd_scan *s = c->s;
@@ -209,11 +158,13 @@ static uint32_t child_of(scan_ctx *c, uint32_t parent, uint32_t region)
         return s->cache_child[parent];
     }
     uint64_t key = ((uint64_t)(parent + 1u) << 32) | region; /* parent RD_NONE -> 0 */
-    uint32_t node = map_get(c, &s->map_keys, &s->map_vals, &s->map_cap, &s->map_used, key, true,
-                            s->nnodes);
-    if (node == RD_NONE)
-        return RD_NONE;
-    if (node == s->nnodes) {
+    uint32_t node = sp_u64map_get(&c->children, key);
+    if (node == SP_NO_ID) {
+        node = s->nnodes;
+        if (sp_u64map_put(&c->children, key, node) != 0) {
+            rd_pass_fail(&c->pass, "out of memory");
+            return RD_NONE;
+        }
         if (s->nnodes == RD_NONE - 1) {
             rd_pass_fail(&c->pass, "more than 4 billion call paths");
             return RD_NONE;
@@ -625,7 +576,7 @@ static void io_seen(scan_ctx *c, uint64_t t, uint32_t *caller, uint32_t *functio
 
 static uint64_t io_key_hash(uint32_t target, uint32_t region, uint32_t function)
 {
-    return rd_hash64((uint64_t)target << 32 ^ (uint64_t)region * 0x9e3779b97f4a7c15ULL ^
+    return sp_hash_mix((uint64_t)target << 32 ^ (uint64_t)region * 0x9e3779b97f4a7c15ULL ^
                      function);
 }
 
@@ -812,7 +763,7 @@ static OTF2_CallbackCode on_io_seek(OTF2_LocationRef location, OTF2_TimeStamp ti
 
 static uint64_t key_hash(uint64_t a, uint64_t b)
 {
-    return rd_hash64(a ^ rd_hash64(b));
+    return sp_hash_mix(a ^ sp_hash_mix(b));
 }
 
 uint32_t rd_message_key_find(const rd_scan *s, uint64_t a, uint64_t b)
@@ -1142,8 +1093,6 @@ void rd_scan_free(rd_scan *s)
     free(s->region);
     free(s->cache_region);
     free(s->cache_child);
-    free(s->map_keys);
-    free(s->map_vals);
     free(s->hist);
     free(s->hist_name_bytes);
     free(s->slices);
@@ -1289,6 +1238,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
     free(c.dur_window);
     free(c.stack);
     free(c.io_table);
+    sp_u64map_free(&c.children);
     if (status == 0 && opts->timeline_limit) {
         timeline_compact(&c, opts->timeline_limit);
         qsort(s->slices, s->nslices, sizeof *s->slices, slice_order);
