@@ -19,8 +19,8 @@ those of the Python package from its imports (tools/python_layers.py).
 - OTF2 is included by the trace substrate and the reports' reader only.
 - The reports' reader (reader/) includes no measurement code, except the wait-state engine
   that runs offline there as at the end of a run (ENGINE_HEADERS: the engine and the builder
-  of its operations, the group interface, the in-process group of threads, and
-  core/events.h for the operation codes).
+  of its operations, the group interface, the in-process group of threads,
+  core/events.h for the operation codes, and the core's hash map core/tables.h).
 Prints one line per violation (file:line: rule) and exits 1 when there is any.
 """
 
@@ -35,9 +35,10 @@ CORE_STATE = "core/measurement_state.h"
 # The core's state, by name, outside comments and strings.
 CORE_STATE_NAME = re.compile(r"\bsp_meas\b")
 # What the reader may include of the core: the wait-state engine runs offline in it
-# (scorep-report --wait-states), the same code as at the end of a measurement.
+# (scorep-report --wait-states), the same code as at the end of a measurement; and the
+# core's hash map, which holds no measurement state (the scan's call tree uses it).
 ENGINE_HEADERS = ("core/waitstates.h", "core/waitstates_build.h", "core/ipc.h",
-                  "core/ipc_threads.h", "core/error.h", "core/events.h")
+                  "core/ipc_threads.h", "core/error.h", "core/events.h", "core/tables.h")
 COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
 
 

@@ -149,7 +149,8 @@ static void bind(sp_io_paradigm paradigm, uint64_t native, uint32_t handle)
     pthread_mutex_unlock(&b->lock);
 }
 
-uint32_t sp_io_handle_lookup(sp_io_paradigm paradigm, uint64_t native)
+/* The handle bound to `native` (SP_NO_ID: none), unbound too when `unbind`. */
+static uint32_t find_handle(sp_io_paradigm paradigm, uint64_t native, bool unbind)
 {
     io_bindings *b = bindings_of(paradigm);
     if (!b)
@@ -157,25 +158,22 @@ uint32_t sp_io_handle_lookup(sp_io_paradigm paradigm, uint64_t native)
     pthread_mutex_lock(&b->lock);
     size_t at = bindings_find(b, native);
     uint32_t handle = at == SIZE_MAX ? SP_NO_ID : b->values[at];
-    pthread_mutex_unlock(&b->lock);
-    return handle;
-}
-
-uint32_t sp_io_handle_unbind(sp_io_paradigm paradigm, uint64_t native)
-{
-    io_bindings *b = bindings_of(paradigm);
-    if (!b)
-        return SP_NO_ID;
-    pthread_mutex_lock(&b->lock);
-    size_t at = bindings_find(b, native);
-    uint32_t handle = SP_NO_ID;
-    if (at != SIZE_MAX) {
-        handle = b->values[at];
+    if (unbind && at != SIZE_MAX) {
         b->values[at] = SLOT_REMOVED;
         b->live--;
     }
     pthread_mutex_unlock(&b->lock);
     return handle;
+}
+
+uint32_t sp_io_handle_lookup(sp_io_paradigm paradigm, uint64_t native)
+{
+    return find_handle(paradigm, native, false);
+}
+
+uint32_t sp_io_handle_unbind(sp_io_paradigm paradigm, uint64_t native)
+{
+    return find_handle(paradigm, native, true);
 }
 
 void sp_io_handle_rebind(sp_io_paradigm paradigm, uint64_t native, uint32_t handle)

@@ -1065,38 +1065,29 @@ static void judge(ws_instance *const *all, uint32_t members, const uint32_t *ran
         out[culprit].caused = total;
 }
 
+/* Per class of collective, the metrics its waiting and its completion time go to (-1:
+ * none); every class is listed, since a zero would name SP_WS_LATE_SENDER. */
+static const struct {
+    int wait, completion;
+} class_metrics[] = {
+    [CLASS_NONE] = {-1, -1},
+    [CLASS_BARRIER] = {SP_WS_BARRIER_WAIT, SP_WS_BARRIER_COMPLETION},
+    [CLASS_NXN] = {SP_WS_WAIT_NXN, SP_WS_NXN_COMPLETION},
+    [CLASS_BCAST] = {SP_WS_LATE_BROADCAST, -1},
+    [CLASS_REDUCE] = {SP_WS_EARLY_REDUCE, -1},
+    [CLASS_SCAN] = {SP_WS_EARLY_SCAN, -1},
+    [CLASS_INIT] = {-1, SP_WS_INIT_COMPLETION},
+    [CLASS_FINALIZE] = {SP_WS_FINALIZE_WAIT, -1},
+    [CLASS_FENCE] = {SP_WS_RMA_WAIT_AT_FENCE, -1},
+};
+
 static void charge_collective(sp_ws_result *r, const sp_ws_event *e, const ws_verdict *v)
 {
-    switch (classify(e->op)) {
-    case CLASS_BARRIER:
-        charge(r, e->cnode, SP_WS_BARRIER_WAIT, v->wait);
-        charge(r, e->cnode, SP_WS_BARRIER_COMPLETION, v->completion);
-        break;
-    case CLASS_NXN:
-        charge(r, e->cnode, SP_WS_WAIT_NXN, v->wait);
-        charge(r, e->cnode, SP_WS_NXN_COMPLETION, v->completion);
-        break;
-    case CLASS_BCAST:
-        charge(r, e->cnode, SP_WS_LATE_BROADCAST, v->wait);
-        break;
-    case CLASS_REDUCE:
-        charge(r, e->cnode, SP_WS_EARLY_REDUCE, v->wait);
-        break;
-    case CLASS_SCAN:
-        charge(r, e->cnode, SP_WS_EARLY_SCAN, v->wait);
-        break;
-    case CLASS_INIT:
-        charge(r, e->cnode, SP_WS_INIT_COMPLETION, v->completion);
-        break;
-    case CLASS_FINALIZE:
-        charge(r, e->cnode, SP_WS_FINALIZE_WAIT, v->wait);
-        break;
-    case CLASS_FENCE:
-        charge(r, e->cnode, SP_WS_RMA_WAIT_AT_FENCE, v->wait);
-        break;
-    case CLASS_NONE:
-        break;
-    }
+    op_class c = classify(e->op);
+    if (class_metrics[c].wait >= 0)
+        charge(r, e->cnode, (sp_ws_metric)class_metrics[c].wait, v->wait);
+    if (class_metrics[c].completion >= 0)
+        charge(r, e->cnode, (sp_ws_metric)class_metrics[c].completion, v->completion);
 }
 
 /* The collectives of one communicator: members send their instances to the lowest rank,

@@ -226,9 +226,6 @@ typedef struct rd_scan {
     uint32_t nnodes, node_cap;
     uint32_t *parent, *region;
     uint32_t *cache_region, *cache_child; /* last child looked up, per node */
-    uint64_t *map_keys;
-    uint32_t *map_vals;
-    uint64_t map_cap, map_used;
     uint32_t root_cache_region, root_cache_child;
     /* calls per (depth, duration bucket), and the name bytes they carry */
     uint64_t *hist, *hist_name_bytes;

@@ -7,7 +7,6 @@
 #include "reader/rd_pass.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #define DUR_BUFFER (1u << 15)
 
 typedef struct chrome_ctx {
+    rd_pass_ctx pass; /* first: the pass's callbacks reach it through the user data */
     const rd_trace *trace;
     const rd_scan *scan;
     const rd_chrome_opts *opts;
@@ -30,26 +30,12 @@ typedef struct chrome_ctx {
     uint32_t *stack; /* regions of the open calls */
     uint32_t depth, stack_cap;
     uint64_t *send_seq, *recv_seq; /* per message key */
-    bool failed;
-    char *err;
-    size_t errlen;
 } chrome_ctx;
-
-static void fail(chrome_ctx *c, const char *fmt, ...)
-{
-    if (c->failed)
-        return;
-    c->failed = true;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err, c->errlen, fmt, ap);
-    va_end(ap);
-}
 
 static void flush_out(chrome_ctx *c)
 {
     if (c->used && fwrite(c->buf, 1, c->used, c->out) != c->used)
-        fail(c, "writing %s: %s", c->opts->out_path, strerror(errno));
+        rd_pass_fail(&c->pass, "writing %s: %s", c->opts->out_path, strerror(errno));
     c->stats->bytes += c->used;
     c->used = 0;
 }
@@ -60,7 +46,7 @@ static void put(chrome_ctx *c, const char *s, size_t n)
         flush_out(c);
         if (n > OUT_BUFFER) {
             if (fwrite(s, 1, n, c->out) != n)
-                fail(c, "writing %s: %s", c->opts->out_path, strerror(errno));
+                rd_pass_fail(&c->pass, "writing %s: %s", c->opts->out_path, strerror(errno));
             c->stats->bytes += n;
             return;
         }
@@ -100,7 +86,8 @@ static uint64_t next_duration(chrome_ctx *c)
         c->dur_have = fread(c->dur, sizeof(uint64_t), DUR_BUFFER, c->durations);
         c->dur_next = 0;
         if (!c->dur_have) {
-            fail(c, "%s ends early: it belongs to another scan", c->opts->durations_path);
+            rd_pass_fail(&c->pass, "%s ends early: it belongs to another scan",
+                         c->opts->durations_path);
             return 0;
         }
     }
@@ -125,7 +112,7 @@ static OTF2_CallbackCode on_enter(OTF2_LocationRef location, OTF2_TimeStamp time
     (void)location, (void)pos, (void)attributes;
     chrome_ctx *c = ud;
     uint64_t dur = next_duration(c);
-    if (c->failed)
+    if (c->pass.failed)
         return OTF2_CALLBACK_INTERRUPT;
     if (c->depth <= c->opts->max_depth && dur >= c->opts->min_ns) {
         event_head(c, "X", c->opts->tids[c->li]);
@@ -147,14 +134,14 @@ static OTF2_CallbackCode on_enter(OTF2_LocationRef location, OTF2_TimeStamp time
         uint32_t cap = c->stack_cap ? 2 * c->stack_cap : 64;
         uint32_t *p = realloc(c->stack, (size_t)cap * sizeof *p);
         if (!p) {
-            fail(c, "out of memory");
+            rd_pass_fail(&c->pass, "out of memory");
             return OTF2_CALLBACK_INTERRUPT;
         }
         c->stack = p;
         c->stack_cap = cap;
     }
     c->stack[c->depth++] = region;
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return rd_pass_result(&c->pass);
 }
 
 /* Mirrors the scan's handling of leaves, so that depths agree with the durations file. */
@@ -173,67 +160,32 @@ static OTF2_CallbackCode on_leave(OTF2_LocationRef location, OTF2_TimeStamp time
     return OTF2_CALLBACK_SUCCESS;
 }
 
-static void flow(chrome_ctx *c, uint64_t time, bool send, uint32_t peer_rank, uint32_t comm,
-                 uint32_t tag)
+static OTF2_CallbackCode flow(void *ud, const rd_message_event *m)
 {
+    chrome_ctx *c = ud;
     const rd_defs *d = &c->trace->defs;
+    bool send = m->send;
+    uint32_t comm = m->comm;
     uint32_t me = d->locations[c->li].group;
-    uint32_t peer = rd_comm_peer(d, comm, peer_rank, me);
-    uint64_t a = (uint64_t)comm << 32 | tag;
+    uint32_t peer = rd_comm_peer(d, comm, m->peer, me);
+    uint64_t a = (uint64_t)comm << 32 | m->tag;
     uint64_t b = send ? (uint64_t)me << 32 | peer : (uint64_t)peer << 32 | me;
     uint32_t key = rd_message_key_find(c->scan, a, b);
     if (key == RD_NONE)
-        return;
+        return rd_pass_result(&c->pass);
     uint64_t seq = send ? c->send_seq[key]++ : c->recv_seq[key]++;
     /* Both sides compute the same id; it stays below 2^53 (exact in JavaScript) while
      * there are fewer than 2^21 keys. */
     uint64_t id = (uint64_t)key << 32 | (seq & 0xffffffffu);
     event_head(c, send ? "s" : "f", c->opts->tids[c->li]);
     puts_(c, ",\"ts\":");
-    put_us(c, rd_to_ns(d, time));
+    put_us(c, rd_to_ns(d, m->time));
     puts_(c, ",\"id\":");
     put_u64(c, id);
     puts_(c, send ? ",\"cat\":\"mpi\",\"name\":\"message\"}"
                   : ",\"cat\":\"mpi\",\"name\":\"message\",\"bp\":\"e\"}");
     c->stats->flows++;
-}
-
-/* OTF2 message callbacks, the same family as rd_scan.c's (same shape by OTF2's API): each
- * hands what the pass needs to flow(). */
-static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                 void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
-                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
-{
-    (void)location, (void)pos, (void)attributes, (void)length;
-    flow(ud, time, true, receiver, comm, tag);
-    return ((chrome_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                  void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
-                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
-                                  uint64_t request)
-{
-    (void)request;
-    return on_send(location, time, pos, ud, attributes, receiver, comm, tag, length);
-}
-
-static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                 void *ud, OTF2_AttributeList *attributes, uint32_t sender,
-                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
-{
-    (void)location, (void)pos, (void)attributes, (void)length;
-    flow(ud, time, false, sender, comm, tag);
-    return ((chrome_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                  void *ud, OTF2_AttributeList *attributes, uint32_t sender,
-                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
-                                  uint64_t request)
-{
-    (void)request;
-    return on_recv(location, time, pos, ud, attributes, sender, comm, tag, length);
+    return rd_pass_result(&c->pass);
 }
 
 /* A flush pauses the program in the middle of some call; it goes on a lane of its own so
@@ -251,15 +203,15 @@ static OTF2_CallbackCode on_flush(OTF2_LocationRef location, OTF2_TimeStamp time
     put_us(c, e > t ? e - t : 0);
     puts_(c, ",\"name\":\"trace buffer flush\",\"cat\":\"measurement\"}");
     c->stats->flushes++;
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return rd_pass_result(&c->pass);
 }
 
 int rd_write_chrome(rd_trace *trace, const rd_scan *scan, const rd_chrome_opts *opts,
                     rd_chrome_stats *stats, char *err, size_t errlen)
 {
     memset(stats, 0, sizeof *stats);
-    chrome_ctx c = {.trace = trace, .scan = scan, .opts = opts, .stats = stats, .err = err,
-                    .errlen = errlen};
+    chrome_ctx c = {.pass = {flow, false, err, errlen}, .trace = trace, .scan = scan,
+                    .opts = opts, .stats = stats};
     int status = -1;
     OTF2_Reader *r = NULL;
     OTF2_EvtReaderCallbacks *cb = NULL;
@@ -288,25 +240,22 @@ int rd_write_chrome(rd_trace *trace, const rd_scan *scan, const rd_chrome_opts *
     OTF2_EvtReaderCallbacks_SetEnterCallback(cb, on_enter);
     OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, on_leave);
     OTF2_EvtReaderCallbacks_SetBufferFlushCallback(cb, on_flush);
-    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, on_send);
-    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, on_isend);
-    OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
-    OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
+    rd_pass_messages(cb);
     puts_(&c, opts->header);
-    for (uint32_t li = 0; li < trace->defs.nlocations && !c.failed; li++) {
+    for (uint32_t li = 0; li < trace->defs.nlocations && !c.pass.failed; li++) {
         c.li = li;
         c.depth = 0;
         c.dur_have = c.dur_next = 0;
         if (fseeko(c.durations, (off_t)(scan->locs[li].dur_base * sizeof(uint64_t)), SEEK_SET)) {
-            fail(&c, "seeking in %s: %s", opts->durations_path, strerror(errno));
+            rd_pass_fail(&c.pass, "seeking in %s: %s", opts->durations_path, strerror(errno));
             break;
         }
         if (rd_pass_location(r, trace, li, cb, &c, err, errlen) < 0)
-            c.failed = true;
+            c.pass.failed = true;
     }
     puts_(&c, opts->footer);
     flush_out(&c);
-    status = c.failed ? -1 : 0;
+    status = c.pass.failed ? -1 : 0;
 out:
     if (cb)
         OTF2_EvtReaderCallbacks_Delete(cb);

@@ -5,6 +5,7 @@
  *
  * Per event the work is a few array updates; the call tree lookup goes through a one-entry
  * cache per node (the same child is entered again and again in loops) before the hash. */
+#include "core/tables.h"
 #include "reader/rd_pass.h"
 
 #include <errno.h>
@@ -36,6 +37,7 @@ typedef struct io_pending {
 } io_pending;
 
 typedef struct scan_ctx {
+    rd_pass_ctx pass; /* first: the pass's callbacks reach it through the user data */
     const rd_trace *trace;
     const rd_scan_opts *opts;
     rd_scan *s;
@@ -53,23 +55,10 @@ typedef struct scan_ctx {
     uint64_t dur_next_base;
     io_pending io[IO_PENDING];
     uint32_t io_next; /* where the next pending operation goes when all are used */
+    sp_u64map children; /* (parent + 1) << 32 | region -> call tree node */
     uint32_t *io_table; /* open addressing over s->io_callers: index + 1, 0 = empty */
     uint64_t io_table_cap;
-    bool failed;
-    char *err;
-    size_t errlen;
 } scan_ctx;
-
-static void fail(scan_ctx *c, const char *fmt, ...)
-{
-    if (c->failed)
-        return;
-    c->failed = true;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err, c->errlen, fmt, ap);
-    va_end(ap);
-}
 
 uint32_t rd_bucket(uint64_t ns)
 {
@@ -99,7 +88,7 @@ static bool reserve(scan_ctx *c, void **array, uint64_t *cap, uint64_t need, siz
         n *= 2;
     void *p = realloc(*array, n * size);
     if (!p) {
-        fail(c, "out of memory");
+        rd_pass_fail(&c->pass, "out of memory");
         return false;
     }
     *array = p;
@@ -125,7 +114,7 @@ static bool index_grow(scan_ctx *c, uint32_t **table, uint64_t *cap, const void 
     uint64_t ncap = *cap ? 2 * *cap : 256;
     uint32_t *t = calloc(ncap, sizeof *t);
     if (!t) {
-        fail(c, "out of memory");
+        rd_pass_fail(&c->pass, "out of memory");
         return false;
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -142,59 +131,6 @@ static bool index_grow(scan_ctx *c, uint32_t **table, uint64_t *cap, const void 
 
 /* ---- the call tree ---------------------------------------------------------------- */
 
-static bool map_grow(scan_ctx *c, uint64_t **keys, uint32_t **vals, uint64_t *cap)
-{
-    uint64_t ncap = *cap ? *cap * 2 : 1024;
-    uint64_t *nk = malloc(ncap * sizeof *nk);
-    uint32_t *nv = malloc(ncap * sizeof *nv);
-    if (!nk || !nv) {
-        free(nk);
-        free(nv);
-        fail(c, "out of memory");
-        return false;
-    }
-    memset(nk, 0xff, ncap * sizeof *nk);
-    for (uint64_t i = 0; i < *cap; i++) {
-        if ((*keys)[i] == UINT64_MAX)
-            continue;
-        uint64_t h = rd_hash64((*keys)[i]) & (ncap - 1);
-        while (nk[h] != UINT64_MAX)
-            h = (h + 1) & (ncap - 1);
-        nk[h] = (*keys)[i];
-        nv[h] = (*vals)[i];
-    }
-    free(*keys);
-    free(*vals);
-    *keys = nk;
-    *vals = nv;
-    *cap = ncap;
-    return true;
-}
-
-/* The value stored under key, or (with insert) the new value `fresh`; RD_NONE when the
- * key is absent and insert is false, or on failure. */
-static uint32_t map_get(scan_ctx *c, uint64_t **keys, uint32_t **vals, uint64_t *cap,
-                        uint64_t *used, uint64_t key, bool insert, uint32_t fresh)
-{
-    if (insert && (*used + 1) * 4 > *cap * 3 && !map_grow(c, keys, vals, cap))
-        return RD_NONE;
-    if (!*cap)
-        return RD_NONE;
-    uint64_t mask = *cap - 1;
-    uint64_t h = rd_hash64(key) & mask;
-    while ((*keys)[h] != UINT64_MAX) {
-        if ((*keys)[h] == key)
-            return (*vals)[h];
-        h = (h + 1) & mask;
-    }
-    if (!insert)
-        return RD_NONE;
-    (*keys)[h] = key;
-    (*vals)[h] = fresh;
-    (*used)++;
-    return fresh;
-}
-
 static bool grow_nodes(scan_ctx *c)
 {
     rd_scan *s = c->s;
@@ -203,7 +139,7 @@ static bool grow_nodes(scan_ctx *c)
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) {
         uint32_t *p = realloc(*arrays[i], (size_t)cap * sizeof *p);
         if (!p) {
-            fail(c, "out of memory");
+            rd_pass_fail(&c->pass, "out of memory");
             return false;
         }
         *arrays[i] = p;
@@ -222,13 +158,15 @@ static uint32_t child_of(scan_ctx *c, uint32_t parent, uint32_t region)
         return s->cache_child[parent];
     }
     uint64_t key = ((uint64_t)(parent + 1u) << 32) | region; /* parent RD_NONE -> 0 */
-    uint32_t node = map_get(c, &s->map_keys, &s->map_vals, &s->map_cap, &s->map_used, key, true,
-                            s->nnodes);
-    if (node == RD_NONE)
-        return RD_NONE;
-    if (node == s->nnodes) {
+    uint32_t node = sp_u64map_get(&c->children, key);
+    if (node == SP_NO_ID) {
+        node = s->nnodes;
+        if (sp_u64map_put(&c->children, key, node) != 0) {
+            rd_pass_fail(&c->pass, "out of memory");
+            return RD_NONE;
+        }
         if (s->nnodes == RD_NONE - 1) {
-            fail(c, "more than 4 billion call paths");
+            rd_pass_fail(&c->pass, "more than 4 billion call paths");
             return RD_NONE;
         }
         if (s->nnodes == s->node_cap && !grow_nodes(c))
@@ -274,7 +212,7 @@ static void dur_write(scan_ctx *c, const void *data, size_t bytes, uint64_t ordi
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            fail(c, "writing %s: %s", c->opts->durations_path, strerror(errno));
+            rd_pass_fail(&c->pass, "writing %s: %s", c->opts->durations_path, strerror(errno));
             return;
         }
         p += n;
@@ -341,7 +279,7 @@ static void timeline_compact(scan_ctx *c, uint64_t limit)
         return;
     uint64_t *d = malloc(s->nslices * sizeof *d);
     if (!d) {
-        fail(c, "out of memory");
+        rd_pass_fail(&c->pass, "out of memory");
         return;
     }
     for (uint64_t i = 0; i < s->nslices; i++)
@@ -369,7 +307,7 @@ static void timeline_add(scan_ctx *c, const frame *f, uint32_t depth, uint64_t d
         return;
     if (s->nslices == s->slice_cap) {
         timeline_compact(c, c->opts->timeline_limit);
-        if (c->failed || dur < s->threshold)
+        if (c->pass.failed || dur < s->threshold)
             return;
     }
     s->slices[s->nslices++] = (rd_slice){f->start, dur, f->region, c->li, depth};
@@ -438,8 +376,9 @@ static void close_frame(scan_ctx *c, uint64_t t)
 }
 
 /* OTF2 event callbacks, a family: each takes the arguments OTF2's reader gives its event
- * type and hands the few the scan needs to one shared function (the non-blocking variants
- * to the blocking one's); same shape by OTF2's API, not logic written twice. */
+ * type and hands the few the scan needs to one shared function; same shape by OTF2's API,
+ * not logic written twice. The four message events come through rd_pass_messages (below),
+ * shared with the Chrome writer and the offline wait states. */
 static OTF2_CallbackCode on_enter(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
                                   void *ud, OTF2_AttributeList *attributes, OTF2_RegionRef region)
 {
@@ -460,14 +399,14 @@ static OTF2_CallbackCode on_enter(OTF2_LocationRef location, OTF2_TimeStamp time
     if (c->opts->tree) {
         uint32_t parent = c->depth ? c->stack[c->depth - 1].node : RD_NONE;
         node = child_of(c, parent, region);
-        if (c->failed)
+        if (c->pass.failed)
             return OTF2_CALLBACK_INTERRUPT;
     }
     if (c->dur_fd >= 0 && c->ordinal - c->dur_window_start >= DUR_WINDOW) {
         dur_flush_window(c, c->ordinal);
         c->dur_window_start = c->ordinal;
         memset(c->dur_window, 0, DUR_WINDOW * sizeof(uint64_t));
-        if (c->failed)
+        if (c->pass.failed)
             return OTF2_CALLBACK_INTERRUPT;
     }
     uint8_t role = region < c->trace->defs.nregions ? c->trace->defs.regions[region].role : 0;
@@ -513,7 +452,7 @@ static OTF2_CallbackCode on_leave(OTF2_LocationRef location, OTF2_TimeStamp time
         }
     }
     close_frame(c, t);
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return rd_pass_result(&c->pass);
 }
 
 static OTF2_CallbackCode on_flush(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
@@ -637,7 +576,7 @@ static void io_seen(scan_ctx *c, uint64_t t, uint32_t *caller, uint32_t *functio
 
 static uint64_t io_key_hash(uint32_t target, uint32_t region, uint32_t function)
 {
-    return rd_hash64((uint64_t)target << 32 ^ (uint64_t)region * 0x9e3779b97f4a7c15ULL ^
+    return sp_hash_mix((uint64_t)target << 32 ^ (uint64_t)region * 0x9e3779b97f4a7c15ULL ^
                      function);
 }
 
@@ -760,7 +699,7 @@ static OTF2_CallbackCode on_io_complete(OTF2_LocationRef location, OTF2_TimeStam
         c->ls->mpi_io_written_bytes += written;
     }
     io_count_caller(c, index, caller, function, read, written, ns);
-    return c->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+    return rd_pass_result(&c->pass);
 }
 
 static OTF2_CallbackCode on_io_create(OTF2_LocationRef location, OTF2_TimeStamp time,
@@ -824,7 +763,7 @@ static OTF2_CallbackCode on_io_seek(OTF2_LocationRef location, OTF2_TimeStamp ti
 
 static uint64_t key_hash(uint64_t a, uint64_t b)
 {
-    return rd_hash64(a ^ rd_hash64(b));
+    return sp_hash_mix(a ^ sp_hash_mix(b));
 }
 
 uint32_t rd_message_key_find(const rd_scan *s, uint64_t a, uint64_t b)
@@ -856,7 +795,7 @@ static uint32_t message_key(scan_ctx *c, uint32_t comm, uint32_t tag, uint32_t s
     if (k != RD_NONE)
         return k;
     if (s->nkeys >= UINT32_MAX - 1) {
-        fail(c, "too many distinct messages keys");
+        rd_pass_fail(&c->pass, "too many distinct messages keys");
         return RD_NONE;
     }
     if ((s->nkeys + 1) * 2 > s->key_table_cap &&
@@ -889,15 +828,18 @@ static void count_p2p(scan_ctx *c, uint32_t src, uint32_t dst, uint64_t bytes)
     s->p2p[s->np2p++] = (rd_p2p){src, dst, 1, bytes};
 }
 
-static void message(scan_ctx *c, uint64_t time, bool send, uint32_t peer_rank, uint32_t comm,
-                    uint32_t tag, uint64_t bytes)
+static OTF2_CallbackCode message(void *ud, const rd_message_event *m)
 {
+    scan_ctx *c = ud;
     rd_scan *s = c->s;
-    uint64_t t = rd_to_ns(&c->trace->defs, time);
+    uint64_t t = rd_to_ns(&c->trace->defs, m->time);
+    bool send = m->send;
+    uint32_t comm = m->comm, tag = m->tag;
+    uint64_t bytes = m->length;
     seen(c, t);
     s->events++;
     uint32_t me = c->trace->defs.locations[c->li].group;
-    uint32_t peer = rd_comm_peer(&c->trace->defs, comm, peer_rank, me);
+    uint32_t peer = rd_comm_peer(&c->trace->defs, comm, m->peer, me);
     uint32_t src = send ? me : peer, dst = send ? peer : me;
     if (send) {
         c->ls->sends++;
@@ -909,7 +851,7 @@ static void message(scan_ctx *c, uint64_t time, bool send, uint32_t peer_rank, u
     }
     uint32_t key = message_key(c, comm, tag, src, dst);
     if (key == RD_NONE)
-        return;
+        return rd_pass_result(&c->pass);
     uint64_t seq = send ? s->keys[key].send_seq++ : s->keys[key].recv_seq++;
     if (send) {
         s->sends_total++;
@@ -920,42 +862,7 @@ static void message(scan_ctx *c, uint64_t time, bool send, uint32_t peer_rank, u
         if (s->nrecvs < c->opts->message_limit)
             s->recvs[s->nrecvs++] = (rd_message){t, key, seq, bytes, c->li};
     }
-}
-
-static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                 void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
-                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
-{
-    (void)location, (void)pos, (void)attributes;
-    message(ud, time, true, receiver, comm, tag, length);
-    return ((scan_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                  void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
-                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
-                                  uint64_t request)
-{
-    (void)request;
-    return on_send(location, time, pos, ud, attributes, receiver, comm, tag, length);
-}
-
-static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                 void *ud, OTF2_AttributeList *attributes, uint32_t sender,
-                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
-{
-    (void)location, (void)pos, (void)attributes;
-    message(ud, time, false, sender, comm, tag, length);
-    return ((scan_ctx *)ud)->failed ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                  void *ud, OTF2_AttributeList *attributes, uint32_t sender,
-                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
-                                  uint64_t request)
-{
-    (void)request;
-    return on_recv(location, time, pos, ud, attributes, sender, comm, tag, length);
+    return rd_pass_result(&c->pass);
 }
 
 static OTF2_CallbackCode collective(scan_ctx *c, OTF2_TimeStamp time, OTF2_CollectiveOp op,
@@ -1102,6 +1009,69 @@ int rd_pass_location(OTF2_Reader *r, const rd_trace *trace, uint32_t li,
     return status == OTF2_SUCCESS ? 0 : 1;
 }
 
+static OTF2_CallbackCode pass_message(void *ud, OTF2_TimeStamp time, bool send, uint32_t peer,
+                                      OTF2_CommRef comm, uint32_t tag, uint64_t length,
+                                      bool blocking, uint64_t request)
+{
+    rd_message_event m = {time, send, peer, comm, tag, length, blocking, request};
+    return ((rd_pass_ctx *)ud)->on_message(ud, &m);
+}
+
+/* OTF2's four message callbacks, a family (same shape by OTF2's API): each hands its event
+ * to pass_message, the one place that builds an rd_message_event. */
+static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                 void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
+                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
+{
+    (void)location, (void)pos, (void)attributes;
+    return pass_message(ud, time, true, receiver, comm, tag, length, true, 0);
+}
+
+static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                  void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
+                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
+                                  uint64_t request)
+{
+    (void)location, (void)pos, (void)attributes;
+    return pass_message(ud, time, true, receiver, comm, tag, length, false, request);
+}
+
+static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                 void *ud, OTF2_AttributeList *attributes, uint32_t sender,
+                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
+{
+    (void)location, (void)pos, (void)attributes;
+    return pass_message(ud, time, false, sender, comm, tag, length, true, 0);
+}
+
+static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
+                                  void *ud, OTF2_AttributeList *attributes, uint32_t sender,
+                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
+                                  uint64_t request)
+{
+    (void)location, (void)pos, (void)attributes;
+    return pass_message(ud, time, false, sender, comm, tag, length, false, request);
+}
+
+void rd_pass_messages(OTF2_EvtReaderCallbacks *cb)
+{
+    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, on_send);
+    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, on_isend);
+    OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
+    OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
+}
+
+void rd_pass_fail(rd_pass_ctx *pass, const char *fmt, ...)
+{
+    if (pass->failed)
+        return;
+    pass->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pass->err, pass->errlen, fmt, ap);
+    va_end(ap);
+}
+
 void rd_pass_close(OTF2_Reader *r)
 {
     if (!r)
@@ -1123,8 +1093,6 @@ void rd_scan_free(rd_scan *s)
     free(s->region);
     free(s->cache_region);
     free(s->cache_child);
-    free(s->map_keys);
-    free(s->map_vals);
     free(s->hist);
     free(s->hist_name_bytes);
     free(s->slices);
@@ -1156,8 +1124,8 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
 {
     memset(s, 0, sizeof *s);
     const rd_defs *d = &trace->defs;
-    scan_ctx c = {.trace = trace, .opts = opts, .s = s, .dur_fd = -1, .err = err,
-                  .errlen = errlen, .off_since = UINT64_MAX};
+    scan_ctx c = {.pass = {message, false, err, errlen}, .trace = trace, .opts = opts, .s = s,
+                  .dur_fd = -1, .off_since = UINT64_MAX};
     c.span_ns = rd_to_ns(d, d->offset + d->length);
     s->nlocs = d->nlocations;
     s->density_bins = opts->density_bins;
@@ -1212,10 +1180,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
     OTF2_EvtReaderCallbacks_SetMeasurementOnOffCallback(cb, on_onoff);
     OTF2_EvtReaderCallbacks_SetProgramBeginCallback(cb, on_program_begin);
     OTF2_EvtReaderCallbacks_SetProgramEndCallback(cb, on_program_end);
-    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, on_send);
-    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, on_isend);
-    OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
-    OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
+    rd_pass_messages(cb);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_collective_end);
     OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(cb, on_icoll_complete);
     OTF2_EvtReaderCallbacks_SetRmaPutCallback(cb, on_rma_put);
@@ -1234,7 +1199,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
         ls->program_begin = ls->program_end = UINT64_MAX;
         ls->dur_base = c.dur_next_base;
         if (opts->density_bins && !(ls->density = calloc(opts->density_bins, sizeof(uint32_t)))) {
-            fail(&c, "out of memory");
+            rd_pass_fail(&c.pass, "out of memory");
             status = -1;
             break;
         }
@@ -1249,7 +1214,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
         if (c.dur_window)
             memset(c.dur_window, 0, DUR_WINDOW * sizeof(uint64_t));
         int rs = rd_pass_location(r, trace, li, cb, &c, err, errlen);
-        if (c.failed || rs < 0) {
+        if (c.pass.failed || rs < 0) {
             status = -1;
             break;
         }
@@ -1263,7 +1228,7 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
         if (c.dur_fd >= 0)
             dur_flush_window(&c, c.ordinal);
         c.dur_next_base += c.ordinal;
-        if (c.failed)
+        if (c.pass.failed)
             status = -1;
     }
     OTF2_EvtReaderCallbacks_Delete(cb);
@@ -1273,11 +1238,12 @@ int rd_scan_run(rd_trace *trace, const rd_scan_opts *opts, rd_scan *s, char *err
     free(c.dur_window);
     free(c.stack);
     free(c.io_table);
+    sp_u64map_free(&c.children);
     if (status == 0 && opts->timeline_limit) {
         timeline_compact(&c, opts->timeline_limit);
         qsort(s->slices, s->nslices, sizeof *s->slices, slice_order);
     }
-    if (status != 0 || c.failed) {
+    if (status != 0 || c.pass.failed) {
         rd_scan_free(s);
         return -1;
     }

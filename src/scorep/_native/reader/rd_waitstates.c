@@ -23,6 +23,7 @@
 #define KEY_WINDOW (1ull << 62)
 
 typedef struct {
+    rd_pass_ctx pass; /* first: the message callbacks reach on_message through it */
     const rd_defs *d;
     const uint32_t *rank_of_group; /* per location group ref: rank, RD_NONE */
     uint32_t nranks;
@@ -157,23 +158,14 @@ static OTF2_CallbackCode on_leave(OTF2_LocationRef location, OTF2_TimeStamp time
     return result(sp_ws_builder_leave(c->b, to_ns(c->d, time)));
 }
 
-static OTF2_CallbackCode on_send(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                 void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
-                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
+static OTF2_CallbackCode on_message(void *ud, const rd_message_event *m)
 {
-    (void)location, (void)time, (void)pos, (void)attributes;
-    return result(sp_ws_builder_send(((wr_ctx *)ud)->b, comm, receiver, tag, length, true,
-                                     SP_WS_NO_REQUEST));
-}
-
-static OTF2_CallbackCode on_isend(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                  void *ud, OTF2_AttributeList *attributes, uint32_t receiver,
-                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
-                                  uint64_t request)
-{
-    (void)location, (void)time, (void)pos, (void)attributes;
-    return result(sp_ws_builder_send(((wr_ctx *)ud)->b, comm, receiver, tag, length, false,
-                                     request));
+    sp_ws_builder *b = ((wr_ctx *)ud)->b;
+    uint64_t request = m->blocking ? SP_WS_NO_REQUEST : m->request;
+    if (m->send)
+        return result(sp_ws_builder_send(b, m->comm, m->peer, m->tag, m->length, m->blocking,
+                                         request));
+    return result(sp_ws_builder_recv(b, m->comm, m->peer, m->tag, m->length, request));
 }
 
 static OTF2_CallbackCode on_isend_complete(OTF2_LocationRef location, OTF2_TimeStamp time,
@@ -193,24 +185,6 @@ static OTF2_CallbackCode on_rma_group_sync(OTF2_LocationRef location, OTF2_TimeS
 {
     (void)location, (void)time, (void)pos, (void)attributes, (void)level;
     return result(sp_ws_builder_rma_group_sync(((wr_ctx *)ud)->b, win, group));
-}
-
-static OTF2_CallbackCode on_recv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                 void *ud, OTF2_AttributeList *attributes, uint32_t sender,
-                                 OTF2_CommRef comm, uint32_t tag, uint64_t length)
-{
-    (void)location, (void)time, (void)pos, (void)attributes;
-    return result(sp_ws_builder_recv(((wr_ctx *)ud)->b, comm, sender, tag, length,
-                                     SP_WS_NO_REQUEST));
-}
-
-static OTF2_CallbackCode on_irecv(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t pos,
-                                  void *ud, OTF2_AttributeList *attributes, uint32_t sender,
-                                  OTF2_CommRef comm, uint32_t tag, uint64_t length,
-                                  uint64_t request)
-{
-    (void)location, (void)time, (void)pos, (void)attributes;
-    return result(sp_ws_builder_recv(((wr_ctx *)ud)->b, comm, sender, tag, length, request));
 }
 
 static OTF2_CallbackCode on_irecv_request(OTF2_LocationRef location, OTF2_TimeStamp time,
@@ -281,10 +255,7 @@ static int read_ranks(const rd_trace *t, wr_ctx *c, wr_rank *ranks, char *err, s
     }
     OTF2_EvtReaderCallbacks_SetEnterCallback(cb, on_enter);
     OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, on_leave);
-    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, on_send);
-    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, on_isend);
-    OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
-    OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
+    rd_pass_messages(cb);
     OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(cb, on_irecv_request);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_collective_end);
     OTF2_EvtReaderCallbacks_SetRmaCollectiveEndCallback(cb, on_rma_collective_end);
@@ -351,6 +322,7 @@ int rd_wait_states(const rd_trace *t, rd_ws *out, char *err, size_t errlen)
         return 0; /* one rank waits for nobody */
     wr_ctx c;
     memset(&c, 0, sizeof c);
+    c.pass.on_message = on_message;
     c.d = d;
     c.nranks = world->size;
     c.locations_group = RD_NONE;

@@ -52,6 +52,8 @@ static FILE *open_stream(int fn, const char *path, const char *mode)
     return stream;
 }
 
+/* Same-shape I/O wrappers, the family named in posix.c: one per ISO C function, each the
+ * same steps (begin the operation, the real call, end it with what moved). */
 static FILE *w_fopen(const char *path, const char *mode)
 {
     return open_stream(SPIO_FN_FOPEN, path, mode);

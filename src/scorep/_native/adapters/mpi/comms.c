@@ -230,6 +230,41 @@ uint32_t spmpi_comm_adopted(MPI_Comm comm, MPI_Comm parent)
     return define_seen(comm, parent, true);
 }
 
+/* A communicator's processes, its local and (inter-communicators) remote group, in the
+ * order both sides of an inter-communicator write alike: the side with the lower first
+ * process first. */
+typedef struct {
+    const uint64_t *a, *b;
+    uint32_t na, nb;
+    bool inter, swap;
+} comm_sides;
+
+static comm_sides order_sides(const uint64_t *ids, uint32_t n, const uint64_t *remote,
+                              uint32_t nr, bool inter)
+{
+    bool swap = inter && nr && n && remote[0] < ids[0];
+    return (comm_sides){.a = swap ? remote : ids, .b = swap ? ids : remote,
+                        .na = swap ? nr : n, .nb = swap ? n : nr, .inter = inter, .swap = swap};
+}
+
+static uint64_t sides_hash(const comm_sides *s, uint64_t seed)
+{
+    return hash_processes(hash_processes(seed, s->a, s->na), s->b, s->nb);
+}
+
+/* Defines the communicator under `key` and remembers it. */
+static uint32_t define_sides(MPI_Comm comm, const comm_sides *s, uint64_t key, uint64_t parent,
+                             bool created)
+{
+    sp_comm_spec spec = {.key = key, .kind = s->inter ? SP_COMM_INTER : SP_COMM_OTHER,
+                         .size = s->na, .members = s->a, .remote_size = s->nb, .remote = s->b,
+                         .parent = parent, .root = comm_rank(comm) == 0 && !s->swap,
+                         .created = created};
+    uint32_t id = define(&spec);
+    remember(comm, id, key, created);
+    return id;
+}
+
 static uint32_t define_seen(MPI_Comm comm, MPI_Comm parent, bool created)
 {
     struct entry e;
@@ -259,16 +294,9 @@ static uint32_t define_seen(MPI_Comm comm, MPI_Comm parent, bool created)
     }
     uint32_t id = SP_NO_ID;
     if (ids && (!inter || remote)) {
-        bool swap = inter && nr && n && remote[0] < ids[0]; /* both sides write the same */
-        const uint64_t *a = swap ? remote : ids, *b = swap ? ids : remote;
-        uint32_t na = swap ? nr : n, nb = swap ? n : nr;
-        uint64_t key = KEY_SEEN | (hash_processes(hash_processes(0x5eed, a, na), b, nb) & KEY_BITS);
-        sp_comm_spec spec = {.key = key, .kind = inter ? SP_COMM_INTER : SP_COMM_OTHER,
-                             .size = na, .members = a, .remote_size = nb, .remote = b,
-                             .parent = parent_key(parent),
-                             .root = comm_rank(comm) == 0 && !swap, .created = created};
-        id = define(&spec);
-        remember(comm, id, key, created);
+        comm_sides s = order_sides(ids, n, remote, nr, inter);
+        uint64_t key = KEY_SEEN | (sides_hash(&s, 0x5eed) & KEY_BITS);
+        id = define_sides(comm, &s, key, parent_key(parent), created);
     }
     free(ids);
     free(remote);
@@ -321,20 +349,13 @@ uint32_t spmpi_comm_created(MPI_Comm comm, MPI_Comm parent, bool remote_measured
     }
     uint32_t id = SP_NO_ID;
     if (ids) {
-        bool swap = inter && nr && n && remote[0] < ids[0];
-        const uint64_t *a = swap ? remote : ids, *b = swap ? ids : remote;
-        uint32_t na = swap ? nr : n, nb = swap ? n : nr;
-        uint64_t content = hash_processes(hash_processes(0xc0ffee, a, na), b, nb);
+        comm_sides s = order_sides(ids, n, remote, nr, inter);
+        uint64_t content = sides_hash(&s, 0xc0ffee);
         pthread_mutex_lock(&registry_lock);
         uint32_t before = spmpi_count_occurrence(&creations, content);
         pthread_mutex_unlock(&registry_lock);
         uint64_t key = KEY_CREATED | (sp_hash_mix(content + before) & KEY_BITS);
-        sp_comm_spec spec = {.key = key, .kind = inter ? SP_COMM_INTER : SP_COMM_OTHER,
-                             .size = na, .members = a, .remote_size = nb, .remote = b,
-                             .parent = inter ? SP_COMM_NO_PARENT : parent_key(parent),
-                             .root = comm_rank(comm) == 0 && !swap, .created = true};
-        id = define(&spec);
-        remember(comm, id, key, true);
+        id = define_sides(comm, &s, key, inter ? SP_COMM_NO_PARENT : parent_key(parent), true);
     }
     free(ids);
     free(remote);

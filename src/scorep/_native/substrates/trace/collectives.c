@@ -135,6 +135,8 @@ static void release(void *user, OTF2_CollectiveContext *global, OTF2_CollectiveC
     (void)user, (void)global, (void)local;
 }
 
+/* One entry per OTF2 collective, each on the sp_ipc_ops operation of the same name: the
+ * same shape as the sp_ipc_ops tables (core/ipc.h) by design, not logic written twice. */
 const OTF2_CollectiveCallbacks sp_trace_ipc_collectives = {
     .otf2_release = release,
     .otf2_get_size = get_size,
