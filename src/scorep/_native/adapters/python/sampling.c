@@ -1422,12 +1422,16 @@ static void hurry_holder(bool held_long)
     _Py_atomic_store_relaxed(&S.interp->ceval.eval_breaker, 1);
     /* The holder may enter a hook before its next check: watched for a few microseconds
      * (a thread running bytecode checks within them), the request is taken back if it
-     * does (the holder then finds nothing to do at its check). */
+     * does, or if it has not given the GIL up by then (C code holding the GIL, which may
+     * run a hook later; it gives the GIL up as it would to any waiting thread). A holder
+     * that takes the request back finds nothing to do at its check. */
     uint64_t until = sp_clock_monotonic_ns() + HURRY_WATCH_NS;
-    while (gil_holder() == holder && sp_clock_monotonic_ns() < until) {
-        if (in_hook(holder)) {
+    while (gil_holder() == holder) {
+        bool hook = in_hook(holder);
+        if (hook || sp_clock_monotonic_ns() >= until) {
             _Py_atomic_store_relaxed(&S.interp->ceval.gil_drop_request, 0);
-            atomic_fetch_add(&A.hook_waits, 1);
+            if (hook)
+                atomic_fetch_add(&A.hook_waits, 1);
             return;
         }
     }
@@ -1511,10 +1515,13 @@ static void *waiter_main(void *arg)
  * go on: the pending calls asked for at the next ticks may serve the pass first. */
 static void ask_waiter(bool hurry, bool held_long)
 {
-    /* The holder is asked once a wait: asking at every tick of a long wait made more
-     * switches inside audit hooks (settrace_threads.py reading at safe points). */
-    if (atomic_load(&W.busy))
+    /* A wait under way: the holder may be asked again (it did not give the GIL up in
+     * time, or held it too briefly at the last tick to be asked). */
+    if (atomic_load(&W.busy)) {
+        if (hurry)
+            hurry_holder(held_long);
         return;
+    }
     if (!W.running) {
         /* Every signal blocked: the program's go to its own threads, and --native leaves
          * the waiter out (sp_native_ignore). */
