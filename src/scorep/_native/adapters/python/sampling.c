@@ -128,11 +128,6 @@ static struct {
     _Atomic bool unwinders_may_acquire;
 #if PY_VERSION_HEX < 0x030C0000
     PyThreadState *main_tstate; /* the main thread's: the pending call runs there */
-    /* The GIL's holder and switch count at the last tick (the sampler thread's), and the
-     * switch count right after the waiter took the GIL (its pass's own switches). */
-    PyThreadState *seen_holder;
-    unsigned long seen_switches;
-    _Atomic unsigned long waiter_switches;
 #endif
 } S;
 
@@ -1366,24 +1361,6 @@ static bool request_pass(void)
 }
 
 #if PY_VERSION_HEX < 0x030C0000
-static unsigned long gil_switches(void)
-{
-    return *(volatile unsigned long *)&_PyRuntime.ceval.gil.switch_number;
-}
-
-/* The sampler thread, at every tick: whether the GIL's holder has held it since the last
- * tick, the switches of the waiter's pass aside. */
-static bool held_since_last_tick(PyThreadState *holder)
-{
-    unsigned long switches = gil_switches();
-    bool held = holder && holder == S.seen_holder &&
-                (switches == S.seen_switches ||
-                 switches == atomic_load(&S.waiter_switches) + 1);
-    S.seen_holder = holder;
-    S.seen_switches = switches;
-    return held;
-}
-
 /* Whether a thread runs an audit hook or a trace function (CPython counts them in
  * `tracing`). Read with a safe read: a thread that ends frees its state while it still
  * holds the GIL. */
@@ -1395,24 +1372,22 @@ static bool in_hook(PyThreadState *ts)
 #endif
 
 /* Asks the GIL's holder to give it up at its next check, for a pass the waiter runs (before
- * 3.12, a thread other than the main one: only the main one runs pending calls). Only a
- * holder that has held the GIL since the last tick, and not while it runs an audit hook or
- * a trace function. 3.10 and 3.11 guard sys.settrace and sys.setprofile with one flag for
- * the whole process, held while the audit hooks run: a switch inside a hook written in
- * Python gave the GIL to another thread, whose sys.settrace failed ("Cannot install a trace
- * function while another trace function is being installed";
- * tests/programs/settrace_threads.py: 10-18 of 6000 threads on 3.10). Such a switch needs
- * the request to come between the holder's last check before the hook and the hook, so a
- * holder that only just took the GIL (a thread starting: threading's settrace comes first)
- * is left to give it up as it would to any waiting thread; a computing thread, which holds
- * it from tick to tick, is asked at once. */
+ * 3.12, a thread other than the main one: only the main one runs pending calls), but not
+ * while it runs an audit hook or a trace function. 3.10 and 3.11 guard sys.settrace and
+ * sys.setprofile with one flag for the whole process, held while the audit hooks run: a
+ * switch inside a hook written in Python gave the GIL to another thread, whose
+ * sys.settrace failed ("Cannot install a trace function while another trace function is
+ * being installed"; tests/programs/settrace_threads.py: 9-25 of 6000 threads on 3.10 and
+ * 3.11). Asking only a holder that had held the GIL since the last tick (not a thread
+ * that just started) left none failing, but took every sample of short-lived computing
+ * threads away in some runs (tests/programs/sampling_stress.py), so it is not done. */
 #define HURRY_WATCH_NS 20000
 
-static void hurry_holder(bool held_long)
+static void hurry_holder(void)
 {
 #if PY_VERSION_HEX < 0x030C0000
     PyThreadState *holder = gil_holder();
-    if (!holder || holder == S.main_tstate || !held_long)
+    if (!holder || holder == S.main_tstate)
         return;
     if (in_hook(holder)) {
         atomic_fetch_add(&A.hook_waits, 1);
@@ -1422,21 +1397,17 @@ static void hurry_holder(bool held_long)
     _Py_atomic_store_relaxed(&S.interp->ceval.eval_breaker, 1);
     /* The holder may enter a hook before its next check: watched for a few microseconds
      * (a thread running bytecode checks within them), the request is taken back if it
-     * does, or if it has not given the GIL up by then (C code holding the GIL, which may
-     * run a hook later; it gives the GIL up as it would to any waiting thread). A holder
-     * that takes the request back finds nothing to do at its check. */
+     * does (the holder then finds nothing to do at its check). A holder in C code that
+     * keeps the GIL longer stays asked, as before: a hook it runs later can still be
+     * switched in (docs/limitations.md). */
     uint64_t until = sp_clock_monotonic_ns() + HURRY_WATCH_NS;
-    while (gil_holder() == holder) {
-        bool hook = in_hook(holder);
-        if (hook || sp_clock_monotonic_ns() >= until) {
+    while (gil_holder() == holder && sp_clock_monotonic_ns() < until) {
+        if (in_hook(holder)) {
             _Py_atomic_store_relaxed(&S.interp->ceval.gil_drop_request, 0);
-            if (hook)
-                atomic_fetch_add(&A.hook_waits, 1);
+            atomic_fetch_add(&A.hook_waits, 1);
             return;
         }
     }
-#else
-    (void)held_long;
 #endif
 }
 
@@ -1494,9 +1465,6 @@ static void *waiter_main(void *arg)
             has_state = true;
         }
         PyGILState_STATE gil = PyGILState_Ensure();
-#if PY_VERSION_HEX < 0x030C0000
-        atomic_store(&S.waiter_switches, gil_switches());
-#endif
         take_samples();
         PyGILState_Release(gil);
         atomic_store(&W.busy, false);
@@ -1513,15 +1481,10 @@ static void *waiter_main(void *arg)
 
 /* The sampler thread: a pass with the GIL, run by the waiter. A wait under way is left to
  * go on: the pending calls asked for at the next ticks may serve the pass first. */
-static void ask_waiter(bool hurry, bool held_long)
+static void ask_waiter(bool hurry)
 {
-    /* A wait under way: the holder may be asked again (it did not give the GIL up in
-     * time, or held it too briefly at the last tick to be asked). */
-    if (atomic_load(&W.busy)) {
-        if (hurry)
-            hurry_holder(held_long);
+    if (atomic_load(&W.busy))
         return;
-    }
     if (!W.running) {
         /* Every signal blocked: the program's go to its own threads, and --native leaves
          * the waiter out (sp_native_ignore). */
@@ -1545,7 +1508,7 @@ static void ask_waiter(bool hurry, bool held_long)
     }
     atomic_store(&W.busy, true);
     if (hurry)
-        hurry_holder(held_long);
+        hurry_holder();
     pthread_mutex_lock(&W.lock);
     W.asked = true;
     pthread_cond_broadcast(&W.wake);
@@ -1594,11 +1557,6 @@ static void *sampler_main(void *arg)
             next = now + S.period_ns; /* ticks were missed (the machine was busy): no burst */
         if (!atomic_load(&S.active))
             continue;
-#if PY_VERSION_HEX < 0x030C0000
-        bool held_long = held_since_last_tick(gil_holder());
-#else
-        bool held_long = true;
-#endif
         /* A pass asked for at the last tick that has not run: no thread runs bytecode that
          * could run it. */
         bool unserved = atomic_exchange(&S.due, 1);
@@ -1642,7 +1600,7 @@ static void *sampler_main(void *arg)
             sp_native_pending())
             with_gil = false;
         if (with_gil)
-            ask_waiter(hurry, held_long);
+            ask_waiter(hurry);
     }
     return NULL;
 }
@@ -1779,8 +1737,6 @@ int sp_python_sampling_start(bool unwinding, uint64_t period_us, bool cpu)
     atomic_store(&S.stop, false);
 #if PY_VERSION_HEX < 0x030C0000
     S.main_tstate = NULL;
-    S.seen_holder = NULL;
-    atomic_store(&S.waiter_switches, 0);
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(S.interp); ts;
          ts = PyThreadState_Next(ts))
         if (ts->thread_id == _PyRuntime.main_thread)
