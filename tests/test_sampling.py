@@ -591,19 +591,20 @@ def test_score_estimates_the_trace_of_a_sampled_run(tmp_path):
 
 
 def test_threads_calling_sys_settrace_while_sampled(python, tmp_path):
-    """Before 3.12 the sampler takes the GIL at a tick where a thread other than the main one
-    holds it, and asks that thread to give it up at once. A switch inside the audit hook
-    that sys.settrace runs, while CPython's flag for the whole process is held, makes
-    another thread's sys.settrace fail ("Cannot install a trace function while another
-    trace function is being installed"): this program lost 10 of 6000 threads on 3.10 and
-    2-13 on 3.11 measured, none in 9000 without measurement (test_threading under
-    --sampling=5000 on 3.11: once in 15 runs under load). A known defect
-    (docs/limitations.md): waiting for the GIL as any thread does instead took every
-    sample of a computing thread away (test_stress_threads_fork_gc_generators_at_10_khz)."""
+    """Before 3.12 the sampler asks a thread other than the main one that holds the GIL to
+    give it up (only the main thread runs pending calls). 3.10 and 3.11 guard sys.settrace
+    with one flag for the whole process, held while the audit hooks run: a switch inside
+    the audit hook that sys.settrace runs makes another thread's sys.settrace fail ("Cannot
+    install a trace function while another trace function is being installed"): this
+    program lost 9-25 of 6000 threads a run on 3.10 and 3.11 measured, none without
+    measurement. The holder is no longer asked while it runs a hook, which leaves 0-6 (a
+    holder that enters the hook after it was asked): a known defect before 3.12
+    (docs/limitations.md). 3.9 and 3.12+ have no such flag: strict there."""
     out = run_scorep(python, ["--sampling=5000", program("settrace_threads.py"), "600"],
                      tmp_path / "exp", cwd=tmp_path)
     assert (out.returncode, out.stderr) == (0, ""), out.stderr
-    if python_version(python) < (3, 12) and out.stdout != \
+    if (3, 10) <= python_version(python) < (3, 12) and out.stdout != \
             "threads that died in sys.settrace: 0 of 6000\n":
-        pytest.xfail("known defect before 3.12 (docs/limitations.md): " + out.stdout.strip())
+        pytest.xfail("known defect on 3.10 and 3.11 (docs/limitations.md): " +
+                     out.stdout.strip())
     assert out.stdout == "threads that died in sys.settrace: 0 of 6000\n"

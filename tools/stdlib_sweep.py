@@ -36,6 +36,8 @@ MODES = {
     "trace": ([], {"SCOREP_ENABLE_TRACING": "true"}),
     "c-calls": (None, {"SCOREP_ENABLE_TRACING": "false"}),
     "sampling": (["--sampling=5000"], {"SCOREP_ENABLE_TRACING": "true"}),
+    "sampling-safepoint": (["--sampling=5000"], {"SCOREP_ENABLE_TRACING": "true",
+                                                 "SCOREP_SAMPLING_READ": "safepoint"}),
     "native": (["--sampling", "--native"], {"SCOREP_ENABLE_TRACING": "false"}),
     "lines": (["--lines=*"], {"SCOREP_ENABLE_TRACING": "false"}),
     "metrics": (["--memory"], {"SCOREP_ENABLE_TRACING": "true",

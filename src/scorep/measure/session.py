@@ -132,7 +132,13 @@ def write_manifest(path, profile_name="profile", notes=(), other_ranks=False, pr
 
 def sampling_facts(counts):
     """How the samples were read (MANIFEST.md, not stderr: deferring a sample is normal)."""
-    return _sample_reads(counts) + [_time_no_sample_stands_for(counts)]
+    facts = _sample_reads(counts) + [_time_no_sample_stands_for(counts)]
+    if counts.get("hook_waits"):
+        facts.append("%d ticks at which the thread holding the GIL ran an audit hook or a trace "
+                     "function: it was not asked to give the GIL up there (before 3.12 a "
+                     "switch inside an audit hook can make another thread's sys.settrace "
+                     "fail); the pass came at its next safe point" % counts["hook_waits"])
+    return facts
 
 
 def _time_no_sample_stands_for(counts):

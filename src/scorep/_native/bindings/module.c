@@ -1372,10 +1372,10 @@ static PyObject *py_sampling_counts(PyObject *self, PyObject *args)
 {
     (void)self;
     (void)args;
-    uint64_t c[12], n[5];
+    uint64_t c[13], n[5];
     sp_python_sampling_counts(c);
     sp_python_native_counts(n);
-    return Py_BuildValue("{sKsKsKsKsKsisKsKsKsKsKsKsKsKsKsKsK}", "async", (unsigned long long)c[0],
+    return Py_BuildValue("{sKsKsKsKsKsisKsKsKsKsKsKsKsKsKsKsKsK}", "async", (unsigned long long)c[0],
                          "unknown_code", (unsigned long long)c[1], "failed_check",
                          (unsigned long long)c[2], "new_thread", (unsigned long long)c[3],
                          "no_read", (unsigned long long)c[4], "unavailable_errno", (int)c[5],
@@ -1387,7 +1387,7 @@ static PyObject *py_sampling_counts(PyObject *self, PyObject *args)
                          "native_unmatched", (unsigned long long)c[7], "owed_dropped_ns",
                          (unsigned long long)c[8], "owed_left_ns", (unsigned long long)c[9],
                          "gap_cut_ns", (unsigned long long)c[10], "gaps",
-                         (unsigned long long)c[11]);
+                         (unsigned long long)c[11], "hook_waits", (unsigned long long)c[12]);
 }
 
 static PyMethodDef methods[] = {

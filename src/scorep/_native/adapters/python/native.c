@@ -101,6 +101,7 @@ static struct {
     bool installed;
     int signo;
     pid_t pid, sampler_tid;
+    _Atomic pid_t ignored_tid; /* sp_native_ignore */
     struct sigaction previous;
     native_slot *slots;
     pid_t *tasks; /* the last listing of /proc/self/task */
@@ -497,8 +498,14 @@ void sp_python_native_counts(uint64_t counts[5])
     counts[4] = atomic_load(&N.completed);
 }
 
+void sp_native_ignore(pid_t tid)
+{
+    atomic_store(&N.ignored_tid, tid);
+}
+
 void sp_native_forget_in_child(void)
 {
+    atomic_store(&N.ignored_tid, 0);
     N.pid = getpid();
     /* Only the forking thread was copied: no sampler, no helper; the semaphores may have
      * been in any state (a tick under way). */
@@ -529,7 +536,8 @@ static void list_tasks(void)
     struct dirent *d;
     while ((d = readdir(dir)) && n < NATIVE_SLOTS) {
         pid_t tid = (pid_t)atoi(d->d_name);
-        if (tid > 0 && tid != N.sampler_tid && tid != N.helper_tid)
+        if (tid > 0 && tid != N.sampler_tid && tid != N.helper_tid &&
+            tid != atomic_load(&N.ignored_tid))
             N.tasks[n++] = tid;
     }
     closedir(dir);

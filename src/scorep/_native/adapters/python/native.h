@@ -35,6 +35,9 @@ int sp_native_start(void);
 void sp_native_stop(void);
 bool sp_native_enabled(void);
 void sp_native_forget_in_child(void);
+/* A thread of the tool's (the sampler's GIL waiter) left out of the threads sampled; 0:
+ * none. */
+void sp_native_ignore(pid_t tid);
 
 /* The sampler thread, at a tick: asks every thread of the process for its native stack. */
 void sp_native_signal(void);

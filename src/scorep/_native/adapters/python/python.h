@@ -95,7 +95,9 @@ void sp_python_native_counts(uint64_t counts[5]);
  * capture came with the pass: since the last start; and the errno that made reads where the
  * threads are unavailable (0: none). */
 /* [6] --native samples merged whole (C frames between Python frames placed), [7] those
- * whose native and Python stacks did not match (the innermost C frames only). */
-void sp_python_sampling_counts(uint64_t counts[12]);
+ * whose native and Python stacks did not match (the innermost C frames only); [8]-[11] time
+ * no sample stands for (ns) and long gaps; [12] ticks at which the GIL's holder ran an audit
+ * hook or a trace function and was not asked to give the GIL up (before 3.12). */
+void sp_python_sampling_counts(uint64_t counts[13]);
 
 #endif

@@ -21,6 +21,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +291,9 @@ static struct {
      * yet (summed over the locations: at the end, never given back); cut from the passes'
      * weights by the cap on long gaps (each thread's samples lack it), and those gaps. */
     _Atomic uint64_t owed_dropped, owed_held, gap_cut, gaps;
+    /* Ticks at which the GIL's holder, before 3.12, ran an audit hook or a trace function
+     * and was not asked to give the GIL up (hurry_holder). */
+    _Atomic uint64_t hook_waits;
     int unavailable; /* errno of the probe read when reads where the threads are failed */
 } A;
 
@@ -1355,25 +1360,174 @@ static bool request_pass(void)
 #endif
 }
 
-/* The sampler takes the GIL and runs the pass itself. */
-static void pass_with_gil(bool hurry)
+#if PY_VERSION_HEX < 0x030C0000
+/* Whether a thread runs an audit hook or a trace function (CPython counts them in
+ * `tracing`). Read with a safe read: a thread that ends frees its state while it still
+ * holds the GIL. */
+static bool in_hook(PyThreadState *ts)
+{
+    int tracing = 0;
+    return safe_read(&ts->tracing, &tracing, sizeof tracing) && tracing > 0;
+}
+#endif
+
+/* Asks the GIL's holder to give it up at its next check, for a pass the waiter runs (before
+ * 3.12, a thread other than the main one: only the main one runs pending calls), but not
+ * while it runs an audit hook or a trace function. 3.10 and 3.11 guard sys.settrace and
+ * sys.setprofile with one flag for the whole process, held while the audit hooks run: a
+ * switch inside a hook written in Python gave the GIL to another thread, whose
+ * sys.settrace failed ("Cannot install a trace function while another trace function is
+ * being installed"; tests/programs/settrace_threads.py: 9-25 of 6000 threads on 3.10 and
+ * 3.11). Asking only a holder that had held the GIL since the last tick (not a thread
+ * that just started) left none failing, but took every sample of short-lived computing
+ * threads away in some runs (tests/programs/sampling_stress.py), so it is not done. */
+#define HURRY_WATCH_NS 20000
+
+static void hurry_holder(void)
 {
 #if PY_VERSION_HEX < 0x030C0000
-    /* A thread that holds the GIL running bytecode gives it up at its next check when
-     * asked (after the switch interval it would be asked anyway); one in C code or
-     * waiting does not need to be. Not when a late pass only records reads made where
-     * the threads were: the holder would wait at that check, where the next read finds it. */
     PyThreadState *holder = gil_holder();
-    if (hurry && holder && holder != S.main_tstate) {
-        _Py_atomic_store_relaxed(&S.interp->ceval.gil_drop_request, 1);
-        _Py_atomic_store_relaxed(&S.interp->ceval.eval_breaker, 1);
+    if (!holder || holder == S.main_tstate)
+        return;
+    if (in_hook(holder)) {
+        atomic_fetch_add(&A.hook_waits, 1);
+        return;
     }
-#else
-    (void)hurry;
+    _Py_atomic_store_relaxed(&S.interp->ceval.gil_drop_request, 1);
+    _Py_atomic_store_relaxed(&S.interp->ceval.eval_breaker, 1);
+    /* The holder may enter a hook before its next check: watched for a few microseconds
+     * (a thread running bytecode checks within them), the request is taken back if it
+     * does (the holder then finds nothing to do at its check). A holder in C code that
+     * keeps the GIL longer stays asked, as before: a hook it runs later can still be
+     * switched in (docs/limitations.md). */
+    uint64_t until = sp_clock_monotonic_ns() + HURRY_WATCH_NS;
+    while (gil_holder() == holder && sp_clock_monotonic_ns() < until) {
+        if (in_hook(holder)) {
+            _Py_atomic_store_relaxed(&S.interp->ceval.gil_drop_request, 0);
+            atomic_fetch_add(&A.hook_waits, 1);
+            return;
+        }
+    }
 #endif
-    PyGILState_STATE gil = PyGILState_Ensure();
-    take_samples();
-    PyGILState_Release(gil);
+}
+
+/* ---- the GIL waiter ---------------------------------------------------------------------
+ * A pass that no thread of the program runs (no pending call served) is run by a thread of
+ * the sampler's that takes the GIL: the waiter. The sampler thread never waits for the GIL
+ * itself, so its ticks, reads and pending-call requests go on while the waiter waits. A
+ * thread that gives the GIL up and takes it again every few microseconds (Python called
+ * back from a long C call: a ctypes callback takes the GIL for each call) keeps a waiting
+ * thread out for as long as it does so (CPython asks the holder to let go only after a
+ * switch interval in which the waiting thread was not woken, and each release wakes it);
+ * when the sampler itself waited, its ticks stopped for that long, and the pending calls
+ * that the callbacks would have served were never asked for: reading at safe points, no
+ * sample for most of a 0.3-0.6 s C call in about 1 run of 5 (3.9-3.12,
+ * tests/programs/native_callback.py). Global (like S) for the fork handler. */
+static struct {
+    pthread_t thread;
+    bool running;            /* the sampler thread and the end of the measurement only */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool asked, quit, started; /* under lock */
+    pid_t tid;                 /* under lock: left out of --native's threads */
+    _Atomic bool busy;         /* asked, pass not done yet */
+} W = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static void *waiter_main(void *arg)
+{
+    (void)arg;
+    /* A thread state of its own for the waiter's whole life: PyGILState_Ensure/Release
+     * around each pass would otherwise make and delete one every time, which takes the
+     * runtime's lock of the thread list without the GIL. A fork() by another thread
+     * meanwhile leaves that lock held in the child, and 3.9 takes it there before it
+     * makes it anew: the child hung in os.fork() (CPython's test_threading,
+     * test_is_alive_after_fork). Made at the first pass the waiter is asked for, not when
+     * the sampling starts: Python's first imports then run on their own. Deleted when the
+     * measurement ends. */
+    bool has_state = false;
+    PyGILState_STATE own_state = PyGILState_UNLOCKED;
+    PyThreadState *saved = NULL;
+    pthread_mutex_lock(&W.lock);
+    W.tid = (pid_t)syscall(SYS_gettid);
+    W.started = true;
+    pthread_cond_broadcast(&W.wake);
+    for (;;) {
+        while (!W.asked && !W.quit)
+            pthread_cond_wait(&W.wake, &W.lock);
+        if (W.quit)
+            break;
+        W.asked = false;
+        pthread_mutex_unlock(&W.lock);
+        if (!has_state) {
+            own_state = PyGILState_Ensure();
+            S.sampler_tstate = PyThreadState_Get();
+            saved = PyEval_SaveThread();
+            has_state = true;
+        }
+        PyGILState_STATE gil = PyGILState_Ensure();
+        take_samples();
+        PyGILState_Release(gil);
+        atomic_store(&W.busy, false);
+        pthread_mutex_lock(&W.lock);
+    }
+    pthread_mutex_unlock(&W.lock);
+    if (has_state) {
+        PyEval_RestoreThread(saved);
+        S.sampler_tstate = NULL;
+        PyGILState_Release(own_state);
+    }
+    return NULL;
+}
+
+/* The sampler thread: a pass with the GIL, run by the waiter. A wait under way is left to
+ * go on: the pending calls asked for at the next ticks may serve the pass first. */
+static void ask_waiter(bool hurry)
+{
+    if (atomic_load(&W.busy))
+        return;
+    if (!W.running) {
+        /* Every signal blocked: the program's go to its own threads, and --native leaves
+         * the waiter out (sp_native_ignore). */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pthread_mutex_lock(&W.lock);
+        W.asked = W.quit = W.started = false;
+        W.tid = 0;
+        pthread_mutex_unlock(&W.lock);
+        int r = pthread_create(&W.thread, NULL, waiter_main, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r != 0)
+            return; /* the next tick tries again; the pending calls serve meanwhile */
+        pthread_mutex_lock(&W.lock);
+        while (!W.started)
+            pthread_cond_wait(&W.wake, &W.lock);
+        sp_native_ignore(W.tid);
+        pthread_mutex_unlock(&W.lock);
+        W.running = true;
+    }
+    atomic_store(&W.busy, true);
+    if (hurry)
+        hurry_holder();
+    pthread_mutex_lock(&W.lock);
+    W.asked = true;
+    pthread_cond_broadcast(&W.wake);
+    pthread_mutex_unlock(&W.lock);
+}
+
+/* The end of the measurement, without the GIL (the waiter may be waiting for it). */
+static void stop_waiter(void)
+{
+    if (!W.running)
+        return;
+    pthread_mutex_lock(&W.lock);
+    W.quit = true;
+    pthread_cond_broadcast(&W.wake);
+    pthread_mutex_unlock(&W.lock);
+    pthread_join(W.thread, NULL);
+    W.running = false;
+    atomic_store(&W.busy, false);
+    sp_native_ignore(0);
 }
 
 static uint64_t monotonic_ns(void)
@@ -1386,24 +1540,6 @@ static uint64_t monotonic_ns(void)
 static void *sampler_main(void *arg)
 {
     (void)arg;
-    /* A thread state of its own for the sampler's whole life: PyGILState_Ensure/Release
-     * around each pass would otherwise make and delete one every time, which takes the
-     * runtime's lock of the thread list without the GIL. A fork() by another thread
-     * meanwhile leaves that lock held in the child, and 3.9 takes it there before it
-     * makes it anew: the child hung in os.fork() (CPython's test_threading,
-     * test_is_alive_after_fork). Made once, at the first pass the sampler runs itself,
-     * not when it starts: making it takes the GIL, and a thread that gives the GIL up and
-     * takes it again every few microseconds keeps it from a waiting thread (CPython asks
-     * the holder to give it up only after a switch interval in which the waiting thread
-     * was not woken, and every release wakes it): a ctypes call that calls Python back
-     * (each callback takes and releases the GIL) kept the sampler waiting for its thread
-     * state for the whole call (0 samples in 0.36 s of callbacks right at the program's
-     * start, tests/programs/native_callback.py). Until then the passes are the pending
-     * calls that the program's threads run. Deleted when the measurement ends. (--native
-     * too: its handlers no longer wait for the loader, native.c.) */
-    bool has_state = false;
-    PyGILState_STATE own_state = PyGILState_UNLOCKED;
-    PyThreadState *saved = NULL;
     uint64_t next = monotonic_ns() + S.period_ns;
     uint32_t late_ticks = 0;
     while (!atomic_load(&S.stop)) {
@@ -1463,19 +1599,8 @@ static void *sampler_main(void *arg)
         if (with_gil && A.enabled && atomic_load_explicit(&A.ready, memory_order_acquire) &&
             sp_native_pending())
             with_gil = false;
-        if (with_gil && !has_state) {
-            own_state = PyGILState_Ensure();
-            S.sampler_tstate = PyThreadState_Get();
-            saved = PyEval_SaveThread();
-            has_state = true;
-        }
         if (with_gil)
-            pass_with_gil(hurry);
-    }
-    if (has_state) {
-        PyEval_RestoreThread(saved);
-        S.sampler_tstate = NULL;
-        PyGILState_Release(own_state);
+            ask_waiter(hurry);
     }
     return NULL;
 }
@@ -1487,6 +1612,11 @@ static void forget_sampler_in_child(void)
 {
     S.thread_running = false;
     S.sampler_tstate = NULL; /* deleted with the parent's other threads' */
+    /* No waiter either; its lock may have been held by it. */
+    W.running = false;
+    atomic_store(&W.busy, false);
+    pthread_mutex_init(&W.lock, NULL);
+    pthread_cond_init(&W.wake, NULL);
     atomic_store(&S.active, false);
     atomic_store(&S.unwinders_acquiring, 0);
     A.pid = getpid();
@@ -1565,8 +1695,9 @@ void sp_python_sampling_set_native(bool on)
     want_native = on;
 }
 
-void sp_python_sampling_counts(uint64_t counts[12])
+void sp_python_sampling_counts(uint64_t counts[13])
 {
+    counts[12] = atomic_load(&A.hook_waits);
     double ticks_per_ns = sp_python_ticks_per_ns();
     counts[8] = (uint64_t)((double)atomic_load(&A.owed_dropped) / ticks_per_ns);
     counts[9] = (uint64_t)((double)atomic_load(&A.owed_held) / ticks_per_ns);
@@ -1628,7 +1759,9 @@ int sp_python_sampling_start(bool unwinding, uint64_t period_us, bool cpu)
     atomic_store(&A.owed_held, 0);
     atomic_store(&A.gap_cut, 0);
     atomic_store(&A.gaps, 0);
+    atomic_store(&A.hook_waits, 0);
     atomic_store(&A.ready, 0);
+    A.pid = getpid(); /* safe reads of the GIL holder's state, in either read mode */
     A.enabled = false;
     A.unavailable = 0;
     if (S.configured && want_async) {
@@ -1706,6 +1839,7 @@ void sp_python_sampling_stop(void)
         /* Without the GIL: the sampler may be waiting for it. */
         Py_BEGIN_ALLOW_THREADS
         pthread_join(S.thread, NULL);
+        stop_waiter();
         Py_END_ALLOW_THREADS
         S.thread_running = false;
     }
