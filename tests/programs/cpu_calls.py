@@ -43,10 +43,12 @@ def timed(f, *args):
     f(*args)
     after = resource.getrusage(resource.RUSAGE_THREAD)
     cpu = time.thread_time_ns() - cpu
-    # One string per line: the pool's threads print at the same time.
-    print("%s %s %d %d %d" % (threading.current_thread().name, f.__name__,
-                              round((after.ru_utime - before.ru_utime) * 1e6),
-                              round((after.ru_stime - before.ru_stime) * 1e6), cpu), flush=True)
+    # One write per line, newline included: the pool's threads print at the same time, and
+    # print() writes its text and its newline apart (a CI run got "w0 ... 36669613w1 ...").
+    sys.stdout.write("%s %s %d %d %d\n" % (threading.current_thread().name, f.__name__,
+                                           round((after.ru_utime - before.ru_utime) * 1e6),
+                                           round((after.ru_stime - before.ru_stime) * 1e6), cpu))
+    sys.stdout.flush()
 
 
 def main():
