@@ -1987,10 +1987,6 @@ static int late_receiver_caused(const sp_ipc *ipc, const sp_ws_input *in, const 
     return status;
 }
 
-/* This rank's lists for the rounds: the wait states (ws_lt_wait, by event), the late
- * operations (out->late, in the order charge_delays met them, with their references from
- * ref0[k]), and both in the order they are sent: by decreasing time (late operations in
- * their order on ties). */
 /* An item in the order it is sent: by decreasing time, then its index. */
 typedef struct {
     int64_t time;
@@ -2005,6 +2001,10 @@ static int cmp_lt_order(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* This rank's lists for the rounds: the wait states (ws_lt_wait, by event), the late
+ * operations (out->late, in the order charge_delays met them, with their references from
+ * ref0[k]), and both in the order they are sent: by decreasing time (late operations in
+ * their order on ties). */
 typedef struct {
     ws_lt_wait *wait;
     size_t nwait;
